@@ -1,0 +1,46 @@
+// Package queue is the message-queue port used by workers (webhook delivery,
+// durable runs): at-least-once delivery with a visibility timeout and a
+// dead-letter destination after too many receives. Adapters: memqueue
+// (embedded, in-process) and sqsqueue (SQS). Both must pass queuetest.
+package queue
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+var (
+	ErrUnavailable = errors.New("queue: backend unavailable")
+	// ErrInvalidReceipt means the message was already deleted or its
+	// visibility lapsed and it was handed to another consumer.
+	ErrInvalidReceipt = errors.New("queue: invalid receipt")
+)
+
+// Message is one message to send.
+type Message struct {
+	Body  []byte
+	Delay time.Duration // hidden from receivers for this long
+}
+
+// Received is one delivered message.
+type Received struct {
+	ID       string
+	Receipt  string // handle for Delete and ChangeVisibility
+	Body     []byte
+	Attempts int // 1 on first delivery
+}
+
+// Queue is the queue port.
+type Queue interface {
+	// Send enqueues messages (at most 10 per call, like SQS batches).
+	Send(ctx context.Context, msgs ...Message) error
+	// Receive returns up to max visible messages and hides them for
+	// visibility; it waits at most wait for the first one.
+	Receive(ctx context.Context, max int, visibility, wait time.Duration) ([]Received, error)
+	// Delete acknowledges a message.
+	Delete(ctx context.Context, receipt string) error
+	// ChangeVisibility reschedules a received message (a retry with backoff).
+	ChangeVisibility(ctx context.Context, receipt string, d time.Duration) error
+	Close() error
+}
