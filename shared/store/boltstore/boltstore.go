@@ -1,0 +1,337 @@
+// Package boltstore is the embedded adapter of the item-store port: one bbolt
+// file holds every item, so the local server keeps its data across restarts
+// without any network service. bbolt runs one write transaction at a time,
+// which is what makes conditions, counters and transactions atomic here.
+//
+// It must never hand out an expired item: expiry is decided at read time
+// against the clock, and physical deletion (the sweeper, or an overwrite) is
+// only housekeeping.
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"platformapi/shared/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+var itemsBucket = []byte("items")
+
+// Store is a store.Store on one bbolt file. It is safe for concurrent use.
+type Store struct {
+	db   *bolt.DB
+	now  func() time.Time
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Option configures Open.
+type Option func(*Store)
+
+// WithClock replaces time.Now, so tests can move time and watch items expire.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// Open opens (creating if needed) the store at path. A second Open of the same
+// file in another process fails after a second instead of waiting forever.
+func Open(path string, opts ...Option) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(itemsBucket)
+		return err
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("boltstore: init %s: %w", path, err)
+	}
+	s := &Store{db: db, now: time.Now, stop: make(chan struct{}), done: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
+	}
+	go s.sweepLoop(sweepInterval)
+	return s, nil
+}
+
+// Close stops the sweeper and closes the file.
+func (s *Store) Close() error {
+	close(s.stop)
+	<-s.done
+	return s.db.Close()
+}
+
+func (s *Store) unix() int64 { return s.now().Unix() }
+
+// load returns the live item at k, or nil when it is absent or expired.
+func load(b *bolt.Bucket, k store.Key, now int64) (store.Item, error) {
+	raw := b.Get(encodeKey(k))
+	if raw == nil {
+		return nil, nil
+	}
+	it, err := decodeItem(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s", err, k)
+	}
+	if it.Expired(now) {
+		return nil, nil
+	}
+	return it, nil
+}
+
+func save(b *bolt.Bucket, it store.Item) error {
+	return b.Put(encodeKey(it.Key()), encodeItem(it))
+}
+
+func (s *Store) view(ctx context.Context, fn func(b *bolt.Bucket, now int64) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := s.unix()
+	return s.db.View(func(tx *bolt.Tx) error { return fn(tx.Bucket(itemsBucket), now) })
+}
+
+func (s *Store) update(ctx context.Context, fn func(b *bolt.Bucket, now int64) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return fn(tx.Bucket(itemsBucket), s.unix()) })
+}
+
+func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	var it store.Item
+	err := s.view(ctx, func(b *bolt.Bucket, now int64) (err error) {
+		it, err = load(b, k, now)
+		return err
+	})
+	if err == nil && it == nil {
+		err = fmt.Errorf("%w: %s", store.ErrNotFound, k)
+	}
+	return it, err
+}
+
+func (s *Store) BatchGet(ctx context.Context, keys []store.Key) (map[string]store.Item, error) {
+	if len(keys) > 100 {
+		return nil, invalid("BatchGet takes at most 100 keys, got %d", len(keys))
+	}
+	out := make(map[string]store.Item, len(keys))
+	err := s.view(ctx, func(b *bolt.Bucket, now int64) error {
+		for _, k := range keys {
+			it, err := load(b, k, now)
+			if err != nil {
+				return err
+			}
+			if it != nil {
+				out[k.String()] = it
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Store) Put(ctx context.Context, it store.Item, conds ...store.Cond) error {
+	if err := errors.Join(checkItem(it), checkConds(conds)); err != nil {
+		return err
+	}
+	return s.update(ctx, func(b *bolt.Bucket, now int64) error {
+		cur, err := load(b, it.Key(), now)
+		if err != nil {
+			return err
+		}
+		if !holds(conds, cur) {
+			return fmt.Errorf("%w: put %s", store.ErrConditionFailed, it.Key())
+		}
+		return save(b, it)
+	})
+}
+
+func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds ...store.Cond) (store.Item, error) {
+	if err := errors.Join(checkKey(k), checkUpdate(u), checkConds(conds)); err != nil {
+		return nil, err
+	}
+	var next store.Item
+	err := s.update(ctx, func(b *bolt.Bucket, now int64) error {
+		cur, err := load(b, k, now)
+		if err != nil {
+			return err
+		}
+		if !holds(conds, cur) {
+			return fmt.Errorf("%w: update %s", store.ErrConditionFailed, k)
+		}
+		if next, err = apply(k, cur, u); err != nil {
+			return err
+		}
+		return save(b, next)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+func (s *Store) Delete(ctx context.Context, k store.Key, conds ...store.Cond) error {
+	if err := errors.Join(checkKey(k), checkConds(conds)); err != nil {
+		return err
+	}
+	return s.update(ctx, func(b *bolt.Bucket, now int64) error {
+		cur, err := load(b, k, now)
+		if err != nil {
+			return err
+		}
+		if !holds(conds, cur) {
+			return fmt.Errorf("%w: delete %s", store.ErrConditionFailed, k)
+		}
+		return b.Delete(encodeKey(k))
+	})
+}
+
+func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
+	if err := checkOps(ops); err != nil {
+		return err
+	}
+	return s.update(ctx, func(b *bolt.Bucket, now int64) error {
+		// Keys are distinct, so every member's conditions see the state from
+		// before the transaction however the writes are ordered.
+		for i, op := range ops {
+			cur, err := load(b, op.Key, now)
+			if err != nil {
+				return err
+			}
+			if !holds(op.Conds, cur) {
+				return &store.TxError{Index: i}
+			}
+			switch op.Kind {
+			case store.OpPut:
+				err = save(b, op.Item)
+			case store.OpUpdate:
+				var next store.Item
+				if next, err = apply(op.Key, cur, op.Update); err == nil {
+					err = save(b, next)
+				}
+			case store.OpDelete:
+				err = b.Delete(encodeKey(op.Key))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func checkOps(ops []store.Op) error {
+	if len(ops) == 0 || len(ops) > store.MaxTransactItems {
+		return invalid("a transaction holds 1 to %d members, got %d", store.MaxTransactItems, len(ops))
+	}
+	seen := make(map[store.Key]bool, len(ops))
+	for i, op := range ops {
+		var err error
+		switch op.Kind {
+		case store.OpPut:
+			err = checkItem(op.Item)
+			if err == nil && op.Item.Key() != op.Key {
+				err = invalid("member %d: put item key differs from op key", i)
+			}
+		case store.OpUpdate:
+			err = errors.Join(checkKey(op.Key), checkUpdate(op.Update))
+		case store.OpDelete, store.OpCheck:
+			err = checkKey(op.Key)
+		default:
+			err = invalid("member %d: unknown op kind %d", i, op.Kind)
+		}
+		if err = errors.Join(err, checkConds(op.Conds)); err != nil {
+			return err
+		}
+		if seen[op.Key] {
+			return invalid("member %d: key %s appears twice", i, op.Key)
+		}
+		seen[op.Key] = true
+	}
+	return nil
+}
+
+func (s *Store) Query(ctx context.Context, q store.Query) (store.Page, error) {
+	if q.PK == "" || q.Limit < 0 {
+		return store.Page{}, invalid("query needs a pk and a non-negative limit")
+	}
+	var page store.Page
+	err := s.view(ctx, func(b *bolt.Bucket, now int64) error {
+		part := partitionPrefix(q.PK)
+		within := append(append([]byte{}, part...), q.Prefix...)
+		c := b.Cursor()
+		var k, v []byte
+		step := c.Next
+		if q.Reverse {
+			step = c.Prev
+			k, v = seekBelow(c, lowest(successor(within), afterKey(part, q.After)))
+		} else {
+			k, v = c.Seek(highest(within, afterKey(part, q.After)))
+		}
+		for ; k != nil && bytes.HasPrefix(k, within); k, v = step() {
+			sk := string(k[len(part):])
+			if q.After != "" && sk == q.After {
+				continue
+			}
+			it, err := decodeItem(v)
+			if err != nil {
+				return err
+			}
+			if it.Expired(now) {
+				continue
+			}
+			if q.Limit > 0 && len(page.Items) == q.Limit {
+				page.More = true
+				break
+			}
+			page.Items = append(page.Items, it)
+		}
+		return nil
+	})
+	return page, err
+}
+
+func afterKey(part []byte, after string) []byte {
+	if after == "" {
+		return nil
+	}
+	return append(append([]byte{}, part...), after...)
+}
+
+// highest returns the larger start bound; nil means unbounded (the smallest).
+func highest(a, b []byte) []byte {
+	if bytes.Compare(a, b) >= 0 {
+		return a
+	}
+	return b
+}
+
+// lowest returns the smaller exclusive end bound; nil means unbounded.
+func lowest(a, b []byte) []byte {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	case bytes.Compare(a, b) <= 0:
+		return a
+	}
+	return b
+}
+
+// seekBelow positions c on the last key strictly below end (nil: the last key).
+func seekBelow(c *bolt.Cursor, end []byte) ([]byte, []byte) {
+	if end == nil {
+		return c.Last()
+	}
+	if k, _ := c.Seek(end); k == nil {
+		return c.Last()
+	}
+	return c.Prev()
+}

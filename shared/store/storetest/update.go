@@ -1,0 +1,91 @@
+package storetest
+
+import (
+	"testing"
+
+	"platformapi/shared/store"
+)
+
+var updateRules = []rule{
+	{"UpdateOfAbsentItemCreatesItFromKeySetAndAdd", func(t *testing.T, s store.Store) {
+		got, err := s.Update(ctx(t), key("a"), store.Update{
+			Set: map[string]any{"s": "v"}, Add: map[string]int64{"n": 3}, Remove: []string{"gone"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := item(key("a"), "s", "v", "n", int64(3))
+		wantAttrs(t, got, want)
+		wantAttrs(t, mustGet(t, s, key("a")), want)
+	}},
+	{"UpdateReturnsTheItemAsItIsAfterwards", func(t *testing.T, s store.Store) {
+		mustPut(t, s, item(key("a"), "keep", true, "n", int64(10), "drop", "x"))
+		got, err := s.Update(ctx(t), key("a"), store.Update{
+			Set: map[string]any{"s": "new"}, Add: map[string]int64{"n": -4}, Remove: []string{"drop"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := item(key("a"), "keep", true, "n", int64(6), "s", "new")
+		wantAttrs(t, got, want)
+		wantAttrs(t, mustGet(t, s, key("a")), want)
+	}},
+	{"UpdateAddStartsAMissingAttributeAtZero", func(t *testing.T, s store.Store) {
+		mustPut(t, s, item(key("a"), "s", "v"))
+		got, err := s.Update(ctx(t), key("a"), store.Update{Add: map[string]int64{"n": -2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantAttrs(t, got, item(key("a"), "s", "v", "n", int64(-2)))
+	}},
+	{"UpdateAddRefusesNonNumericAttribute", func(t *testing.T, s store.Store) {
+		mustPut(t, s, item(key("a"), "s", "v"))
+		_, err := s.Update(ctx(t), key("a"), store.Update{Add: map[string]int64{"s": 1}})
+		wantInvalid(t, err)
+	}},
+	{"UpdateRefusesKeyAttributesAndUnsupportedValues", func(t *testing.T, s store.Store) {
+		for _, u := range []store.Update{
+			{Set: map[string]any{store.AttrPK: "other"}},
+			{Set: map[string]any{store.AttrSK: "other"}},
+			{Remove: []string{store.AttrSK}},
+			{Set: map[string]any{"v": 1.5}},
+			{Set: map[string]any{"n": "x"}, Add: map[string]int64{"n": 1}},
+		} {
+			_, err := s.Update(ctx(t), key("a"), u)
+			wantInvalid(t, err)
+		}
+		wantNotFound(t, s, key("a"))
+	}},
+	{"UpdateCanSetAndClearExpiry", func(t *testing.T, s store.Store) {
+		mustPut(t, s, item(key("a"), "s", "v"))
+		if _, err := s.Update(ctx(t), key("a"), store.Update{Set: map[string]any{store.AttrExpiresAt: past()}}); err != nil {
+			t.Fatal(err)
+		}
+		wantNotFound(t, s, key("a"))
+		mustPut(t, s, item(key("b"), "expiresAt", future()))
+		if _, err := s.Update(ctx(t), key("b"), store.Update{Remove: []string{store.AttrExpiresAt}}); err != nil {
+			t.Fatal(err)
+		}
+		wantAttrs(t, mustGet(t, s, key("b")), item(key("b")))
+	}},
+}
+
+var deleteRules = []rule{
+	{"DeleteRemovesTheItem", func(t *testing.T, s store.Store) {
+		mustPut(t, s, item(key("a")))
+		if err := s.Delete(ctx(t), key("a")); err != nil {
+			t.Fatal(err)
+		}
+		wantNotFound(t, s, key("a"))
+	}},
+	{"DeleteOfAbsentItemSucceeds", func(t *testing.T, s store.Store) {
+		if err := s.Delete(ctx(t), key("absent")); err != nil {
+			t.Fatal(err)
+		}
+	}},
+	{"ConditionalDeleteKeepsItemWhenConditionFails", func(t *testing.T, s store.Store) {
+		mustPut(t, s, item(key("a"), "owner", "me"))
+		wantCondFailed(t, s.Delete(ctx(t), key("a"), store.AttrEquals("owner", "you")))
+		mustGet(t, s, key("a"))
+	}},
+}
