@@ -88,8 +88,11 @@ const (
 	CondNumAtLeast                       // Attr (absent counts as 0) >= Value
 )
 
-// Cond is one condition; a write's conditions are ANDed. A condition other
-// than CondNotExists fails when the item is absent or expired.
+// Cond is one condition; a write's conditions are ANDed. An absent or
+// expired item has no attributes, exactly as in DynamoDB: on it Exists and
+// AttrEquals fail, NotExists and AttrNotExists hold, and a numeric condition
+// sees 0 (so NumBelow(attr, n) holds for n > 0, which is what a fresh counter
+// needs).
 type Cond struct {
 	Kind  CondKind
 	Attr  string

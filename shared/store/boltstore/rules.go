@@ -125,6 +125,12 @@ func holdsOne(c store.Cond, it store.Item) bool {
 		return it == nil
 	case store.CondAttrNotExist:
 		return it == nil || !it.Has(c.Attr)
+	case store.CondNumBelow:
+		n, ok := number(it, c.Attr)
+		return ok && n < c.Value.(int64)
+	case store.CondNumAtLeast:
+		n, ok := number(it, c.Attr)
+		return ok && n >= c.Value.(int64)
 	}
 	if it == nil {
 		return false
@@ -135,17 +141,11 @@ func holdsOne(c store.Cond, it store.Item) bool {
 	case store.CondAttrEquals:
 		v, ok := it[c.Attr]
 		return ok && equal(v, c.Value)
-	case store.CondNumBelow:
-		n, ok := number(it, c.Attr)
-		return ok && n < c.Value.(int64)
-	case store.CondNumAtLeast:
-		n, ok := number(it, c.Attr)
-		return ok && n >= c.Value.(int64)
 	}
 	return false
 }
 
-// number reads a counter, absent counting as 0; a non-numeric value fails the
+// number reads a counter, an absent attribute (or item) counting as 0; a non-numeric value fails the
 // comparison, as it does in DynamoDB.
 func number(it store.Item, name string) (int64, bool) {
 	v, ok := it[name]

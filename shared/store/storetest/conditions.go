@@ -46,12 +46,14 @@ func condCases() []condCase {
 		{"NumBelowHoldsUnderTheBound", live, store.NumBelow("n", 6), true},
 		{"NumBelowFailsAtTheBound", live, store.NumBelow("n", 5), false},
 		{"NumBelowCountsMissingAttributeAsZero", live, store.NumBelow("missing", 1), true},
-		{"NumBelowFailsOnAbsentItem", nil, store.NumBelow("n", 100), false},
-		{"NumBelowFailsOnExpiredItem", expired, store.NumBelow("n", 100), false},
+		{"NumBelowSeesZeroOnAbsentItem", nil, store.NumBelow("n", 100), true},
+		{"NumBelowZeroFailsOnAbsentItem", nil, store.NumBelow("n", 0), false},
+		{"NumBelowSeesZeroOnExpiredItem", expired, store.NumBelow("n", 1), true},
 		{"NumAtLeastHoldsAtTheBound", live, store.NumAtLeast("n", 5), true},
 		{"NumAtLeastFailsUnderTheBound", live, store.NumAtLeast("n", 6), false},
 		{"NumAtLeastCountsMissingAttributeAsZero", live, store.NumAtLeast("missing", 0), true},
-		{"NumAtLeastFailsOnAbsentItem", nil, store.NumAtLeast("n", -1), false},
+		{"NumAtLeastSeesZeroOnAbsentItem", nil, store.NumAtLeast("n", 1), false},
+		{"NumAtLeastZeroHoldsOnAbsentItem", nil, store.NumAtLeast("n", 0), true},
 	}
 }
 

@@ -1,0 +1,99 @@
+// Package catalog is the server-owned registry of managed services: their
+// operations, prices and availability. Selectors, pricing and invocation all
+// read it; prices never come from clients.
+package catalog
+
+import "sort"
+
+// MicroPerCredit: credits are kept as integer micro-credits everywhere.
+const MicroPerCredit = 1_000_000
+
+// CreditsPerUSD is what one US dollar of top-up buys.
+const CreditsPerUSD = 100
+
+// Operation is one capability of a service.
+type Operation struct {
+	ID      string `json:"operationId"`
+	Summary string `json:"summary"`
+	// PriceMicro is the maximum charge in micro-credits; the exact charge is
+	// what the service reports, never more than this.
+	PriceMicro int64 `json:"-"`
+	// Invocable operations are reached through POST /services/{id}/invoke
+	// (and runs when Durable); the others are dedicated routes.
+	Invocable bool `json:"invocable"`
+	Durable   bool `json:"durable"`
+	Approval  bool `json:"requiresApproval"`
+}
+
+// Service is one managed service.
+type Service struct {
+	ID          string      `json:"serviceId"`
+	Name        string      `json:"name"`
+	Description string      `json:"description"`
+	Available   bool        `json:"available"`
+	Operations  []Operation `json:"operations"`
+}
+
+// Op looks an operation up.
+func (s Service) Op(id string) (Operation, bool) {
+	for _, o := range s.Operations {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	return Operation{}, false
+}
+
+func credits(c float64) int64 { return int64(c * MicroPerCredit) }
+
+var services = []Service{
+	{ID: "platform-api", Name: "Platform API", Description: "The API itself: keys, projects, files, connections, runs, approvals, artifacts, webhooks.", Available: true,
+		Operations: []Operation{{ID: "credits.x402.topUp", Summary: "Buy credits through x402 (free of charge)"}}},
+	{ID: "cloud-superbrain", Name: "Cloud Superbrain", Description: "Managed memory: write, search, list and delete memories per account, project and end user.", Available: true,
+		Operations: []Operation{
+			{ID: "memory.write", Summary: "Store a memory", PriceMicro: credits(0.01), Invocable: true},
+			{ID: "memory.search", Summary: "Ranked lexical search over memories", PriceMicro: credits(0.02), Invocable: true, Durable: true},
+			{ID: "memory.list", Summary: "List memories", PriceMicro: credits(0.005), Invocable: true},
+			{ID: "memory.delete", Summary: "Permanently delete a memory (approval-gated)", PriceMicro: credits(0.005), Invocable: true, Approval: true},
+		}},
+	{ID: "core-research", Name: "Core Research", Description: "Managed research over an operator-configured upstream.", Available: false,
+		Operations: []Operation{{ID: "research.query", Summary: "Answer a research question", PriceMicro: credits(0.5), Invocable: true, Durable: true}}},
+	{ID: "managed-agents", Name: "Managed Agents", Description: "Hosted agents over an operator-configured upstream.", Available: false,
+		Operations: []Operation{{ID: "agents.run", Summary: "Run an agent task", PriceMicro: credits(1), Invocable: true, Durable: true}}},
+	{ID: "managed-workflows", Name: "Managed Workflows", Description: "Hosted workflows over an operator-configured upstream.", Available: false,
+		Operations: []Operation{{ID: "workflows.run", Summary: "Run a workflow", PriceMicro: credits(1), Invocable: true, Durable: true}}},
+	{ID: "core-database", Name: "Managed Databases", Description: "One managed SQL database per account with portable archives.", Available: false,
+		Operations: []Operation{{ID: "databases.query", Summary: "Run a read query"}, {ID: "databases.actions", Summary: "Change structure or records"}}},
+	{ID: "managed-wallets", Name: "Managed Wallets", Description: "Custodial EVM wallets with policies and approvals.", Available: false,
+		Operations: []Operation{{ID: "wallets.transactions.create", Summary: "Execute a wallet transaction", PriceMicro: credits(0.1)}}},
+	{ID: "managed-trading", Name: "Managed Trading", Description: "Managed spot trading.", Available: false,
+		Operations: []Operation{{ID: "trading.orders.create", Summary: "Submit a spot trade", PriceMicro: credits(0.1)}}},
+	{ID: "universal-swaps", Name: "Universal Swaps", Description: "Token swaps from managed wallets.", Available: false,
+		Operations: []Operation{{ID: "swaps.execute", Summary: "Execute a swap", PriceMicro: credits(0.1)}}},
+}
+
+// Services returns every service, in a stable order.
+func Services() []Service { return services }
+
+// IDs returns the service ids, sorted.
+func IDs() []string {
+	out := make([]string, len(services))
+	for i, s := range services {
+		out[i] = s.ID
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup finds a service.
+func Lookup(id string) (Service, bool) {
+	for _, s := range services {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Service{}, false
+}
+
+// PricingServices are the values GET /pricing accepts for ?service= (spec 1.6).
+var PricingServices = []string{"platform-api", "managed-wallets", "managed-trading", "universal-swaps", "managed-agents", "managed-workflows"}

@@ -1,0 +1,360 @@
+package keys
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/credits"
+	"platformapi/shared/credittoken"
+	"platformapi/shared/ids"
+	"platformapi/shared/limits"
+	"platformapi/shared/store"
+)
+
+// Storage layout (single table):
+//
+//	key#<id>      | key            the record; revokedAt as its own attribute
+//	acct#<acct>   | key#<path>     index for "the caller and its descendants":
+//	                               path is root/…/id, so a subtree is one prefix query
+//	ctk#<tokenId> | redeemed       a credit token's single use
+const attrRevokedAt = "revokedAt"
+
+func recordKey(id string) store.Key { return store.Key{PK: "key#" + id, SK: "key"} }
+func indexKey(accountID, path string) store.Key {
+	return store.Key{PK: "acct#" + accountID, SK: "key#" + path}
+}
+
+type stored struct {
+	Key
+	AccountID  string   `json:"accountId"`
+	Ancestors  []string `json:"ancestors"`
+	SecretHash []byte   `json:"secretHash"`
+}
+
+func encode(k *Key) store.Item {
+	doc, _ := json.Marshal(stored{Key: *k, AccountID: k.AccountID, Ancestors: k.Ancestors, SecretHash: k.SecretHash})
+	it := store.NewItem(recordKey(k.ID))
+	it["doc"] = doc
+	return it
+}
+
+func decode(it store.Item) (*Key, error) {
+	var s stored
+	if err := json.Unmarshal(it.Bytes("doc"), &s); err != nil {
+		return nil, fmt.Errorf("keys: decode %s: %w", it.Key(), err)
+	}
+	k := s.Key
+	k.AccountID, k.Ancestors, k.SecretHash = s.AccountID, s.Ancestors, s.SecretHash
+	if ms := it.Int(attrRevokedAt); ms != 0 {
+		t := time.UnixMilli(ms).UTC()
+		k.RevokedAt = &t
+	}
+	if k.Limits == nil {
+		k.Limits = limits.Set{}
+	}
+	return &k, nil
+}
+
+// Repo persists keys and accounts' first keys.
+type Repo struct {
+	st  store.Store
+	now func() time.Time
+}
+
+// NewRepo builds a key repository on the item store.
+func NewRepo(st store.Store, now func() time.Time) *Repo { return &Repo{st: st, now: now} }
+
+// Created is a new key with its secret, the only time the secret exists
+// outside the caller's hands.
+type Created struct {
+	Key    *Key
+	Secret string
+}
+
+// CreateAccount redeems a credit token: one transaction creates the account
+// funded with the token's credits, the ledger entry, the root key and the
+// token's redemption record, so a token redeems once even when redemptions
+// race.
+func (r *Repo) CreateAccount(ctx context.Context, c credittoken.Claims, req CreateRequest) (*Created, error) {
+	now := r.now()
+	accountID := ids.New("acct", now)
+	k, err := Build(nil, accountID, req, now, func(string) bool { return false })
+	if err != nil {
+		return nil, err
+	}
+	secret, hash := NewSecret(k.ID)
+	k.Prefix, k.SecretHash = PrefixOf(secret), hash
+	redeemed := store.NewItem(store.Key{PK: "ctk#" + c.ID, SK: "redeemed"})
+	redeemed["accountId"] = accountID
+	redeemed[store.AttrExpiresAt] = c.ExpiresAt + 86400 // kept past the token's own expiry
+	ops := []store.Op{store.PutOp(redeemed, store.NotExists())}
+	ops = append(ops, credits.OpenAccountOps(accountID, c.CreditsMicro, "credit token "+c.ID, now)...)
+	ops = append(ops, r.keyOps(k)...)
+	if err := r.st.Transact(ctx, ops); err != nil {
+		var tx *store.TxError
+		if errors.As(err, &tx) && tx.Index == 0 {
+			return nil, apierr.New(apierr.InvalidCreditToken, "The credit token has already been redeemed.")
+		}
+		return nil, fmt.Errorf("keys: create account: %w", err)
+	}
+	k.Status = "active"
+	return &Created{Key: k, Secret: secret}, nil
+}
+
+func (r *Repo) keyOps(k *Key) []store.Op {
+	idx := store.NewItem(indexKey(k.AccountID, k.Path()))
+	idx["keyId"] = k.ID
+	return []store.Op{store.PutOp(encode(k), store.NotExists()), store.PutOp(idx, store.NotExists())}
+}
+
+// CreateChild creates a key under chain's last key. The transaction also
+// checks that no key of the chain has been revoked meanwhile, so a child can
+// never appear under a key whose revocation has already answered.
+func (r *Repo) CreateChild(ctx context.Context, chain []*Key, req CreateRequest, projectOK ProjectCheck) (*Created, error) {
+	parent := chain[len(chain)-1]
+	k, err := Build(chain, parent.AccountID, req, r.now(), projectOK)
+	if err != nil {
+		return nil, err
+	}
+	secret, hash := NewSecret(k.ID)
+	k.Prefix, k.SecretHash = PrefixOf(secret), hash
+	ops := r.keyOps(k)
+	for _, a := range chain {
+		ops = append(ops, store.CheckOp(recordKey(a.ID), store.Exists(), store.AttrNotExists(attrRevokedAt)))
+	}
+	if err := r.st.Transact(ctx, ops); err != nil {
+		var tx *store.TxError
+		if errors.As(err, &tx) && tx.Index >= 2 {
+			return nil, apierr.New(apierr.KeyRevoked, "The API key or one of its ancestors has been revoked.")
+		}
+		return nil, fmt.Errorf("keys: create child: %w", err)
+	}
+	k.Status = "active"
+	return &Created{Key: k, Secret: secret}, nil
+}
+
+// Authenticate resolves a bearer secret to its chain (root first, the key
+// last), reading the key and every ancestor on every call so that revocation
+// and expiry act at once. Errors are apierr 401s.
+func (r *Repo) Authenticate(ctx context.Context, secret string) ([]*Key, error) {
+	invalid := apierr.New(apierr.InvalidAPIKey, "The API key is not valid.")
+	id, ok := ParseSecret(secret)
+	if !ok {
+		return nil, invalid
+	}
+	it, err := r.st.Get(ctx, recordKey(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, invalid
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keys: authenticate: %w", err)
+	}
+	k, err := decode(it)
+	if err != nil {
+		return nil, err
+	}
+	if !k.Matches(secret) {
+		return nil, invalid
+	}
+	chain, err := r.loadAncestors(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	for _, c := range chain {
+		if c.RevokedAt != nil {
+			return nil, apierr.New(apierr.KeyRevoked, "The API key or one of its ancestors has been revoked.")
+		}
+	}
+	for _, c := range chain {
+		if c.Expired(now) {
+			return nil, apierr.New(apierr.KeyExpired, "The API key or one of its ancestors has expired.")
+		}
+	}
+	return chain, nil
+}
+
+// loadAncestors returns k's ancestors and k, root first, in one batch read.
+func (r *Repo) loadAncestors(ctx context.Context, k *Key) ([]*Key, error) {
+	if len(k.Ancestors) == 0 {
+		return []*Key{k}, nil
+	}
+	keys := make([]store.Key, len(k.Ancestors))
+	for i, a := range k.Ancestors {
+		keys[i] = recordKey(a)
+	}
+	got, err := r.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("keys: load ancestors: %w", err)
+	}
+	chain := make([]*Key, 0, len(keys)+1)
+	for _, sk := range keys {
+		it, ok := got[sk.String()]
+		if !ok {
+			return nil, apierr.New(apierr.InvalidAPIKey, "The API key is not valid.")
+		}
+		a, err := decode(it)
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, a)
+	}
+	return append(chain, k), nil
+}
+
+// Get returns key id if the caller (chain's last key) is that key or one of
+// its ancestors; otherwise not_found, never a hint that it exists.
+func (r *Repo) Get(ctx context.Context, caller *Key, id string) (*Key, error) {
+	notFound := apierr.New(apierr.NotFound, "No such API key.")
+	if !ids.Valid("key", id) {
+		return nil, notFound
+	}
+	it, err := r.st.Get(ctx, recordKey(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keys: get: %w", err)
+	}
+	k, err := decode(it)
+	if err != nil {
+		return nil, err
+	}
+	if k.AccountID != caller.AccountID || (k.ID != caller.ID && !contains(k.Ancestors, caller.ID)) {
+		return nil, notFound
+	}
+	return k, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Revoke revokes key id (the caller or a descendant). Revoking an already
+// revoked key changes nothing and returns it as it is.
+func (r *Repo) Revoke(ctx context.Context, caller *Key, id string) (*Key, error) {
+	k, err := r.Get(ctx, caller, id)
+	if err != nil {
+		return nil, err
+	}
+	if k.RevokedAt != nil {
+		return k, nil
+	}
+	now := r.now().UTC().Truncate(time.Millisecond)
+	_, err = r.st.Update(ctx, recordKey(id), store.Update{Set: map[string]any{attrRevokedAt: now.UnixMilli()}}, store.Exists(), store.AttrNotExists(attrRevokedAt))
+	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		return nil, fmt.Errorf("keys: revoke: %w", err)
+	}
+	return r.Get(ctx, caller, id)
+}
+
+// List returns the caller and its descendants in tree order, a page at a time.
+func (r *Repo) List(ctx context.Context, chain []*Key, limit int, cursor string) ([]*Key, string, error) {
+	caller := chain[len(chain)-1]
+	after := ""
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil {
+			return nil, "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
+		}
+		after = string(b)
+	}
+	page, err := r.st.Query(ctx, store.Query{PK: "acct#" + caller.AccountID, Prefix: "key#" + caller.Path(), After: after, Limit: limit})
+	if err != nil {
+		return nil, "", fmt.Errorf("keys: list: %w", err)
+	}
+	wanted := make([]store.Key, 0, len(page.Items))
+	for _, it := range page.Items {
+		wanted = append(wanted, recordKey(it.String("keyId")))
+	}
+	known := map[string]*Key{}
+	for _, c := range chain {
+		known[c.ID] = c
+	}
+	out, err := r.fetch(ctx, wanted, known)
+	if err != nil {
+		return nil, "", err
+	}
+	// Intermediate ancestors on other pages decide the effective status too.
+	var missing []store.Key
+	for _, k := range out {
+		for _, a := range k.Ancestors {
+			if known[a] == nil {
+				missing = append(missing, recordKey(a))
+				known[a] = &Key{}
+			}
+		}
+	}
+	if _, err := r.fetch(ctx, missing, known); err != nil {
+		return nil, "", err
+	}
+	now := r.now()
+	for _, k := range out {
+		k.Status = effectiveStatus(k, known, now)
+	}
+	next := ""
+	if page.More && len(page.Items) > 0 {
+		next = base64.RawURLEncoding.EncodeToString([]byte(page.Items[len(page.Items)-1].Key().SK))
+	}
+	return out, next, nil
+}
+
+func (r *Repo) fetch(ctx context.Context, wanted []store.Key, known map[string]*Key) ([]*Key, error) {
+	if len(wanted) == 0 {
+		return nil, nil
+	}
+	got, err := r.st.BatchGet(ctx, wanted)
+	if err != nil {
+		return nil, fmt.Errorf("keys: fetch: %w", err)
+	}
+	out := make([]*Key, 0, len(wanted))
+	for _, w := range wanted {
+		it, ok := got[w.String()]
+		if !ok {
+			continue
+		}
+		k, err := decode(it)
+		if err != nil {
+			return nil, err
+		}
+		known[k.ID] = k
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// EffectiveStatus of a key given its chain (root first, key last).
+func EffectiveStatus(chain []*Key, now time.Time) string {
+	known := map[string]*Key{}
+	for _, c := range chain {
+		known[c.ID] = c
+	}
+	return effectiveStatus(chain[len(chain)-1], known, now)
+}
+
+func effectiveStatus(k *Key, known map[string]*Key, now time.Time) string {
+	status := "active"
+	for _, id := range append(append([]string{}, k.Ancestors...), k.ID) {
+		a := known[id]
+		if a == nil {
+			continue
+		}
+		if a.RevokedAt != nil {
+			return "revoked"
+		}
+		if a.Expired(now) {
+			status = "expired"
+		}
+	}
+	return status
+}

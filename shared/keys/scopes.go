@@ -1,0 +1,54 @@
+package keys
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+)
+
+// Scopes is the complete scope set of spec 2.2.
+var Scopes = []string{
+	"services:read", "services:invoke", "credits:read", "credits:write",
+	"projects:read", "projects:write", "usage:read", "audit:read",
+	"files:read", "files:write", "connections:read", "connections:write",
+	"databases:read", "databases:write", "wallets:read", "wallets:create",
+	"wallets:sign", "wallets:transact", "trading:read", "trading:execute",
+	"runs:read", "runs:write", "approvals:read", "approvals:write",
+	"artifacts:read", "webhooks:read", "webhooks:write", "api_keys:manage",
+}
+
+// IsScope reports whether s is a known scope.
+func IsScope(s string) bool { return slices.Contains(Scopes, s) }
+
+// Privacy tiers, from loosest to strictest. A child keeps its parent's tier
+// or a stricter one.
+//
+//   - standard: audit events and request logs keep the end-user id as sent.
+//   - pseudonymous: they keep only a keyed hash of the end-user id, so one
+//     user's events still correlate but the id itself is never stored.
+//   - minimal: they keep no end-user id at all.
+const (
+	TierStandard     = "standard"
+	TierPseudonymous = "pseudonymous"
+	TierMinimal      = "minimal"
+)
+
+// Tiers in order of strictness.
+var Tiers = []string{TierStandard, TierPseudonymous, TierMinimal}
+
+// TierRank orders tiers; -1 for an unknown tier.
+func TierRank(t string) int { return slices.Index(Tiers, t) }
+
+// RedactEndUser returns what audit records and logs may keep of an end-user
+// id under a privacy tier: the id, a per-account pseudonym, or nothing.
+func RedactEndUser(tier, accountID, endUser string) string {
+	switch tier {
+	case TierStandard:
+		return endUser
+	case TierPseudonymous:
+		h := sha256.Sum256([]byte(accountID + "\x00" + endUser))
+		return "anon_" + hex.EncodeToString(h[:10])
+	default:
+		return ""
+	}
+}

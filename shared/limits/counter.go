@@ -1,0 +1,241 @@
+package limits
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	mrand "math/rand/v2"
+	"strconv"
+	"time"
+
+	"platformapi/shared/store"
+)
+
+// Owner is one key of a chain with its own limits.
+type Owner struct {
+	ID     string
+	Limits Set
+}
+
+// ExceededError names the exhausted limit.
+type ExceededError struct {
+	Selector          string
+	Kind              string // requestsPerMinute, maxConcurrent or creditsPerDay
+	RetryAfterSeconds int
+}
+
+func (e *ExceededError) Error() string {
+	return fmt.Sprintf("limits: %s of %s exhausted", e.Kind, e.Selector)
+}
+
+// Counter counts requests on the item store. Every window is its own item,
+// keyed by the window's start, so correctness never depends on TTL deletion:
+// expiry only tidies up.
+type Counter struct {
+	st       store.Store
+	now      func() time.Time
+	leaseTTL time.Duration
+}
+
+// NewCounter builds a counter; leaseTTL bounds how long a dead process's
+// concurrency lease can hold its slot (the request deadline plus a margin).
+func NewCounter(st store.Store, now func() time.Time, leaseTTL time.Duration) *Counter {
+	return &Counter{st: st, now: now, leaseTTL: leaseTTL}
+}
+
+type check struct {
+	owner, selector string
+	limit           Limit
+}
+
+// matching lists every (owner, selector) limit that applies to a request
+// whose operation selectors are ops.
+func matching(chain []Owner, ops []string) []check {
+	var out []check
+	for _, o := range chain {
+		for sel, l := range o.Limits {
+			if Covers(sel, ops) {
+				out = append(out, check{owner: o.ID, selector: sel, limit: l})
+			}
+		}
+	}
+	return out
+}
+
+func counterPK(owner, selector string) string { return "lim#" + owner + "#" + selector }
+
+// Lease is an admitted request's hold on its concurrency slots.
+type Lease struct {
+	c     *Counter
+	slots []store.Key
+	token string
+}
+
+// Release frees the request's slots. Only slots still held by this lease are
+// freed: one that expired and was taken over is left alone.
+func (l *Lease) Release(ctx context.Context) error {
+	if l == nil || len(l.slots) == 0 {
+		return nil
+	}
+	ops := make([]store.Op, len(l.slots))
+	for i, k := range l.slots {
+		ops[i] = store.DeleteOp(k, store.AttrEquals("token", l.token))
+	}
+	err := l.c.st.Transact(ctx, ops)
+	if errors.Is(err, store.ErrConditionFailed) {
+		for _, k := range l.slots {
+			_ = l.c.st.Delete(ctx, k, store.AttrEquals("token", l.token))
+		}
+		return nil
+	}
+	return err
+}
+
+// Admit counts one request against every matching requestsPerMinute limit
+// and takes a slot of every matching maxConcurrent limit, all in one
+// transaction: either every counter moves or none does, so a refused request
+// consumes nothing and exactly N requests are admitted per window.
+func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Lease, error) {
+	checks := matching(chain, ops)
+	lease := &Lease{c: c, token: newToken()}
+	if len(checks) == 0 {
+		return lease, nil
+	}
+	now := c.now()
+	minute := now.Unix() / 60 * 60
+	type slotState struct {
+		check
+		start, tried int64
+	}
+	var slots []*slotState
+	for _, ch := range checks {
+		if ch.limit.MaxConcurrent != nil {
+			k := *ch.limit.MaxConcurrent
+			slots = append(slots, &slotState{check: ch, start: mrand.Int64N(k)})
+		}
+	}
+	for {
+		var txOps []store.Op
+		var what []check
+		var kinds []string
+		for _, ch := range checks {
+			if ch.limit.RequestsPerMinute == nil {
+				continue
+			}
+			k := store.Key{PK: counterPK(ch.owner, ch.selector), SK: "rpm#" + strconv.FormatInt(minute, 10)}
+			txOps = append(txOps, store.UpdateOp(k, store.Update{
+				Add: map[string]int64{"count": 1},
+				Set: map[string]any{store.AttrExpiresAt: minute + 120},
+			}, store.NumBelow("count", *ch.limit.RequestsPerMinute)))
+			what, kinds = append(what, ch), append(kinds, "requestsPerMinute")
+		}
+		lease.slots = lease.slots[:0]
+		for _, sl := range slots {
+			n := *sl.limit.MaxConcurrent
+			idx := (sl.start + sl.tried) % n
+			k := store.Key{PK: counterPK(sl.owner, sl.selector), SK: "lease#" + strconv.FormatInt(idx, 10)}
+			it := store.NewItem(k)
+			it["token"] = lease.token
+			it[store.AttrExpiresAt] = now.Add(c.leaseTTL).Unix()
+			txOps = append(txOps, store.PutOp(it, store.NotExists()))
+			what, kinds = append(what, sl.check), append(kinds, "maxConcurrent")
+			lease.slots = append(lease.slots, k)
+		}
+		err := c.st.Transact(ctx, txOps)
+		if err == nil {
+			return lease, nil
+		}
+		var tx *store.TxError
+		if !errors.As(err, &tx) {
+			return nil, fmt.Errorf("limits: admit: %w", err)
+		}
+		failed := what[tx.Index]
+		if kinds[tx.Index] == "requestsPerMinute" {
+			return nil, &ExceededError{Selector: failed.selector, Kind: "requestsPerMinute", RetryAfterSeconds: retryAfter(now, time.Unix(minute+60, 0))}
+		}
+		// A taken slot: try the next one of that limit until all were tried.
+		sl := slots[tx.Index-(len(txOps)-len(slots))]
+		sl.tried++
+		if sl.tried >= *sl.limit.MaxConcurrent {
+			return nil, &ExceededError{Selector: failed.selector, Kind: "maxConcurrent", RetryAfterSeconds: 1}
+		}
+	}
+}
+
+// retryAfter is whole seconds until t, at least 1.
+func retryAfter(now, t time.Time) int {
+	return max(1, int(math.Ceil(t.Sub(now).Seconds())))
+}
+
+func newToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Reservation is credits held against creditsPerDay limits for one
+// operation, settled to the exact charge or released.
+type Reservation struct {
+	c      *Counter
+	keys   []store.Key
+	amount int64
+}
+
+// ReserveCredits holds amountMicro against every matching creditsPerDay limit
+// (UTC day) of the chain, all or none.
+func (c *Counter) ReserveCredits(ctx context.Context, chain []Owner, ops []string, amountMicro int64) (*Reservation, error) {
+	now := c.now().UTC()
+	day := now.Format("20060102")
+	res := &Reservation{c: c, amount: amountMicro}
+	var txOps []store.Op
+	var what []check
+	for _, ch := range matching(chain, ops) {
+		if ch.limit.CreditsPerDay == nil {
+			continue
+		}
+		capMicro := int64(math.Round(*ch.limit.CreditsPerDay * 1_000_000))
+		k := store.Key{PK: counterPK(ch.owner, ch.selector), SK: "cpd#" + day}
+		txOps = append(txOps, store.UpdateOp(k, store.Update{
+			Add: map[string]int64{"spent": amountMicro},
+			Set: map[string]any{store.AttrExpiresAt: now.Add(48 * time.Hour).Unix()},
+		}, store.NumBelow("spent", capMicro-amountMicro+1)))
+		what = append(what, ch)
+		res.keys = append(res.keys, k)
+	}
+	if len(txOps) == 0 {
+		return res, nil
+	}
+	err := c.st.Transact(ctx, txOps)
+	var tx *store.TxError
+	if errors.As(err, &tx) {
+		midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+		return nil, &ExceededError{Selector: what[tx.Index].selector, Kind: "creditsPerDay", RetryAfterSeconds: retryAfter(now, midnight)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("limits: reserve credits: %w", err)
+	}
+	return res, nil
+}
+
+// Settle adjusts the reservation to the exact charge (never more than reserved).
+func (r *Reservation) Settle(ctx context.Context, exactMicro int64) error {
+	return r.adjust(ctx, min(exactMicro, r.amount)-r.amount)
+}
+
+// Release returns the whole reservation.
+func (r *Reservation) Release(ctx context.Context) error { return r.adjust(ctx, -r.amount) }
+
+func (r *Reservation) adjust(ctx context.Context, delta int64) error {
+	if delta == 0 || len(r.keys) == 0 {
+		return nil
+	}
+	ops := make([]store.Op, len(r.keys))
+	for i, k := range r.keys {
+		ops[i] = store.UpdateOp(k, store.Update{Add: map[string]int64{"spent": delta}}, store.Exists())
+	}
+	r.amount += delta
+	return r.c.st.Transact(ctx, ops)
+}

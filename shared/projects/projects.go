@@ -1,0 +1,216 @@
+// Package projects holds an account's projects. A project-bound key sees and
+// acts in its own project only; archiving a project freezes it (read-only)
+// and refuses every request a key bound to it makes, except reading it.
+package projects
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/ids"
+	"platformapi/shared/store"
+)
+
+// Status values.
+const (
+	StatusActive   = "active"
+	StatusArchived = "archived"
+)
+
+// Project is the resource.
+type Project struct {
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	Metadata    map[string]string `json:"metadata"`
+	Status      string            `json:"status" enum:"active,archived"`
+	CreatedAt   time.Time         `json:"createdAt"`
+	UpdatedAt   time.Time         `json:"updatedAt"`
+	ArchivedAt  *time.Time        `json:"archivedAt"`
+}
+
+// CreateRequest is the body of POST /projects.
+type CreateRequest struct {
+	Name        string            `json:"name" minLength:"1" maxLength:"100"`
+	Description string            `json:"description,omitempty" maxLength:"1000"`
+	Metadata    map[string]string `json:"metadata,omitempty" maxProperties:"20" doc:"Up to 20 string pairs"`
+}
+
+// UpdateRequest is the body of PATCH /projects/{projectId}; absent fields stay.
+type UpdateRequest struct {
+	Name        *string           `json:"name,omitempty" minLength:"1" maxLength:"100"`
+	Description *string           `json:"description,omitempty" maxLength:"1000"`
+	Metadata    map[string]string `json:"metadata,omitempty" maxProperties:"20" doc:"Replaces the metadata when sent"`
+}
+
+func itemKey(accountID, id string) store.Key {
+	return store.Key{PK: "acct#" + accountID, SK: "prj#" + id}
+}
+
+// Repo persists projects.
+type Repo struct {
+	st  store.Store
+	now func() time.Time
+}
+
+// NewRepo builds a project repository on the item store.
+func NewRepo(st store.Store, now func() time.Time) *Repo { return &Repo{st: st, now: now} }
+
+func encode(accountID string, p *Project) store.Item {
+	it := store.NewItem(itemKey(accountID, p.ID))
+	it["doc"], _ = json.Marshal(p)
+	it["status"] = p.Status
+	return it
+}
+
+func decode(it store.Item) (*Project, error) {
+	var p Project
+	if err := json.Unmarshal(it.Bytes("doc"), &p); err != nil {
+		return nil, fmt.Errorf("projects: decode: %w", err)
+	}
+	return &p, nil
+}
+
+var errNotFound = apierr.New(apierr.NotFound, "No such project.")
+
+// Create stores a new active project.
+func (r *Repo) Create(ctx context.Context, accountID string, req CreateRequest) (*Project, error) {
+	now := r.now().UTC()
+	p := &Project{ID: ids.New("prj", now), Name: req.Name, Description: req.Description, Metadata: req.Metadata, Status: StatusActive, CreatedAt: now, UpdatedAt: now}
+	if p.Metadata == nil {
+		p.Metadata = map[string]string{}
+	}
+	if err := r.st.Put(ctx, encode(accountID, p), store.NotExists()); err != nil {
+		return nil, fmt.Errorf("projects: create: %w", err)
+	}
+	return p, nil
+}
+
+// Get reads one project of the account; not_found when absent or malformed.
+func (r *Repo) Get(ctx context.Context, accountID, id string) (*Project, error) {
+	if !ids.Valid("prj", id) {
+		return nil, errNotFound
+	}
+	it, err := r.st.Get(ctx, itemKey(accountID, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("projects: get: %w", err)
+	}
+	return decode(it)
+}
+
+// Active reports whether id names an active project of the account.
+func (r *Repo) Active(ctx context.Context, accountID, id string) (bool, error) {
+	p, err := r.Get(ctx, accountID, id)
+	var ae *apierr.Error
+	if errors.As(err, &ae) && ae.Code == apierr.NotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return p.Status == StatusActive, nil
+}
+
+// List pages through the account's projects, oldest first.
+func (r *Repo) List(ctx context.Context, accountID string, limit int, cursor string) ([]*Project, string, error) {
+	after := ""
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil {
+			return nil, "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
+		}
+		after = string(b)
+	}
+	page, err := r.st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: "prj#", After: after, Limit: limit})
+	if err != nil {
+		return nil, "", fmt.Errorf("projects: list: %w", err)
+	}
+	out := make([]*Project, 0, len(page.Items))
+	for _, it := range page.Items {
+		p, err := decode(it)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, p)
+	}
+	next := ""
+	if page.More && len(page.Items) > 0 {
+		next = base64.RawURLEncoding.EncodeToString([]byte(page.Items[len(page.Items)-1].Key().SK))
+	}
+	return out, next, nil
+}
+
+// Update changes an active project; an archived one is read-only (409).
+func (r *Repo) Update(ctx context.Context, accountID, id string, req UpdateRequest) (*Project, error) {
+	return r.mutate(ctx, accountID, id, func(p *Project) error {
+		if p.Status == StatusArchived {
+			return apierr.New(apierr.Conflict, "The project is archived and read-only.")
+		}
+		if req.Name != nil {
+			p.Name = *req.Name
+		}
+		if req.Description != nil {
+			p.Description = *req.Description
+		}
+		if req.Metadata != nil {
+			p.Metadata = req.Metadata
+		}
+		return nil
+	})
+}
+
+// Archive archives a project; archiving an archived project changes nothing.
+func (r *Repo) Archive(ctx context.Context, accountID, id string) (*Project, error) {
+	return r.mutate(ctx, accountID, id, func(p *Project) error {
+		if p.Status == StatusActive {
+			now := r.now().UTC()
+			p.Status, p.ArchivedAt = StatusArchived, &now
+		}
+		return nil
+	})
+}
+
+// mutate is a read-modify-write guarded by the doc's previous status and
+// update time, so two concurrent writers never lose each other's change
+// silently: the loser retries on fresh data.
+func (r *Repo) mutate(ctx context.Context, accountID, id string, change func(*Project) error) (*Project, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		p, err := r.Get(ctx, accountID, id)
+		if err != nil {
+			return nil, err
+		}
+		prev := p.UpdatedAt.UnixNano()
+		if err := change(p); err != nil {
+			return nil, err
+		}
+		p.UpdatedAt = r.now().UTC()
+		it := encode(accountID, p)
+		it["rev"] = p.UpdatedAt.UnixNano()
+		err = r.st.Put(ctx, it, store.Exists(), revIs(prev, p.CreatedAt.UnixNano()))
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("projects: update: %w", err)
+		}
+		return p, nil
+	}
+	return nil, apierr.New(apierr.Conflict, "The project changed concurrently; retry.")
+}
+
+// revIs matches the stored revision. A never-updated project has no rev
+// attribute; its creation time stands in for it.
+func revIs(prev, created int64) store.Cond {
+	if prev == created {
+		return store.AttrNotExists("rev")
+	}
+	return store.AttrEquals("rev", prev)
+}
