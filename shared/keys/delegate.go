@@ -11,10 +11,10 @@ import (
 	"platformapi/shared/limits"
 )
 
-// CreateRequest is the body of POST /api-keys (spec 2.1). Absent fields are
+// CreateKeyRequest is the body of POST /api-keys (spec 2.1). Absent fields are
 // inherited from the parent; an empty allowedServices array means "no
 // managed service", which is different from absent.
-type CreateRequest struct {
+type CreateKeyRequest struct {
 	Label              string     `json:"label,omitempty" maxLength:"200" doc:"Human label of the key"`
 	Scopes             []string   `json:"scopes,omitempty" doc:"Scopes granted; default: the parent's (all scopes for a first key)"`
 	AllowedServices    []string   `json:"allowedServices,omitempty" doc:"Only these services are reachable; [] means none"`
@@ -36,7 +36,7 @@ type ProjectCheck func(projectID string) bool
 // secret. Malformed input is a 400; input
 // that would make the child broader than its ancestors is a 403
 // delegation_denied.
-func Build(chain []*Key, accountID string, req CreateRequest, now time.Time, projectOK ProjectCheck) (*Key, error) {
+func Build(chain []*Key, accountID string, req CreateKeyRequest, now time.Time, projectOK ProjectCheck) (*Key, error) {
 	var parent *Key
 	if len(chain) > 0 {
 		parent = chain[len(chain)-1]
@@ -62,7 +62,7 @@ func Build(chain []*Key, accountID string, req CreateRequest, now time.Time, pro
 		k.ProjectID = parent.ProjectID
 		k.PrivacyTier = parent.PrivacyTier
 	}
-	steps := []func(*Key, CreateRequest, ProjectCheck) error{
+	steps := []func(*Key, CreateKeyRequest, ProjectCheck) error{
 		applyScopes, applyServices, applyOperations, applyExpiry, applyProject, applyTier,
 	}
 	for _, step := range steps {
@@ -83,7 +83,7 @@ func cloneOrNil(s []string) []string {
 	return slices.Clone(s)
 }
 
-func validate(req CreateRequest, now time.Time) error {
+func validate(req CreateKeyRequest, now time.Time) error {
 	var fields []apierr.FieldError
 	if req.AllowedServices != nil && req.ExcludedServices != nil {
 		fields = append(fields, apierr.Field("body.excludedServices", "allowedServices and excludedServices must not both be sent"))
@@ -140,7 +140,7 @@ func denied(format string, args ...any) error {
 	return apierr.New(apierr.DelegationDenied, format, args...)
 }
 
-func applyScopes(k *Key, req CreateRequest, _ ProjectCheck) error {
+func applyScopes(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 	if req.Scopes == nil {
 		return nil
 	}
@@ -157,7 +157,7 @@ func applyScopes(k *Key, req CreateRequest, _ ProjectCheck) error {
 // stay inside the parent's; an exclusion is taken from the parent's boundary
 // (or every registered service) and stored as an allowlist, so services
 // added later stay excluded.
-func applyServices(k *Key, req CreateRequest, _ ProjectCheck) error {
+func applyServices(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 	switch {
 	case req.AllowedServices != nil:
 		for _, s := range req.AllowedServices {
@@ -185,7 +185,7 @@ func applyServices(k *Key, req CreateRequest, _ ProjectCheck) error {
 // applyOperations resolves operation selectors into exact ids now (spec 2.1
 // rule 3): capabilities registered later never become reachable through an
 // allowlist or an exclusion.
-func applyOperations(k *Key, req CreateRequest, _ ProjectCheck) error {
+func applyOperations(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 	switch {
 	case req.AllowedOperations != nil:
 		var out []string
@@ -226,7 +226,7 @@ func applyOperations(k *Key, req CreateRequest, _ ProjectCheck) error {
 	return nil
 }
 
-func applyExpiry(k *Key, req CreateRequest, _ ProjectCheck) error {
+func applyExpiry(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 	if req.ExpiresAt == nil {
 		return nil
 	}
@@ -238,7 +238,7 @@ func applyExpiry(k *Key, req CreateRequest, _ ProjectCheck) error {
 	return nil
 }
 
-func applyProject(k *Key, req CreateRequest, projectOK ProjectCheck) error {
+func applyProject(k *Key, req CreateKeyRequest, projectOK ProjectCheck) error {
 	if req.ProjectID == nil {
 		return nil
 	}
@@ -256,7 +256,7 @@ func applyProject(k *Key, req CreateRequest, projectOK ProjectCheck) error {
 	return nil
 }
 
-func applyTier(k *Key, req CreateRequest, _ ProjectCheck) error {
+func applyTier(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 	if req.PrivacyTier == "" {
 		return nil
 	}
@@ -270,7 +270,7 @@ func applyTier(k *Key, req CreateRequest, _ ProjectCheck) error {
 // applyLimits copies the requested limits after checking each against every
 // covering limit of the parent chain. Ancestor limits are not copied: they
 // are enforced from the ancestors' own records on every request.
-func applyLimits(k *Key, chain []*Key, req CreateRequest) error {
+func applyLimits(k *Key, chain []*Key, req CreateKeyRequest) error {
 	for sel, l := range req.Limits {
 		if err := checkCovered(chain, sel, l); err != nil {
 			return err

@@ -60,15 +60,12 @@ func NewSecret(id string) (secret string, hash []byte) {
 // ParseSecret extracts the key id from a secret; ok is false when the secret
 // cannot be one of ours.
 func ParseSecret(secret string) (id string, ok bool) {
+	const idLen = len("key_") + 26
 	rest, found := strings.CutPrefix(secret, secretPrefix)
-	if !found || len(secret) > 200 {
+	if !found || len(secret) > 200 || len(rest) <= idLen || rest[idLen] != '_' {
 		return "", false
 	}
-	i := strings.LastIndexByte(rest, '_')
-	if i < 0 {
-		return "", false
-	}
-	id = rest[:i]
+	id = rest[:idLen]
 	return id, ids.Valid("key", id)
 }
 

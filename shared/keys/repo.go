@@ -80,7 +80,7 @@ type Created struct {
 // funded with the token's credits, the ledger entry, the root key and the
 // token's redemption record, so a token redeems once even when redemptions
 // race.
-func (r *Repo) CreateAccount(ctx context.Context, c credittoken.Claims, req CreateRequest) (*Created, error) {
+func (r *Repo) CreateAccount(ctx context.Context, c credittoken.Claims, req CreateKeyRequest) (*Created, error) {
 	now := r.now()
 	accountID := ids.New("acct", now)
 	k, err := Build(nil, accountID, req, now, func(string) bool { return false })
@@ -115,7 +115,7 @@ func (r *Repo) keyOps(k *Key) []store.Op {
 // CreateChild creates a key under chain's last key. The transaction also
 // checks that no key of the chain has been revoked meanwhile, so a child can
 // never appear under a key whose revocation has already answered.
-func (r *Repo) CreateChild(ctx context.Context, chain []*Key, req CreateRequest, projectOK ProjectCheck) (*Created, error) {
+func (r *Repo) CreateChild(ctx context.Context, chain []*Key, req CreateKeyRequest, projectOK ProjectCheck) (*Created, error) {
 	parent := chain[len(chain)-1]
 	k, err := Build(chain, parent.AccountID, req, r.now(), projectOK)
 	if err != nil {

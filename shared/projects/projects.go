@@ -34,15 +34,15 @@ type Project struct {
 	ArchivedAt  *time.Time        `json:"archivedAt"`
 }
 
-// CreateRequest is the body of POST /projects.
-type CreateRequest struct {
+// CreateProjectRequest is the body of POST /projects.
+type CreateProjectRequest struct {
 	Name        string            `json:"name" minLength:"1" maxLength:"100"`
 	Description string            `json:"description,omitempty" maxLength:"1000"`
 	Metadata    map[string]string `json:"metadata,omitempty" maxProperties:"20" doc:"Up to 20 string pairs"`
 }
 
-// UpdateRequest is the body of PATCH /projects/{projectId}; absent fields stay.
-type UpdateRequest struct {
+// UpdateProjectRequest is the body of PATCH /projects/{projectId}; absent fields stay.
+type UpdateProjectRequest struct {
 	Name        *string           `json:"name,omitempty" minLength:"1" maxLength:"100"`
 	Description *string           `json:"description,omitempty" maxLength:"1000"`
 	Metadata    map[string]string `json:"metadata,omitempty" maxProperties:"20" doc:"Replaces the metadata when sent"`
@@ -79,7 +79,7 @@ func decode(it store.Item) (*Project, error) {
 var errNotFound = apierr.New(apierr.NotFound, "No such project.")
 
 // Create stores a new active project.
-func (r *Repo) Create(ctx context.Context, accountID string, req CreateRequest) (*Project, error) {
+func (r *Repo) Create(ctx context.Context, accountID string, req CreateProjectRequest) (*Project, error) {
 	now := r.now().UTC()
 	p := &Project{ID: ids.New("prj", now), Name: req.Name, Description: req.Description, Metadata: req.Metadata, Status: StatusActive, CreatedAt: now, UpdatedAt: now}
 	if p.Metadata == nil {
@@ -149,7 +149,7 @@ func (r *Repo) List(ctx context.Context, accountID string, limit int, cursor str
 }
 
 // Update changes an active project; an archived one is read-only (409).
-func (r *Repo) Update(ctx context.Context, accountID, id string, req UpdateRequest) (*Project, error) {
+func (r *Repo) Update(ctx context.Context, accountID, id string, req UpdateProjectRequest) (*Project, error) {
 	return r.mutate(ctx, accountID, id, func(p *Project) error {
 		if p.Status == StatusArchived {
 			return apierr.New(apierr.Conflict, "The project is archived and read-only.")

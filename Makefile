@@ -1,0 +1,44 @@
+# One command to run it, one to test it. `make test` is what CI runs.
+SHELL := /bin/bash
+GO ?= go
+ADDR ?= 127.0.0.1:8080
+DATA_DIR ?= .data
+# Every Lambda function: each directory of functions/ except the local server
+# and the harness tests.
+FUNCTIONS := $(filter-out local lambdatest,$(notdir $(patsubst %/,%,$(wildcard functions/*/))))
+
+.PHONY: run test build lint vet unit openapi-check bench clean
+
+run: ## serve every group on embedded storage at $(ADDR)
+	ADDR=$(ADDR) DATA_DIR=$(DATA_DIR) $(GO) run ./functions/local
+
+build: $(FUNCTIONS:%=build/%/bootstrap) ## cross-compile every function for provided.al2023 arm64
+
+build/%/bootstrap: FORCE
+	@mkdir -p $(dir $@)
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $@ ./functions/$*
+
+FORCE:
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Everything that exists: lint, unit and conformance tests (embedded and,
+# through .ci/with-moto, AWS adapters against moto_server or LocalStack),
+# black-box tests against the real local server, the Lambda harness, the
+# OpenAPI validation, and the infrastructure tests.
+test: lint
+	.ci/with-moto $(GO) test -count=1 -timeout 20m ./...
+	$(MAKE) openapi-check
+	$(MAKE) test-infra
+
+openapi-check: ## the generated document must pass openapi-spec-validator
+	@mkdir -p .cache
+	$(GO) run ./functions/local print-openapi > .cache/openapi.json
+	python3 -m openapi_spec_validator .cache/openapi.json
+
+clean:
+	rm -rf build cdk.out .cache
+
+-include mk/*.mk

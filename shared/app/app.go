@@ -1,0 +1,123 @@
+// Package app assembles a process from its environment: the storage backend
+// (embedded or AWS), the credit-token signing key and the HTTP server. Both
+// the local server and every Lambda main use it, so they run the same code.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"platformapi/shared/credittoken"
+	"platformapi/shared/httpapi"
+	"platformapi/shared/store"
+	"platformapi/shared/store/boltstore"
+)
+
+// Config is read from the environment (CONTRACT "Running it locally").
+type Config struct {
+	Backend         string // embedded (default) or aws
+	DataDir         string // embedded storage and the local signing key
+	CreateResources bool   // aws: create missing tables, buckets, queues, keys
+	LogLevel        slog.Level
+}
+
+// ConfigFromEnv reads BACKEND, DATA_DIR and LOG_LEVEL.
+func ConfigFromEnv() Config {
+	c := Config{Backend: os.Getenv("BACKEND"), DataDir: os.Getenv("DATA_DIR")}
+	if c.Backend == "" {
+		c.Backend = "embedded"
+	}
+	if c.DataDir == "" {
+		c.DataDir = ".data"
+	}
+	_ = c.LogLevel.UnmarshalText([]byte(strings.ToUpper(os.Getenv("LOG_LEVEL"))))
+	return c
+}
+
+// Logger is the JSON logger every process uses.
+func (c Config) Logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: c.LogLevel}))
+}
+
+// Runtime holds a process's long-lived dependencies, built once.
+type Runtime struct {
+	Config  Config
+	Store   store.Store
+	Signer  *credittoken.Signer
+	closers []func() error
+}
+
+// Close releases storage cleanly (bbolt must be closed to release its lock).
+func (r *Runtime) Close() error {
+	var first error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		if err := r.closers[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Open builds the runtime for the configured backend.
+func Open(ctx context.Context, c Config) (*Runtime, error) {
+	rt := &Runtime{Config: c}
+	switch c.Backend {
+	case "embedded":
+		if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+			return nil, err
+		}
+		st, err := boltstore.Open(filepath.Join(c.DataDir, "platform.db"))
+		if err != nil {
+			return nil, fmt.Errorf("app: open embedded store: %w", err)
+		}
+		rt.Store = st
+		rt.closers = append(rt.closers, st.Close)
+	case "aws":
+		if err := openAWS(ctx, c, rt); err != nil {
+			_ = rt.Close()
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("app: unknown BACKEND %q (embedded or aws)", c.Backend)
+	}
+	signer, err := loadSigner(ctx, c, rt)
+	if err != nil {
+		_ = rt.Close()
+		return nil, err
+	}
+	rt.Signer = signer
+	return rt, nil
+}
+
+// Signer loads only the credit-token signing key, for mint-credit-token,
+// which must work while the server holds the storage open.
+func Signer(ctx context.Context, c Config) (*credittoken.Signer, error) {
+	return loadSigner(ctx, c, &Runtime{Config: c})
+}
+
+func loadSigner(ctx context.Context, c Config, rt *Runtime) (*credittoken.Signer, error) {
+	var seed []byte
+	var err error
+	if c.Backend == "aws" && os.Getenv("CREDIT_TOKEN_SECRET_ARN") != "" {
+		seed, err = awsSigningSeed(ctx, os.Getenv("CREDIT_TOKEN_SECRET_ARN"))
+	} else {
+		seed, err = credittoken.LoadOrCreateSeed(filepath.Join(c.DataDir, "credit-token.key"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("app: credit-token signing key: %w", err)
+	}
+	return credittoken.NewSigner(seed)
+}
+
+// NewServer builds the HTTP API for the given groups (nil: all).
+func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*httpapi.Server, error) {
+	return httpapi.New(httpapi.Deps{
+		Store: r.Store, CreditTokens: r.Signer, Logger: logger, Groups: groups,
+		Backend: r.Config.Backend, RequestTimeout: 30 * time.Second,
+	})
+}
