@@ -192,3 +192,34 @@ func cloneValue(v any) any {
 	}
 	return v
 }
+
+func checkOps(ops []store.Op) error {
+	if len(ops) == 0 || len(ops) > store.MaxTransactItems {
+		return invalid("a transaction holds 1 to %d members, got %d", store.MaxTransactItems, len(ops))
+	}
+	seen := make(map[store.Key]bool, len(ops))
+	for i, op := range ops {
+		var err error
+		switch op.Kind {
+		case store.OpPut:
+			err = checkItem(op.Item)
+			if err == nil && op.Item.Key() != op.Key {
+				err = invalid("member %d: put item key differs from op key", i)
+			}
+		case store.OpUpdate:
+			err = errors.Join(checkKey(op.Key), checkUpdate(op.Update))
+		case store.OpDelete, store.OpCheck:
+			err = checkKey(op.Key)
+		default:
+			err = invalid("member %d: unknown op kind %d", i, op.Kind)
+		}
+		if err = errors.Join(err, checkConds(op.Conds)); err != nil {
+			return err
+		}
+		if seen[op.Key] {
+			return invalid("member %d: key %s appears twice", i, op.Key)
+		}
+		seen[op.Key] = true
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"platformapi/shared/store"
+)
+
+// unavailableCodes are the answers of a DynamoDB that sheds load or fails on
+// its side: the request had no effect and may be retried later.
+var unavailableCodes = map[string]bool{
+	"ProvisionedThroughputExceededException": true,
+	"ThrottlingException":                    true,
+	"RequestLimitExceeded":                   true,
+	"InternalServerError":                    true,
+	"InternalFailure":                        true,
+	"ServiceUnavailable":                     true,
+	"TransactionInProgressException":         true,
+	"LimitExceededException":                 true,
+}
+
+// classify maps an SDK error onto the port's errors, keeping the cause
+// wrapped so logs still show what DynamoDB said.
+func classify(op string, err error) error {
+	var ccf *types.ConditionalCheckFailedException
+	var api smithy.APIError
+	var resp *awshttp.ResponseError
+	var send *smithyhttp.RequestSendError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("dynamostore: %s: %w", op, err)
+	case errors.As(err, &ccf):
+		return fmt.Errorf("dynamostore: %s: %w", op, store.ErrConditionFailed)
+	case errors.As(err, &api) && unavailableCodes[api.ErrorCode()],
+		errors.As(err, &resp) && resp.HTTPStatusCode() >= 500,
+		errors.As(err, &send),
+		errors.Is(err, context.DeadlineExceeded):
+		return unavailable(op, err)
+	}
+	return fmt.Errorf("dynamostore: %s: %w", op, err)
+}
+
+func unavailable(op string, err error) error {
+	return fmt.Errorf("dynamostore: %s: %w: %w", op, store.ErrUnavailable, err)
+}
