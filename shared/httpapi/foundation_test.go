@@ -1,0 +1,244 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"platformapi/shared/routes"
+)
+
+func TestPublicEndpointsAnswerAtRootAndUnderV1(t *testing.T) {
+	e := newEnv(t)
+	for _, prefix := range []string{"", "/v1"} {
+		h := e.must(e.do(req{method: "GET", path: prefix + "/health"}), 200)
+		if h.str("status") != "ok" || h.str("apiVersion") != "v1" {
+			t.Fatalf("health = %s", h.raw)
+		}
+		o := e.must(e.do(req{method: "GET", path: prefix + "/openapi.json"}), 200)
+		if !strings.HasPrefix(o.str("openapi"), "3.1") {
+			t.Fatalf("openapi version = %q", o.str("openapi"))
+		}
+		p := e.must(e.do(req{method: "GET", path: prefix + "/pricing"}), 200)
+		if p.body["creditsPerUsd"].(float64) <= 0 || len(p.body["services"].([]any)) != 9 {
+			t.Fatalf("pricing = %s", p.raw)
+		}
+		d := e.must(e.do(req{method: "GET", path: prefix + "/docs"}), 200)
+		if !strings.Contains(d.header.Get("Content-Type"), "text/html") || !strings.Contains(string(d.raw), "/api-keys") {
+			t.Fatalf("docs page does not list the endpoints")
+		}
+	}
+}
+
+func TestPricingFiltersByTheSixSpecServicesOnly(t *testing.T) {
+	e := newEnv(t)
+	for _, svc := range []string{"platform-api", "managed-wallets", "managed-trading", "universal-swaps", "managed-agents", "managed-workflows"} {
+		r := e.must(e.do(req{method: "GET", path: "/v1/pricing?service=" + svc}), 200)
+		list := r.body["services"].([]any)
+		if len(list) != 1 || list[0].(map[string]any)["serviceId"] != svc {
+			t.Fatalf("?service=%s gave %s", svc, r.raw)
+		}
+	}
+	for _, bad := range []string{"cloud-superbrain", "core-database", "nope"} {
+		e.must(e.do(req{method: "GET", path: "/v1/pricing?service=" + bad}), 400, "validation_failed")
+	}
+}
+
+func TestUnknownPathIsProblem404(t *testing.T) {
+	e := newEnv(t)
+	for _, p := range []string{"/v1/nope", "/nope", "/api-keys", "/v1/api-keys/x/y"} {
+		r := e.must(e.do(req{method: "GET", path: p}), 404, "not_found")
+		if r.header.Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("%s: content type %q", p, r.header.Get("Content-Type"))
+		}
+	}
+}
+
+func TestWrongMethodIsProblem405WithAllow(t *testing.T) {
+	e := newEnv(t)
+	r := e.must(e.do(req{method: "PUT", path: "/v1/projects"}), 405, "method_not_allowed")
+	if r.header.Get("Allow") != "GET, POST" {
+		t.Fatalf("Allow = %q", r.header.Get("Allow"))
+	}
+	e.must(e.do(req{method: "DELETE", path: "/health"}), 405, "method_not_allowed")
+}
+
+func TestProblemsCarryTheContractFields(t *testing.T) {
+	e := newEnv(t)
+	r := e.must(e.do(req{method: "GET", path: "/v1/credits/balance"}), 401, "missing_credentials")
+	for _, f := range []string{"type", "title", "code", "detail", "requestId"} {
+		if r.str(f) == "" {
+			t.Errorf("problem lacks %s: %s", f, r.raw)
+		}
+	}
+	if r.body["status"].(float64) != 401 {
+		t.Errorf("status field = %v", r.body["status"])
+	}
+	if r.str("requestId") != r.header.Get("X-Request-Id") {
+		t.Errorf("requestId %q != X-Request-Id %q", r.str("requestId"), r.header.Get("X-Request-Id"))
+	}
+}
+
+func TestEveryResponseCarriesARequestID(t *testing.T) {
+	e := newEnv(t)
+	secret, _ := e.rootKey(1, nil)
+	seen := map[string]bool{}
+	for _, r := range []req{
+		{method: "GET", path: "/health"}, {method: "GET", path: "/v1/nope"}, {method: "GET", path: "/v1/credits/balance"},
+		{method: "GET", path: "/v1/credits/balance", key: secret}, {method: "GET", path: "/v1/wallets", key: secret},
+	} {
+		id := e.do(r).header.Get("X-Request-Id")
+		if id == "" || seen[id] {
+			t.Fatalf("%s %s: X-Request-Id %q missing or reused", r.method, r.path, id)
+		}
+		seen[id] = true
+	}
+}
+
+func TestMissingOrUnknownKeyIs401(t *testing.T) {
+	e := newEnv(t)
+	secret, _ := e.rootKey(1, nil)
+	forged := secret[:len(secret)-4] + "AAAA"
+	for name, tc := range map[string]struct {
+		authz string
+		code  string
+	}{
+		"no header":      {"", "missing_credentials"},
+		"not bearer":     {"Basic abc", "invalid_api_key"},
+		"unknown secret": {"Bearer psk_nothing", "invalid_api_key"},
+		"forged secret":  {"Bearer " + forged, "invalid_api_key"},
+		"unknown key id": {"Bearer psk_key_01M8142SJ4P3055BQSZ1J8BYQY_" + strings.Repeat("A", 43), "invalid_api_key"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := e.do(req{method: "GET", path: "/v1/credits/balance", headers: map[string]string{"Authorization": tc.authz}})
+			e.must(r, 401, tc.code)
+			if r.header.Get("WWW-Authenticate") == "" {
+				t.Error("401 without WWW-Authenticate")
+			}
+		})
+	}
+}
+
+func TestOversizedBodyIs413(t *testing.T) {
+	e := newEnv(t)
+	secret, _ := e.rootKey(1, nil)
+	big := []byte(`{"name":"` + strings.Repeat("a", routes.MaxJSONBody) + `"}`)
+	e.must(e.do(req{method: "POST", path: "/v1/projects", key: secret, idem: idem(), body: big,
+		headers: map[string]string{"Content-Type": "application/json"}}), 413, "payload_too_large")
+}
+
+func TestWrongContentTypeIs415(t *testing.T) {
+	e := newEnv(t)
+	secret, _ := e.rootKey(1, nil)
+	e.must(e.do(req{method: "POST", path: "/v1/projects", key: secret, idem: idem(), body: []byte(`name=x`),
+		headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}), 415, "unsupported_media_type")
+	e.must(e.do(req{method: "POST", path: "/v1/projects", key: secret, idem: idem(), body: []byte(`{"name":"x"}`)}), 415, "unsupported_media_type")
+}
+
+func TestMalformedJSONIs400(t *testing.T) {
+	e := newEnv(t)
+	secret, _ := e.rootKey(1, nil)
+	r := e.must(e.do(req{method: "POST", path: "/v1/projects", key: secret, idem: idem(), body: []byte(`{"name":`),
+		headers: map[string]string{"Content-Type": "application/json"}}), 400, "validation_failed")
+	if r.header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("content type %q", r.header.Get("Content-Type"))
+	}
+	r = e.must(e.do(req{method: "POST", path: "/v1/projects", key: secret, idem: idem(), body: map[string]any{"name": "x", "color": "red"}}), 400, "validation_failed")
+	if len(r.body["errors"].([]any)) == 0 {
+		t.Fatalf("no field errors: %s", r.raw)
+	}
+}
+
+func TestIdemEndpointsRequireAWellFormedIdempotencyKey(t *testing.T) {
+	e := newEnv(t)
+	secret, _ := e.rootKey(1, nil)
+	body := map[string]any{"name": "p"}
+	e.must(e.do(req{method: "POST", path: "/v1/projects", key: secret, body: body}), 400, "idempotency_key_required")
+	for _, bad := range []string{"short", strings.Repeat("a", 201), "has space in it", "bad/slash-key"} {
+		e.must(e.do(req{method: "POST", path: "/v1/projects", key: secret, idem: bad, body: body}), 400, "idempotency_key_invalid")
+	}
+	for _, good := range []string{"abcdefgh", strings.Repeat("a", 200), "A1:b2.c3_d4-e5"} {
+		e.must(e.do(req{method: "POST", path: "/v1/projects", key: secret, idem: good, body: body}), 201)
+	}
+	// Every Idem endpoint enforces it, built or not.
+	for _, rt := range routes.Table {
+		if !rt.Idem || rt.CreditToken {
+			continue
+		}
+		path := strings.NewReplacer("{", "x", "}", "").Replace(rt.Path)
+		r := e.do(req{method: rt.Method, path: "/v1" + path, key: secret})
+		if r.status == 400 && r.code() == "idempotency_key_required" || r.status == 404 {
+			continue
+		}
+		t.Errorf("%s %s without Idempotency-Key: %d %s", rt.Method, rt.Path, r.status, r.code())
+	}
+}
+
+func TestUnbuiltEndpointsAnswer501AfterAuthentication(t *testing.T) {
+	e := newEnv(t)
+	secret, _ := e.rootKey(1, nil)
+	e.must(e.do(req{method: "GET", path: "/v1/wallets"}), 401, "missing_credentials")
+	e.must(e.do(req{method: "GET", path: "/v1/wallets", key: secret}), 501, "not_implemented")
+	e.must(e.do(req{method: "POST", path: "/v1/webhooks", key: secret, idem: idem(), body: map[string]any{}}), 501, "not_implemented")
+}
+
+// specEndpoints is spec section 4, copied independently of the route table.
+const specEndpoints = `GET /api-keys;POST /api-keys;DELETE /api-keys/{id};GET /services;GET /capabilities;GET /capabilities/{serviceId};GET /actions;POST /services/{serviceId}/invoke;GET /credits/balance;POST /credits/x402/top-up;GET /projects;POST /projects;GET /projects/{projectId};PATCH /projects/{projectId};DELETE /projects/{projectId};GET /usage;GET /audit-events;GET /files;POST /files;GET /files/{fileId};DELETE /files/{fileId};GET /connections;POST /connections;GET /connections/{connectionId};PATCH /connections/{connectionId};DELETE /connections/{connectionId};GET /databases/account;POST /databases/account;DELETE /databases/account;POST /databases/query;POST /databases/actions;POST /databases/transfers;PUT /databases/transfers/{transferId}/parts/{partNumber};POST /databases/transfers/{transferId}/complete;GET /databases/transfers/{transferId}/archive;GET /databases/transfers/{transferId};DELETE /databases/transfers/{transferId};GET /wallets;POST /wallets;GET /wallets/{walletId};GET /wallets/{walletId}/balances;PATCH /wallets/{walletId}/policy;POST /wallets/{walletId}/transactions/quote;POST /wallets/{walletId}/transactions;GET /wallets/{walletId}/transactions;GET /wallets/{walletId}/transactions/{transactionId};POST /wallets/{walletId}/signatures/quote;POST /wallets/{walletId}/signatures;POST /trading/quotes;POST /trading/orders;GET /trading/orders;GET /trading/orders/{orderId};GET /trading/positions;GET /swaps/tokens;POST /swaps/quote;POST /swaps;GET /swaps;GET /swaps/{swapId};POST /swaps/prepare;GET /swaps/routes/{routeId};GET /runs;POST /runs;GET /runs/{runId};POST /runs/{runId}/cancel;GET /approvals;POST /approvals/service-actions;POST /approvals/{approvalId};GET /artifacts;GET /artifacts/{artifactId}/content;GET /webhooks;POST /webhooks;PATCH /webhooks/{webhookId};POST /webhooks/{webhookId}/rotate-secret;DELETE /webhooks/{webhookId};GET /webhook-deliveries;POST /webhook-deliveries/{deliveryId}/replay`
+
+func TestOpenAPIDocumentsEverySpecEndpointWithItsPolicy(t *testing.T) {
+	e := newEnv(t)
+	var doc struct {
+		OpenAPI    string                                `json:"openapi"`
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			SecuritySchemes map[string]any `json:"securitySchemes"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(e.must(e.do(req{method: "GET", path: "/openapi.json"}), 200).raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Components.SecuritySchemes["bearer"] == nil {
+		t.Fatal("no bearer security scheme")
+	}
+	idemRoutes := map[string]bool{}
+	for _, rt := range routes.Table {
+		idemRoutes[rt.Method+" "+rt.Path] = rt.Idem
+	}
+	for _, ep := range strings.Split(specEndpoints, ";") {
+		method, path, _ := strings.Cut(ep, " ")
+		raw, ok := doc.Paths[path][strings.ToLower(method)]
+		if !ok {
+			t.Errorf("%s missing from the OpenAPI document", ep)
+			continue
+		}
+		var op struct {
+			Parameters []struct {
+				Name, In string
+				Required bool
+			}
+			Responses map[string]any
+			Security  []map[string]any
+		}
+		_ = json.Unmarshal(raw, &op)
+		hasIdem := false
+		for _, p := range op.Parameters {
+			if p.Name == "Idempotency-Key" && p.In == "header" && p.Required {
+				hasIdem = true
+			}
+		}
+		if hasIdem != idemRoutes[ep] {
+			t.Errorf("%s: Idempotency-Key documented=%v, route table says %v", ep, hasIdem, idemRoutes[ep])
+		}
+		for _, status := range []string{"401", "403"} {
+			if op.Responses[status] == nil {
+				t.Errorf("%s: no %s response documented", ep, status)
+			}
+		}
+		if len(op.Security) == 0 {
+			t.Errorf("%s: no security requirement", ep)
+		}
+	}
+	if n := len(strings.Split(specEndpoints, ";")); n != len(routes.Table) {
+		t.Errorf("route table has %d endpoints, spec section 4 has %d", len(routes.Table), n)
+	}
+}

@@ -1,0 +1,439 @@
+package httpapi_test
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestCreditTokenCreatesAFundedAccountWithARootKey(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		secret, rec := e.rootKey(25, nil)
+		if !strings.HasPrefix(secret, "psk_") || rec.body["depth"].(float64) != 1 || rec.body["parentId"] != nil {
+			t.Fatalf("root key = %s", rec.raw)
+		}
+		if got := len(strs(rec.body["scopes"])); got != 28 {
+			t.Fatalf("root key has %d scopes, want all 28", got)
+		}
+		bal := e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: secret}), 200)
+		if bal.body["balance"].(float64) != 25 {
+			t.Fatalf("balance = %s", bal.raw)
+		}
+	})
+}
+
+func TestCreditTokenRedeemsOnceEvenUnderConcurrentRedemptions(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		tok := e.token(10)
+		const n = 16
+		var wg sync.WaitGroup
+		statuses := make([]int, n)
+		codes := make([]string, n)
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				r := e.do(req{method: "POST", path: "/v1/api-keys", idem: idem(), body: map[string]any{},
+					headers: map[string]string{"X-Service-Credit-Token": tok}})
+				statuses[i], codes[i] = r.status, r.code()
+			}(i)
+		}
+		wg.Wait()
+		created := 0
+		for i := range statuses {
+			switch {
+			case statuses[i] == 201:
+				created++
+			case statuses[i] == 401 && codes[i] == "invalid_credit_token":
+			default:
+				t.Errorf("redemption %d: %d %s", i, statuses[i], codes[i])
+			}
+		}
+		if created != 1 {
+			t.Fatalf("%d accounts created from one token, want 1", created)
+		}
+	})
+}
+
+func TestForgedExpiredOrMisplacedCreditTokensAreRefused(t *testing.T) {
+	e := newEnv(t)
+	tok := e.token(5)
+	post := func(tok string, extra map[string]string) *resp {
+		h := map[string]string{"X-Service-Credit-Token": tok}
+		for k, v := range extra {
+			h[k] = v
+		}
+		return e.do(req{method: "POST", path: "/v1/api-keys", idem: idem(), body: map[string]any{}, headers: h})
+	}
+	e.must(post(tok[:len(tok)-3]+"xyz", nil), 401, "invalid_credit_token")
+	e.must(post("not-a-token", nil), 401, "invalid_credit_token")
+	e.clock.Advance(2 * time.Hour)
+	e.must(post(tok, nil), 401, "invalid_credit_token")
+	e.must(e.do(req{method: "GET", path: "/v1/api-keys", headers: map[string]string{"X-Service-Credit-Token": e.token(1)}}), 400, "validation_failed")
+}
+
+func TestSecretIsShownOnlyAtCreationAndStoredHashed(t *testing.T) {
+	e := newEnv(t)
+	secret, rec := e.rootKey(1, nil)
+	if !strings.HasPrefix(secret, rec.str("prefix")) || len(secret) < 40 {
+		t.Fatalf("prefix %q is not a prefix of the secret", rec.str("prefix"))
+	}
+	list := e.must(e.do(req{method: "GET", path: "/v1/api-keys", key: secret}), 200)
+	if strings.Contains(string(list.raw), secret) || strings.Contains(string(list.raw), `"secret"`) {
+		t.Fatal("listing exposes the secret")
+	}
+	// Nothing in storage holds the secret itself.
+	if at := storedKey(t, e, rec.str("id")); strings.Contains(at, secret[len(rec.str("prefix")):]) || !strings.Contains(at, "secretHash") {
+		t.Fatal("the secret is stored in clear")
+	}
+}
+
+// Spec 2.1 rules, through the real router.
+func TestKeyCreationRules(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.rootKey(10, nil)
+	post := func(key string, body map[string]any) *resp {
+		return e.do(req{method: "POST", path: "/v1/api-keys", key: key, idem: idem(), body: body})
+	}
+	t.Run("Rule1AllowedAndExcludedServicesAreExclusive", func(t *testing.T) {
+		e.must(post(root, map[string]any{"allowedServices": []string{"cloud-superbrain"}, "excludedServices": []string{"core-research"}}), 400, "validation_failed")
+		e.must(post(root, map[string]any{"allowedOperations": []string{"projects.list"}, "excludedOperations": []string{"projects.create"}}), 400, "validation_failed")
+	})
+	t.Run("Rule2ChildInheritsTheParentServiceBoundary", func(t *testing.T) {
+		p, prec := e.child(root, map[string]any{"allowedServices": []string{"cloud-superbrain", "core-research"}})
+		_, crec := e.child(p, map[string]any{"label": "inherits"})
+		if !slices.Equal(strs(crec.body["allowedServices"]), strs(prec.body["allowedServices"])) {
+			t.Fatalf("child services %v, parent %v", crec.body["allowedServices"], prec.body["allowedServices"])
+		}
+		_, rrec := e.child(root, map[string]any{})
+		if rrec.body["allowedServices"] != nil {
+			t.Fatalf("child of an unbounded root must stay unbounded, got %v", rrec.body["allowedServices"])
+		}
+	})
+	t.Run("Rule2ExcludedServicesBecomeAnExplicitAllowlist", func(t *testing.T) {
+		_, rec := e.child(root, map[string]any{"excludedServices": []string{"managed-wallets", "managed-trading"}})
+		got := strs(rec.body["allowedServices"])
+		if len(got) != 7 || slices.Contains(got, "managed-wallets") || slices.Contains(got, "managed-trading") {
+			t.Fatalf("allowedServices = %v", got)
+		}
+	})
+	t.Run("Rule2EmptyAllowedServicesReachesNoServiceButKeepsOtherOperations", func(t *testing.T) {
+		k, rec := e.child(root, map[string]any{"allowedServices": []string{}})
+		if got := strs(rec.body["allowedServices"]); len(got) != 0 || rec.body["allowedServices"] == nil {
+			t.Fatalf("allowedServices = %v", rec.body["allowedServices"])
+		}
+		e.must(e.do(req{method: "GET", path: "/v1/wallets", key: k}), 403, "service_denied")
+		e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: k}), 200)
+	})
+	t.Run("Rule3And4SelectorsResolveToExactOperationsAtCreation", func(t *testing.T) {
+		_, rec := e.child(root, map[string]any{"allowedOperations": []string{"services.invoke.cloud-superbrain", "projects.list"}})
+		got := strs(rec.body["allowedOperations"])
+		want := []string{"projects.list", "services.invoke.cloud-superbrain.memory.delete", "services.invoke.cloud-superbrain.memory.list", "services.invoke.cloud-superbrain.memory.search", "services.invoke.cloud-superbrain.memory.write"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("allowedOperations = %v, want %v", got, want)
+		}
+		_, rec = e.child(root, map[string]any{"excludedOperations": []string{"apiKeys.revoke", "services.invoke.cloud-superbrain.memory.delete"}})
+		got = strs(rec.body["allowedOperations"])
+		if slices.Contains(got, "apiKeys.revoke") || slices.Contains(got, "services.invoke.cloud-superbrain.memory.delete") || !slices.Contains(got, "services.invoke.cloud-superbrain.memory.write") || !slices.Contains(got, "webhooks.create") {
+			t.Fatalf("exclusion-derived allowedOperations = %v", got)
+		}
+	})
+	t.Run("UnknownSelectorsScopesAndServicesAre400", func(t *testing.T) {
+		for _, body := range []map[string]any{
+			{"scopes": []string{"nope:read"}},
+			{"allowedServices": []string{"nope"}},
+			{"allowedOperations": []string{"services.invoke.cloud-superbrain.memory.nope"}},
+			{"allowedOperations": []string{"nope.list"}},
+			{"limits": map[string]any{"nope.list": map[string]any{"requestsPerMinute": 1}}},
+			{"limits": map[string]any{"projects.list": map[string]any{"creditsPerDay": 5}}},
+			{"limits": map[string]any{"projects.list": map[string]any{}}},
+			{"expiresAt": e.clock.Now().Add(-time.Minute).Format(time.RFC3339)},
+			{"privacyTier": "secret"},
+			{"projectId": "prj_01M8142SJ4P3055BQSZ1J8BYQY"},
+		} {
+			e.must(post(root, body), 400, "validation_failed")
+		}
+	})
+	t.Run("Rule5ANarrowWorkerKeyGetsExactlyItsSupportingOperations", func(t *testing.T) {
+		w, rec := e.child(root, map[string]any{
+			"scopes":            []string{"services:invoke", "approvals:write"},
+			"allowedServices":   []string{"cloud-superbrain"},
+			"allowedOperations": []string{"services.invoke.cloud-superbrain.memory.delete", "approvals.create", "approvals.decide"},
+		})
+		want := []string{"approvals.create", "approvals.decide", "services.invoke.cloud-superbrain.memory.delete"}
+		if got := strs(rec.body["allowedOperations"]); !slices.Equal(got, want) {
+			t.Fatalf("allowedOperations = %v", got)
+		}
+		invoke := func(op string) *resp {
+			return e.do(req{method: "POST", path: "/v1/services/cloud-superbrain/invoke", key: w, idem: idem(), body: map[string]any{"operationId": op, "input": map[string]any{}}})
+		}
+		e.must(invoke("memory.write"), 403, "operation_denied")
+		if r := invoke("memory.delete"); r.status == 403 {
+			t.Fatalf("the allowed exact capability was refused: %s", r.raw)
+		}
+		e.must(e.do(req{method: "POST", path: "/v1/services/core-research/invoke", key: w, idem: idem(), body: map[string]any{"operationId": "research.query"}}), 403, "service_denied")
+	})
+	t.Run("Rule6SecretOnlyInTheCreateResponse", func(t *testing.T) {
+		_, rec := e.child(root, map[string]any{"label": "x"})
+		if rec.str("secret") == "" {
+			t.Fatal("no secret in the create response")
+		}
+	})
+}
+
+// Spec 5.5 rules 1–8: a child is never broader than its ancestors.
+func TestDelegationNeverWidens(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.rootKey(10, nil)
+	future := func(d time.Duration) string { return e.clock.Now().Add(d).UTC().Format(time.RFC3339) }
+	parent, _ := e.child(root, map[string]any{
+		"scopes":            []string{"api_keys:manage", "projects:read", "services:invoke"},
+		"allowedServices":   []string{"cloud-superbrain"},
+		"allowedOperations": []string{"apiKeys.create", "apiKeys.list", "projects.list", "services.invoke.cloud-superbrain.memory.write"},
+		"expiresAt":         future(time.Hour),
+		"privacyTier":       "pseudonymous",
+		"limits":            map[string]any{"projects.list": map[string]any{"requestsPerMinute": 10}, "*": map[string]any{"maxConcurrent": 4}},
+	})
+	for name, tc := range map[string]map[string]any{
+		"Rule1ScopeNotOnParent":           {"scopes": []string{"projects:write"}},
+		"Rule2ServiceOutsideChain":        {"allowedServices": []string{"core-research"}},
+		"Rule3OperationOutsideChain":      {"allowedOperations": []string{"projects.create"}},
+		"Rule3CapabilityOutsideChain":     {"allowedOperations": []string{"services.invoke.cloud-superbrain.memory.delete"}},
+		"Rule5ExpiryAfterAncestor":        {"expiresAt": future(2 * time.Hour)},
+		"Rule6LooserPrivacyTier":          {"privacyTier": "standard"},
+		"Rule7LimitAboveCoveringAncestor": {"limits": map[string]any{"projects.list": map[string]any{"requestsPerMinute": 11}}},
+		"Rule7LimitAboveWildcardAncestor": {"limits": map[string]any{"apiKeys.list": map[string]any{"maxConcurrent": 5}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e.must(e.do(req{method: "POST", path: "/v1/api-keys", key: parent, idem: idem(), body: tc}), 403, "delegation_denied")
+		})
+	}
+	t.Run("NarrowerChildInheritsEverythingElse", func(t *testing.T) {
+		_, rec := e.child(parent, map[string]any{"scopes": []string{"projects:read"}, "limits": map[string]any{"projects.list": map[string]any{"requestsPerMinute": 5}}})
+		if rec.str("privacyTier") != "pseudonymous" || rec.body["expiresAt"] == nil || rec.body["depth"].(float64) != 3 {
+			t.Fatalf("child = %s", rec.raw)
+		}
+		_, rec = e.child(parent, map[string]any{"privacyTier": "minimal"})
+		if rec.str("privacyTier") != "minimal" {
+			t.Fatalf("a stricter tier was not kept: %s", rec.raw)
+		}
+	})
+	t.Run("Rule8DelegationStopsAtEightLevels", func(t *testing.T) {
+		k := root
+		for depth := 2; depth <= 8; depth++ {
+			var rec *resp
+			k, rec = e.child(k, map[string]any{})
+			if rec.body["depth"].(float64) != float64(depth) {
+				t.Fatalf("depth = %v, want %d", rec.body["depth"], depth)
+			}
+		}
+		e.must(e.do(req{method: "POST", path: "/v1/api-keys", key: k, idem: idem(), body: map[string]any{}}), 403, "delegation_denied")
+	})
+}
+
+func TestProjectBoundKeysCannotChangeProjectOrWiden(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.rootKey(10, nil)
+	a := e.must(e.do(req{method: "POST", path: "/v1/projects", key: root, idem: idem(), body: map[string]any{"name": "a"}}), 201).str("id")
+	b := e.must(e.do(req{method: "POST", path: "/v1/projects", key: root, idem: idem(), body: map[string]any{"name": "b"}}), 201).str("id")
+	bound, rec := e.child(root, map[string]any{"projectId": a})
+	if rec.str("projectId") != a {
+		t.Fatalf("projectId = %v", rec.body["projectId"])
+	}
+	_, grand := e.child(bound, map[string]any{})
+	if grand.str("projectId") != a {
+		t.Fatal("a descendant of a project-bound key must inherit the project")
+	}
+	e.must(e.do(req{method: "POST", path: "/v1/api-keys", key: bound, idem: idem(), body: map[string]any{"projectId": b}}), 403, "delegation_denied")
+	e.must(e.do(req{method: "GET", path: "/v1/projects/" + b, key: bound}), 404, "not_found")
+	e.must(e.do(req{method: "GET", path: "/v1/projects/" + a, key: bound}), 200)
+	list := e.must(e.do(req{method: "GET", path: "/v1/projects", key: bound}), 200)
+	if n := len(list.body["data"].([]any)); n != 1 {
+		t.Fatalf("a bound key lists %d projects, want only its own", n)
+	}
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: bound, headers: map[string]string{"X-Service-Project": b}}), 403, "project_denied")
+	e.must(e.do(req{method: "POST", path: "/v1/projects", key: bound, idem: idem(), body: map[string]any{"name": "c"}}), 403, "project_denied")
+}
+
+// Spec 5.5 rules 9 and 10 and spec 3: revocation is immediate and covers the subtree.
+func TestRevokingAKeyDisablesItsWholeSubtreeAtOnce(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		root, _ := e.rootKey(10, nil)
+		mid, midRec := e.child(root, map[string]any{"label": "mid"})
+		leaf, _ := e.child(mid, map[string]any{"label": "leaf"})
+		e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: leaf}), 200)
+		rev := e.must(e.do(req{method: "DELETE", path: "/v1/api-keys/" + midRec.str("id"), key: root, idem: idem()}), 200)
+		if rev.body["revokedAt"] == nil {
+			t.Fatalf("revoke response = %s", rev.raw)
+		}
+		e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: mid}), 401, "key_revoked")
+		e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: leaf}), 401, "key_revoked")
+		e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: root}), 200)
+		list := e.must(e.do(req{method: "GET", path: "/v1/api-keys", key: root}), 200)
+		for _, k := range list.body["data"].([]any) {
+			m := k.(map[string]any)
+			if m["label"] == "leaf" && m["status"] != "revoked" {
+				t.Fatalf("leaf under a revoked key listed as %v", m["status"])
+			}
+		}
+	})
+}
+
+func TestExpiryOfAnAncestorDisablesItsSubtree(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.rootKey(10, nil)
+	mid, _ := e.child(root, map[string]any{"expiresAt": e.clock.Now().Add(time.Hour).Format(time.RFC3339)})
+	leaf, rec := e.child(mid, map[string]any{})
+	if rec.body["expiresAt"] == nil {
+		t.Fatal("a child must inherit its ancestor's expiry")
+	}
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: leaf}), 200)
+	e.clock.Advance(time.Hour)
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: mid}), 401, "key_expired")
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: leaf}), 401, "key_expired")
+}
+
+func TestKeysSeeOnlyThemselvesAndTheirDescendants(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		root, rootRec := e.rootKey(10, nil)
+		a, aRec := e.child(root, map[string]any{"label": "a"})
+		_, a1Rec := e.child(a, map[string]any{"label": "a1"})
+		b, bRec := e.child(root, map[string]any{"label": "b"})
+		other, _ := e.rootKey(10, nil)
+
+		labels := func(key string) []string {
+			var out []string
+			for _, k := range e.must(e.do(req{method: "GET", path: "/v1/api-keys", key: key}), 200).body["data"].([]any) {
+				out = append(out, k.(map[string]any)["label"].(string))
+			}
+			slices.Sort(out)
+			return out
+		}
+		if got := labels(a); !slices.Equal(got, []string{"a", "a1"}) {
+			t.Fatalf("a lists %v", got)
+		}
+		if got := labels(root); !slices.Equal(got, []string{"a", "a1", "b", "root"}) {
+			t.Fatalf("root lists %v", got)
+		}
+		// A sibling branch, an ancestor and another account are invisible: 404.
+		e.must(e.do(req{method: "DELETE", path: "/v1/api-keys/" + aRec.str("id"), key: b, idem: idem()}), 404, "not_found")
+		e.must(e.do(req{method: "DELETE", path: "/v1/api-keys/" + a1Rec.str("id"), key: b, idem: idem()}), 404, "not_found")
+		e.must(e.do(req{method: "DELETE", path: "/v1/api-keys/" + rootRec.str("id"), key: a, idem: idem()}), 404, "not_found")
+		e.must(e.do(req{method: "DELETE", path: "/v1/api-keys/" + bRec.str("id"), key: other, idem: idem()}), 404, "not_found")
+		e.must(e.do(req{method: "DELETE", path: "/v1/api-keys/nonsense", key: root, idem: idem()}), 404, "not_found")
+		e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: b}), 200)
+	})
+}
+
+func TestListingPagesWithCursor(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.rootKey(10, nil)
+	for i := 0; i < 5; i++ {
+		e.child(root, map[string]any{})
+	}
+	seen := map[string]bool{}
+	cursor := ""
+	for pages := 0; ; pages++ {
+		path := "/v1/api-keys?limit=2"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		r := e.must(e.do(req{method: "GET", path: path, key: root}), 200)
+		for _, k := range r.body["data"].([]any) {
+			id := k.(map[string]any)["id"].(string)
+			if seen[id] {
+				t.Fatalf("key %s listed twice", id)
+			}
+			seen[id] = true
+		}
+		if r.body["nextCursor"] == nil {
+			break
+		}
+		cursor = r.body["nextCursor"].(string)
+		if pages > 5 {
+			t.Fatal("pagination does not end")
+		}
+	}
+	if len(seen) != 6 {
+		t.Fatalf("listed %d keys, want 6", len(seen))
+	}
+	e.must(e.do(req{method: "GET", path: "/v1/api-keys?limit=0", key: root}), 400, "validation_failed")
+	e.must(e.do(req{method: "GET", path: "/v1/api-keys?limit=101", key: root}), 400, "validation_failed")
+	e.must(e.do(req{method: "GET", path: "/v1/api-keys?cursor=%25%25", key: root}), 400, "validation_failed")
+}
+
+// Spec 5.7: rotation.
+func TestRotationWalkthrough(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.rootKey(10, nil)
+	old, oldRec := e.child(root, map[string]any{"label": "svc-v1", "scopes": []string{"credits:read", "api_keys:manage"}})
+	// 1–2. Create a new key with the same or narrower policy and store it.
+	fresh, _ := e.child(root, map[string]any{"label": "svc-v2", "scopes": []string{"credits:read", "api_keys:manage"}})
+	// 3. Move traffic and verify.
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: fresh}), 200)
+	// 4. Revoke the old key with a unique idempotency key; it is refused at once.
+	e.must(e.do(req{method: "DELETE", path: "/v1/api-keys/" + oldRec.str("id"), key: old, idem: idem()}), 200)
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: old}), 401, "key_revoked")
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: fresh}), 200)
+}
+
+func TestRequestsRacingARevokeAreRefusedOnceItAnswered(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		root, _ := e.rootKey(10, nil)
+		k, rec := e.child(root, map[string]any{})
+		var mu sync.Mutex
+		var revokedAt time.Time
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					start := time.Now()
+					r := e.do(req{method: "GET", path: "/v1/credits/balance", key: k})
+					mu.Lock()
+					done := revokedAt
+					mu.Unlock()
+					if !done.IsZero() && start.After(done) && r.status != 401 {
+						t.Errorf("a request started after the revoke answered got %d", r.status)
+					}
+				}
+			}()
+		}
+		time.Sleep(50 * time.Millisecond)
+		e.must(e.do(req{method: "DELETE", path: "/v1/api-keys/" + rec.str("id"), key: root, idem: idem()}), 200)
+		mu.Lock()
+		revokedAt = time.Now()
+		mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+		close(stop)
+		wg.Wait()
+	})
+}
+
+func TestEndUserHeaderIsValidated(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.rootKey(1, nil)
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: root, headers: map[string]string{"X-Service-End-User": "user:42@example"}}), 200)
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: root, headers: map[string]string{"X-Service-End-User": strings.Repeat("u", 129)}}), 400, "validation_failed")
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: root, headers: map[string]string{"X-Service-End-User": "has space"}}), 400, "validation_failed")
+}
+
+func TestScopesAreEnforcedOnEveryEndpoint(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.rootKey(1, nil)
+	k, _ := e.child(root, map[string]any{"scopes": []string{"projects:read"}})
+	e.must(e.do(req{method: "GET", path: "/v1/projects", key: k}), 200)
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: k}), 403, "scope_denied")
+	e.must(e.do(req{method: "POST", path: "/v1/projects", key: k, idem: idem(), body: map[string]any{"name": "x"}}), 403, "scope_denied")
+	e.must(e.do(req{method: "GET", path: "/v1/webhooks", key: k}), 403, "scope_denied")
+	e.must(e.do(req{method: "GET", path: "/v1/api-keys", key: k}), 403, "scope_denied")
+}
