@@ -77,6 +77,9 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 			})
 		}),
 		config.WithAPIOptions(apiOptions),
+		// We hash objects ourselves (see s3blob); validating S3's optional
+		// response checksums as well would only log noise where there are none.
+		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("awsenv: load AWS config: %w", err)
@@ -100,12 +103,20 @@ func (e *Env) S3() *s3.Client {
 	return s3.NewFromConfig(e.Config, func(o *s3.Options) { o.UsePathStyle = e.pathStyle })
 }
 
-// callTimeout gives every operation a deadline, so a hung connection costs a
-// bounded part of the request's budget rather than all of it.
+// untimed operations outlive their call: S3 streams a GetObject body after
+// the call returns, and SQS holds a long poll open for up to 20 seconds.
+// The caller's context alone bounds them.
+var untimed = map[string]bool{"S3.GetObject": true, "SQS.ReceiveMessage": true}
+
+// callTimeout gives every other operation a deadline, so a hung connection
+// costs a bounded part of the request's budget rather than all of it.
 func callTimeout(d time.Duration) func(*middleware.Stack) error {
 	return func(st *middleware.Stack) error {
 		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("awsenvCallTimeout",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				if untimed[opName(ctx)] {
+					return next.HandleInitialize(ctx, in)
+				}
 				ctx, cancel := context.WithTimeout(ctx, d)
 				defer cancel()
 				return next.HandleInitialize(ctx, in)
