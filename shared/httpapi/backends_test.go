@@ -1,5 +1,9 @@
 package httpapi_test
 
-import "testing"
+import "platformapi/shared/store/teststores"
 
-func backends(t *testing.T) []backend { return []backend{embedded} }
+// The black-box tests run on every storage backend this run can reach.
+var (
+	embedded = teststores.Embedded
+	backends = teststores.All
+)

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +17,7 @@ import (
 	"platformapi/shared/credittoken"
 	"platformapi/shared/httpapi"
 	"platformapi/shared/store"
-	"platformapi/shared/store/boltstore"
+	"platformapi/shared/store/teststores"
 )
 
 // clock is a settable clock shared by the server and its store, so tests can
@@ -45,32 +44,17 @@ type env struct {
 	srv    *httpapi.Server
 }
 
-// backend makes a fresh item store for one test.
-type backend struct {
-	name string
-	open func(t *testing.T, now func() time.Time) store.Store
-}
-
-var embedded = backend{name: "embedded", open: func(t *testing.T, now func() time.Time) store.Store {
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "platform.db"), boltstore.WithClock(now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}}
-
 // forEachBackend runs a black-box test against every storage backend
 // available to this run.
 func forEachBackend(t *testing.T, test func(t *testing.T, e *env)) {
-	for _, b := range backends(t) {
-		t.Run(b.name, func(t *testing.T) { test(t, newEnvOn(t, b)) })
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) { test(t, newEnvOn(t, b)) })
 	}
 }
 
 func newEnv(t *testing.T) *env { return newEnvOn(t, embedded) }
 
-func newEnvOn(t *testing.T, b backend) *env {
+func newEnvOn(t *testing.T, b teststores.Backend) *env {
 	t.Helper()
 	c := &clock{now: time.Now().UTC().Truncate(time.Second)}
 	seed := make([]byte, 32)
@@ -79,9 +63,9 @@ func newEnvOn(t *testing.T, b backend) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := b.open(t, c.Now)
+	st := b.Open(t, c.Now)
 	srv, err := httpapi.New(httpapi.Deps{
-		Store: st, CreditTokens: signer, Now: c.Now, Backend: b.name,
+		Store: st, CreditTokens: signer, Now: c.Now, Backend: b.Name,
 		Logger:         slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		RequestTimeout: 10 * time.Second,
 	})
