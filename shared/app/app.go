@@ -116,8 +116,13 @@ func loadSigner(ctx context.Context, c Config, rt *Runtime) (*credittoken.Signer
 
 // NewServer builds the HTTP API for the given groups (nil: all).
 func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*httpapi.Server, error) {
+	topUp, fac, err := topUpFromEnv(r.Config, r.Store)
+	if err != nil {
+		return nil, err
+	}
 	return httpapi.New(httpapi.Deps{
 		Store: r.Store, CreditTokens: r.Signer, Logger: logger, Groups: groups,
 		Backend: r.Config.Backend, RequestTimeout: 30 * time.Second,
+		TopUp: topUp, Facilitator: fac,
 	})
 }

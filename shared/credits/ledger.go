@@ -37,11 +37,22 @@ func AccountKey(accountID string) store.Key {
 
 // Entry is one ledger line.
 type Entry struct {
-	ID          string    `json:"id"`
-	Kind        string    `json:"kind"`
-	AmountMicro int64     `json:"amount"` // signed change of the balance
-	Reference   string    `json:"reference,omitempty"`
-	CreatedAt   time.Time `json:"createdAt"`
+	ID          string `json:"id"`
+	Kind        string `json:"kind"`
+	AmountMicro int64  `json:"amount"` // signed change of the available balance
+	// ChargedMicro is what a capture charged: money that left the account
+	// for good (it was already out of the balance since the hold).
+	ChargedMicro int64     `json:"charged,omitempty"`
+	Reference    string    `json:"reference,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
+}
+
+func decodeEntry(it store.Item) (Entry, error) {
+	var e Entry
+	if err := json.Unmarshal(it.Bytes("doc"), &e); err != nil {
+		return Entry{}, fmt.Errorf("credits: decode entry: %w", err)
+	}
+	return e, nil
 }
 
 func entryOp(accountID string, e Entry) store.Op {

@@ -33,6 +33,7 @@ type Principal struct {
 	EndUser     string
 	Service     string // the managed service the request reaches, if any
 	Operation   string // managed operation id for invoke and runs.create
+	URL         string // the absolute URL requested, for x402 resource descriptions
 }
 
 // Key is the calling key (nil for a credit-token request).
@@ -97,6 +98,7 @@ func (s *Server) enforce(rt routes.Route, next http.Handler) http.Handler {
 			writeProblem(w, r, err)
 			return
 		}
+		p.URL = requestURL(r)
 		r = r.WithContext(context.WithValue(ctx, keyPrincipal, p))
 
 		release, err := s.admit(ctx, rt, p)
@@ -445,4 +447,14 @@ func endUserForLog(p *Principal) string {
 		return ""
 	}
 	return keys.RedactEndUser(p.Key().PrivacyTier, p.Key().AccountID, p.EndUser)
+}
+
+// requestURL rebuilds the absolute URL the client called (behind API Gateway
+// the scheme arrives in X-Forwarded-Proto).
+func requestURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + r.URL.RequestURI()
 }

@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/credits"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/httpapi"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
+	"platformapi/shared/x402/localfacilitator"
 )
 
 // clock is a settable clock shared by the server and its store, so tests can
@@ -32,6 +34,12 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// topUpConfig is the server's x402 configuration in tests: Base Sepolia USDC.
+var topUpConfig = credits.TopUpConfig{
+	Network: "eip155:84532", Asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+	AssetName: "USDC", AssetVersion: "2", PayTo: "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", MaxTimeoutSeconds: 300,
 }
 
 // env is one API server on real storage behind a real HTTP listener.
@@ -66,6 +74,7 @@ func newEnvOn(t *testing.T, b teststores.Backend) *env {
 	st := b.Open(t, c.Now)
 	srv, err := httpapi.New(httpapi.Deps{
 		Store: st, CreditTokens: signer, Now: c.Now, Backend: b.Name,
+		TopUp: topUpConfig, Facilitator: localfacilitator.New(st, localfacilitator.Config{Now: c.Now}),
 		Logger:         slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		RequestTimeout: 10 * time.Second,
 	})

@@ -64,6 +64,7 @@ func (s *Server) registerImplemented() map[string]bool {
 	register(s, done, "projects.update", http.MethodPatch, http.StatusOK, s.updateProject)
 	register(s, done, "projects.archive", http.MethodDelete, http.StatusOK, s.archiveProject)
 	register(s, done, "credits.balance.read", http.MethodGet, http.StatusOK, s.readBalance)
+	register(s, done, "credits.x402.topUp", http.MethodPost, http.StatusOK, s.topUpCredits)
 	return done
 }
 

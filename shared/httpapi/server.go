@@ -28,6 +28,7 @@ import (
 	"platformapi/shared/projects"
 	"platformapi/shared/routes"
 	"platformapi/shared/store"
+	"platformapi/shared/x402"
 )
 
 // APIVersion is the major version in the base path.
@@ -48,6 +49,10 @@ type Deps struct {
 	RequestTimeout time.Duration
 	// Backend names the storage backend in /health.
 	Backend string
+	// TopUp configures x402 credit purchases; a nil Facilitator or empty
+	// PayTo makes the top-up answer 503.
+	TopUp       credits.TopUpConfig
+	Facilitator x402.Facilitator
 }
 
 // Server is the API.
@@ -58,6 +63,7 @@ type Server struct {
 	keys     *keys.Repo
 	projects *projects.Repo
 	ledger   *credits.Ledger
+	topUp    *credits.TopUp
 	limits   *limits.Counter
 	idem     *idempotency.Store
 	api      huma.API
@@ -95,6 +101,7 @@ func New(d Deps) (*Server, error) {
 		idem:     idempotency.New(d.Store, d.Now, d.RequestTimeout+5*time.Second),
 		inner:    http.NewServeMux(),
 	}
+	s.topUp = credits.NewTopUp(s.ledger, d.TopUp, d.Facilitator)
 	s.api = humago.New(s.inner, humaConfig())
 	s.registerPublic()
 	implemented := s.registerImplemented()

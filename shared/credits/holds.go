@@ -1,0 +1,102 @@
+package credits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"platformapi/shared/ids"
+	"platformapi/shared/store"
+)
+
+// Hold is credits reserved before a metered operation runs. It ends exactly
+// once: captured at the exact charge (the rest returned) or released.
+type Hold struct {
+	l         *Ledger
+	accountID string
+	ID        string
+	Amount    int64
+}
+
+func holdKey(accountID, id string) store.Key {
+	return store.Key{PK: "acct#" + accountID, SK: "hold#" + id}
+}
+
+// Hold takes amountMicro from the balance, or fails with ErrInsufficient and
+// changes nothing. The balance check and the debit are one conditional
+// write, so concurrent holds can never take the balance below zero.
+func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, reference string) (*Hold, error) {
+	if amountMicro < 0 {
+		return nil, fmt.Errorf("credits: negative hold %d", amountMicro)
+	}
+	now := l.now()
+	h := &Hold{l: l, accountID: accountID, ID: ids.New("hld", now), Amount: amountMicro}
+	rec := store.NewItem(holdKey(accountID, h.ID))
+	rec["amount"] = amountMicro
+	rec["state"] = "held"
+	rec["reference"] = reference
+	err := l.st.Transact(ctx, []store.Op{
+		store.UpdateOp(AccountKey(accountID), store.Update{Add: map[string]int64{attrBalance: -amountMicro}},
+			store.Exists(), store.NumAtLeast(attrBalance, amountMicro)),
+		store.PutOp(rec, store.NotExists()),
+		entryOp(accountID, Entry{ID: ids.New("led", now), Kind: KindHold, AmountMicro: -amountMicro, Reference: h.ID, CreatedAt: now.UTC()}),
+	})
+	var tx *store.TxError
+	if errors.As(err, &tx) && tx.Index == 0 {
+		return nil, ErrInsufficient
+	}
+	if err != nil {
+		return nil, fmt.Errorf("credits: hold: %w", err)
+	}
+	return h, nil
+}
+
+// Capture charges exactMicro (at most the held amount) and returns the rest
+// to the balance.
+func (h *Hold) Capture(ctx context.Context, exactMicro int64) error {
+	if exactMicro < 0 || exactMicro > h.Amount {
+		return fmt.Errorf("credits: capture %d outside hold of %d", exactMicro, h.Amount)
+	}
+	return h.end(ctx, "captured", exactMicro)
+}
+
+// Release returns the whole hold to the balance.
+func (h *Hold) Release(ctx context.Context) error { return h.end(ctx, "released", 0) }
+
+func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error {
+	now := h.l.now()
+	refund := h.Amount - chargedMicro
+	ops := []store.Op{
+		store.UpdateOp(holdKey(h.accountID, h.ID), store.Update{Set: map[string]any{"state": state, "charged": chargedMicro}}, store.AttrEquals("state", "held")),
+		entryOp(h.accountID, Entry{ID: ids.New("led", now), Kind: KindCapture, AmountMicro: 0, ChargedMicro: chargedMicro, Reference: h.ID, CreatedAt: now.UTC()}),
+	}
+	if state == "released" {
+		ops = ops[:1]
+	}
+	if refund > 0 {
+		ops = append(ops,
+			store.UpdateOp(AccountKey(h.accountID), store.Update{Add: map[string]int64{attrBalance: refund}}, store.Exists()),
+			entryOp(h.accountID, Entry{ID: ids.New("led", now.Add(1)), Kind: KindRelease, AmountMicro: refund, Reference: h.ID, CreatedAt: now.UTC()}))
+	}
+	if err := h.l.st.Transact(ctx, ops); err != nil {
+		return fmt.Errorf("credits: %s hold %s: %w", state, h.ID, err)
+	}
+	return nil
+}
+
+// Entries lists the account's ledger, oldest first (for audits and tests).
+func (l *Ledger) Entries(ctx context.Context, accountID string, limit int) ([]Entry, error) {
+	page, err := l.st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: "ledger#", Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("credits: entries: %w", err)
+	}
+	out := make([]Entry, 0, len(page.Items))
+	for _, it := range page.Items {
+		e, err := decodeEntry(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}

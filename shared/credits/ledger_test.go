@@ -1,0 +1,118 @@
+package credits_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"platformapi/shared/credits"
+	"platformapi/shared/store"
+	"platformapi/shared/store/teststores"
+)
+
+func openAccount(t *testing.T, st store.Store, micro int64) string {
+	t.Helper()
+	if err := st.Transact(context.Background(), credits.OpenAccountOps("acct_test", micro, "test", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	return "acct_test"
+}
+
+// sumEntries proves every movement has its entry: the ledger adds up to the balance.
+func sumEntries(t *testing.T, l *credits.Ledger, acct string) (balance, charged int64) {
+	t.Helper()
+	entries, err := l.Entries(context.Background(), acct, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		balance += e.AmountMicro
+		charged += e.ChargedMicro
+	}
+	return balance, charged
+}
+
+func TestConcurrentHoldsNeverTakeTheBalanceBelowZero(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			l := credits.NewLedger(st, time.Now)
+			acct := openAccount(t, st, 10*250_000) // covers exactly 10 holds
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			held, refused := 0, 0
+			for i := 0; i < 100; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, err := l.Hold(context.Background(), acct, 250_000, "op")
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil:
+						held++
+					case errors.Is(err, credits.ErrInsufficient):
+						refused++
+					default:
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			bal, err := l.Balance(context.Background(), acct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if held != 10 || refused != 90 || bal != 0 {
+				t.Fatalf("held %d, refused %d, balance %d; want 10, 90, 0", held, refused, bal)
+			}
+			if sum, _ := sumEntries(t, l, acct); sum != bal {
+				t.Fatalf("ledger sums to %d, balance is %d", sum, bal)
+			}
+		})
+	}
+}
+
+func TestCaptureChargesExactlyAndReturnsTheRest(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			l := credits.NewLedger(st, time.Now)
+			acct := openAccount(t, st, 1_000_000)
+			ctx := context.Background()
+			h, err := l.Hold(ctx, acct, 400_000, "invoke")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Capture(ctx, 123_456); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Capture(ctx, 1); err == nil {
+				t.Fatal("a hold was captured twice")
+			}
+			if err := h.Release(ctx); err == nil {
+				t.Fatal("a captured hold was released")
+			}
+			h2, _ := l.Hold(ctx, acct, 100_000, "invoke")
+			if err := h2.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Hold(ctx, acct, 0, "free"); err != nil {
+				t.Fatal(err)
+			}
+			if err := (&credits.Hold{ID: h.ID, Amount: h.Amount}).Capture(ctx, h.Amount+1); err == nil {
+				t.Fatal("captured more than held")
+			}
+			bal, _ := l.Balance(ctx, acct)
+			if bal != 1_000_000-123_456 {
+				t.Fatalf("balance = %d", bal)
+			}
+			sum, charged := sumEntries(t, l, acct)
+			if sum != bal || charged != 123_456 {
+				t.Fatalf("ledger: sum %d charged %d, balance %d", sum, charged, bal)
+			}
+		})
+	}
+}
