@@ -5,6 +5,7 @@
 //	local [--create-resources]          serve on ADDR (default 127.0.0.1:8080)
 //	local mint-credit-token --credits N print one first-key credit token
 //	local print-openapi                 print the OpenAPI 3.1 document
+//	local sign-payment ...              sign an x402 challenge (development)
 package main
 
 import (
@@ -39,6 +40,9 @@ func run(args []string) error {
 	}
 	if len(args) > 0 && args[0] == "print-openapi" {
 		return printOpenAPI()
+	}
+	if len(args) > 0 && args[0] == "sign-payment" {
+		return signPayment(args[1:])
 	}
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.BoolVar(&cfg.CreateResources, "create-resources", false, "create missing AWS resources first (LocalStack, moto)")
