@@ -50,6 +50,25 @@ type env struct {
 	store  store.Store
 	signer *credittoken.Signer
 	srv    *httpapi.Server
+	logs   *syncBuffer
+}
+
+// syncBuffer collects the server's log lines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // forEachBackend runs a black-box test against every storage backend
@@ -72,10 +91,11 @@ func newEnvOn(t *testing.T, b teststores.Backend) *env {
 		t.Fatal(err)
 	}
 	st := b.Open(t, c.Now)
+	logs := &syncBuffer{}
 	srv, err := httpapi.New(httpapi.Deps{
 		Store: st, CreditTokens: signer, Now: c.Now, Backend: b.Name,
 		TopUp: topUpConfig, Facilitator: localfacilitator.New(st, localfacilitator.Config{Now: c.Now}),
-		Logger:         slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Logger:         slog.New(slog.NewJSONHandler(logs, nil)),
 		RequestTimeout: 10 * time.Second,
 	})
 	if err != nil {
@@ -83,7 +103,7 @@ func newEnvOn(t *testing.T, b teststores.Backend) *env {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &env{t: t, url: hs.URL, clock: c, store: st, signer: signer, srv: srv}
+	return &env{t: t, url: hs.URL, clock: c, store: st, signer: signer, srv: srv, logs: logs}
 }
 
 type resp struct {
