@@ -208,8 +208,13 @@ func checkOps(ops []store.Op) error {
 			}
 		case store.OpUpdate:
 			err = errors.Join(checkKey(op.Key), checkUpdate(op.Update))
-		case store.OpDelete, store.OpCheck:
+		case store.OpDelete:
 			err = checkKey(op.Key)
+		case store.OpCheck:
+			err = checkKey(op.Key)
+			if err == nil && len(op.Conds) == 0 {
+				err = invalid("member %d: a check needs a condition", i)
+			}
 		default:
 			err = invalid("member %d: unknown op kind %d", i, op.Kind)
 		}

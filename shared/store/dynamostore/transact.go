@@ -124,9 +124,6 @@ func transactItems(table string, ops []store.Op, fresh []store.Item, now int64) 
 			items[i].Delete = &types.Delete{TableName: &table, Key: keyRecord(op.Key),
 				ConditionExpression: e.condition(), ExpressionAttributeNames: names, ExpressionAttributeValues: values}
 		default:
-			if e.condition() == nil {
-				return nil, invalid("member %d: a check needs a condition", i)
-			}
 			items[i].ConditionCheck = &types.ConditionCheck{TableName: &table, Key: keyRecord(op.Key),
 				ConditionExpression: e.condition(), ExpressionAttributeNames: names, ExpressionAttributeValues: values}
 		}

@@ -60,6 +60,10 @@ var transactRules = []rule{
 			t.Run(c.name, func(t *testing.T) { wantTxIndex(t, s.Transact(ctx(t), c.ops), c.want) })
 		}
 	}},
+	{"TransactRefusesACheckWithoutCondition", func(t *testing.T, s store.Store) {
+		wantInvalid(t, s.Transact(ctx(t), []store.Op{store.PutOp(item(key("a"))), store.CheckOp(key("b"))}))
+		wantNotFound(t, s, key("a"))
+	}},
 	{"TransactRefusesTheSameKeyTwice", func(t *testing.T, s store.Store) {
 		wantInvalid(t, s.Transact(ctx(t), []store.Op{store.PutOp(item(key("a"))), store.DeleteOp(key("a"))}))
 		wantNotFound(t, s, key("a"))

@@ -1,0 +1,132 @@
+package awsenv_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"platformapi/shared/awsenv"
+	"platformapi/shared/awsenv/awstest"
+	"platformapi/shared/store"
+	"platformapi/shared/store/dynamostore"
+)
+
+func TestNamesHaveLocalDefaultsAndFollowTheEnvironment(t *testing.T) {
+	for _, v := range []string{"TABLE_NAME", "FILES_BUCKET", "ARCHIVES_BUCKET", "ARTIFACTS_BUCKET",
+		"WEBHOOK_QUEUE_URL", "WEBHOOK_QUEUE_NAME", "RUNS_QUEUE_URL", "RUNS_QUEUE_NAME", "KMS_KEY_ID"} {
+		t.Setenv(v, "")
+	}
+	want := awsenv.Names{
+		Table: "platform-api", FilesBucket: "platform-api-files", ArchivesBucket: "platform-api-archives",
+		ArtifactsBucket: "platform-api-artifacts", WebhookQueue: awsenv.Queue{Name: "platform-api-webhooks"},
+		RunsQueue: awsenv.Queue{Name: "platform-api-runs"}, KMSKeyID: "alias/platform-api",
+	}
+	if got := awsenv.NamesFromEnv(); got != want {
+		t.Fatalf("defaults = %+v; want %+v", got, want)
+	}
+	t.Setenv("TABLE_NAME", "prod-table")
+	t.Setenv("RUNS_QUEUE_URL", "https://sqs.example/123/runs")
+	t.Setenv("KMS_KEY_ID", "arn:aws:kms:eu-west-1:123:key/abc")
+	got := awsenv.NamesFromEnv()
+	if got.Table != "prod-table" || got.RunsQueue.URL != "https://sqs.example/123/runs" || got.KMSKeyID != "arn:aws:kms:eu-west-1:123:key/abc" {
+		t.Fatalf("overrides = %+v", got)
+	}
+}
+
+// TestCallCounterCountsEveryAttempt proves retries are counted: they are
+// round trips, and billed.
+func TestCallCounterCountsEveryAttempt(t *testing.T) {
+	faults := awsenv.NewFaults()
+	env := awstest.Env(t, awsenv.WithAPIOptions(faults.APIOption()))
+	db, table := awstest.Table(t, env)
+	s := dynamostore.New(db, table)
+	ctx := awstest.Context(t)
+	env.Calls.Reset()
+	faults.Set("DynamoDB.GetItem", awsenv.Throttle)
+	_, err := s.Get(ctx, store.Key{PK: "p", SK: "s"})
+	faults.Clear()
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("err = %v; want ErrUnavailable", err)
+	}
+	if n := env.Calls.Snapshot()["DynamoDB.GetItem"]; n != 3 || faults.Hits("DynamoDB.GetItem") != 3 {
+		t.Fatalf("counted %d GetItem round trips, injected %d; want 3 attempts", n, faults.Hits("DynamoDB.GetItem"))
+	}
+	env.Calls.Reset()
+	if env.Calls.Total() != 0 {
+		t.Fatal("Reset left counts behind")
+	}
+}
+
+func TestCreateResourcesCreatesWhatIsMissingAndIsRepeatable(t *testing.T) {
+	awstest.Env(t) // skips without an emulator
+	base := awstest.Name(t, "res")
+	t.Setenv("TABLE_NAME", base)
+	t.Setenv("FILES_BUCKET", base+"-files")
+	t.Setenv("ARCHIVES_BUCKET", base+"-archives")
+	t.Setenv("ARTIFACTS_BUCKET", base+"-artifacts")
+	t.Setenv("WEBHOOK_QUEUE_URL", "")
+	t.Setenv("WEBHOOK_QUEUE_NAME", base+"-webhooks")
+	t.Setenv("RUNS_QUEUE_URL", "")
+	t.Setenv("RUNS_QUEUE_NAME", base+"-runs")
+	t.Setenv("KMS_KEY_ID", "alias/"+base)
+	env, err := awsenv.New(awstest.Context(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := awstest.Context(t)
+	for range 2 {
+		if err := env.CreateResources(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { deleteResources(env) })
+	n := env.Names
+	if _, err := env.DynamoDB().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &n.Table}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{n.FilesBucket, n.ArchivesBucket, n.ArtifactsBucket} {
+		if _, err := env.S3().HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &b}); err != nil {
+			t.Fatalf("bucket %s: %v", b, err)
+		}
+	}
+	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue} {
+		url, err := env.QueueURL(ctx, awsenv.Queue{Name: q.Name})
+		if err != nil || url != q.URL {
+			t.Fatalf("queue %s: %q, %v; recorded %q", q.Name, url, err, q.URL)
+		}
+		attrs, err := env.SQS().GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []sqstypes.QueueAttributeName{"RedrivePolicy"}})
+		if err != nil || attrs.Attributes["RedrivePolicy"] == "" {
+			t.Fatalf("queue %s has no redrive policy: %v, %v", q.Name, attrs, err)
+		}
+	}
+	if _, err := env.KMS().DescribeKey(ctx, &kms.DescribeKeyInput{KeyId: &n.KMSKeyID}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func deleteResources(env *awsenv.Env) {
+	ctx := context.Background()
+	n := env.Names
+	_, _ = env.DynamoDB().DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &n.Table})
+	for _, b := range []string{n.FilesBucket, n.ArchivesBucket, n.ArtifactsBucket} {
+		_, _ = env.S3().DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &b})
+	}
+	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue} {
+		for _, name := range []string{q.Name, q.Name + "-dlq"} {
+			if url, err := env.QueueURL(ctx, awsenv.Queue{Name: name}); err == nil {
+				_, _ = env.SQS().DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &url})
+			}
+		}
+	}
+	if key, err := env.KMS().DescribeKey(ctx, &kms.DescribeKeyInput{KeyId: &n.KMSKeyID}); err == nil {
+		days := int32(7)
+		_, _ = env.KMS().ScheduleKeyDeletion(ctx, &kms.ScheduleKeyDeletionInput{KeyId: key.KeyMetadata.KeyId, PendingWindowInDays: &days})
+	}
+	_, _ = env.KMS().DeleteAlias(ctx, &kms.DeleteAliasInput{AliasName: &n.KMSKeyID})
+}

@@ -1,0 +1,64 @@
+package awsenv
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/envelope/kmsenvelope"
+	"platformapi/shared/queue/sqsqueue"
+	"platformapi/shared/store/dynamostore"
+)
+
+// MaxReceives is how often a queued message is delivered before it moves to
+// its dead-letter queue; CDK sets the same on the real queues.
+const MaxReceives = 5
+
+// CreateResources creates whatever named resource is missing: the table,
+// the buckets, the queues with their dead-letter queues (name + "-dlq") and
+// the KMS key behind its alias. It is for LocalStack and moto (the local
+// server's --create-resources); on real AWS, CDK creates all of it. Queues
+// created here get their URLs recorded in e.Names.
+func (e *Env) CreateResources(ctx context.Context) error {
+	if err := dynamostore.CreateTable(ctx, e.DynamoDB(), e.Names.Table); err != nil {
+		return err
+	}
+	s3c := e.S3()
+	for _, b := range []string{e.Names.FilesBucket, e.Names.ArchivesBucket, e.Names.ArtifactsBucket} {
+		if err := s3blob.CreateBucket(ctx, s3c, b); err != nil {
+			return err
+		}
+	}
+	sqsc := e.SQS()
+	for _, q := range []*Queue{&e.Names.WebhookQueue, &e.Names.RunsQueue} {
+		if q.URL != "" {
+			continue
+		}
+		url, err := sqsqueue.CreateQueue(ctx, sqsc, q.Name, q.Name+"-dlq", MaxReceives)
+		if err != nil {
+			return err
+		}
+		q.URL = url
+	}
+	if strings.HasPrefix(e.Names.KMSKeyID, "alias/") {
+		if _, err := kmsenvelope.CreateKey(ctx, e.KMS(), e.Names.KMSKeyID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// QueueURL returns q's URL, looking it up by name when CDK did not pass it.
+func (e *Env) QueueURL(ctx context.Context, q Queue) (string, error) {
+	if q.URL != "" {
+		return q.URL, nil
+	}
+	out, err := e.SQS().GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &q.Name})
+	if err != nil {
+		return "", fmt.Errorf("awsenv: URL of queue %s: %w", q.Name, err)
+	}
+	return *out.QueueUrl, nil
+}
