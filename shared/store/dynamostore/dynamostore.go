@@ -4,6 +4,19 @@
 // item as absent, because DynamoDB deletes expired items only eventually (and
 // moto never does). It must never return an expired item, nor let an expired
 // item's attributes leak into the fresh item an Update creates in its place.
+//
+// Table design: one table, on-demand capacity, no secondary indexes.
+//
+//	pk        S  partition key  (store.AttrPK)
+//	sk        S  sort key       (store.AttrSK)
+//	expiresAt N  TTL attribute  (store.AttrExpiresAt, unix seconds; absent or 0: never)
+//	others    S, N (int64), BOOL or B, as the port's value types
+//
+// Every access is by key (GetItem, BatchGetItem, PutItem, UpdateItem,
+// DeleteItem, TransactWriteItems) or a Query of one partition in sort-key
+// order, optionally narrowed by a sort-key prefix (begins_with) and resumed
+// after a sort key (ExclusiveStartKey); which domain record lives under which
+// pk and sk is the domain's to document.
 package dynamostore
 
 import (
