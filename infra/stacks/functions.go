@@ -1,0 +1,123 @@
+package stacks
+
+import "time"
+
+// Use is a set of resources a function touches. Each bit grants exactly one
+// permission and passes exactly the environment variables that go with it,
+// so a function can never see a resource it was not granted, nor be granted
+// one it is not told about.
+type Use uint32
+
+const (
+	// UseTable: read/write items of the single table (TABLE_NAME).
+	UseTable Use = 1 << iota
+	// UseFiles: read/write the files bucket (FILES_BUCKET).
+	UseFiles
+	// UseArchives: read/write the database archives bucket (ARCHIVES_BUCKET).
+	UseArchives
+	// UseArtifactsRead: read the artifacts bucket (ARTIFACTS_BUCKET).
+	UseArtifactsRead
+	// UseArtifactsWrite: read/write the artifacts bucket (ARTIFACTS_BUCKET).
+	UseArtifactsWrite
+	// UseKMS: encrypt/decrypt with the envelope key (KMS_KEY_ID).
+	UseKMS
+	// UseCreditSecret: read the credit-token signing seed (CREDIT_TOKEN_SECRET_ARN).
+	UseCreditSecret
+	// UseX402: the x402 payment settings (X402_*); no AWS permission.
+	UseX402
+	// SendWebhooks: send to the webhook queue (WEBHOOK_QUEUE_URL).
+	SendWebhooks
+	// SendRuns: send to the runs queue (RUNS_QUEUE_URL).
+	SendRuns
+	// ConsumeWebhooks: triggered by the webhook queue (WEBHOOK_QUEUE_URL).
+	ConsumeWebhooks
+	// ConsumeRuns: triggered by the runs queue (RUNS_QUEUE_URL).
+	ConsumeRuns
+)
+
+// Has reports whether every bit of o is in u.
+func (u Use) Has(o Use) bool { return u&o == o }
+
+// Function is one Lambda: functions/<Name>/main.go, built by `make build`
+// into <assetDir>/<Name>/bootstrap.
+type Function struct {
+	Name string
+	// Routes are HTTP API paths answered with method ANY; "$default" is the
+	// catch-all route. Workers have none.
+	Routes []string
+	// MemoryMiB also buys CPU on Lambda; the groups that sign, hash or
+	// compress get more.
+	MemoryMiB int
+	// Timeout of an HTTP function stays under the HTTP API's 30 s
+	// integration limit, or the client sees a 503 while the function runs on.
+	Timeout time.Duration
+	Uses    Use
+	// BatchSize is how many queue messages a worker takes per invocation.
+	BatchSize int
+}
+
+// Worker reports whether the function is fed by a queue instead of routes.
+func (f Function) Worker() bool { return f.Uses&(ConsumeWebhooks|ConsumeRuns) != 0 }
+
+// every HTTP group except public emits webhook events and reads the table.
+const group = UseTable | SendWebhooks
+
+// Functions is the deployment's one list of Lambdas. Adding a function is
+// adding a line here (and its functions/<name>/main.go); the stack derives
+// its resource, role, grants, environment, routes, log group and alarms.
+var Functions = []Function{
+	{Name: "public", Routes: []string{
+		"/health", "/openapi.json", "/pricing", "/docs",
+		"/v1/health", "/v1/openapi.json", "/v1/pricing", "/v1/docs",
+		"$default",
+	}, MemoryMiB: 256, Timeout: 10 * time.Second},
+	{Name: "keys", Routes: []string{"/v1/api-keys", "/v1/api-keys/{proxy+}"},
+		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseCreditSecret},
+	{Name: "services", Routes: []string{"/v1/services", "/v1/services/{proxy+}", "/v1/capabilities", "/v1/capabilities/{proxy+}", "/v1/actions"},
+		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	{Name: "credits", Routes: []string{"/v1/credits/{proxy+}"},
+		MemoryMiB: 256, Timeout: 29 * time.Second, Uses: group | UseX402},
+	{Name: "projects", Routes: []string{"/v1/projects", "/v1/projects/{proxy+}", "/v1/usage", "/v1/audit-events"},
+		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
+	{Name: "files", Routes: []string{"/v1/files", "/v1/files/{proxy+}"},
+		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseFiles},
+	{Name: "connections", Routes: []string{"/v1/connections", "/v1/connections/{proxy+}"},
+		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS},
+	{Name: "databases", Routes: []string{"/v1/databases/{proxy+}"},
+		MemoryMiB: 1024, Timeout: 29 * time.Second, Uses: group | UseArchives | UseKMS},
+	{Name: "wallets", Routes: []string{"/v1/wallets", "/v1/wallets/{proxy+}"},
+		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS},
+	{Name: "trading", Routes: []string{"/v1/trading/{proxy+}"},
+		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	{Name: "swaps", Routes: []string{"/v1/swaps", "/v1/swaps/{proxy+}"},
+		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	{Name: "runs", Routes: []string{"/v1/runs", "/v1/runs/{proxy+}"},
+		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | SendRuns | UseArtifactsRead},
+	{Name: "approvals", Routes: []string{"/v1/approvals", "/v1/approvals/{proxy+}"},
+		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
+	{Name: "artifacts", Routes: []string{"/v1/artifacts", "/v1/artifacts/{proxy+}"},
+		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseArtifactsRead},
+	{Name: "webhooks", Routes: []string{"/v1/webhooks", "/v1/webhooks/{proxy+}", "/v1/webhook-deliveries", "/v1/webhook-deliveries/{proxy+}"},
+		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
+	{Name: "mcp", Routes: []string{"/mcp", "/v1/mcp"},
+		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	{Name: "webhook-worker", MemoryMiB: 256, Timeout: 60 * time.Second,
+		Uses: UseTable | ConsumeWebhooks, BatchSize: 10},
+	// One run per invocation: a run can take minutes, and a batch would make
+	// every other run in it wait for the slowest.
+	{Name: "run-worker", MemoryMiB: 1024, Timeout: 5 * time.Minute,
+		Uses: UseTable | ConsumeRuns | UseArtifactsWrite | SendWebhooks, BatchSize: 1},
+}
+
+// consumerTimeout is the longest timeout among the queue's consumers. A
+// queue's visibility timeout must exceed it, or SQS hands a message to a
+// second invocation while the first still works on it.
+func consumerTimeout(consume Use) time.Duration {
+	var longest time.Duration
+	for _, f := range Functions {
+		if f.Uses.Has(consume) && f.Timeout > longest {
+			longest = f.Timeout
+		}
+	}
+	return longest
+}

@@ -1,0 +1,390 @@
+// Package stacks defines the Platform API's deployment as CDK constructs:
+// what runs, what it may touch and how an operator learns that it is
+// failing. It holds no application logic and never reads AWS at synth time,
+// so `cdk synth` works offline and every template is reproducible.
+package stacks
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Queue redrive limits. Webhook deliveries get several attempts because a
+// receiver being down for a while is normal; a run that failed three times
+// fails for a reason a fourth attempt will not fix.
+const (
+	webhookMaxReceives = 8
+	runsMaxReceives    = 3
+)
+
+// PlatformStackProps configure one deployment.
+type PlatformStackProps struct {
+	awscdk.StackProps
+	Settings Settings
+}
+
+// PlatformStack is the whole deployment in one stack.
+//
+// Why one stack and not a data stack plus an API stack: every function is
+// wired to the table, buckets, queues, key and secret, so a split would turn
+// some twenty references into CloudFormation exports. An export in use can
+// be neither changed nor removed, which makes replacing a bucket or queue a
+// multi-step deployment, and CDK's newer reference mechanisms (SSM-backed
+// writers, Fn::GetStackOutput) are not understood by LocalStack, which our
+// users test against. In one stack a deployment is atomic and rolls back as
+// a whole. What a split would protect, the data surviving a `cdk destroy`,
+// is done instead by the retain setting (RemovalPolicy RETAIN by default).
+type PlatformStack struct {
+	awscdk.Stack
+
+	Table             awsdynamodb.Table
+	FilesBucket       awss3.Bucket
+	ArchivesBucket    awss3.Bucket
+	ArtifactsBucket   awss3.Bucket
+	WebhookQueue      awssqs.Queue
+	WebhookDLQ        awssqs.Queue
+	RunsQueue         awssqs.Queue
+	RunsDLQ           awssqs.Queue
+	EnvelopeKey       awskms.Key
+	CreditTokenSecret awssecretsmanager.Secret
+	API               awsapigatewayv2.HttpApi
+	// Functions by Function.Name.
+	Functions map[string]awslambda.Function
+
+	settings    Settings
+	alarmAction awscloudwatch.IAlarmAction
+}
+
+// NewPlatformStack builds the deployment described by Functions and props.
+// It panics on a props error, as CDK constructs do: synthesis is the only
+// caller and there is nothing to recover.
+func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStackProps) *PlatformStack {
+	if props == nil {
+		panic("stacks: NewPlatformStack needs props (settings)")
+	}
+	sp := props.StackProps
+	if sp.Description == nil {
+		sp.Description = jsii.String(fmt.Sprintf("Platform API (%s): HTTP API, functions, table, buckets, queues", props.Settings.Stage))
+	}
+	s := &PlatformStack{
+		Stack:     awscdk.NewStack(scope, &id, &sp),
+		Functions: map[string]awslambda.Function{},
+		settings:  props.Settings,
+	}
+	// Tags make the bill and the console readable per stage.
+	awscdk.Tags_Of(s.Stack).Add(jsii.String("project"), jsii.String("platformapi"), nil)
+	awscdk.Tags_Of(s.Stack).Add(jsii.String("stage"), jsii.String(props.Settings.Stage), nil)
+	if arn := props.Settings.AlarmTopicARN; arn != "" {
+		s.alarmAction = awscloudwatchactions.NewSnsAction(awssns.Topic_FromTopicArn(s.Stack, jsii.String("AlarmTopic"), &arn))
+	}
+
+	s.addData()
+	s.addAPI()
+	for _, f := range Functions {
+		s.addFunction(f)
+	}
+	s.addOutputs()
+	return s
+}
+
+func (s *PlatformStack) removal() awscdk.RemovalPolicy {
+	if s.settings.Retain {
+		return awscdk.RemovalPolicy_RETAIN
+	}
+	return awscdk.RemovalPolicy_DESTROY
+}
+
+func (s *PlatformStack) addData() {
+	s.Table = awsdynamodb.NewTable(s.Stack, jsii.String("Table"), &awsdynamodb.TableProps{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:      &awsdynamodb.Attribute{Name: jsii.String("sk"), Type: awsdynamodb.AttributeType_STRING},
+		// On demand: zero cost at rest, and no capacity to plan.
+		BillingMode: awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		// TTL only tidies up; the store treats expired items as absent
+		// whether or not DynamoDB has deleted them yet.
+		TimeToLiveAttribute: jsii.String("expiresAt"),
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		DeletionProtection: jsii.Bool(s.settings.Retain),
+		RemovalPolicy:      s.removal(),
+	})
+
+	s.FilesBucket = s.bucket("FilesBucket")
+	s.ArchivesBucket = s.bucket("ArchivesBucket")
+	s.ArtifactsBucket = s.bucket("ArtifactsBucket")
+
+	s.WebhookQueue, s.WebhookDLQ = s.queue("WebhookQueue", ConsumeWebhooks, webhookMaxReceives)
+	s.RunsQueue, s.RunsDLQ = s.queue("RunsQueue", ConsumeRuns, runsMaxReceives)
+
+	keyProps := &awskms.KeyProps{
+		Description:       jsii.String(fmt.Sprintf("platformapi %s: wraps the data keys of connection secrets and wallet keys", s.settings.Stage)),
+		EnableKeyRotation: jsii.Bool(true),
+		RemovalPolicy:     s.removal(),
+	}
+	if !s.settings.Retain {
+		// A disposable stage should not leave a key pending deletion for 30 days.
+		keyProps.PendingWindow = awscdk.Duration_Days(jsii.Number(7))
+	}
+	s.EnvelopeKey = awskms.NewKey(s.Stack, jsii.String("EnvelopeKey"), keyProps)
+
+	// Generated by CloudFormation so the seed never passes through a
+	// developer's machine, the template or the build.
+	s.CreditTokenSecret = awssecretsmanager.NewSecret(s.Stack, jsii.String("CreditTokenSeed"), &awssecretsmanager.SecretProps{
+		Description: jsii.String(fmt.Sprintf("platformapi %s: seed of the credit-token signing key", s.settings.Stage)),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+			PasswordLength:     jsii.Number(64),
+			ExcludePunctuation: jsii.Bool(true),
+			IncludeSpace:       jsii.Bool(false),
+		},
+		RemovalPolicy: s.removal(),
+	})
+
+	s.alarm("WebhookDLQDepth", s.WebhookDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
+		"A webhook delivery exhausted its retries and waits in the dead-letter queue.")
+	s.alarm("RunsDLQDepth", s.RunsDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
+		"A durable run failed repeatedly and waits in the dead-letter queue.")
+}
+
+// bucket is private (public access blocked, owner-enforced objects),
+// encrypted at rest, reachable only over TLS 1.2+, and drops the parts of
+// abandoned multipart uploads, which are billed but never visible.
+func (s *PlatformStack) bucket(id string) awss3.Bucket {
+	return awss3.NewBucket(s.Stack, &id, &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		MinimumTLSVersion: jsii.Number(1.2),
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id:                                  jsii.String("abort-incomplete-multipart-uploads"),
+			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
+		}},
+		RemovalPolicy: s.removal(),
+	})
+}
+
+// queue makes a work queue and its dead-letter queue. The visibility timeout
+// is six times the consumer's timeout, as Lambda recommends, so a message
+// is never handed out twice while a retried invocation still holds it.
+func (s *PlatformStack) queue(id string, consumer Use, maxReceives int) (awssqs.Queue, awssqs.Queue) {
+	timeout := consumerTimeout(consumer)
+	if timeout == 0 {
+		panic(fmt.Sprintf("stacks: no function consumes %s; remove the queue or add its worker", id))
+	}
+	dlq := awssqs.NewQueue(s.Stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)), // the maximum: time to investigate
+	})
+	q := awssqs.NewQueue(s.Stack, &id, &awssqs.QueueProps{
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(6 * timeout.Seconds())),
+		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(float64(maxReceives))},
+	})
+	return q, dlq
+}
+
+func (s *PlatformStack) addAPI() {
+	s.API = awsapigatewayv2.NewHttpApi(s.Stack, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
+		ApiName:     jsii.String(StackID(s.settings.Stage)),
+		Description: jsii.String(fmt.Sprintf("Platform API (%s)", s.settings.Stage)),
+	})
+	s.alarm("Api5xx", s.API.MetricServerError(period("Sum")),
+		"The HTTP API answered 5xx: a function failed, timed out or was throttled.")
+}
+
+// wiring is what one Use bit means: the environment it passes and the
+// access it grants. Keeping both in one row is what makes "a function sees
+// only what it may use" hold by construction.
+type wiring struct {
+	use   Use
+	env   map[string]*string
+	grant func(f Function, fn awslambda.Function)
+}
+
+func (s *PlatformStack) wirings() []wiring {
+	x := s.settings.X402
+	return []wiring{
+		{UseTable, map[string]*string{"TABLE_NAME": s.Table.TableName()},
+			func(_ Function, fn awslambda.Function) { s.Table.GrantReadWriteData(fn) }},
+		{UseFiles, map[string]*string{"FILES_BUCKET": s.FilesBucket.BucketName()},
+			func(_ Function, fn awslambda.Function) { s.FilesBucket.GrantReadWrite(fn, nil) }},
+		{UseArchives, map[string]*string{"ARCHIVES_BUCKET": s.ArchivesBucket.BucketName()},
+			func(_ Function, fn awslambda.Function) { s.ArchivesBucket.GrantReadWrite(fn, nil) }},
+		{UseArtifactsRead, map[string]*string{"ARTIFACTS_BUCKET": s.ArtifactsBucket.BucketName()},
+			func(_ Function, fn awslambda.Function) { s.ArtifactsBucket.GrantRead(fn, nil) }},
+		{UseArtifactsWrite, map[string]*string{"ARTIFACTS_BUCKET": s.ArtifactsBucket.BucketName()},
+			func(_ Function, fn awslambda.Function) { s.ArtifactsBucket.GrantReadWrite(fn, nil) }},
+		{UseKMS, map[string]*string{"KMS_KEY_ID": s.EnvelopeKey.KeyArn()},
+			func(_ Function, fn awslambda.Function) { s.EnvelopeKey.GrantEncryptDecrypt(fn) }},
+		{UseCreditSecret, map[string]*string{"CREDIT_TOKEN_SECRET_ARN": s.CreditTokenSecret.SecretArn()},
+			func(_ Function, fn awslambda.Function) { s.CreditTokenSecret.GrantRead(fn, nil) }},
+		{UseX402, map[string]*string{
+			"X402_NETWORK":         &x.Network,
+			"X402_ASSET":           &x.Asset,
+			"X402_PAY_TO":          &x.PayTo,
+			"X402_FACILITATOR_URL": &x.FacilitatorURL,
+		}, nil},
+		{SendWebhooks, map[string]*string{"WEBHOOK_QUEUE_URL": s.WebhookQueue.QueueUrl()},
+			func(_ Function, fn awslambda.Function) { s.WebhookQueue.GrantSendMessages(fn) }},
+		{SendRuns, map[string]*string{"RUNS_QUEUE_URL": s.RunsQueue.QueueUrl()},
+			func(_ Function, fn awslambda.Function) { s.RunsQueue.GrantSendMessages(fn) }},
+		{ConsumeWebhooks, map[string]*string{"WEBHOOK_QUEUE_URL": s.WebhookQueue.QueueUrl()},
+			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.WebhookQueue) }},
+		{ConsumeRuns, map[string]*string{"RUNS_QUEUE_URL": s.RunsQueue.QueueUrl()},
+			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.RunsQueue) }},
+	}
+}
+
+// consume subscribes a worker to its queue. Reporting batch item failures
+// lets one bad message be retried alone instead of redelivering the batch.
+func (s *PlatformStack) consume(f Function, fn awslambda.Function, q awssqs.Queue) {
+	fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(float64(max(f.BatchSize, 1))),
+		ReportBatchItemFailures: jsii.Bool(true),
+	}))
+}
+
+func (s *PlatformStack) addFunction(f Function) {
+	// An explicit log group sets retention at creation (no custom resource)
+	// and lets the role write to this group alone instead of the managed
+	// AWSLambdaBasicExecutionRole, which allows logs on every resource.
+	logs := awslogs.NewLogGroup(s.Stack, jsii.String(f.Name+"-logs"), &awslogs.LogGroupProps{
+		Retention:     retentionDays[s.settings.LogRetentionDays],
+		RemovalPolicy: s.removal(),
+	})
+	role := awsiam.NewRole(s.Stack, jsii.String(f.Name+"-role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String(fmt.Sprintf("platformapi %s: %s function", s.settings.Stage, f.Name)),
+	})
+	logs.GrantWrite(role)
+
+	env := map[string]*string{
+		"BACKEND":   jsii.String("aws"),
+		"STAGE":     jsii.String(s.settings.Stage),
+		"LOG_LEVEL": jsii.String(s.settings.LogLevel),
+	}
+	var grants []func(Function, awslambda.Function)
+	for _, w := range s.wirings() {
+		if !f.Uses.Has(w.use) {
+			continue
+		}
+		maps.Copy(env, w.env)
+		if w.grant != nil {
+			grants = append(grants, w.grant)
+		}
+	}
+
+	fn := awslambda.NewFunction(s.Stack, jsii.String(f.Name), &awslambda.FunctionProps{
+		Description:  jsii.String(fmt.Sprintf("platformapi %s: %s", s.settings.Stage, f.Name)),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(s.settings.AssetDir, f.Name)), nil),
+		MemorySize:   jsii.Number(float64(f.MemoryMiB)),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(f.Timeout.Seconds())),
+		Role:         role,
+		LogGroup:     logs,
+	})
+	// Sorted so the template, and so the diff of a deployment, is stable.
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		fn.AddEnvironment(jsii.String(k), env[k], nil)
+	}
+	for _, g := range grants {
+		g(f, fn)
+	}
+	s.Functions[f.Name] = fn
+	s.route(f, fn)
+
+	s.alarm(f.Name+"-errors", fn.MetricErrors(period("Sum")),
+		fmt.Sprintf("The %s function returned errors (crash, timeout or unhandled failure).", f.Name))
+	s.alarm(f.Name+"-throttles", fn.MetricThrottles(period("Sum")),
+		fmt.Sprintf("The %s function was throttled: the account's concurrency is exhausted.", f.Name))
+}
+
+// route attaches the function's routes. Each function gets one invoke
+// permission scoped to this API instead of one per route, which keeps the
+// template small; the owner of "$default" keeps per-route permissions
+// because the catch-all's source ARN (<api>/*/$default) has no method and
+// path segments for an API-wide pattern (<api>/*/*/*) to match.
+func (s *PlatformStack) route(f Function, fn awslambda.Function) {
+	if len(f.Routes) == 0 {
+		return
+	}
+	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(f.Name+"-integration"), fn,
+		&awsapigatewayv2integrations.HttpLambdaIntegrationProps{
+			PayloadFormatVersion:   awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
+			ScopePermissionToRoute: jsii.Bool(slices.Contains(f.Routes, "$default")),
+		})
+	for _, path := range f.Routes {
+		if path == "$default" {
+			awsapigatewayv2.NewHttpRoute(s.Stack, jsii.String("DefaultRoute"), &awsapigatewayv2.HttpRouteProps{
+				HttpApi:     s.API,
+				RouteKey:    awsapigatewayv2.HttpRouteKey_DEFAULT(),
+				Integration: integration,
+			})
+			continue
+		}
+		s.API.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path:        jsii.String(path),
+			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
+			Integration: integration,
+		})
+	}
+}
+
+func (s *PlatformStack) addOutputs() {
+	out := func(id, description string, value *string) {
+		awscdk.NewCfnOutput(s.Stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(description)})
+	}
+	out("BaseUrl", "Base URL of the API; clients append /api-keys, /services, ...", jsii.String(*s.API.ApiEndpoint()+"/v1"))
+	out("McpUrl", "MCP endpoint (Streamable HTTP)", jsii.String(*s.API.ApiEndpoint()+"/mcp"))
+	// What `mint-credit-token` needs to issue the first key against AWS.
+	out("TableName", "TABLE_NAME for tools run against this stage", s.Table.TableName())
+	out("CreditTokenSecretArn", "CREDIT_TOKEN_SECRET_ARN for mint-credit-token", s.CreditTokenSecret.SecretArn())
+}
+
+// alarm fires on the first occurrence within five minutes: every error,
+// throttle, 5xx or dead letter here is one a customer noticed. Missing data
+// means no traffic, which is not a failure.
+func (s *PlatformStack) alarm(id string, metric awscloudwatch.Metric, description string) {
+	a := metric.CreateAlarm(s.Stack, jsii.String(id), &awscloudwatch.CreateAlarmOptions{
+		AlarmDescription:   jsii.String(fmt.Sprintf("platformapi %s: %s", s.settings.Stage, description)),
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	if s.alarmAction != nil {
+		a.AddAlarmAction(s.alarmAction)
+	}
+}
+
+func period(statistic string) *awscloudwatch.MetricOptions {
+	return &awscloudwatch.MetricOptions{
+		Period:    awscdk.Duration_Minutes(jsii.Number(5)),
+		Statistic: jsii.String(statistic),
+	}
+}

@@ -1,0 +1,636 @@
+package stacks
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies proves nothing
+// in the template is unused or unexplained: every count follows from the
+// function table, and the types listed here are all the template has.
+func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
+	s := defaults(t)
+	var routes, http, workers, publicRoutes int
+	for _, f := range Functions {
+		routes += len(f.Routes)
+		if len(f.Routes) > 0 {
+			http++
+		}
+		if f.Worker() {
+			workers++
+		}
+		if slices.Contains(f.Routes, "$default") {
+			publicRoutes = len(f.Routes)
+		}
+	}
+	n := len(Functions)
+	want := map[string]int{
+		"AWS::Lambda::Function":           n,
+		"AWS::IAM::Role":                  n,
+		"AWS::IAM::Policy":                n,
+		"AWS::Logs::LogGroup":             n,
+		"AWS::CloudWatch::Alarm":          2*n + 3, // errors and throttles per function, API 5xx, two DLQs
+		"AWS::ApiGatewayV2::Api":          1,
+		"AWS::ApiGatewayV2::Stage":        1,
+		"AWS::ApiGatewayV2::Route":        routes,
+		"AWS::ApiGatewayV2::Integration":  http,
+		"AWS::Lambda::Permission":         publicRoutes + http - 1,
+		"AWS::Lambda::EventSourceMapping": workers,
+		"AWS::DynamoDB::Table":            1,
+		"AWS::S3::Bucket":                 3,
+		"AWS::S3::BucketPolicy":           3,
+		"AWS::SQS::Queue":                 4,
+		"AWS::SQS::QueuePolicy":           4,
+		"AWS::KMS::Key":                   1,
+		"AWS::SecretsManager::Secret":     1,
+	}
+	got := map[string]int{}
+	for _, r := range s.resources {
+		got[r.Type]++
+	}
+	for _, typ := range slices.Sorted(maps.Keys(want)) {
+		must(t, func() { s.template.ResourceCountIs(jsii.String(typ), jsii.Number(float64(want[typ]))) })
+	}
+	for typ, c := range got {
+		if _, ok := want[typ]; !ok {
+			t.Errorf("template has %d unexpected %s", c, typ)
+		}
+	}
+}
+
+func TestEveryFunctionRunsOnProvidedAL2023Arm64(t *testing.T) {
+	s := defaults(t)
+	must(t, func() {
+		s.template.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"Runtime":       "provided.al2023",
+			"Architectures": []any{"arm64"},
+			"Handler":       "bootstrap",
+		})
+	})
+	for _, f := range Functions {
+		id := s.logicalID(t, s.stack.Functions[f.Name].FunctionName())
+		p := s.resources[id].Properties
+		if p["MemorySize"] != float64(f.MemoryMiB) || p["Timeout"] != f.Timeout.Seconds() {
+			t.Errorf("%s: memory %v timeout %v, want %d MiB and %v", f.Name, p["MemorySize"], p["Timeout"], f.MemoryMiB, f.Timeout)
+		}
+	}
+}
+
+func TestTableIsOnDemandWithTTLAndPointInTimeRecovery(t *testing.T) {
+	s := defaults(t)
+	must(t, func() {
+		s.template.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"BillingMode": "PAY_PER_REQUEST",
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "pk", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "sk", "KeyType": "RANGE"},
+			},
+			"AttributeDefinitions": []any{
+				map[string]any{"AttributeName": "pk", "AttributeType": "S"},
+				map[string]any{"AttributeName": "sk", "AttributeType": "S"},
+			},
+			"TimeToLiveSpecification":          map[string]any{"AttributeName": "expiresAt", "Enabled": true},
+			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+		})
+	})
+}
+
+func TestBucketsArePrivateEncryptedAndDropAbandonedUploads(t *testing.T) {
+	s := defaults(t)
+	must(t, func() {
+		s.template.AllResourcesProperties(jsii.String("AWS::S3::Bucket"), map[string]any{
+			"PublicAccessBlockConfiguration": map[string]any{
+				"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true,
+			},
+			"OwnershipControls": map[string]any{"Rules": []any{map[string]any{"ObjectOwnership": "BucketOwnerEnforced"}}},
+			"BucketEncryption": map[string]any{"ServerSideEncryptionConfiguration": assertions.Match_ArrayWith(&[]any{
+				map[string]any{"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": "AES256"}},
+			})},
+			"LifecycleConfiguration": map[string]any{"Rules": assertions.Match_ArrayWith(&[]any{
+				assertions.Match_ObjectLike(&map[string]any{
+					"Status":                         "Enabled",
+					"AbortIncompleteMultipartUpload": map[string]any{"DaysAfterInitiation": 1},
+				}),
+			})},
+		})
+	})
+}
+
+func TestEveryBucketPolicyRefusesRequestsWithoutTLS(t *testing.T) {
+	s := defaults(t)
+	for _, bucket := range s.ofType("AWS::S3::Bucket") {
+		var tls, version bool
+		for _, id := range s.ofType("AWS::S3::BucketPolicy") {
+			p := s.resources[id].Properties
+			if !refersTo(p["Bucket"], bucket) {
+				continue
+			}
+			for _, st := range statements(p["PolicyDocument"]) {
+				if st["Effect"] != "Deny" || !slices.Equal(strs(st["Action"]), []string{"s3:*"}) {
+					continue
+				}
+				cond := fmt.Sprint(st["Condition"])
+				tls = tls || cond == "map[Bool:map[aws:SecureTransport:false]]"
+				version = version || cond == "map[NumericLessThan:map[s3:TlsVersion:1.2]]"
+			}
+		}
+		if !tls || !version {
+			t.Errorf("bucket %s: deny without TLS %v, deny below TLS 1.2 %v; want both", bucket, tls, version)
+		}
+	}
+}
+
+func TestWorkQueuesRedriveToTheirDeadLetterQueues(t *testing.T) {
+	s := defaults(t)
+	for _, q := range []struct {
+		name        string
+		queue, dlq  *string
+		consumer    Use
+		maxReceives int
+	}{
+		{"webhook", s.stack.WebhookQueue.QueueName(), s.stack.WebhookDLQ.QueueName(), ConsumeWebhooks, webhookMaxReceives},
+		{"runs", s.stack.RunsQueue.QueueName(), s.stack.RunsDLQ.QueueName(), ConsumeRuns, runsMaxReceives},
+	} {
+		queue, dlq := s.logicalID(t, q.queue), s.logicalID(t, q.dlq)
+		p := s.resources[queue].Properties
+		redrive, _ := p["RedrivePolicy"].(map[string]any)
+		if !refersTo(redrive["deadLetterTargetArn"], dlq) || redrive["maxReceiveCount"] != float64(q.maxReceives) {
+			t.Errorf("%s queue: redrive %v, want %s after %d receives", q.name, redrive, dlq, q.maxReceives)
+		}
+		if vis, _ := p["VisibilityTimeout"].(float64); vis < 6*consumerTimeout(q.consumer).Seconds() {
+			t.Errorf("%s queue: visibility timeout %vs, want at least 6x its consumer's %v", q.name, vis, consumerTimeout(q.consumer))
+		}
+		d := s.resources[dlq].Properties
+		if d["RedrivePolicy"] != nil || d["MessageRetentionPeriod"] != float64(14*24*3600) {
+			t.Errorf("%s DLQ: %v, want no redrive and 14 days retention", q.name, d)
+		}
+	}
+	must(t, func() {
+		s.template.AllResourcesProperties(jsii.String("AWS::SQS::Queue"), map[string]any{"SqsManagedSseEnabled": true})
+	})
+}
+
+func TestWorkersReportBatchItemFailures(t *testing.T) {
+	s := defaults(t)
+	queues := map[Use]*string{ConsumeWebhooks: s.stack.WebhookQueue.QueueName(), ConsumeRuns: s.stack.RunsQueue.QueueName()}
+	for _, f := range Functions {
+		if !f.Worker() {
+			continue
+		}
+		for use, queue := range queues {
+			if !f.Uses.Has(use) {
+				continue
+			}
+			fn, q := s.logicalID(t, s.stack.Functions[f.Name].FunctionName()), s.logicalID(t, queue)
+			must(t, func() {
+				s.template.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+					"FunctionName":          map[string]any{"Ref": fn},
+					"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{q, "Arn"}},
+					"BatchSize":             f.BatchSize,
+					"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+				})
+			})
+		}
+	}
+	must(t, func() {
+		s.template.AllResourcesProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+		})
+	})
+}
+
+// TestEveryRouteReachesItsOwnFunction walks route → integration → function.
+func TestEveryRouteReachesItsOwnFunction(t *testing.T) {
+	s := defaults(t)
+	target := map[string]string{} // route key → function logical id
+	for _, r := range s.ofType("AWS::ApiGatewayV2::Route") {
+		p := s.resources[r].Properties
+		for _, i := range s.ofType("AWS::ApiGatewayV2::Integration") {
+			if refersTo(p["Target"], i) {
+				for _, fn := range s.ofType("AWS::Lambda::Function") {
+					if refersTo(s.resources[i].Properties["IntegrationUri"], fn) {
+						target[p["RouteKey"].(string)] = fn
+					}
+				}
+			}
+		}
+	}
+	want := 0
+	for _, f := range Functions {
+		fn := s.logicalID(t, s.stack.Functions[f.Name].FunctionName())
+		for _, path := range f.Routes {
+			key := "ANY " + path
+			if path == "$default" {
+				key = path
+			}
+			want++
+			if target[key] != fn {
+				t.Errorf("route %q reaches %q, want %s (%s)", key, target[key], f.Name, fn)
+			}
+		}
+	}
+	if len(target) != want {
+		t.Errorf("%d routes reach a function, want %d", len(target), want)
+	}
+	must(t, func() {
+		s.template.ResourcePropertiesCountIs(jsii.String("AWS::ApiGatewayV2::Integration"),
+			map[string]any{"IntegrationType": "AWS_PROXY", "PayloadFormatVersion": "2.0"}, jsii.Number(float64(len(s.ofType("AWS::ApiGatewayV2::Integration")))))
+	})
+}
+
+// wantEnv is the contract with the function code, written out by hand so a
+// change to the wiring cannot silently change what a function is told.
+var wantEnv = func() map[string][]string {
+	base := []string{"BACKEND", "LOG_LEVEL", "STAGE"}
+	group := append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL")
+	with := func(names ...string) []string { return append(slices.Clone(group), names...) }
+	return map[string][]string{
+		"public":         base,
+		"keys":           with("CREDIT_TOKEN_SECRET_ARN"),
+		"services":       group,
+		"credits":        with("X402_NETWORK", "X402_ASSET", "X402_PAY_TO", "X402_FACILITATOR_URL"),
+		"projects":       group,
+		"files":          with("FILES_BUCKET"),
+		"connections":    with("KMS_KEY_ID"),
+		"databases":      with("ARCHIVES_BUCKET", "KMS_KEY_ID"),
+		"wallets":        with("KMS_KEY_ID"),
+		"trading":        group,
+		"swaps":          group,
+		"runs":           with("RUNS_QUEUE_URL", "ARTIFACTS_BUCKET"),
+		"approvals":      group,
+		"artifacts":      with("ARTIFACTS_BUCKET"),
+		"webhooks":       group,
+		"mcp":            group,
+		"webhook-worker": append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL"),
+		"run-worker":     append(slices.Clone(base), "TABLE_NAME", "RUNS_QUEUE_URL", "ARTIFACTS_BUCKET", "WEBHOOK_QUEUE_URL"),
+	}
+}()
+
+func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
+	s := defaults(t)
+	st := s.stack
+	refs := map[string]*string{ // variable → the resource its value must name
+		"TABLE_NAME":              st.Table.TableName(),
+		"FILES_BUCKET":            st.FilesBucket.BucketName(),
+		"ARCHIVES_BUCKET":         st.ArchivesBucket.BucketName(),
+		"ARTIFACTS_BUCKET":        st.ArtifactsBucket.BucketName(),
+		"WEBHOOK_QUEUE_URL":       st.WebhookQueue.QueueName(),
+		"RUNS_QUEUE_URL":          st.RunsQueue.QueueName(),
+		"KMS_KEY_ID":              st.EnvelopeKey.KeyId(),
+		"CREDIT_TOKEN_SECRET_ARN": st.CreditTokenSecret.SecretArn(),
+	}
+	literal := map[string]any{
+		"BACKEND": "aws", "STAGE": "dev", "LOG_LEVEL": "info",
+		"X402_NETWORK": "eip155:84532", "X402_ASSET": "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+		"X402_PAY_TO": "", "X402_FACILITATOR_URL": "https://x402.org/facilitator",
+	}
+	if len(wantEnv) != len(Functions) {
+		t.Fatalf("wantEnv lists %d functions, the table %d", len(wantEnv), len(Functions))
+	}
+	for _, f := range Functions {
+		id := s.logicalID(t, st.Functions[f.Name].FunctionName())
+		env, _ := s.resources[id].Properties["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		got := slices.Sorted(maps.Keys(vars))
+		want := slices.Sorted(slices.Values(wantEnv[f.Name]))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: environment %v, want %v", f.Name, got, want)
+		}
+		for k, v := range vars {
+			if ref, ok := refs[k]; ok {
+				if !refersTo(v, s.logicalID(t, ref)) {
+					t.Errorf("%s: %s = %v, want a reference to %s", f.Name, k, v, s.logicalID(t, ref))
+				}
+			} else if v != literal[k] {
+				t.Errorf("%s: %s = %v, want %q", f.Name, k, v, literal[k])
+			}
+		}
+	}
+}
+
+// wantAccess is, per function, every resource its role may touch and how.
+var wantAccess = func() map[string][]string {
+	group := []string{"Table:rw", "WebhookQueue:send"}
+	with := func(more ...string) []string { return append(slices.Clone(group), more...) }
+	return map[string][]string{
+		"public":         nil,
+		"keys":           with("CreditTokenSeed:read"),
+		"services":       group,
+		"credits":        group,
+		"projects":       group,
+		"files":          with("FilesBucket:rw"),
+		"connections":    with("EnvelopeKey:encrypt-decrypt"),
+		"databases":      with("ArchivesBucket:rw", "EnvelopeKey:encrypt-decrypt"),
+		"wallets":        with("EnvelopeKey:encrypt-decrypt"),
+		"trading":        group,
+		"swaps":          group,
+		"runs":           with("RunsQueue:send", "ArtifactsBucket:r"),
+		"approvals":      group,
+		"artifacts":      with("ArtifactsBucket:r"),
+		"webhooks":       group,
+		"mcp":            group,
+		"webhook-worker": {"Table:rw", "WebhookQueue:consume"},
+		"run-worker":     {"Table:rw", "RunsQueue:consume", "ArtifactsBucket:rw", "WebhookQueue:send"},
+	}
+}()
+
+func TestFunctionsMayTouchOnlyWhatTheyUse(t *testing.T) {
+	s := defaults(t)
+	st := s.stack
+	named := map[string]string{ // logical id → name used in wantAccess
+		s.logicalID(t, st.Table.TableName()):             "Table",
+		s.logicalID(t, st.FilesBucket.BucketName()):      "FilesBucket",
+		s.logicalID(t, st.ArchivesBucket.BucketName()):   "ArchivesBucket",
+		s.logicalID(t, st.ArtifactsBucket.BucketName()):  "ArtifactsBucket",
+		s.logicalID(t, st.WebhookQueue.QueueName()):      "WebhookQueue",
+		s.logicalID(t, st.RunsQueue.QueueName()):         "RunsQueue",
+		s.logicalID(t, st.WebhookDLQ.QueueName()):        "WebhookDLQ",
+		s.logicalID(t, st.RunsDLQ.QueueName()):           "RunsDLQ",
+		s.logicalID(t, st.EnvelopeKey.KeyId()):           "EnvelopeKey",
+		s.logicalID(t, st.CreditTokenSecret.SecretArn()): "CreditTokenSeed",
+	}
+	for _, f := range Functions {
+		fn := st.Functions[f.Name]
+		role := s.logicalID(t, fn.Role().RoleName())
+		ownLogs := s.logicalID(t, fn.LogGroup().LogGroupName())
+		for _, lg := range s.ofType("AWS::Logs::LogGroup") {
+			if lg != ownLogs {
+				named[lg] = "another function's logs"
+			}
+		}
+		named[ownLogs] = "Logs"
+
+		access := map[string]bool{}
+		for _, st := range roleStatements(s, role) {
+			actions := strs(st["Action"])
+			has := func(a string) bool { return slices.Contains(actions, a) }
+			touched := 0
+			for id, name := range named {
+				if !refersTo(st["Resource"], id) {
+					continue
+				}
+				touched++
+				level := "?" + strings.Join(actions, ",")
+				switch {
+				case name == "Logs" && has("logs:PutLogEvents"):
+					level = "write"
+				case has("dynamodb:PutItem"), has("s3:PutObject"):
+					level = "rw"
+				case has("s3:GetObject*"):
+					level = "r"
+				case has("sqs:ReceiveMessage"):
+					level = "consume"
+				case has("sqs:SendMessage"):
+					level = "send"
+				case has("kms:Encrypt") && has("kms:Decrypt"):
+					level = "encrypt-decrypt"
+				case has("secretsmanager:GetSecretValue"):
+					level = "read"
+				}
+				access[name+":"+level] = true
+			}
+			if touched == 0 {
+				t.Errorf("%s: statement on no resource of this stack: %v", f.Name, st)
+			}
+		}
+		want := append([]string{"Logs:write"}, wantAccess[f.Name]...)
+		sort.Strings(want)
+		if got := slices.Sorted(maps.Keys(access)); !slices.Equal(got, want) {
+			t.Errorf("%s: may touch %v, want %v", f.Name, got, want)
+		}
+	}
+	if len(wantAccess) != len(Functions) {
+		t.Errorf("wantAccess lists %d functions, the table %d", len(wantAccess), len(Functions))
+	}
+}
+
+// wildcardException is a wildcard CDK itself writes and this stack accepts.
+type wildcardException struct {
+	resourceType string
+	action       string
+	// anyResource allows Resource "*" for this action.
+	anyResource bool
+	why         string
+}
+
+// wildcardExceptions is the complete list of wildcards allowed in an Allow
+// statement. Anything else with a "*" action or resource fails the test.
+var wildcardExceptions = []wildcardException{
+	{"AWS::KMS::Key", "kms:*", true,
+		"CDK's default key policy lets the account administer its key through IAM; in a key policy, Resource * means this key"},
+	{"AWS::IAM::Policy", "s3:GetObject*", false, "Bucket.grantRead/grantReadWrite; on one bucket's ARN only"},
+	{"AWS::IAM::Policy", "s3:GetBucket*", false, "Bucket.grantRead/grantReadWrite; on one bucket's ARN only"},
+	{"AWS::IAM::Policy", "s3:List*", false, "Bucket.grantRead/grantReadWrite; on one bucket's ARN only"},
+	{"AWS::IAM::Policy", "s3:DeleteObject*", false, "Bucket.grantReadWrite; on one bucket's objects only"},
+	{"AWS::IAM::Policy", "s3:Abort*", false, "Bucket.grantReadWrite (abort multipart uploads); one bucket only"},
+	{"AWS::IAM::Policy", "kms:ReEncrypt*", false, "Key.grantEncryptDecrypt; on the envelope key's ARN only"},
+	{"AWS::IAM::Policy", "kms:GenerateDataKey*", false, "Key.grantEncryptDecrypt; on the envelope key's ARN only"},
+}
+
+// TestNoPolicyAllowsWildcardsBeyondWhatCDKNeeds walks every policy document
+// in the template: identity policies, inline role policies, bucket, queue
+// and key policies. Deny statements may be broad (they only take away).
+func TestNoPolicyAllowsWildcardsBeyondWhatCDKNeeds(t *testing.T) {
+	s := defaults(t)
+	walked := 0
+	for _, id := range slices.Sorted(maps.Keys(s.resources)) {
+		r := s.resources[id]
+		var docs []any
+		switch r.Type {
+		case "AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::S3::BucketPolicy", "AWS::SQS::QueuePolicy":
+			docs = append(docs, r.Properties["PolicyDocument"])
+		case "AWS::KMS::Key":
+			docs = append(docs, r.Properties["KeyPolicy"])
+		case "AWS::IAM::Role":
+			if arns := r.Properties["ManagedPolicyArns"]; arns != nil {
+				t.Errorf("%s: managed policies %v; grant with Grant* methods instead", id, arns)
+			}
+			for _, p := range asList(r.Properties["Policies"]) {
+				docs = append(docs, p.(map[string]any)["PolicyDocument"])
+			}
+		}
+		for _, doc := range docs {
+			for _, st := range statements(doc) {
+				walked++
+				if st["Effect"] != "Allow" {
+					continue
+				}
+				if st["NotAction"] != nil || st["NotResource"] != nil {
+					t.Errorf("%s: Allow with NotAction/NotResource: %v", id, st)
+				}
+				anyResource := slices.Contains(strs(st["Resource"]), "*")
+				for _, a := range strs(st["Action"]) {
+					exc := findException(r.Type, a)
+					switch {
+					case strings.Contains(a, "*") && exc == nil:
+						t.Errorf("%s: Allow %q is a wildcard action not in wildcardExceptions", id, a)
+					case anyResource && (exc == nil || !exc.anyResource):
+						t.Errorf("%s: Allow %q on Resource * is not in wildcardExceptions", id, a)
+					}
+				}
+			}
+		}
+	}
+	if walked < len(Functions) {
+		t.Fatalf("walked %d statements; the walk found too few policies", walked)
+	}
+}
+
+func findException(resourceType, action string) *wildcardException {
+	for i, e := range wildcardExceptions {
+		if e.resourceType == resourceType && e.action == action {
+			return &wildcardExceptions[i]
+		}
+	}
+	return nil
+}
+
+func TestEveryFunctionLogsToItsOwnGroupWithRetention(t *testing.T) {
+	s := defaults(t)
+	seen := map[string]bool{}
+	for _, f := range Functions {
+		fn := s.logicalID(t, s.stack.Functions[f.Name].FunctionName())
+		cfg, _ := s.resources[fn].Properties["LoggingConfig"].(map[string]any)
+		group, _ := cfg["LogGroup"].(map[string]any)["Ref"].(string)
+		if s.resources[group].Type != "AWS::Logs::LogGroup" || seen[group] {
+			t.Errorf("%s: log group %q is missing or shared", f.Name, group)
+			continue
+		}
+		seen[group] = true
+		if days := s.resources[group].Properties["RetentionInDays"]; days != float64(30) {
+			t.Errorf("%s: retention %v days, want the default 30", f.Name, days)
+		}
+	}
+}
+
+func TestAlarmsWatchDeadLettersFunctionsAndTheAPI(t *testing.T) {
+	s := defaults(t)
+	alarm := func(namespace, metric, statistic, dimension string, value any) {
+		t.Helper()
+		must(t, func() {
+			s.template.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+				"Namespace":          namespace,
+				"MetricName":         metric,
+				"Statistic":          statistic,
+				"Dimensions":         []any{map[string]any{"Name": dimension, "Value": value}},
+				"Threshold":          1,
+				"ComparisonOperator": "GreaterThanOrEqualToThreshold",
+				"TreatMissingData":   "notBreaching",
+			})
+		})
+	}
+	for _, dlq := range []*string{s.stack.WebhookDLQ.QueueName(), s.stack.RunsDLQ.QueueName()} {
+		alarm("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", "QueueName", s.stack.Resolve(dlq))
+	}
+	for _, f := range Functions {
+		fn := map[string]any{"Ref": s.logicalID(t, s.stack.Functions[f.Name].FunctionName())}
+		alarm("AWS/Lambda", "Errors", "Sum", "FunctionName", fn)
+		alarm("AWS/Lambda", "Throttles", "Sum", "FunctionName", fn)
+	}
+	alarm("AWS/ApiGateway", "5xx", "Sum", "ApiId", map[string]any{"Ref": s.logicalID(t, s.stack.API.ApiId())})
+	must(t, func() {
+		s.template.AllResourcesProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"AlarmActions": assertions.Match_Absent()})
+	})
+}
+
+func TestOutputsGiveTheBaseURLAndTheMCPURL(t *testing.T) {
+	s := defaults(t)
+	api := s.logicalID(t, s.stack.API.ApiId())
+	for name, suffix := range map[string]string{"BaseUrl": "/v1", "McpUrl": "/mcp"} {
+		must(t, func() {
+			s.template.HasOutput(jsii.String(name), map[string]any{"Value": map[string]any{
+				"Fn::Join": []any{"", []any{map[string]any{"Fn::GetAtt": []any{api, "ApiEndpoint"}}, suffix}},
+			}})
+		})
+	}
+	for _, name := range []string{"TableName", "CreditTokenSecretArn"} {
+		must(t, func() { s.template.HasOutput(jsii.String(name), map[string]any{"Value": assertions.Match_AnyValue()}) })
+	}
+}
+
+// stateful are the resources the retain setting protects.
+var stateful = []string{
+	"AWS::DynamoDB::Table", "AWS::S3::Bucket", "AWS::KMS::Key", "AWS::SecretsManager::Secret", "AWS::Logs::LogGroup",
+}
+
+func TestDataOutlivesTheStackByDefault(t *testing.T) {
+	s := defaults(t)
+	for _, typ := range stateful {
+		must(t, func() {
+			s.template.AllResources(jsii.String(typ), map[string]any{"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"})
+		})
+	}
+	must(t, func() {
+		s.template.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionProtectionEnabled": true})
+	})
+}
+
+// TestSettingsShapeTheStack synthesizes a disposable stage with every
+// setting changed and checks each one lands where it should.
+func TestSettingsShapeTheStack(t *testing.T) {
+	const topic = "arn:aws:sns:eu-west-1:123456789012:ops"
+	s := synth(t, map[string]any{
+		"stage": "qa", "logLevel": "debug", "logRetentionDays": 7, "retain": false, "alarmTopicArn": topic,
+		"x402Network": "eip155:8453", "x402Asset": "0xasset", "x402PayTo": "0xpayee", "x402FacilitatorUrl": "https://facilitator.test",
+	})
+	if got := *s.stack.StackName(); got != "PlatformApi-qa" {
+		t.Errorf("stack name %q, want PlatformApi-qa", got)
+	}
+	for _, typ := range stateful {
+		must(t, func() { s.template.AllResources(jsii.String(typ), map[string]any{"DeletionPolicy": "Delete"}) })
+	}
+	must(t, func() {
+		s.template.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionProtectionEnabled": false})
+		s.template.HasResourceProperties(jsii.String("AWS::KMS::Key"), map[string]any{"PendingWindowInDays": 7})
+		s.template.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), map[string]any{"RetentionInDays": 7})
+		s.template.AllResourcesProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{"AlarmActions": []any{topic}})
+		s.template.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"STAGE": "qa", "LOG_LEVEL": "debug"})},
+		})
+		s.template.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{
+				"X402_NETWORK": "eip155:8453", "X402_ASSET": "0xasset", "X402_PAY_TO": "0xpayee", "X402_FACILITATOR_URL": "https://facilitator.test",
+			})},
+		})
+	})
+}
+
+func roleStatements(s *synthesized, role string) []map[string]any {
+	var out []map[string]any
+	for _, id := range s.ofType("AWS::IAM::Policy") {
+		p := s.resources[id].Properties
+		if refersTo(p["Roles"], role) {
+			out = append(out, statements(p["PolicyDocument"])...)
+		}
+	}
+	return out
+}
+
+func statements(doc any) []map[string]any {
+	d, _ := doc.(map[string]any)
+	var out []map[string]any
+	for _, st := range asList(d["Statement"]) {
+		if m, ok := st.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func asList(v any) []any {
+	switch x := v.(type) {
+	case []any:
+		return x
+	case nil:
+		return nil
+	default:
+		return []any{x}
+	}
+}
