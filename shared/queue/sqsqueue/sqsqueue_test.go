@@ -1,7 +1,11 @@
 package sqsqueue_test
 
 import (
+	"errors"
 	"testing"
+	"time"
+
+	"platformapi/shared/awsenv"
 
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/queue"
@@ -17,4 +21,21 @@ func TestConformance(t *testing.T) {
 			return sqsqueue.New(client, url), sqsqueue.New(client, dlqURL)
 		},
 	})
+}
+
+func TestOutagesAnswerUnavailable(t *testing.T) {
+	faults := awsenv.NewFaults()
+	env := awstest.Env(t, awsenv.WithAPIOptions(faults.APIOption()))
+	client, url, _ := awstest.Queue(t, env, 3)
+	q := sqsqueue.New(client, url)
+	ctx := awstest.Context(t)
+	faults.Set("SQS.SendMessageBatch", awsenv.ServerError)
+	faults.Set("SQS.ReceiveMessage", awsenv.Throttle)
+	defer faults.Clear()
+	if err := q.Send(ctx, queue.Message{Body: []byte("x")}); !errors.Is(err, queue.ErrUnavailable) {
+		t.Fatalf("Send during an outage: %v; want ErrUnavailable", err)
+	}
+	if _, err := q.Receive(ctx, 1, time.Second, 0); !errors.Is(err, queue.ErrUnavailable) {
+		t.Fatalf("Receive during an outage: %v; want ErrUnavailable", err)
+	}
 }
