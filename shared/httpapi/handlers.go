@@ -37,34 +37,45 @@ type listInput struct {
 
 type body[T any] struct{ Body T }
 
-// register adds an implemented operation for the route with this operation
-// id and method, documenting it from the route table.
-func register[I, O any](s *Server, done map[string]bool, opID, method string, status int, h func(context.Context, *I) (*O, error)) {
+// register adds the implemented operation of the route "METHOD /path",
+// documenting it from the route table.
+func register[I, O any](s *Server, done map[string]bool, route string, status int, h func(context.Context, *I) (*O, error)) {
 	for _, rt := range routes.Table {
-		if rt.Operation != opID || rt.Method != method || !s.mountedGroup(rt.Group) {
+		if rt.Method+" "+rt.Path != route {
 			continue
 		}
-		op := operation(rt, false)
-		op.DefaultStatus = status
-		huma.Register(s.api, op, h)
-		done[opID+" "+method] = true
+		if s.mountedGroup(rt.Group) {
+			op := operation(rt, false)
+			op.DefaultStatus = status
+			huma.Register(s.api, op, h)
+			done[route] = true
+		}
 		return
 	}
+	panic("httpapi: no route " + route)
 }
 
 // registerImplemented registers every built operation and reports which.
 func (s *Server) registerImplemented() map[string]bool {
 	done := map[string]bool{}
-	register(s, done, "apiKeys.create", http.MethodPost, http.StatusCreated, s.createKey)
-	register(s, done, "apiKeys.list", http.MethodGet, http.StatusOK, s.listKeys)
-	register(s, done, "apiKeys.revoke", http.MethodDelete, http.StatusOK, s.revokeKey)
-	register(s, done, "projects.create", http.MethodPost, http.StatusCreated, s.createProject)
-	register(s, done, "projects.list", http.MethodGet, http.StatusOK, s.listProjects)
-	register(s, done, "projects.read", http.MethodGet, http.StatusOK, s.readProject)
-	register(s, done, "projects.update", http.MethodPatch, http.StatusOK, s.updateProject)
-	register(s, done, "projects.archive", http.MethodDelete, http.StatusOK, s.archiveProject)
-	register(s, done, "credits.balance.read", http.MethodGet, http.StatusOK, s.readBalance)
-	register(s, done, "credits.x402.topUp", http.MethodPost, http.StatusOK, s.topUpCredits)
+	register(s, done, "POST /api-keys", http.StatusCreated, s.createKey)
+	register(s, done, "GET /api-keys", http.StatusOK, s.listKeys)
+	register(s, done, "DELETE /api-keys/{id}", http.StatusOK, s.revokeKey)
+	register(s, done, "GET /services", http.StatusOK, s.listServices)
+	register(s, done, "GET /capabilities", http.StatusOK, s.listCapabilities)
+	register(s, done, "GET /capabilities/{serviceId}", http.StatusOK, s.listServiceCapabilities)
+	register(s, done, "GET /actions", http.StatusOK, s.listActions)
+	register(s, done, "POST /services/{serviceId}/invoke", http.StatusOK, s.invokeService)
+	register(s, done, "GET /credits/balance", http.StatusOK, s.readBalance)
+	register(s, done, "POST /credits/x402/top-up", http.StatusOK, s.topUpCredits)
+	register(s, done, "GET /projects", http.StatusOK, s.listProjects)
+	register(s, done, "POST /projects", http.StatusCreated, s.createProject)
+	register(s, done, "GET /projects/{projectId}", http.StatusOK, s.readProject)
+	register(s, done, "PATCH /projects/{projectId}", http.StatusOK, s.updateProject)
+	register(s, done, "DELETE /projects/{projectId}", http.StatusOK, s.archiveProject)
+	register(s, done, "GET /approvals", http.StatusOK, s.listApprovals)
+	register(s, done, "POST /approvals/service-actions", http.StatusCreated, s.createApproval)
+	register(s, done, "POST /approvals/{approvalId}", http.StatusOK, s.decideApproval)
 	return done
 }
 

@@ -20,14 +20,18 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/approvals"
 	"platformapi/shared/credits"
 	"platformapi/shared/credittoken"
+	"platformapi/shared/envelope"
 	"platformapi/shared/idempotency"
 	"platformapi/shared/keys"
 	"platformapi/shared/limits"
 	"platformapi/shared/projects"
+	"platformapi/shared/queue"
 	"platformapi/shared/routes"
 	"platformapi/shared/store"
+	"platformapi/shared/upstream"
 	"platformapi/shared/x402"
 )
 
@@ -53,25 +57,45 @@ type Deps struct {
 	// PayTo makes the top-up answer 503.
 	TopUp       credits.TopUpConfig
 	Facilitator x402.Facilitator
+	// Services reaches the managed services; a service without an invoker
+	// is unavailable (503).
+	Services upstream.Router
+	// Schemas publishes operations' JSON Schemas in /capabilities, keyed
+	// "<serviceId>/<operationId>".
+	Schemas map[string]Schema
+	// WebhookQueue carries webhook deliveries to the webhook worker.
+	WebhookQueue queue.Queue
+	// Sealer encrypts secrets at rest (webhook signing secrets, connection
+	// credentials).
+	Sealer envelope.Sealer
+	// AllowPrivateWebhooks lets webhook URLs resolve to private, loopback or
+	// link-local addresses: a local development switch, never for production.
+	AllowPrivateWebhooks bool
+}
+
+// Schema is one operation's input and output JSON Schema.
+type Schema struct {
+	Input, Output json.RawMessage
 }
 
 // Server is the API.
 type Server struct {
-	deps     Deps
-	log      *slog.Logger
-	now      func() time.Time
-	keys     *keys.Repo
-	projects *projects.Repo
-	ledger   *credits.Ledger
-	topUp    *credits.TopUp
-	limits   *limits.Counter
-	idem     *idempotency.Store
-	api      huma.API
-	openapi  []byte
-	docs     []byte
-	inner    *http.ServeMux
-	handler  http.Handler
-	mounted  []routes.Route
+	deps      Deps
+	log       *slog.Logger
+	now       func() time.Time
+	keys      *keys.Repo
+	projects  *projects.Repo
+	ledger    *credits.Ledger
+	topUp     *credits.TopUp
+	approvals *approvals.Repo
+	limits    *limits.Counter
+	idem      *idempotency.Store
+	api       huma.API
+	openapi   []byte
+	docs      []byte
+	inner     *http.ServeMux
+	handler   http.Handler
+	mounted   []routes.Route
 }
 
 var hookOnce = make(chan struct{}, 1)
@@ -102,6 +126,7 @@ func New(d Deps) (*Server, error) {
 		inner:    http.NewServeMux(),
 	}
 	s.topUp = credits.NewTopUp(s.ledger, d.TopUp, d.Facilitator)
+	s.approvals = approvals.NewRepo(d.Store, d.Now)
 	s.api = humago.New(s.inner, humaConfig())
 	s.registerPublic()
 	implemented := s.registerImplemented()
@@ -110,7 +135,7 @@ func New(d Deps) (*Server, error) {
 			continue
 		}
 		s.mounted = append(s.mounted, rt)
-		if !implemented[rt.Operation+" "+rt.Method] {
+		if !implemented[rt.Method+" "+rt.Path] {
 			s.registerNotImplemented(rt)
 		}
 	}

@@ -1,0 +1,263 @@
+// Package approvals holds service-action approvals (CONTRACT "Approvals"):
+// a pending approval bound to one service, operation and canonical input;
+// decided once (approve or reject); consumed exactly once by the invoke it
+// was made for, also under concurrent invokes. Approvals expire 24 hours
+// after they are requested, whether pending or approved and unused.
+package approvals
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/ids"
+	"platformapi/shared/store"
+)
+
+// TTL is how long an approval stays usable after it is requested.
+const TTL = 24 * time.Hour
+
+// Status values. "expired" is never stored; it is what an unused approval
+// past its expiry reads as.
+const (
+	StatusPending  = "pending"
+	StatusApproved = "approved"
+	StatusRejected = "rejected"
+	StatusConsumed = "consumed"
+	StatusExpired  = "expired"
+)
+
+// Approval is the resource.
+type Approval struct {
+	ID          string          `json:"id"`
+	ServiceID   string          `json:"serviceId"`
+	OperationID string          `json:"operationId"`
+	Input       json.RawMessage `json:"input" doc:"The exact input the approval is for, in canonical form"`
+	InputSHA256 string          `json:"inputSha256" doc:"SHA-256 of the canonical input; an invoke must send input with the same canonical form"`
+	Status      string          `json:"status" enum:"pending,approved,rejected,consumed,expired"`
+	Reason      *string         `json:"reason"`
+	ProjectID   *string         `json:"projectId"`
+	RequestedBy string          `json:"requestedBy" doc:"Id of the API key that asked"`
+	DecidedBy   *string         `json:"decidedBy"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	ExpiresAt   time.Time       `json:"expiresAt"`
+	DecidedAt   *time.Time      `json:"decidedAt"`
+	ConsumedAt  *time.Time      `json:"consumedAt"`
+}
+
+// Canonical re-encodes JSON with sorted object keys and no insignificant
+// whitespace, so that semantically equal inputs bind to the same approval.
+func Canonical(input json.RawMessage) ([]byte, string, error) {
+	if len(bytes.TrimSpace(input)) == 0 {
+		input = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, "", err
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(out)
+	return out, hex.EncodeToString(sum[:]), nil
+}
+
+func itemKey(accountID, id string) store.Key {
+	return store.Key{PK: "acct#" + accountID, SK: "apr#" + id}
+}
+
+// Repo persists approvals.
+type Repo struct {
+	st  store.Store
+	now func() time.Time
+}
+
+// NewRepo builds an approval repository.
+func NewRepo(st store.Store, now func() time.Time) *Repo { return &Repo{st: st, now: now} }
+
+func (r *Repo) view(a *Approval) *Approval {
+	if (a.Status == StatusPending || a.Status == StatusApproved) && !r.now().Before(a.ExpiresAt) {
+		a.Status = StatusExpired
+	}
+	return a
+}
+
+func encode(accountID string, a *Approval) store.Item {
+	it := store.NewItem(itemKey(accountID, a.ID))
+	it["doc"], _ = json.Marshal(a)
+	it["status"] = a.Status
+	return it
+}
+
+func decode(it store.Item) (*Approval, error) {
+	var a Approval
+	if err := json.Unmarshal(it.Bytes("doc"), &a); err != nil {
+		return nil, fmt.Errorf("approvals: decode: %w", err)
+	}
+	return &a, nil
+}
+
+// Create records a pending approval for exactly this input.
+func (r *Repo) Create(ctx context.Context, accountID string, projectID *string, keyID, serviceID, operationID string, input json.RawMessage) (*Approval, error) {
+	canon, sum, err := Canonical(input)
+	if err != nil {
+		return nil, apierr.Invalid("input is not valid JSON.", apierr.Field("body.input", "%s", err.Error()))
+	}
+	now := r.now().UTC()
+	a := &Approval{ID: ids.New("apr", now), ServiceID: serviceID, OperationID: operationID, Input: canon, InputSHA256: sum,
+		Status: StatusPending, ProjectID: projectID, RequestedBy: keyID, CreatedAt: now, ExpiresAt: now.Add(TTL)}
+	if err := r.st.Put(ctx, encode(accountID, a), store.NotExists()); err != nil {
+		return nil, fmt.Errorf("approvals: create: %w", err)
+	}
+	return a, nil
+}
+
+var errNotFound = apierr.New(apierr.NotFound, "No such approval.")
+
+// Get reads an approval visible in scope: a project scope sees only its
+// project's approvals; everything else is not_found.
+func (r *Repo) Get(ctx context.Context, accountID, projectScope, id string) (*Approval, error) {
+	if !ids.Valid("apr", id) {
+		return nil, errNotFound
+	}
+	it, err := r.st.Get(ctx, itemKey(accountID, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("approvals: get: %w", err)
+	}
+	a, err := decode(it)
+	if err != nil {
+		return nil, err
+	}
+	if projectScope != "" && (a.ProjectID == nil || *a.ProjectID != projectScope) {
+		return nil, errNotFound
+	}
+	return r.view(a), nil
+}
+
+// List pages through the account's approvals in scope, oldest first,
+// optionally only one status.
+func (r *Repo) List(ctx context.Context, accountID, projectScope, status string, limit int, cursor string) ([]*Approval, string, error) {
+	after := ""
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil {
+			return nil, "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
+		}
+		after = string(b)
+	}
+	var out []*Approval
+	for {
+		page, err := r.st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: "apr#", After: after, Limit: limit})
+		if err != nil {
+			return nil, "", fmt.Errorf("approvals: list: %w", err)
+		}
+		for i, it := range page.Items {
+			after = it.Key().SK
+			a, err := decode(it)
+			if err != nil {
+				return nil, "", err
+			}
+			a = r.view(a)
+			if projectScope != "" && (a.ProjectID == nil || *a.ProjectID != projectScope) || status != "" && a.Status != status {
+				continue
+			}
+			out = append(out, a)
+			if len(out) == limit {
+				next := ""
+				if page.More || i < len(page.Items)-1 {
+					next = base64.RawURLEncoding.EncodeToString([]byte(after))
+				}
+				return out, next, nil
+			}
+		}
+		if !page.More {
+			return out, "", nil
+		}
+	}
+}
+
+// transition moves an approval from one stored status to another with a
+// conditional write, so concurrent deciders or consumers cannot both win.
+func (r *Repo) transition(ctx context.Context, accountID string, a *Approval, from string, change func(*Approval)) error {
+	change(a)
+	_, err := r.st.Update(ctx, itemKey(accountID, a.ID), store.Update{Set: map[string]any{"doc": mustJSON(a), "status": a.Status}}, store.AttrEquals("status", from))
+	return err
+}
+
+func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
+
+// Decide approves or rejects a pending, unexpired approval.
+func (r *Repo) Decide(ctx context.Context, accountID, projectScope, id, decision string, reason *string, keyID string) (*Approval, error) {
+	a, err := r.Get(ctx, accountID, projectScope, id)
+	if err != nil {
+		return nil, err
+	}
+	if a.Status != StatusPending {
+		return nil, apierr.New(apierr.Conflict, "The approval is %s and can no longer be decided.", a.Status)
+	}
+	now := r.now().UTC()
+	err = r.transition(ctx, accountID, a, StatusPending, func(a *Approval) {
+		a.Status = map[string]string{"approve": StatusApproved, "reject": StatusRejected}[decision]
+		a.Reason, a.DecidedBy, a.DecidedAt = reason, &keyID, &now
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, apierr.New(apierr.Conflict, "The approval was decided concurrently.")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("approvals: decide: %w", err)
+	}
+	return a, nil
+}
+
+// Consume uses an approved approval for exactly this service, operation and
+// input, once. The returned undo puts it back to approved when the operation
+// it was consumed for did not happen (the upstream refused or failed).
+func (r *Repo) Consume(ctx context.Context, accountID, projectScope, id, serviceID, operationID string, input json.RawMessage) (undo func(context.Context) error, err error) {
+	denied := func(why string) error {
+		return apierr.New(apierr.ApprovalRequired, "%s needs an approved, unused approval for exactly this input: %s.", operationID, why)
+	}
+	a, err := r.Get(ctx, accountID, projectScope, id)
+	var ae *apierr.Error
+	if errors.As(err, &ae) && ae.Code == apierr.NotFound {
+		return nil, denied("no such approval")
+	}
+	if err != nil {
+		return nil, err
+	}
+	_, sum, err := Canonical(input)
+	if err != nil {
+		return nil, apierr.Invalid("input is not valid JSON.", apierr.Field("body.input", "%s", err.Error()))
+	}
+	switch {
+	case a.ServiceID != serviceID || a.OperationID != operationID:
+		return nil, denied("the approval is for another operation")
+	case a.InputSHA256 != sum:
+		return nil, denied("the approval is for another input")
+	case a.Status != StatusApproved:
+		return nil, denied("the approval is " + a.Status)
+	}
+	now := r.now().UTC()
+	err = r.transition(ctx, accountID, a, StatusApproved, func(a *Approval) { a.Status, a.ConsumedAt = StatusConsumed, &now })
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, denied("the approval was just used")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("approvals: consume: %w", err)
+	}
+	return func(ctx context.Context) error {
+		return r.transition(ctx, accountID, a, StatusConsumed, func(a *Approval) { a.Status, a.ConsumedAt = StatusApproved, nil })
+	}, nil
+}
