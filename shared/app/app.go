@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,8 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"platformapi/shared/awsenv"
 	"platformapi/shared/credittoken"
+	"platformapi/shared/envelope"
+	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/httpapi"
+	"platformapi/shared/queue"
+	"platformapi/shared/queue/memqueue"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
 )
@@ -46,9 +52,14 @@ func (c Config) Logger() *slog.Logger {
 
 // Runtime holds a process's long-lived dependencies, built once.
 type Runtime struct {
-	Config  Config
-	Store   store.Store
-	Signer  *credittoken.Signer
+	Config       Config
+	Store        store.Store
+	Signer       *credittoken.Signer // nil where tokens cannot be redeemed
+	WebhookQueue queue.Queue
+	Sealer       envelope.Sealer
+	// AWS is the AWS environment in BACKEND=aws (its Calls counter counts
+	// storage round trips); nil in embedded mode.
+	AWS     *awsenv.Env
 	closers []func() error
 }
 
@@ -77,6 +88,13 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		}
 		rt.Store = st
 		rt.closers = append(rt.closers, st.Close)
+		sealer, err := localkey.Open(filepath.Join(c.DataDir, "master.key"))
+		if err != nil {
+			_ = rt.Close()
+			return nil, fmt.Errorf("app: local master key: %w", err)
+		}
+		rt.Sealer = sealer
+		rt.WebhookQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.MaxReceives))
 	case "aws":
 		if err := openAWS(ctx, c, rt); err != nil {
 			_ = rt.Close()
@@ -86,7 +104,9 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		return nil, fmt.Errorf("app: unknown BACKEND %q (embedded or aws)", c.Backend)
 	}
 	signer, err := loadSigner(ctx, c, rt)
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoSigningKey):
+	case err != nil:
 		_ = rt.Close()
 		return nil, err
 	}
@@ -103,9 +123,12 @@ func Signer(ctx context.Context, c Config) (*credittoken.Signer, error) {
 func loadSigner(ctx context.Context, c Config, rt *Runtime) (*credittoken.Signer, error) {
 	var seed []byte
 	var err error
-	if c.Backend == "aws" && os.Getenv("CREDIT_TOKEN_SECRET_ARN") != "" {
-		seed, err = awsSigningSeed(ctx, os.Getenv("CREDIT_TOKEN_SECRET_ARN"))
-	} else {
+	switch arn := os.Getenv("CREDIT_TOKEN_SECRET_ARN"); {
+	case c.Backend == "aws" && arn != "":
+		seed, err = awsSigningSeed(ctx, arn)
+	case inLambda():
+		return nil, errNoSigningKey
+	default:
 		seed, err = credittoken.LoadOrCreateSeed(filepath.Join(c.DataDir, "credit-token.key"))
 	}
 	if err != nil {
@@ -124,5 +147,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*httpapi.Serv
 		Store: r.Store, CreditTokens: r.Signer, Logger: logger, Groups: groups,
 		Backend: r.Config.Backend, RequestTimeout: 30 * time.Second,
 		TopUp: topUp, Facilitator: fac,
+		WebhookQueue: r.WebhookQueue, Sealer: r.Sealer,
+		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
 	})
 }

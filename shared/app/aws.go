@@ -2,12 +2,64 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"platformapi/shared/awsenv"
+	"platformapi/shared/envelope/kmsenvelope"
+	"platformapi/shared/queue/sqsqueue"
+	"platformapi/shared/store/dynamostore"
 )
 
-// errAWSNotWired is returned until the AWS adapters are wired in.
-var errAWSNotWired = errors.New("app: BACKEND=aws is not available in this build yet")
+// openAWS builds the AWS clients once per process (a Lambda's cold start)
+// from the standard environment and the resource names CDK passes.
+func openAWS(ctx context.Context, c Config, rt *Runtime) error {
+	env, err := awsenv.New(ctx)
+	if err != nil {
+		return fmt.Errorf("app: aws config: %w", err)
+	}
+	if c.CreateResources {
+		if err := env.CreateResources(ctx); err != nil {
+			return fmt.Errorf("app: create resources: %w", err)
+		}
+	}
+	rt.AWS = env
+	rt.Store = dynamostore.New(env.DynamoDB(), env.Names.Table)
+	rt.Sealer = kmsenvelope.New(env.KMS(), env.Names.KMSKeyID)
+	url, err := env.QueueURL(ctx, env.Names.WebhookQueue)
+	if err != nil {
+		return fmt.Errorf("app: webhook queue: %w", err)
+	}
+	rt.WebhookQueue = sqsqueue.New(env.SQS(), url)
+	return nil
+}
 
-func openAWS(ctx context.Context, c Config, rt *Runtime) error { return errAWSNotWired }
+// errNoSigningKey: a Lambda without the credit-token secret cannot redeem
+// tokens; only the keys function is granted it.
+var errNoSigningKey = errors.New("app: no credit-token signing key in this function")
 
-func awsSigningSeed(ctx context.Context, arn string) ([]byte, error) { return nil, errAWSNotWired }
+// awsSigningSeed derives the Ed25519 seed from the Secrets Manager secret CDK
+// generates (any string: the seed is its SHA-256).
+func awsSigningSeed(ctx context.Context, arn string) ([]byte, error) {
+	env, err := awsenv.New(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := secretsmanager.NewFromConfig(env.Config).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &arn})
+	if err != nil {
+		return nil, fmt.Errorf("read credit-token secret: %w", err)
+	}
+	if out.SecretString == nil || len(*out.SecretString) < 32 {
+		return nil, errors.New("credit-token secret must be a string of at least 32 characters")
+	}
+	seed := sha256.Sum256([]byte(*out.SecretString))
+	return seed[:], nil
+}
+
+// inLambda reports whether the process runs on Lambda, where the filesystem
+// is read-only and a signing key file must never be created.
+func inLambda() bool { return os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" }

@@ -175,6 +175,9 @@ func (s *Server) authenticate(ctx context.Context, rt routes.Route, r *http.Requ
 		if authz != "" {
 			return nil, apierr.Invalid("Send either a bearer key or a credit token, not both.", apierr.Field("header.X-Service-Credit-Token", "not allowed with Authorization"))
 		}
+		if s.deps.CreditTokens == nil {
+			return nil, apierr.New(apierr.ServiceUnavailable, "Credit tokens cannot be redeemed by this deployment.").WithHeader("Retry-After", "3600")
+		}
 		c, err := s.deps.CreditTokens.Verify(token, s.now())
 		if err != nil {
 			return nil, apierr.New(apierr.InvalidCreditToken, "The credit token is forged, malformed or expired.")

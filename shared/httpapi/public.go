@@ -79,12 +79,14 @@ func (s *Server) registerPublic() {
 	openapiOp := operation(publicRoute("openapi.read"), true)
 	openapiOp.Responses = map[string]*huma.Response{"200": {Description: "The OpenAPI 3.1 document", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: "object"}}}}}
 	huma.Register(s.api, openapiOp, func(ctx context.Context, _ *struct{}) (*huma.StreamResponse, error) {
-		return rawResponse("application/json", s.openapi), nil
+		doc, _ := s.document()
+		return rawResponse("application/json", doc), nil
 	})
 	docsOp := operation(publicRoute("docs.read"), true)
 	docsOp.Responses = map[string]*huma.Response{"200": {Description: "An HTML reference generated from the OpenAPI document", Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: "string"}}}}}
 	huma.Register(s.api, docsOp, func(ctx context.Context, _ *struct{}) (*huma.StreamResponse, error) {
-		return rawResponse("text/html; charset=utf-8", s.docs), nil
+		_, docs := s.document()
+		return rawResponse("text/html; charset=utf-8", docs), nil
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -96,6 +97,7 @@ type Server struct {
 	inner     *http.ServeMux
 	handler   http.Handler
 	mounted   []routes.Route
+	docOnce   sync.Once
 }
 
 var hookOnce = make(chan struct{}, 1)
@@ -139,14 +141,34 @@ func New(d Deps) (*Server, error) {
 			s.registerNotImplemented(rt)
 		}
 	}
-	doc, err := json.Marshal(s.api.OpenAPI())
-	if err != nil {
-		return nil, fmt.Errorf("httpapi: openapi: %w", err)
+	if d.Groups == nil {
+		doc, err := json.Marshal(s.api.OpenAPI())
+		if err != nil {
+			return nil, fmt.Errorf("httpapi: openapi: %w", err)
+		}
+		s.openapi, s.docs = doc, renderDocs(s.api.OpenAPI())
 	}
-	s.openapi = doc
-	s.docs = renderDocs(s.api.OpenAPI())
 	s.handler = s.edge(s.outerMux())
 	return s, nil
+}
+
+// document returns the OpenAPI document and docs page of the whole API. A
+// server mounting only some groups (one Lambda) describes every group all
+// the same, built on first use so that cold starts do not pay for it.
+func (s *Server) document() (openapi, docs []byte) {
+	s.docOnce.Do(func() {
+		if s.openapi != nil {
+			return
+		}
+		full := s.deps
+		full.Groups = nil
+		all, err := New(full)
+		if err != nil {
+			panic(err)
+		}
+		s.openapi, s.docs = all.openapi, all.docs
+	})
+	return s.openapi, s.docs
 }
 
 func (s *Server) mountedGroup(g string) bool {
@@ -154,7 +176,7 @@ func (s *Server) mountedGroup(g string) bool {
 }
 
 // OpenAPI returns the OpenAPI 3.1 document as served at /openapi.json.
-func (s *Server) OpenAPI() []byte { return s.openapi }
+func (s *Server) OpenAPI() []byte { doc, _ := s.document(); return doc }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
@@ -289,7 +311,11 @@ func (s *Server) public(rt routes.Route, next http.Handler) http.Handler {
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	var allow []string
 	path := r.URL.Path
-	for _, rt := range append(append([]routes.Route{}, routes.Public...), s.mounted...) {
+	candidates := s.mounted
+	if s.mountedGroup("public") {
+		candidates = append(append([]routes.Route{}, routes.Public...), s.mounted...)
+	}
+	for _, rt := range candidates {
 		if matchPath(rt.Path, strings.TrimPrefix(path, "/"+APIVersion)) && !slices.Contains(allow, rt.Method) {
 			if rt.Group == "public" || strings.HasPrefix(path, "/"+APIVersion+"/") {
 				allow = append(allow, rt.Method)
