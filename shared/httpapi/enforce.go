@@ -16,8 +16,8 @@ import (
 	"platformapi/shared/catalog"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/idempotency"
+	"platformapi/shared/invoke"
 	"platformapi/shared/keys"
-	"platformapi/shared/limits"
 	"platformapi/shared/routes"
 )
 
@@ -310,19 +310,9 @@ func (s *Server) admit(ctx context.Context, rt routes.Route, p *Principal) (func
 	if len(p.Chain) == 0 {
 		return func() {}, nil
 	}
-	owners := make([]limits.Owner, len(p.Chain))
-	for i, k := range p.Chain {
-		owners[i] = limits.Owner{ID: k.ID, Limits: k.Limits}
-	}
-	lease, err := s.limits.Admit(ctx, owners, keys.LimitSelectors(rt.Operation, p.Service, p.Operation))
+	lease, err := s.limits.Admit(ctx, p.caller(ctx).Chain, keys.LimitSelectors(rt.Operation, p.Service, p.Operation))
 	if err != nil {
-		var ex *limits.ExceededError
-		if errors.As(err, &ex) {
-			return nil, apierr.New(apierr.LimitExceeded, "The %s limit of selector %s is exhausted.", ex.Kind, ex.Selector).
-				WithHeader("X-Service-Limit-Operation", ex.Selector).
-				WithHeader("Retry-After", strconv.Itoa(ex.RetryAfterSeconds))
-		}
-		return nil, err
+		return nil, invoke.LimitError(err)
 	}
 	return func() {
 		// Release even when the request's context is done: a lease must not

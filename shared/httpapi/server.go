@@ -26,6 +26,7 @@ import (
 	"platformapi/shared/credittoken"
 	"platformapi/shared/envelope"
 	"platformapi/shared/idempotency"
+	"platformapi/shared/invoke"
 	"platformapi/shared/keys"
 	"platformapi/shared/limits"
 	"platformapi/shared/projects"
@@ -98,6 +99,7 @@ type Server struct {
 	handler   http.Handler
 	mounted   []routes.Route
 	docOnce   sync.Once
+	pipeline  *invoke.Pipeline
 }
 
 var hookOnce = make(chan struct{}, 1)
@@ -129,6 +131,7 @@ func New(d Deps) (*Server, error) {
 	}
 	s.topUp = credits.NewTopUp(s.ledger, d.TopUp, d.Facilitator)
 	s.approvals = approvals.NewRepo(d.Store, d.Now)
+	s.pipeline = &invoke.Pipeline{Ledger: s.ledger, Limits: s.limits, Approvals: s.approvals, Services: d.Services, Timeout: d.RequestTimeout - 2*time.Second}
 	s.api = humago.New(s.inner, humaConfig())
 	s.registerPublic()
 	implemented := s.registerImplemented()

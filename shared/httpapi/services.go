@@ -3,18 +3,15 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/catalog"
-	"platformapi/shared/credits"
+	"platformapi/shared/invoke"
 	"platformapi/shared/keys"
 	"platformapi/shared/limits"
 	"platformapi/shared/routes"
-	"platformapi/shared/upstream"
 )
 
 // serviceView is a managed service as a key sees it.
@@ -203,122 +200,24 @@ type invokeOutput struct {
 }
 
 func (s *Server) invokeService(ctx context.Context, in *invokeInput) (*invokeOutput, error) {
-	res, err := s.invoke(ctx, principal(ctx), in.ServiceID, in.Body)
+	p := principal(ctx)
+	res, err := s.pipeline.Run(ctx, p.caller(ctx), invoke.Call{ServiceID: in.ServiceID, OperationID: in.Body.OperationID, Input: in.Body.Input, ApprovalID: in.Body.ApprovalID})
 	if err != nil {
 		return nil, err
 	}
-	return &invokeOutput{Charged: strconv.FormatFloat(res.ChargedCredits, 'f', -1, 64), Body: *res.invokeResult, Upstream: res.upstreamID}, nil
+	charged := float64(res.ChargedMicro) / catalog.MicroPerCredit
+	return &invokeOutput{
+		Charged: strconv.FormatFloat(charged, 'f', -1, 64), Upstream: res.UpstreamRequestID,
+		Body: invokeResult{ServiceID: res.ServiceID, OperationID: res.OperationID, Status: "succeeded", Result: res.Output, ChargedCredits: charged},
+	}, nil
 }
 
-type invoked struct {
-	*invokeResult
-	upstreamID string
-}
-
-// invoke is the one pipeline every managed-operation call runs through, from
-// HTTP or from MCP: approval, creditsPerDay reservation, credit hold, the
-// call, then capture of the exact charge, or release of everything.
-func (s *Server) invoke(ctx context.Context, p *Principal, serviceID string, req invokeRequest) (*invoked, error) {
-	svc, ok := catalog.Lookup(serviceID)
-	if !ok {
-		return nil, apierr.New(apierr.NotFound, "No managed service %q.", serviceID)
-	}
-	op, ok := svc.Op(req.OperationID)
-	if !ok || !op.Invocable {
-		return nil, apierr.Invalid("Unknown operation.", apierr.Field("body.operationId", "%s has no invocable operation %q", serviceID, req.OperationID))
-	}
-	if len(req.Input) == 0 {
-		req.Input = json.RawMessage("{}")
-	}
-	if op.Approval {
-		if req.ApprovalID == "" {
-			return nil, apierr.New(apierr.ApprovalRequired, "%s.%s requires an approval: create one with POST /v1/approvals/service-actions, have it approved, and send its approvalId.", serviceID, op.ID)
-		}
-		undo, err := s.approvals.Consume(ctx, p.Key().AccountID, p.ProjectID, req.ApprovalID, serviceID, op.ID, req.Input)
-		if err != nil {
-			return nil, err
-		}
-		res, err := s.charge(ctx, p, svc, op, req)
-		if err != nil {
-			_ = undo(context.WithoutCancel(ctx)) // the operation did not happen: the approval stays usable
-		}
-		return res, err
-	}
-	return s.charge(ctx, p, svc, op, req)
-}
-
-func (s *Server) charge(ctx context.Context, p *Principal, svc catalog.Service, op catalog.Operation, req invokeRequest) (*invoked, error) {
+// caller is the principal as the invoke pipeline sees it.
+func (p *Principal) caller(ctx context.Context) invoke.Caller {
 	k := p.Key()
-	detached := context.WithoutCancel(ctx)
 	owners := make([]limits.Owner, len(p.Chain))
 	for i, c := range p.Chain {
 		owners[i] = limits.Owner{ID: c.ID, Limits: c.Limits}
 	}
-	reservation, err := s.limits.ReserveCredits(ctx, owners, keys.LimitSelectors("services.invoke", svc.ID, op.ID), op.PriceMicro)
-	if err != nil {
-		return nil, limitError(err)
-	}
-	hold, err := s.ledger.Hold(ctx, k.AccountID, op.PriceMicro, "services.invoke."+svc.ID+"."+op.ID)
-	if err != nil {
-		_ = reservation.Release(detached)
-		if errors.Is(err, credits.ErrInsufficient) {
-			return nil, apierr.New(apierr.InsufficientCredits, "The balance cannot cover %s (up to %s credits). Top up with POST /v1/credits/x402/top-up.", op.ID, strconv.FormatFloat(float64(op.PriceMicro)/catalog.MicroPerCredit, 'f', -1, 64))
-		}
-		return nil, err
-	}
-	callCtx, cancel := context.WithTimeout(ctx, s.deps.RequestTimeout-2*time.Second)
-	defer cancel()
-	res, err := s.deps.Services.Invoke(callCtx, upstream.Request{
-		ServiceID: svc.ID, OperationID: op.ID, Input: req.Input, AccountID: k.AccountID, ProjectID: p.ProjectID,
-		EndUser: p.EndUser, RequestID: requestID(ctx), MaxChargeMicro: op.PriceMicro,
-	})
-	if err != nil {
-		_ = hold.Release(detached)
-		_ = reservation.Release(detached)
-		return nil, upstreamError(err)
-	}
-	if err := hold.Capture(detached, res.ChargedMicro); err != nil {
-		return nil, err
-	}
-	_ = reservation.Settle(detached, res.ChargedMicro)
-	return &invoked{
-		invokeResult: &invokeResult{ServiceID: svc.ID, OperationID: op.ID, Status: "succeeded", Result: res.Output, ChargedCredits: float64(res.ChargedMicro) / catalog.MicroPerCredit},
-		upstreamID:   res.UpstreamRequestID,
-	}, nil
-}
-
-func limitError(err error) error {
-	var ex *limits.ExceededError
-	if errors.As(err, &ex) {
-		return apierr.New(apierr.LimitExceeded, "The %s limit of selector %s is exhausted.", ex.Kind, ex.Selector).
-			WithHeader("X-Service-Limit-Operation", ex.Selector).
-			WithHeader("Retry-After", strconv.Itoa(ex.RetryAfterSeconds))
-	}
-	return err
-}
-
-// upstreamError maps the upstream port's failures to the catalogue; the
-// service's own wait is passed on in Retry-After.
-func upstreamError(err error) error {
-	var rl *upstream.RateLimitedError
-	var un *upstream.UnavailableError
-	switch {
-	case errors.As(err, &rl):
-		return apierr.New(apierr.UpstreamRateLimited, "The managed service asked to slow down; nothing was charged.").WithHeader("Retry-After", retrySeconds(rl.RetryAfter))
-	case errors.As(err, &un):
-		e := apierr.New(apierr.ServiceUnavailable, "The managed service is unavailable; nothing was charged.").WithHeader("Retry-After", retrySeconds(un.RetryAfter))
-		e.Cause = err
-		return e
-	case errors.Is(err, upstream.ErrNotConfigured):
-		return apierr.New(apierr.ServiceUnavailable, "This managed service is not configured on this deployment.").WithHeader("Retry-After", "3600")
-	case errors.Is(err, upstream.ErrBadUpstream):
-		e := apierr.New(apierr.ServiceUnavailable, "The managed service answered incorrectly; nothing was charged.").WithHeader("Retry-After", "5")
-		e.Cause = err
-		return e
-	}
-	return err
-}
-
-func retrySeconds(d time.Duration) string {
-	return strconv.Itoa(max(1, int((d+time.Second-1)/time.Second)))
+	return invoke.Caller{AccountID: k.AccountID, ProjectID: p.ProjectID, EndUser: p.EndUser, RequestID: requestID(ctx), Chain: owners}
 }
