@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"platformapi/shared/awsenv"
+	"platformapi/shared/blob"
+	"platformapi/shared/blob/fsblob"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
@@ -56,6 +58,8 @@ type Runtime struct {
 	Store        store.Store
 	Signer       *credittoken.Signer // nil where tokens cannot be redeemed
 	WebhookQueue queue.Queue
+	RunsQueue    queue.Queue
+	Artifacts    blob.Bucket
 	Sealer       envelope.Sealer
 	// AWS is the AWS environment in BACKEND=aws (its Calls counter counts
 	// storage round trips); nil in embedded mode.
@@ -95,6 +99,14 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		}
 		rt.Sealer = sealer
 		rt.WebhookQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.MaxReceives))
+		rt.RunsQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.MaxReceives))
+		artifacts, err := fsblob.Open(filepath.Join(c.DataDir, "artifacts"))
+		if err != nil {
+			_ = rt.Close()
+			return nil, fmt.Errorf("app: artifacts: %w", err)
+		}
+		rt.Artifacts = artifacts
+		rt.closers = append(rt.closers, artifacts.Close)
 	case "aws":
 		if err := openAWS(ctx, c, rt); err != nil {
 			_ = rt.Close()
@@ -147,7 +159,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*httpapi.Serv
 		Store: r.Store, CreditTokens: r.Signer, Logger: logger, Groups: groups,
 		Backend: r.Config.Backend, RequestTimeout: 30 * time.Second,
 		TopUp: topUp, Facilitator: fac,
-		WebhookQueue: r.WebhookQueue, Sealer: r.Sealer,
+		WebhookQueue: r.WebhookQueue, RunsQueue: r.RunsQueue, Artifacts: r.Artifacts, Sealer: r.Sealer,
 		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"platformapi/shared/awsenv"
+	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/queue/sqsqueue"
 	"platformapi/shared/store/dynamostore"
@@ -35,6 +36,11 @@ func openAWS(ctx context.Context, c Config, rt *Runtime) error {
 		return fmt.Errorf("app: webhook queue: %w", err)
 	}
 	rt.WebhookQueue = sqsqueue.New(env.SQS(), url)
+	if url, err = env.QueueURL(ctx, env.Names.RunsQueue); err != nil {
+		return fmt.Errorf("app: runs queue: %w", err)
+	}
+	rt.RunsQueue = sqsqueue.New(env.SQS(), url)
+	rt.Artifacts = s3blob.New(env.S3(), env.Names.ArtifactsBucket)
 	return nil
 }
 

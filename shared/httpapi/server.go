@@ -22,6 +22,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/approvals"
+	"platformapi/shared/blob"
 	"platformapi/shared/credits"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/envelope"
@@ -67,6 +68,10 @@ type Deps struct {
 	Schemas map[string]Schema
 	// WebhookQueue carries webhook deliveries to the webhook worker.
 	WebhookQueue queue.Queue
+	// RunsQueue carries durable runs to the run worker.
+	RunsQueue queue.Queue
+	// Artifacts holds run artifacts.
+	Artifacts blob.Bucket
 	// Sealer encrypts secrets at rest (webhook signing secrets, connection
 	// credentials).
 	Sealer envelope.Sealer
