@@ -12,6 +12,7 @@ import (
 	"platformapi/shared/awsenv"
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/envelope/kmsenvelope"
+	"platformapi/shared/queue"
 	"platformapi/shared/queue/sqsqueue"
 	"platformapi/shared/store/dynamostore"
 )
@@ -31,17 +32,28 @@ func openAWS(ctx context.Context, c Config, rt *Runtime) error {
 	rt.AWS = env
 	rt.Store = dynamostore.New(env.DynamoDB(), env.Names.Table)
 	rt.Sealer = kmsenvelope.New(env.KMS(), env.Names.KMSKeyID)
-	url, err := env.QueueURL(ctx, env.Names.WebhookQueue)
-	if err != nil {
+	if rt.WebhookQueue, err = openQueue(ctx, env, env.Names.WebhookQueue); err != nil {
 		return fmt.Errorf("app: webhook queue: %w", err)
 	}
-	rt.WebhookQueue = sqsqueue.New(env.SQS(), url)
-	if url, err = env.QueueURL(ctx, env.Names.RunsQueue); err != nil {
+	if rt.RunsQueue, err = openQueue(ctx, env, env.Names.RunsQueue); err != nil {
 		return fmt.Errorf("app: runs queue: %w", err)
 	}
-	rt.RunsQueue = sqsqueue.New(env.SQS(), url)
 	rt.Artifacts = s3blob.New(env.S3(), env.Names.ArtifactsBucket)
 	return nil
+}
+
+// openQueue connects a queue. On Lambda only the URL CDK passed counts: a
+// function not granted a queue gets none (nil), and cold start makes no
+// lookup call. Elsewhere (LocalStack, moto) the URL is looked up by name.
+func openQueue(ctx context.Context, env *awsenv.Env, q awsenv.Queue) (queue.Queue, error) {
+	if q.URL == "" && inLambda() {
+		return nil, nil
+	}
+	url, err := env.QueueURL(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return sqsqueue.New(env.SQS(), url), nil
 }
 
 // errNoSigningKey: a Lambda without the credit-token secret cannot redeem
