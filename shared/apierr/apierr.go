@@ -33,6 +33,7 @@ const (
 	ProjectDenied          Code = "project_denied"
 	DelegationDenied       Code = "delegation_denied"
 	ApprovalRequired       Code = "approval_required"
+	OriginDenied           Code = "origin_denied"
 	NotFound               Code = "not_found"
 	MethodNotAllowed       Code = "method_not_allowed"
 	PayloadTooLarge        Code = "payload_too_large"
@@ -71,6 +72,7 @@ var catalogue = map[Code]entry{
 	ProjectDenied:          {http.StatusForbidden, "Project denied"},
 	DelegationDenied:       {http.StatusForbidden, "Delegation denied"},
 	ApprovalRequired:       {http.StatusForbidden, "Approval required"},
+	OriginDenied:           {http.StatusForbidden, "Origin denied"},
 	NotFound:               {http.StatusNotFound, "Not found"},
 	MethodNotAllowed:       {http.StatusMethodNotAllowed, "Method not allowed"},
 	PayloadTooLarge:        {http.StatusRequestEntityTooLarge, "Payload too large"},

@@ -24,6 +24,8 @@ import (
 	"platformapi/shared/queue/memqueue"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
+	"platformapi/shared/superbrain"
+	"platformapi/shared/upstream"
 )
 
 // Config is read from the environment (CONTRACT "Running it locally").
@@ -149,6 +151,21 @@ func loadSigner(ctx context.Context, c Config, rt *Runtime) (*credittoken.Signer
 	return credittoken.NewSigner(seed)
 }
 
+// Services are the managed services this deployment reaches: the built-in
+// ones in process.
+func (r *Runtime) Services() upstream.Router {
+	return upstream.Router{superbrain.ServiceID: superbrain.New(r.Store, time.Now)}
+}
+
+// Schemas publishes the built-in services' operation schemas.
+func Schemas() map[string]httpapi.Schema {
+	out := map[string]httpapi.Schema{}
+	for op, sc := range superbrain.Schemas() {
+		out[superbrain.ServiceID+"/"+op] = httpapi.Schema{Input: sc.Input, Output: sc.Output}
+	}
+	return out
+}
+
 // NewServer builds the HTTP API for the given groups (nil: all).
 func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*httpapi.Server, error) {
 	topUp, fac, err := topUpFromEnv(r.Config, r.Store)
@@ -160,6 +177,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*httpapi.Serv
 		Backend: r.Config.Backend, RequestTimeout: 30 * time.Second,
 		TopUp: topUp, Facilitator: fac,
 		WebhookQueue: r.WebhookQueue, RunsQueue: r.RunsQueue, Artifacts: r.Artifacts, Sealer: r.Sealer,
+		Services: r.Services(), Schemas: Schemas(),
 		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
 	})
 }

@@ -19,6 +19,8 @@ import (
 	"platformapi/shared/httpapi"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
+	"platformapi/shared/superbrain"
+	"platformapi/shared/upstream"
 	"platformapi/shared/x402/localfacilitator"
 )
 
@@ -51,6 +53,7 @@ type env struct {
 	signer *credittoken.Signer
 	srv    *httpapi.Server
 	logs   *syncBuffer
+	remote *fakeUpstream // core-research, an HTTP upstream the test scripts
 }
 
 // syncBuffer collects the server's log lines.
@@ -91,10 +94,13 @@ func newEnvOn(t *testing.T, b teststores.Backend) *env {
 		t.Fatal(err)
 	}
 	st := b.Open(t, c.Now)
+	remote := &fakeUpstream{}
 	logs := &syncBuffer{}
 	srv, err := httpapi.New(httpapi.Deps{
 		Store: st, CreditTokens: signer, Now: c.Now, Backend: b.Name,
 		TopUp: topUpConfig, Facilitator: localfacilitator.New(st, localfacilitator.Config{Now: c.Now}),
+		Services:       upstream.Router{superbrain.ServiceID: superbrain.New(st, c.Now), "core-research": remote},
+		Schemas:        schemas(),
 		Logger:         slog.New(slog.NewJSONHandler(logs, nil)),
 		RequestTimeout: 10 * time.Second,
 	})
@@ -103,7 +109,7 @@ func newEnvOn(t *testing.T, b teststores.Backend) *env {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &env{t: t, url: hs.URL, clock: c, store: st, signer: signer, srv: srv, logs: logs}
+	return &env{t: t, url: hs.URL, clock: c, store: st, signer: signer, srv: srv, logs: logs, remote: remote}
 }
 
 type resp struct {
@@ -193,8 +199,11 @@ func idem() string {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // token mints a credit token worth credits.
-func (e *env) token(credits int64) string {
-	tok, err := e.signer.Mint(credits*1_000_000, e.clock.Now(), time.Hour)
+func (e *env) token(credits int64) string { return e.tokenMicro(credits * 1_000_000) }
+
+// tokenMicro mints a credit token worth micro micro-credits.
+func (e *env) tokenMicro(micro int64) string {
+	tok, err := e.signer.Mint(micro, e.clock.Now(), time.Hour)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -303,6 +303,11 @@ func (s *Server) outerMux() http.Handler {
 	for _, rt := range s.mounted {
 		mux.Handle(rt.Method+" /"+APIVersion+rt.Path, s.enforce(rt, inner))
 	}
+	if s.mountedGroup(routes.MCP.Group) {
+		mcpHandler := s.enforce(routes.MCP, s.mcpHandler())
+		mux.Handle("POST "+routes.MCP.Path, mcpHandler)
+		mux.Handle("POST /"+APIVersion+routes.MCP.Path, mcpHandler)
+	}
 	mux.HandleFunc("/", s.notFound)
 	return mux
 }
@@ -320,6 +325,9 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	var allow []string
 	path := r.URL.Path
 	candidates := s.mounted
+	if s.mountedGroup(routes.MCP.Group) {
+		candidates = append(candidates, routes.MCP, routes.Route{Method: routes.MCP.Method, Path: "/" + APIVersion + routes.MCP.Path})
+	}
 	if s.mountedGroup("public") {
 		candidates = append(append([]routes.Route{}, routes.Public...), s.mounted...)
 	}

@@ -53,7 +53,7 @@ func Serve(group string) {
 // route table is refused, so a misspelt main fails at deploy time instead of
 // answering 404 to every request.
 func build(ctx context.Context, cfg app.Config, logger *slog.Logger, group string) (http.Handler, error) {
-	if !slices.Contains(routes.Groups(), group) {
+	if !slices.Contains(routes.Groups(), group) && group != routes.MCP.Group {
 		return nil, fmt.Errorf("lambdaedge: unknown endpoint group %q", group)
 	}
 	rt, err := app.Open(ctx, cfg)

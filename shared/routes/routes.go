@@ -57,6 +57,13 @@ var Public = []Route{
 	{Method: http.MethodGet, Path: "/docs", Group: "public", Operation: "docs.read", Summary: "Browsable API reference"},
 }
 
+// MCP is the remote MCP transport (spec 1.5): POST, Streamable HTTP, the
+// same bearer key, which must hold services:read and actions.list. It is
+// served at the root and under /v1; each tool call then runs the managed
+// operation's own policy.
+var MCP = Route{Method: http.MethodPost, Path: "/mcp", Group: "mcp", Operation: "actions.list", Scopes: []string{"services:read"}, Body: BodyJSON,
+	Summary: "Remote MCP server (Streamable HTTP, stateless, JSON responses)"}
+
 func r(method, path, group, op, scope string, idem bool, body Body, summary string) Route {
 	var scopes []string
 	if scope != "" {
@@ -203,7 +210,8 @@ func MeteredOperations() []string {
 	return out
 }
 
-// Groups lists the function groups in table order, public first.
+// Groups lists the function groups of the route table in table order,
+// public first; the mcp group (MCP) comes on top of these.
 func Groups() []string {
 	out := []string{"public"}
 	seen := map[string]bool{"public": true}
