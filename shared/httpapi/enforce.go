@@ -34,6 +34,7 @@ type Principal struct {
 	Service     string // the managed service the request reaches, if any
 	Operation   string // managed operation id for invoke and runs.create
 	URL         string // the absolute URL requested, for x402 resource descriptions
+	route       string // the operation id of the route being served
 }
 
 // Key is the calling key (nil for a credit-token request).
@@ -98,7 +99,7 @@ func (s *Server) enforce(rt routes.Route, next http.Handler) http.Handler {
 			writeProblem(w, r, err)
 			return
 		}
-		p.URL = requestURL(r)
+		p.URL, p.route = requestURL(r), rt.Operation
 		r = r.WithContext(context.WithValue(ctx, keyPrincipal, p))
 
 		release, err := s.admit(ctx, rt, p)
@@ -357,6 +358,11 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next http.Ha
 		_, _ = w.Write(replay.Body)
 		return
 	}
+	var unit *idempotency.Unit
+	if deferredWrites[p.route] {
+		unit = &idempotency.Unit{}
+		r = r.WithContext(idempotency.WithUnit(r.Context(), unit))
+	}
 	rec := &captureWriter{ResponseWriter: w, header: http.Header{}}
 	defer func() {
 		if pnc := recover(); pnc != nil {
@@ -365,15 +371,43 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next http.Ha
 		}
 	}()
 	next.ServeHTTP(rec, r)
-	rec.flush()
 	done := context.WithoutCancel(r.Context())
-	if storable(rec.status, rec.header) {
-		if err := s.idem.Complete(done, claim, idempotency.Response{Status: rec.status, Headers: resourceHeaders(rec.header), Body: rec.buf.Bytes()}); err != nil {
-			loggerFrom(r.Context()).Error("idempotency completion failed", "error", err.Error())
-		}
+	if !storable(rec.status, rec.header) {
+		_ = s.idem.Abandon(done, claim)
+		rec.flush()
 		return
 	}
-	_ = s.idem.Abandon(done, claim)
+	if rec.status >= 300 {
+		unit = nil // only a success commits its writes
+	}
+	resp := idempotency.Response{Status: rec.status, Headers: resourceHeaders(rec.header), Body: rec.buf.Bytes()}
+	err = s.idem.CompleteUnit(done, claim, resp, unit)
+	var conflict *idempotency.CommitError
+	switch {
+	case err == nil:
+	case unit != nil:
+		// Nothing was written: free the key and say why, so a retry runs.
+		_ = s.idem.Abandon(done, claim)
+		if errors.As(err, &conflict) {
+			writeProblem(w, r, apierr.New(apierr.Conflict, "The resource changed while this request ran; nothing was written. Retry."))
+		} else {
+			writeProblem(w, r, err)
+		}
+		return
+	default:
+		// The operation's own writes are already applied: answer them, and
+		// let the claim expire rather than run the operation twice now.
+		loggerFrom(r.Context()).Error("idempotency completion failed", "error", err.Error())
+	}
+	rec.flush()
+}
+
+// deferredWrites are the operations whose writes commit in one transaction
+// with their stored response (see idempotency.Unit): plain writes that
+// neither read them back nor interpret their conditions.
+var deferredWrites = map[string]bool{
+	"projects.create": true, "projects.update": true, "projects.archive": true,
+	"approvals.create": true, "approvals.decide": true,
 }
 
 // storable: the operation's own 2xx and 4xx are stored; 401, 403, 429,

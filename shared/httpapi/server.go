@@ -128,14 +128,14 @@ func New(d Deps) (*Server, error) {
 	s := &Server{
 		deps: d, log: d.Logger, now: d.Now,
 		keys:     keys.NewRepo(d.Store, d.Now),
-		projects: projects.NewRepo(d.Store, d.Now),
+		projects: projects.NewRepo(idempotency.Deferring(d.Store), d.Now),
 		ledger:   credits.NewLedger(d.Store, d.Now),
 		limits:   limits.NewCounter(d.Store, d.Now, d.RequestTimeout+5*time.Second),
 		idem:     idempotency.New(d.Store, d.Now, d.RequestTimeout+5*time.Second),
 		inner:    http.NewServeMux(),
 	}
 	s.topUp = credits.NewTopUp(s.ledger, d.TopUp, d.Facilitator)
-	s.approvals = approvals.NewRepo(d.Store, d.Now)
+	s.approvals = approvals.NewRepo(idempotency.Deferring(d.Store), d.Now)
 	s.pipeline = &invoke.Pipeline{Ledger: s.ledger, Limits: s.limits, Approvals: s.approvals, Services: d.Services, Timeout: d.RequestTimeout - 2*time.Second}
 	s.api = humago.New(s.inner, humaConfig())
 	s.registerPublic()

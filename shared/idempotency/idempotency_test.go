@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"platformapi/shared/idempotency"
+	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 )
 
@@ -23,11 +24,12 @@ func (c *clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func eachBackend(t *testing.T, test func(t *testing.T, s *idempotency.Store, c *clock)) {
+func eachBackend(t *testing.T, test func(t *testing.T, s *idempotency.Store, raw store.Store, c *clock)) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
 			c := &clock{t: time.Now()}
-			test(t, idempotency.New(b.Open(t, c.Now), c.Now, 35*time.Second), c)
+			st := b.Open(t, c.Now)
+			test(t, idempotency.New(st, c.Now, 35*time.Second), st, c)
 		})
 	}
 }
@@ -49,7 +51,7 @@ func TestFingerprintCoversEveryPartOfTheInput(t *testing.T) {
 }
 
 func TestClaimCompleteReplay(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *idempotency.Store, c *clock) {
+	eachBackend(t, func(t *testing.T, s *idempotency.Store, raw store.Store, c *clock) {
 		ctx := context.Background()
 		claim, replay, err := s.Claim(ctx, "key_a", "k-00000001", "fp1")
 		if err != nil || replay != nil || claim == nil {
@@ -83,7 +85,7 @@ func TestClaimCompleteReplay(t *testing.T) {
 }
 
 func TestAClaimWhoseProcessDiedExpiresWithTheDeadline(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *idempotency.Store, c *clock) {
+	eachBackend(t, func(t *testing.T, s *idempotency.Store, raw store.Store, c *clock) {
 		ctx := context.Background()
 		dead, _, err := s.Claim(ctx, "key_a", "k-00000002", "fp")
 		if err != nil {
@@ -134,4 +136,49 @@ func BenchmarkFingerprint(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		idempotency.Fingerprint("POST", "/v1/projects?x=1", body, "prj_01M8142SJ4P3055BQSZ1J8BYQY", "user-42")
 	}
+}
+
+func TestAUnitCommitsItsWritesWithTheResponseOrNotAtAll(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *idempotency.Store, raw store.Store, c *clock) {
+		ctx := context.Background()
+		deferred := idempotency.Deferring(raw)
+		claim, _, err := s.Claim(ctx, "key_a", "k-00000004", "fp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &idempotency.Unit{}
+		uctx := idempotency.WithUnit(ctx, u)
+		it := store.NewItem(store.Key{PK: "res", SK: "1"})
+		if err := deferred.Put(uctx, it, store.NotExists()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Get(ctx, it.Key()); !errors.Is(err, store.ErrNotFound) {
+			t.Fatal("a write inside a unit was applied before the commit")
+		}
+		// The resource appears meanwhile: the commit fails and writes nothing.
+		if err := raw.Put(ctx, it); err != nil {
+			t.Fatal(err)
+		}
+		var conflict *idempotency.CommitError
+		if err := s.CompleteUnit(ctx, claim, idempotency.Response{Status: 201}, u); !errors.As(err, &conflict) {
+			t.Fatalf("commit over a changed resource: %v", err)
+		}
+		if _, _, err := s.Claim(ctx, "key_a", "k-00000004", "fp"); !errors.As(err, new(*idempotency.InProgressError)) {
+			t.Fatalf("the response was stored although the commit failed: %v", err)
+		}
+		// A clean unit commits both.
+		claim2, _, _ := s.Claim(ctx, "key_a", "k-00000005", "fp")
+		u2 := &idempotency.Unit{}
+		other := store.NewItem(store.Key{PK: "res", SK: "2"})
+		_ = deferred.Put(idempotency.WithUnit(ctx, u2), other, store.NotExists())
+		if err := s.CompleteUnit(ctx, claim2, idempotency.Response{Status: 201}, u2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Get(ctx, other.Key()); err != nil {
+			t.Fatalf("the unit's write is missing: %v", err)
+		}
+		if _, replay, _ := s.Claim(ctx, "key_a", "k-00000005", "fp"); replay == nil || replay.Status != 201 {
+			t.Fatal("the response was not stored with the write")
+		}
+	})
 }

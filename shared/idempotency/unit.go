@@ -1,0 +1,115 @@
+package idempotency
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"platformapi/shared/store"
+)
+
+// Unit collects the writes of an operation so that they commit in one
+// transaction together with the stored response. Without it, a crash or a
+// storage fault between "the resource was written" and "the response was
+// stored" would leave a resource whose retry runs the operation a second
+// time. Operations whose writes are plain (no read of their own writes, no
+// condition whose failure they must interpret) opt in.
+type Unit struct {
+	mu  sync.Mutex
+	ops []store.Op
+}
+
+type unitKey struct{}
+
+// WithUnit returns a context whose writes through a Deferring store are
+// collected in u instead of being applied.
+func WithUnit(ctx context.Context, u *Unit) context.Context {
+	return context.WithValue(ctx, unitKey{}, u)
+}
+
+func unitFrom(ctx context.Context) *Unit { u, _ := ctx.Value(unitKey{}).(*Unit); return u }
+
+// Len is the number of collected writes.
+func (u *Unit) Len() int { u.mu.Lock(); defer u.mu.Unlock(); return len(u.ops) }
+
+func (u *Unit) add(ops ...store.Op) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.ops = append(u.ops, ops...)
+}
+
+// CommitError is a collected write whose condition failed at commit: the
+// state it was computed from changed concurrently. Nothing was written.
+type CommitError struct{ Err error }
+
+func (e *CommitError) Error() string { return "idempotency: commit: " + e.Err.Error() }
+func (e *CommitError) Unwrap() error { return e.Err }
+
+// CompleteUnit stores the response and applies the unit's writes in one
+// transaction: both happen or neither does.
+func (s *Store) CompleteUnit(ctx context.Context, c *Claim, resp Response, u *Unit) error {
+	if u == nil || u.Len() == 0 {
+		return s.Complete(ctx, c, resp)
+	}
+	doc, err := json.Marshal(resp)
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	ops := append([]store.Op{store.UpdateOp(c.key, store.Update{Set: map[string]any{
+		"state": "done", "response": doc, store.AttrExpiresAt: s.now().Add(Retention).Unix(),
+	}}, store.AttrEquals("token", c.token))}, u.ops...)
+	u.mu.Unlock()
+	err = s.st.Transact(ctx, ops)
+	var tx *store.TxError
+	if errors.As(err, &tx) && tx.Index > 0 {
+		return &CommitError{Err: err}
+	}
+	if err != nil {
+		return fmt.Errorf("idempotency: complete: %w", err)
+	}
+	return nil
+}
+
+// Deferring wraps a store so that, inside a context carrying a Unit, writes
+// are collected instead of applied (reads pass through). Outside such a
+// context it is the store itself.
+func Deferring(st store.Store) store.Store { return deferring{Store: st} }
+
+type deferring struct{ store.Store }
+
+func (d deferring) Put(ctx context.Context, it store.Item, conds ...store.Cond) error {
+	if u := unitFrom(ctx); u != nil {
+		u.add(store.PutOp(it, conds...))
+		return nil
+	}
+	return d.Store.Put(ctx, it, conds...)
+}
+
+// Update in a unit returns no item: operations that need the updated item
+// back do not opt in.
+func (d deferring) Update(ctx context.Context, k store.Key, up store.Update, conds ...store.Cond) (store.Item, error) {
+	if u := unitFrom(ctx); u != nil {
+		u.add(store.UpdateOp(k, up, conds...))
+		return nil, nil
+	}
+	return d.Store.Update(ctx, k, up, conds...)
+}
+
+func (d deferring) Delete(ctx context.Context, k store.Key, conds ...store.Cond) error {
+	if u := unitFrom(ctx); u != nil {
+		u.add(store.DeleteOp(k, conds...))
+		return nil
+	}
+	return d.Store.Delete(ctx, k, conds...)
+}
+
+func (d deferring) Transact(ctx context.Context, ops []store.Op) error {
+	if u := unitFrom(ctx); u != nil {
+		u.add(ops...)
+		return nil
+	}
+	return d.Store.Transact(ctx, ops)
+}
