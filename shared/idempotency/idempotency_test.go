@@ -104,7 +104,7 @@ func TestAClaimWhoseProcessDiedExpiresWithTheDeadline(t *testing.T) {
 }
 
 func TestConcurrentClaimsHaveOneWinner(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *idempotency.Store, _ *clock) {
+	eachBackend(t, func(t *testing.T, s *idempotency.Store, _ store.Store, _ *clock) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		winners := 0
