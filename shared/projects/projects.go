@@ -178,23 +178,35 @@ func (r *Repo) Archive(ctx context.Context, accountID, id string) (*Project, err
 	})
 }
 
-// mutate is a read-modify-write guarded by the doc's previous status and
-// update time, so two concurrent writers never lose each other's change
-// silently: the loser retries on fresh data.
+// mutate is a read-modify-write guarded by a revision counter, so two
+// concurrent writers never lose each other's change silently: the loser
+// retries on fresh data (or, inside an idempotency unit, the commit fails
+// and nothing is written).
 func (r *Repo) mutate(ctx context.Context, accountID, id string, change func(*Project) error) (*Project, error) {
+	if !ids.Valid("prj", id) {
+		return nil, errNotFound
+	}
 	for attempt := 0; attempt < 5; attempt++ {
-		p, err := r.Get(ctx, accountID, id)
+		it, err := r.st.Get(ctx, itemKey(accountID, id))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errNotFound
+		}
+		if err != nil {
+			return nil, fmt.Errorf("projects: read: %w", err)
+		}
+		p, err := decode(it)
 		if err != nil {
 			return nil, err
 		}
-		prev := p.UpdatedAt.UnixNano()
 		if err := change(p); err != nil {
 			return nil, err
 		}
 		p.UpdatedAt = r.now().UTC()
-		it := encode(accountID, p)
-		it["rev"] = p.UpdatedAt.UnixNano()
-		err = r.st.Put(ctx, it, store.Exists(), revIs(prev, p.CreatedAt.UnixNano()))
+		rev := it.Int("rev")
+		next := encode(accountID, p)
+		next["rev"] = rev + 1
+		// rev == the value read (an absent rev reads as 0).
+		err = r.st.Put(ctx, next, store.Exists(), store.NumAtLeast("rev", rev), store.NumBelow("rev", rev+1))
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue
 		}
@@ -204,13 +216,4 @@ func (r *Repo) mutate(ctx context.Context, accountID, id string, change func(*Pr
 		return p, nil
 	}
 	return nil, apierr.New(apierr.Conflict, "The project changed concurrently; retry.")
-}
-
-// revIs matches the stored revision. A never-updated project has no rev
-// attribute; its creation time stands in for it.
-func revIs(prev, created int64) store.Cond {
-	if prev == created {
-		return store.AttrNotExists("rev")
-	}
-	return store.AttrEquals("rev", prev)
 }
