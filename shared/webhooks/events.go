@@ -1,0 +1,77 @@
+package webhooks
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// AllEvents subscribes a webhook to every event, including ones added later.
+const AllEvents = "*"
+
+// Event names. Each is emitted by the operation named in Catalogue, after it
+// succeeded, with the resource it produced as data.
+const (
+	EventAPIKeyCreated        = "api_key.created"
+	EventAPIKeyRevoked        = "api_key.revoked"
+	EventProjectCreated       = "project.created"
+	EventProjectUpdated       = "project.updated"
+	EventProjectArchived      = "project.archived"
+	EventApprovalRequested    = "approval.requested"
+	EventApprovalDecided      = "approval.decided"
+	EventCreditsToppedUp      = "credits.topped_up"
+	EventServiceInvoked       = "service.invoked"
+	EventWebhookCreated       = "webhook.created"
+	EventWebhookUpdated       = "webhook.updated"
+	EventWebhookDisabled      = "webhook.disabled"
+	EventWebhookSecretRotated = "webhook.secret_rotated"
+)
+
+// EventType is one entry of the catalogue.
+type EventType struct {
+	Name        string
+	EmittedBy   string // the operation id that emits it
+	Description string
+}
+
+// Catalogue is every event a webhook can subscribe to. Adding an event is
+// adding a line here and the publish call in its handler.
+var Catalogue = []EventType{
+	{EventAPIKeyCreated, "apiKeys.create", "A child key was created (data: the key record, never its secret)."},
+	{EventAPIKeyRevoked, "apiKeys.revoke", "A key was revoked, and with it its descendants (data: the key record)."},
+	{EventProjectCreated, "projects.create", "A project was created (data: the project)."},
+	{EventProjectUpdated, "projects.update", "A project's name, description or metadata changed (data: the project)."},
+	{EventProjectArchived, "projects.archive", "A project was archived (data: the project)."},
+	{EventApprovalRequested, "approvals.create", "A service action awaits approval (data: the approval)."},
+	{EventApprovalDecided, "approvals.decide", "An approval was approved or rejected (data: the approval)."},
+	{EventCreditsToppedUp, "credits.x402.topUp", "Credits were bought through x402 (data: the top-up receipt)."},
+	{EventServiceInvoked, "services.invoke", "A managed service operation ran and was charged (data: serviceId, operationId, chargedCredits, upstreamRequestId; never its input or result)."},
+	{EventWebhookCreated, "webhooks.create", "A webhook was created; a new webhook subscribed to it receives its own, a ready-made test (data: the webhook)."},
+	{EventWebhookUpdated, "webhooks.update", "A webhook's URL, events, description or status changed (data: the webhook)."},
+	{EventWebhookDisabled, "webhooks.disable", "A webhook was disabled (data: the webhook)."},
+	{EventWebhookSecretRotated, "webhooks.rotate", "A webhook's signing secret was rotated (data: the webhook, never a secret)."},
+}
+
+// EventNames lists the catalogue's names in order.
+func EventNames() []string {
+	out := make([]string, len(Catalogue))
+	for i, e := range Catalogue {
+		out[i] = e.Name
+	}
+	return out
+}
+
+// KnownEvent reports whether name is in the catalogue.
+func KnownEvent(name string) bool {
+	return slices.ContainsFunc(Catalogue, func(e EventType) bool { return e.Name == name })
+}
+
+// Payload is the body of every delivery.
+type Payload struct {
+	ID        string          `json:"id" doc:"Event id (evt_…); a replay carries the same id, so receivers can deduplicate"`
+	Type      string          `json:"type" doc:"Event name, also in X-Service-Event"`
+	CreatedAt time.Time       `json:"createdAt"`
+	AccountID string          `json:"accountId"`
+	ProjectID *string         `json:"projectId" doc:"The project the event happened in, or null at account level"`
+	Data      json.RawMessage `json:"data"`
+}

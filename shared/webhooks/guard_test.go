@@ -1,0 +1,147 @@
+package webhooks_test
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/webhooks"
+)
+
+// Every range that is not the public internet is refused, including its
+// IPv4-mapped IPv6 form, which a naive check of the IPv4 ranges would miss.
+func TestNonPublicAddressesAreRefused(t *testing.T) {
+	for _, tc := range []struct{ addr, why string }{
+		{"10.1.2.3", "private"},
+		{"172.16.0.1", "private"},
+		{"172.31.255.255", "private"},
+		{"192.168.1.1", "private"},
+		{"127.0.0.1", "loopback"},
+		{"127.255.0.9", "loopback"},
+		{"::1", "loopback"},
+		{"169.254.169.254", "link-local"},
+		{"fe80::1", "link-local"},
+		{"fc00::1", "unique-local"},
+		{"fd12:3456::1", "unique-local"},
+		{"224.0.0.1", "multicast"},
+		{"239.255.255.250", "multicast"},
+		{"ff02::1", "multicast"},
+		{"0.0.0.0", "unspecified"},
+		{"::", "unspecified"},
+		{"100.64.0.1", "carrier-grade NAT"},
+		{"100.127.255.254", "carrier-grade NAT"},
+		{"255.255.255.255", "reserved"},
+		{"198.18.0.1", "benchmarking"},
+		{"::ffff:127.0.0.1", "loopback"},
+		{"::ffff:10.0.0.1", "private"},
+		{"::ffff:169.254.169.254", "link-local"},
+		{"::ffff:100.64.0.1", "carrier-grade NAT"},
+		{"::ffff:192.168.0.1", "private"},
+		{"::127.0.0.1", "IPv4-compatible"},
+		{"64:ff9b::a00:1", "NAT64"},
+	} {
+		t.Run(tc.addr, func(t *testing.T) {
+			if got := webhooks.RefusedReason(netip.MustParseAddr(tc.addr)); got != tc.why {
+				t.Fatalf("RefusedReason(%s) = %q, want %q", tc.addr, got, tc.why)
+			}
+			err := webhooks.Guard{}.Control("tcp", netip.AddrPortFrom(netip.MustParseAddr(tc.addr), 443).String(), nil)
+			if !errors.Is(err, webhooks.ErrRefusedAddress) {
+				t.Fatalf("dialling %s: %v, want ErrRefusedAddress", tc.addr, err)
+			}
+		})
+	}
+}
+
+func TestPublicAddressesAreAllowed(t *testing.T) {
+	for _, a := range []string{"93.184.216.34", "8.8.8.8", "100.63.255.255", "100.128.0.1", "172.32.0.1", "2606:4700:4700::1111", "::ffff:93.184.216.34"} {
+		if why := webhooks.RefusedReason(netip.MustParseAddr(a)); why != "" {
+			t.Errorf("%s refused as %s", a, why)
+		}
+		if err := (webhooks.Guard{}).Control("tcp", netip.AddrPortFrom(netip.MustParseAddr(a), 443).String(), nil); err != nil {
+			t.Errorf("dialling %s: %v", a, err)
+		}
+	}
+}
+
+// The switch lifts the address rules at connection time too.
+func TestAllowPrivateLetsLoopbackConnect(t *testing.T) {
+	if err := (webhooks.Guard{AllowPrivate: true}).Control("tcp", "127.0.0.1:8080", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestURLRules(t *testing.T) {
+	long := "https://hooks.example.com/" + strings.Repeat("a", webhooks.MaxURLLength)
+	for _, tc := range []struct {
+		name, url    string
+		allowPrivate bool
+		ok           bool
+	}{
+		{"HTTPSToAPublicHostIsAccepted", publicHost, false, true},
+		{"HTTPSToAPublicLiteralIsAccepted", "https://93.184.216.34:8443/x?y=1", false, true},
+		{"HTTPIsRefused", "http://hooks.example.com/in", false, false},
+		{"HTTPIsAcceptedWithTheSwitch", "http://127.0.0.1:9/in", true, true},
+		{"OtherSchemesAreRefused", "ftp://hooks.example.com/in", true, false},
+		{"UserinfoIsRefused", "https://user:pass@hooks.example.com/in", false, false},
+		{"UserinfoIsRefusedEvenWithTheSwitch", "https://user@127.0.0.1/in", true, false},
+		{"FragmentIsRefused", "https://hooks.example.com/in#x", false, false},
+		{"RelativeIsRefused", "/in", false, false},
+		{"OpaqueIsRefused", "https:hooks.example.com", false, false},
+		{"LongerThan2048IsRefused", long, false, false},
+		{"LoopbackLiteralIsRefused", "https://127.0.0.1/in", false, false},
+		{"IPv6LoopbackLiteralIsRefused", "https://[::1]/in", false, false},
+		{"MappedLoopbackLiteralIsRefused", "https://[::ffff:127.0.0.1]/in", false, false},
+		{"MetadataServiceIsRefused", "https://169.254.169.254/latest/meta-data/", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := webhooks.Guard{AllowPrivate: tc.allowPrivate, Resolver: resolver}
+			err := g.CheckURL(context.Background(), tc.url, "body.url")
+			if tc.ok != (err == nil) {
+				t.Fatalf("CheckURL(%q) = %v, want ok=%v", tc.url, err, tc.ok)
+			}
+			var ae *apierr.Error
+			if err != nil && (!errors.As(err, &ae) || ae.Code != apierr.ValidationFailed || ae.Errors[0].Location != "body.url") {
+				t.Fatalf("error %v is not validation_failed at body.url", err)
+			}
+		})
+	}
+}
+
+// A name is judged by every address it resolves to, so DNS cannot smuggle a
+// private target past the literal-address check.
+func TestNamesResolvingToRefusedAddressesAreRefused(t *testing.T) {
+	r := fakeResolver{
+		"internal.example":  {"10.0.0.5"},
+		"metadata.example":  {"169.254.169.254"},
+		"localhost.example": {"127.0.0.1", "::1"},
+		"mapped.example":    {"::ffff:192.168.1.10"},
+		"cgnat.example":     {"100.64.3.4"},
+		"ula.example":       {"fd00::7"},
+		"mixed.example":     {"93.184.216.34", "172.20.0.1"},
+		"public.example":    {"93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"},
+	}
+	for _, tc := range []struct {
+		host string
+		ok   bool
+	}{
+		{"internal.example", false},
+		{"metadata.example", false},
+		{"localhost.example", false},
+		{"mapped.example", false},
+		{"cgnat.example", false},
+		{"ula.example", false},
+		{"mixed.example", false},
+		{"unresolvable.example", false},
+		{"public.example", true},
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			err := webhooks.Guard{Resolver: r}.CheckURL(context.Background(), "https://"+tc.host+"/in", "body.url")
+			if tc.ok != (err == nil) {
+				t.Fatalf("CheckURL(%s) = %v, want ok=%v", tc.host, err, tc.ok)
+			}
+		})
+	}
+}

@@ -1,0 +1,114 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"platformapi/shared/ids"
+	"platformapi/shared/queue"
+	"platformapi/shared/store"
+)
+
+// MaxPayload bounds a delivery body, and keeps it within one queue message
+// and one table item.
+const MaxPayload = 256 << 10
+
+// Publish records one pending delivery of event for every webhook of the
+// account that is active, subscribes to event, is in scope of projectID
+// (account-level webhooks get every project's events, project webhooks
+// only their project's), and whose creator key chain is still valid; then
+// queues them for the worker. Without a queue it does nothing.
+//
+// Callers publish after their operation succeeded and must never fail the
+// request because of it: the error is for their log.
+func (r *Repo) Publish(ctx context.Context, accountID, projectID, event string, data any) error {
+	if r.q == nil {
+		return nil
+	}
+	if !KnownEvent(event) {
+		return fmt.Errorf("webhooks: publish: event %q is not in the catalogue", event)
+	}
+	all, err := r.all(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	var targets []*Webhook
+	var paths [][]string
+	for _, w := range all {
+		if w.Status == StatusActive && subscribes(w, event) && (w.ProjectID == nil || *w.ProjectID == projectID) {
+			targets = append(targets, w)
+			paths = append(paths, w.CreatorPath)
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	now := r.now().UTC()
+	live, err := liveKeys(ctx, r.st, now, paths...)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("webhooks: publish %s: %w", event, err)
+	}
+	p := Payload{ID: ids.New("evt", now), Type: event, CreatedAt: now, AccountID: accountID, Data: raw}
+	if projectID != "" {
+		p.ProjectID = &projectID
+	}
+	body, _ := json.Marshal(p)
+	if len(body) > MaxPayload {
+		return fmt.Errorf("webhooks: publish %s: payload of %d bytes exceeds %d", event, len(body), MaxPayload)
+	}
+	var ds []*Delivery
+	for _, w := range targets {
+		if alive(w.CreatorPath, live) {
+			ds = append(ds, &Delivery{ID: ids.New("whd", now), WebhookID: w.ID, Event: event, EventID: p.ID,
+				Payload: body, Status: DeliveryPending, CreatedAt: now, NextAttemptAt: &now})
+		}
+	}
+	return r.enqueue(ctx, accountID, ds)
+}
+
+func subscribes(w *Webhook, event string) bool {
+	return slices.Contains(w.Events, AllEvents) || slices.Contains(w.Events, event)
+}
+
+// enqueue writes pending deliveries and queues one message each. A delivery
+// whose message could not be queued is marked failed, so nothing waits
+// forever for a message that does not exist; it can be replayed.
+func (r *Repo) enqueue(ctx context.Context, accountID string, ds []*Delivery) error {
+	for start := 0; start < len(ds); start += store.MaxTransactItems {
+		var ops []store.Op
+		for _, d := range ds[start:min(start+store.MaxTransactItems, len(ds))] {
+			ops = append(ops, store.PutOp(encodeDelivery(accountID, d), store.NotExists()))
+		}
+		if err := r.st.Transact(ctx, ops); err != nil {
+			return fmt.Errorf("webhooks: record deliveries: %w", err)
+		}
+	}
+	var errs []error
+	for start := 0; start < len(ds); start += 10 {
+		batch := ds[start:min(start+10, len(ds))]
+		msgs := make([]queue.Message, len(batch))
+		for i, d := range batch {
+			msgs[i].Body, _ = json.Marshal(message{AccountID: accountID, DeliveryID: d.ID})
+		}
+		if err := r.q.Send(ctx, msgs...); err != nil {
+			errs = append(errs, fmt.Errorf("webhooks: queue deliveries: %w", err))
+			for _, d := range batch {
+				reason := "the delivery could not be queued; replay it"
+				d.Status, d.LastError, d.NextAttemptAt = DeliveryFailed, &reason, nil
+				if _, err := r.st.Update(ctx, deliveryKey(accountID, d.ID), store.Update{Set: map[string]any{"doc": mustJSON(d), "status": d.Status}}, store.Exists()); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }

@@ -1,0 +1,323 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/ids"
+	"platformapi/shared/store"
+)
+
+// MaxActivePerAccount bounds an account's active webhooks, and with it the
+// fan-out (and cost) of publishing one event.
+const MaxActivePerAccount = 25
+
+// MaxDescription bounds a webhook's description.
+const MaxDescription = 500
+
+// CreateRequest is what a new webhook needs.
+type CreateRequest struct {
+	URL         string
+	Events      []string
+	Description string
+}
+
+// UpdateRequest changes the fields that are not nil.
+type UpdateRequest struct {
+	URL         *string
+	Events      []string // nil: unchanged
+	Description *string
+	Status      *string
+}
+
+var (
+	errNotFound       = apierr.New(apierr.NotFound, "No such webhook.")
+	errNotConfigured  = apierr.New(apierr.ServiceUnavailable, "Webhooks are not configured on this deployment.")
+	errConcurrentEdit = apierr.New(apierr.Conflict, "The webhook was changed by another request; read it and retry.")
+)
+
+// Create makes a webhook under c's authority and returns it with its signing
+// secret, the only time the secret is shown.
+func (r *Repo) Create(ctx context.Context, c Caller, req CreateRequest) (*Webhook, string, error) {
+	if r.sealer == nil {
+		return nil, "", errNotConfigured
+	}
+	events, err := normalizeEvents(req.Events, "body.events")
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkDescription(req.Description); err != nil {
+		return nil, "", err
+	}
+	if err := r.guard.CheckURL(ctx, req.URL, "body.url"); err != nil {
+		return nil, "", err
+	}
+	if err := r.roomForOneMore(ctx, c.AccountID); err != nil {
+		return nil, "", err
+	}
+	now := r.now().UTC()
+	w := &Webhook{
+		ID: ids.New("whk", now), URL: req.URL, Events: events, Description: req.Description, Status: StatusActive,
+		CreatedByKeyID: c.keyID(), CreatedAt: now, UpdatedAt: now, CreatorPath: slices.Clone(c.KeyPath),
+	}
+	if c.ProjectID != "" {
+		w.ProjectID = &c.ProjectID
+	}
+	secret := NewSecret()
+	if w.secret, err = r.sealer.Seal(ctx, []byte(secret), []byte(w.ID)); err != nil {
+		return nil, "", fmt.Errorf("webhooks: seal secret: %w", err)
+	}
+	it := encodeWebhook(c.AccountID, w)
+	it["rev"] = int64(1)
+	if err := r.st.Put(ctx, it, store.NotExists()); err != nil {
+		return nil, "", fmt.Errorf("webhooks: create: %w", err)
+	}
+	return w, secret, nil
+}
+
+// roomForOneMore refuses a webhook beyond MaxActivePerAccount.
+func (r *Repo) roomForOneMore(ctx context.Context, accountID string) error {
+	all, err := r.all(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	active := 0
+	for _, w := range all {
+		if w.Status == StatusActive {
+			active++
+		}
+	}
+	if active >= MaxActivePerAccount {
+		return apierr.New(apierr.Conflict, "The account already has %d active webhooks; disable one first.", MaxActivePerAccount)
+	}
+	return nil
+}
+
+// all reads every webhook of the account.
+func (r *Repo) all(ctx context.Context, accountID string) ([]*Webhook, error) {
+	var out []*Webhook
+	after := ""
+	for {
+		page, err := r.st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: "whk#", After: after, Limit: 100})
+		if err != nil {
+			return nil, fmt.Errorf("webhooks: list: %w", err)
+		}
+		for _, it := range page.Items {
+			w, err := decodeWebhook(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, w)
+			after = it.Key().SK
+		}
+		if !page.More {
+			return out, nil
+		}
+	}
+}
+
+func normalizeEvents(in []string, location string) ([]string, error) {
+	if len(in) == 0 {
+		return nil, apierr.Invalid("Subscribe to at least one event.", apierr.Field(location, "at least one event name, or \"*\""))
+	}
+	var out []string
+	for i, e := range in {
+		if e != AllEvents && !KnownEvent(e) {
+			return nil, apierr.Invalid("Unknown event.", apierr.Field(fmt.Sprintf("%s[%d]", location, i), "no event %q", e))
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	if slices.Contains(out, AllEvents) {
+		return []string{AllEvents}, nil
+	}
+	return out, nil
+}
+
+func checkDescription(d string) error {
+	if len(d) > MaxDescription {
+		return apierr.Invalid("Description too long.", apierr.Field("body.description", "at most %d bytes", MaxDescription))
+	}
+	return nil
+}
+
+// Get returns webhook id if c manages it; otherwise not_found, never a hint
+// that it exists.
+func (r *Repo) Get(ctx context.Context, c Caller, id string) (*Webhook, error) {
+	w, _, err := r.get(ctx, c, id)
+	return w, err
+}
+
+func (r *Repo) get(ctx context.Context, c Caller, id string) (*Webhook, int64, error) {
+	if !ids.Valid("whk", id) {
+		return nil, 0, errNotFound
+	}
+	it, err := r.st.Get(ctx, webhookKey(c.AccountID, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, errNotFound
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("webhooks: get: %w", err)
+	}
+	w, err := decodeWebhook(it)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !c.manages(w) {
+		return nil, 0, errNotFound
+	}
+	return w, it.Int("rev"), nil
+}
+
+// save writes w if nobody changed it since it was read at rev.
+func (r *Repo) save(ctx context.Context, accountID string, w *Webhook, rev int64) error {
+	it := encodeWebhook(accountID, w)
+	it["rev"] = rev + 1
+	err := r.st.Put(ctx, it, store.AttrEquals("rev", rev))
+	if errors.Is(err, store.ErrConditionFailed) {
+		return errConcurrentEdit
+	}
+	if err != nil {
+		return fmt.Errorf("webhooks: save: %w", err)
+	}
+	return nil
+}
+
+// List pages through the webhooks c manages, oldest first.
+func (r *Repo) List(ctx context.Context, c Caller, limit int, cursor string) ([]*Webhook, string, error) {
+	after, err := decodeCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	var out []*Webhook
+	for {
+		page, err := r.st.Query(ctx, store.Query{PK: "acct#" + c.AccountID, Prefix: "whk#", After: after, Limit: limit})
+		if err != nil {
+			return nil, "", fmt.Errorf("webhooks: list: %w", err)
+		}
+		for i, it := range page.Items {
+			after = it.Key().SK
+			w, err := decodeWebhook(it)
+			if err != nil {
+				return nil, "", err
+			}
+			if !c.manages(w) {
+				continue
+			}
+			out = append(out, w)
+			if len(out) == limit {
+				return out, nextCursor(after, page.More || i < len(page.Items)-1), nil
+			}
+		}
+		if !page.More {
+			return out, "", nil
+		}
+	}
+}
+
+func decodeCursor(cursor string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
+	}
+	return string(b), nil
+}
+
+func nextCursor(after string, more bool) string {
+	if !more {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(after))
+}
+
+// Update changes the URL, events, description or status of a webhook c
+// manages. Re-enabling counts against MaxActivePerAccount.
+func (r *Repo) Update(ctx context.Context, c Caller, id string, req UpdateRequest) (*Webhook, error) {
+	w, rev, err := r.get(ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
+	if req.URL != nil {
+		if err := r.guard.CheckURL(ctx, *req.URL, "body.url"); err != nil {
+			return nil, err
+		}
+		w.URL = *req.URL
+	}
+	if req.Events != nil {
+		if w.Events, err = normalizeEvents(req.Events, "body.events"); err != nil {
+			return nil, err
+		}
+	}
+	if req.Description != nil {
+		if err := checkDescription(*req.Description); err != nil {
+			return nil, err
+		}
+		w.Description = *req.Description
+	}
+	now := r.now().UTC()
+	if req.Status != nil && *req.Status != w.Status {
+		switch *req.Status {
+		case StatusDisabled:
+			w.Status, w.DisabledAt = StatusDisabled, &now
+		case StatusActive:
+			if err := r.roomForOneMore(ctx, c.AccountID); err != nil {
+				return nil, err
+			}
+			w.Status, w.DisabledAt = StatusActive, nil
+		default:
+			return nil, apierr.Invalid("Invalid status.", apierr.Field("body.status", "active or disabled"))
+		}
+	}
+	w.UpdatedAt = now
+	if err := r.save(ctx, c.AccountID, w, rev); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Disable stops deliveries to a webhook c manages; the record stays, with
+// its deliveries. Disabling a disabled webhook changes nothing.
+func (r *Repo) Disable(ctx context.Context, c Caller, id string) (*Webhook, error) {
+	w, rev, err := r.get(ctx, c, id)
+	if err != nil || w.Status == StatusDisabled {
+		return w, err
+	}
+	now := r.now().UTC()
+	w.Status, w.DisabledAt, w.UpdatedAt = StatusDisabled, &now, now
+	if err := r.save(ctx, c.AccountID, w, rev); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// RotateSecret gives a webhook c manages a new signing secret and returns
+// it, the only time it is shown. The replaced secret keeps signing (as a
+// second v1 entry) for RotationGrace, so receivers can roll over; a secret
+// replaced before that is dropped at once.
+func (r *Repo) RotateSecret(ctx context.Context, c Caller, id string) (*Webhook, string, error) {
+	if r.sealer == nil {
+		return nil, "", errNotConfigured
+	}
+	w, rev, err := r.get(ctx, c, id)
+	if err != nil {
+		return nil, "", err
+	}
+	secret := NewSecret()
+	sealed, err := r.sealer.Seal(ctx, []byte(secret), []byte(w.ID))
+	if err != nil {
+		return nil, "", fmt.Errorf("webhooks: seal secret: %w", err)
+	}
+	now := r.now().UTC()
+	grace := now.Add(RotationGrace)
+	w.previousSecret, w.secret = w.secret, sealed
+	w.PreviousSecretExpiresAt, w.UpdatedAt = &grace, now
+	if err := r.save(ctx, c.AccountID, w, rev); err != nil {
+		return nil, "", err
+	}
+	return w, secret, nil
+}
