@@ -33,15 +33,24 @@ func (s *Server) hooks() *webhooks.Repo {
 }
 
 // publish sends event with data to the webhooks of the caller's account
-// (and project) after an operation succeeded. It never fails the request:
-// a publishing error is logged and dropped. Without a webhook queue it does
-// nothing.
+// and project scope after an operation succeeded. It never fails the
+// request: a publishing error is logged and dropped. Without a webhook
+// queue it does nothing.
 func (s *Server) publish(ctx context.Context, event string, data any) {
+	if p := principal(ctx); p != nil {
+		s.publishIn(ctx, p.ProjectID, event, data)
+	}
+}
+
+// publishIn is publish for an event that happened in project projectID
+// ("" at account level) whatever the caller's own scope: a project updated
+// by an account-level key is news for that project's webhooks.
+func (s *Server) publishIn(ctx context.Context, projectID, event string, data any) {
 	p := principal(ctx)
 	if s.deps.WebhookQueue == nil || p == nil || p.Key() == nil {
 		return
 	}
-	if err := s.hooks().Publish(context.WithoutCancel(ctx), p.Key().AccountID, p.ProjectID, event, data); err != nil {
+	if err := s.hooks().Publish(context.WithoutCancel(ctx), p.Key().AccountID, projectID, event, data); err != nil {
 		loggerFrom(ctx).Error("webhook publish failed", "event", event, "error", err.Error())
 	}
 }

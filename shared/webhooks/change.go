@@ -1,0 +1,111 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/store"
+)
+
+// save writes w if nobody changed it since it was read at rev.
+func (r *Repo) save(ctx context.Context, accountID string, w *Webhook, rev int64) error {
+	it := encodeWebhook(accountID, w)
+	it["rev"] = rev + 1
+	err := r.st.Put(ctx, it, store.AttrEquals("rev", rev))
+	if errors.Is(err, store.ErrConditionFailed) {
+		return errConcurrentEdit
+	}
+	if err != nil {
+		return fmt.Errorf("webhooks: save: %w", err)
+	}
+	return nil
+}
+
+// Update changes the URL, events, description or status of a webhook c
+// manages. Re-enabling counts against MaxActivePerAccount.
+func (r *Repo) Update(ctx context.Context, c Caller, id string, req UpdateRequest) (*Webhook, error) {
+	w, rev, err := r.get(ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
+	if req.URL != nil {
+		if err := r.guard.CheckURL(ctx, *req.URL, "body.url"); err != nil {
+			return nil, err
+		}
+		w.URL = *req.URL
+	}
+	if req.Events != nil {
+		if w.Events, err = normalizeEvents(req.Events, "body.events"); err != nil {
+			return nil, err
+		}
+	}
+	if req.Description != nil {
+		if err := checkDescription(*req.Description); err != nil {
+			return nil, err
+		}
+		w.Description = *req.Description
+	}
+	now := r.now().UTC()
+	if req.Status != nil && *req.Status != w.Status {
+		switch *req.Status {
+		case StatusDisabled:
+			w.Status, w.DisabledAt = StatusDisabled, &now
+		case StatusActive:
+			if err := r.roomForOneMore(ctx, c.AccountID); err != nil {
+				return nil, err
+			}
+			w.Status, w.DisabledAt = StatusActive, nil
+		default:
+			return nil, apierr.Invalid("Invalid status.", apierr.Field("body.status", "active or disabled"))
+		}
+	}
+	w.UpdatedAt = now
+	if err := r.save(ctx, c.AccountID, w, rev); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Disable stops deliveries to a webhook c manages; the record stays, with
+// its deliveries. Disabling a disabled webhook changes nothing.
+func (r *Repo) Disable(ctx context.Context, c Caller, id string) (*Webhook, error) {
+	w, rev, err := r.get(ctx, c, id)
+	if err != nil || w.Status == StatusDisabled {
+		return w, err
+	}
+	now := r.now().UTC()
+	w.Status, w.DisabledAt, w.UpdatedAt = StatusDisabled, &now, now
+	if err := r.save(ctx, c.AccountID, w, rev); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// RotateSecret gives a webhook c manages a new signing secret and returns
+// it, the only time it is shown. The replaced secret keeps signing (as a
+// second v1 entry) for RotationGrace, so receivers can roll over; a secret
+// replaced before that is dropped at once.
+func (r *Repo) RotateSecret(ctx context.Context, c Caller, id string) (*Webhook, string, error) {
+	if r.sealer == nil {
+		return nil, "", errNotConfigured
+	}
+	w, rev, err := r.get(ctx, c, id)
+	if err != nil {
+		return nil, "", err
+	}
+	secret := NewSecret()
+	sealed, err := r.sealer.Seal(ctx, []byte(secret), []byte(w.ID))
+	if err != nil {
+		return nil, "", fmt.Errorf("webhooks: seal secret: %w", err)
+	}
+	now := r.now().UTC()
+	grace := now.Add(RotationGrace)
+	w.previousSecret, w.secret = w.secret, sealed
+	w.PreviousSecretExpiresAt, w.UpdatedAt = &grace, now
+	if err := r.save(ctx, c.AccountID, w, rev); err != nil {
+		return nil, "", err
+	}
+	return w, secret, nil
+}
