@@ -9,12 +9,16 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+	"time"
 
 	"platformapi/shared/apierr"
 )
 
 // MaxURLLength bounds a webhook URL.
 const MaxURLLength = 2048
+
+// lookupTimeout bounds the DNS resolution of a URL's host at creation.
+const lookupTimeout = 5 * time.Second
 
 // refused are the address ranges a webhook may never reach: anything that is
 // not the public internet, where a request from inside the deployment could
@@ -117,6 +121,8 @@ func (g Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	if r == nil {
 		r = net.DefaultResolver
 	}
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
 	addrs, err := r.LookupNetIP(ctx, "ip", host)
 	if err == nil && len(addrs) == 0 {
 		err = errors.New("no addresses")
