@@ -325,14 +325,13 @@ func (s *Server) admit(ctx context.Context, rt routes.Route, p *Principal) (func
 // idempotent claims the key, runs the operation once, stores its response and
 // replays it for duplicates (CONTRACT "Idempotency").
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next http.Handler, p *Principal, idemKey string, body []byte) {
-	scope := "ctk#" + func() string {
-		if p.CreditToken != nil {
-			return p.CreditToken.ID
-		}
-		return ""
-	}()
+	// Idempotency is per API key; a first-key request has none yet, so its
+	// namespace is the credit token's.
+	var scope string
 	if k := p.Key(); k != nil {
 		scope = k.ID
+	} else {
+		scope = "ctk#" + p.CreditToken.ID
 	}
 	fp := idempotency.Fingerprint(r.Method, r.URL.RequestURI(), body, r.Header.Get("X-Service-Project"), r.Header.Get("X-Service-End-User"))
 	claim, replay, err := s.idem.Claim(r.Context(), scope, idemKey, fp)
