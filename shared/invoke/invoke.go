@@ -38,6 +38,10 @@ type Call struct {
 	OperationID string
 	Input       json.RawMessage
 	ApprovalID  string
+	// LimitRoot is the capability root whose limit selectors the call counts
+	// against (creditsPerDay) and that names its credit hold:
+	// "services.invoke" when empty, "runs.create" for a durable run.
+	LimitRoot string
 }
 
 // Result is a successful call.
@@ -100,11 +104,15 @@ func (p *Pipeline) Run(ctx context.Context, c Caller, call Call) (*Result, error
 
 func (p *Pipeline) charge(ctx context.Context, c Caller, svc catalog.Service, op catalog.Operation, call Call) (*Result, error) {
 	detached := context.WithoutCancel(ctx)
-	reservation, err := p.Limits.ReserveCredits(ctx, c.Chain, keys.LimitSelectors("services.invoke", svc.ID, op.ID), op.PriceMicro)
+	root := call.LimitRoot
+	if root == "" {
+		root = "services.invoke"
+	}
+	reservation, err := p.Limits.ReserveCredits(ctx, c.Chain, keys.LimitSelectors(root, svc.ID, op.ID), op.PriceMicro)
 	if err != nil {
 		return nil, LimitError(err)
 	}
-	hold, err := p.Ledger.Hold(ctx, c.AccountID, op.PriceMicro, "services.invoke."+svc.ID+"."+op.ID)
+	hold, err := p.Ledger.Hold(ctx, c.AccountID, op.PriceMicro, keys.RequestOperation(root, svc.ID, op.ID))
 	if err != nil {
 		_ = reservation.Release(detached)
 		if errors.Is(err, credits.ErrInsufficient) {

@@ -1,0 +1,322 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/blob"
+	"platformapi/shared/catalog"
+	"platformapi/shared/ids"
+	"platformapi/shared/queue"
+	"platformapi/shared/store"
+)
+
+// Storage layout (the account's partition of the single table):
+//
+//	acct#<acct> | run#<runId>  the run: doc (JSON) and version, on which
+//	                           every write is conditional
+//	acct#<acct> | art#<artId>  an artifact's record; its bytes are in the
+//	                           artifacts bucket under artifacts/<acct>/<artId>
+const attrVersion = "version"
+
+func runKey(accountID, id string) store.Key {
+	return store.Key{PK: "acct#" + accountID, SK: "run#" + id}
+}
+
+// record is a run as stored: the resource plus what only the worker reads.
+type record struct {
+	Run
+	AccountID    string     `json:"accountId"`
+	ChargedMicro int64      `json:"chargedMicro"`
+	LeaseUntil   *time.Time `json:"leaseUntil,omitempty"`
+}
+
+func encode(r *Run) store.Item {
+	doc, _ := json.Marshal(record{Run: *r, AccountID: r.AccountID, ChargedMicro: r.ChargedMicro, LeaseUntil: r.LeaseUntil})
+	it := store.NewItem(runKey(r.AccountID, r.ID))
+	it["doc"] = doc
+	it[attrVersion] = r.version
+	return it
+}
+
+func decode(it store.Item) (*Run, error) {
+	var rec record
+	if err := json.Unmarshal(it.Bytes("doc"), &rec); err != nil {
+		return nil, fmt.Errorf("runs: decode %s: %w", it.Key(), err)
+	}
+	r := rec.Run
+	r.AccountID, r.LeaseUntil, r.version = rec.AccountID, rec.LeaseUntil, it.Int(attrVersion)
+	r.setCharged(rec.ChargedMicro)
+	if r.ArtifactIDs == nil {
+		r.ArtifactIDs = []string{}
+	}
+	return &r, nil
+}
+
+// Config is what the repository and the worker reach the world through.
+type Config struct {
+	Store store.Store
+	// Queue is the runs queue; without one no run can be created.
+	Queue     queue.Queue
+	Artifacts blob.Bucket
+	Now       func() time.Time
+}
+
+// Repo persists runs and artifacts.
+type Repo struct {
+	st     store.Store
+	q      queue.Queue
+	bucket blob.Bucket
+	now    func() time.Time
+}
+
+// NewRepo builds the repository; it holds no state of its own.
+func NewRepo(c Config) *Repo {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return &Repo{st: c.Store, q: c.Queue, bucket: c.Artifacts, now: c.Now}
+}
+
+// NewRun is a run to create, on the authority of key KeyID.
+type NewRun struct {
+	AccountID, ProjectID, EndUser, KeyID string
+	ServiceID, OperationID               string
+	Input                                json.RawMessage
+	ApprovalID                           string
+}
+
+// Validate checks what a run is created with: a durable operation of a
+// registered service, input JSON of at most MaxInputBytes, and an approval
+// id when the operation is approval-gated (the approval itself is consumed
+// when the run executes). Errors are validation_failed or approval_required.
+func Validate(serviceID, operationID string, input json.RawMessage, approvalID string) error {
+	svc, ok := catalog.Lookup(serviceID)
+	if !ok {
+		return apierr.Invalid("Unknown service.", apierr.Field("body.serviceId", "no managed service %q", serviceID))
+	}
+	op, ok := svc.Op(operationID)
+	if !ok || !op.Invocable {
+		return apierr.Invalid("Unknown operation.", apierr.Field("body.operationId", "%s has no invocable operation %q", svc.ID, operationID))
+	}
+	if !op.Durable {
+		return apierr.Invalid("This operation cannot run as a durable run.", apierr.Field("body.operationId", "%s.%s is not durable; call it with POST /v1/services/%s/invoke", svc.ID, op.ID, svc.ID))
+	}
+	if len(input) > MaxInputBytes {
+		return apierr.Invalid("The input is too large.", apierr.Field("body.input", "at most %d bytes of JSON", MaxInputBytes))
+	}
+	if len(input) > 0 && !json.Valid(input) {
+		return apierr.Invalid("The input is not JSON.", apierr.Field("body.input", "not a JSON value"))
+	}
+	if op.Approval && approvalID == "" {
+		return apierr.New(apierr.ApprovalRequired, "%s.%s requires an approval: create one with POST /v1/approvals/service-actions, have it approved, and send its approvalId.", svc.ID, op.ID)
+	}
+	return nil
+}
+
+// Create records a queued run and sends its message. If the message cannot
+// be sent the run is removed again, so no run waits for a message that
+// will never come and a retried create starts afresh.
+func (r *Repo) Create(ctx context.Context, n NewRun) (*Run, error) {
+	if r.q == nil {
+		return nil, apierr.New(apierr.ServiceUnavailable, "Durable runs are not available on this deployment.").WithHeader("Retry-After", "3600")
+	}
+	if err := Validate(n.ServiceID, n.OperationID, n.Input, n.ApprovalID); err != nil {
+		return nil, err
+	}
+	input := json.RawMessage("{}")
+	if len(n.Input) > 0 {
+		var buf bytes.Buffer
+		_ = json.Compact(&buf, n.Input) // valid: checked above
+		input = buf.Bytes()
+	}
+	now := r.now().UTC()
+	run := &Run{ID: ids.New("run", now), ServiceID: n.ServiceID, OperationID: n.OperationID, Input: input,
+		Status: StatusQueued, ArtifactIDs: []string{}, CreatedByKeyID: n.KeyID, CreatedAt: now,
+		ApprovalID: optional(n.ApprovalID), ProjectID: optional(n.ProjectID), EndUser: optional(n.EndUser),
+		AccountID: n.AccountID, version: 1}
+	if err := r.st.Put(ctx, encode(run), store.NotExists()); err != nil {
+		return nil, fmt.Errorf("runs: create: %w", err)
+	}
+	body, _ := json.Marshal(Message{AccountID: run.AccountID, RunID: run.ID})
+	if err := r.q.Send(ctx, queue.Message{Body: body}); err != nil {
+		_ = r.st.Delete(context.WithoutCancel(ctx), runKey(run.AccountID, run.ID), store.AttrEquals(attrVersion, run.version))
+		return nil, fmt.Errorf("runs: enqueue %s: %w", run.ID, err)
+	}
+	return run, nil
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+var errNotFound = apierr.New(apierr.NotFound, "No such run.")
+
+// load reads a run of the account, visible or not.
+func (r *Repo) load(ctx context.Context, accountID, id string) (*Run, error) {
+	if !ids.Valid("run", id) {
+		return nil, errNotFound
+	}
+	it, err := r.st.Get(ctx, runKey(accountID, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("runs: get: %w", err)
+	}
+	return decode(it)
+}
+
+// Get reads a run the viewer may see; any other is not_found.
+func (r *Repo) Get(ctx context.Context, v Viewer, id string) (*Run, error) {
+	run, err := r.load(ctx, v.AccountID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !v.sees(run.ProjectID, run.ServiceID) {
+		return nil, errNotFound
+	}
+	return run, nil
+}
+
+// List pages through the runs the viewer may see, newest first, optionally
+// only those in one status.
+func (r *Repo) List(ctx context.Context, v Viewer, status string, limit int, cursor string) ([]*Run, string, error) {
+	out, next, err := scan(ctx, r.st, v.AccountID, "run#", limit, cursor, func(it store.Item) (*Run, bool, error) {
+		run, err := decode(it)
+		if err != nil {
+			return nil, false, err
+		}
+		return run, v.sees(run.ProjectID, run.ServiceID) && (status == "" || run.Status == status), nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("runs: list: %w", err)
+	}
+	return out, next, nil
+}
+
+// scan reads the account's items under prefix, newest first, and keeps
+// those keep accepts until limit are kept; the cursor is the last sort key
+// read, so a page never skips or repeats an item.
+func scan[T any](ctx context.Context, st store.Store, accountID, prefix string, limit int, cursor string, keep func(store.Item) (T, bool, error)) ([]T, string, error) {
+	after, err := decodeCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	var out []T
+	for {
+		page, err := st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: prefix, After: after, Limit: limit, Reverse: true})
+		if err != nil {
+			return nil, "", err
+		}
+		for i, it := range page.Items {
+			after = it.Key().SK
+			v, ok, err := keep(it)
+			if err != nil {
+				return nil, "", err
+			}
+			if !ok {
+				continue
+			}
+			out = append(out, v)
+			if len(out) == limit {
+				if page.More || i < len(page.Items)-1 {
+					return out, encodeCursor(after), nil
+				}
+				return out, "", nil
+			}
+		}
+		if !page.More {
+			return out, "", nil
+		}
+	}
+}
+
+func encodeCursor(sk string) string { return base64.RawURLEncoding.EncodeToString([]byte(sk)) }
+
+func decodeCursor(cursor string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
+	}
+	return string(b), nil
+}
+
+// Cancel cancels a queued run at once; a running run is flagged
+// (cancelRequestedAt): its current attempt finishes, since a call already
+// made to a service cannot be taken back, but it is not retried. Cancelling
+// a cancelled run changes nothing; a finished one is a conflict.
+func (r *Repo) Cancel(ctx context.Context, v Viewer, id string) (*Run, error) {
+	run, err := r.Get(ctx, v, id)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now().UTC()
+	return r.change(ctx, run, func(run *Run) error {
+		switch run.Status {
+		case StatusQueued:
+			run.Status, run.FinishedAt, run.CancelRequestedAt, run.NextAttemptAt = StatusCancelled, &now, &now, nil
+		case StatusRunning:
+			if run.CancelRequestedAt != nil {
+				return errUnchanged
+			}
+			run.CancelRequestedAt = &now
+		case StatusCancelled:
+			return errUnchanged
+		default:
+			return apierr.New(apierr.Conflict, "The run has %s and can no longer be cancelled.", run.Status)
+		}
+		return nil
+	})
+}
+
+// errUnchanged is what a change's mutation returns to leave the run as is.
+var errUnchanged = errors.New("runs: unchanged")
+
+// maxRaces bounds how often change re-reads a run that others keep writing.
+const maxRaces = 8
+
+// change applies mutate to run and writes the result, with the extra
+// transaction members, only if nobody wrote the run since it was read (its
+// version). On a lost race it re-reads the run and applies mutate again, so
+// mutate decides on the latest state: that is what makes every transition
+// happen once.
+func (r *Repo) change(ctx context.Context, run *Run, mutate func(*Run) error, extra ...store.Op) (*Run, error) {
+	for range maxRaces {
+		next := *run
+		if err := mutate(&next); err != nil {
+			if errors.Is(err, errUnchanged) {
+				return run, nil
+			}
+			return nil, err
+		}
+		next.version = run.version + 1
+		cond := store.AttrEquals(attrVersion, run.version)
+		var err error
+		if len(extra) == 0 {
+			err = r.st.Put(ctx, encode(&next), cond)
+		} else {
+			err = r.st.Transact(ctx, append([]store.Op{store.PutOp(encode(&next), cond)}, extra...))
+		}
+		var tx *store.TxError
+		switch {
+		case err == nil:
+			return &next, nil
+		case !errors.Is(err, store.ErrConditionFailed) || errors.As(err, &tx) && tx.Index != 0:
+			return nil, fmt.Errorf("runs: write %s: %w", run.ID, err)
+		}
+		if run, err = r.load(ctx, run.AccountID, run.ID); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("runs: %s kept changing concurrently", run.ID)
+}
