@@ -100,8 +100,8 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 			return nil, fmt.Errorf("app: local master key: %w", err)
 		}
 		rt.Sealer = sealer
-		rt.WebhookQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.MaxReceives))
-		rt.RunsQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.MaxReceives))
+		rt.WebhookQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.WebhookMaxReceives))
+		rt.RunsQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.RunsMaxReceives))
 		artifacts, err := fsblob.Open(filepath.Join(c.DataDir, "artifacts"))
 		if err != nil {
 			_ = rt.Close()

@@ -13,9 +13,14 @@ import (
 	"platformapi/shared/store/dynamostore"
 )
 
-// MaxReceives is how often a queued message is delivered before it moves to
-// its dead-letter queue; CDK sets the same on the real queues.
-const MaxReceives = 5
+// How often a queued message is delivered before it moves to its
+// dead-letter queue. The workers count their attempts against the same
+// numbers (webhooks.DefaultMaxAttempts, runs.DefaultMaxAttempts, checked by
+// a test in shared/app), and CDK sets them on the real queues.
+const (
+	WebhookMaxReceives = 8
+	RunsMaxReceives    = 3
+)
 
 // CreateResources creates whatever named resource is missing: the table,
 // the buckets, the queues with their dead-letter queues (name + "-dlq") and
@@ -33,11 +38,11 @@ func (e *Env) CreateResources(ctx context.Context) error {
 		}
 	}
 	sqsc := e.SQS()
-	for _, q := range []*Queue{&e.Names.WebhookQueue, &e.Names.RunsQueue} {
+	for q, maxReceives := range map[*Queue]int{&e.Names.WebhookQueue: WebhookMaxReceives, &e.Names.RunsQueue: RunsMaxReceives} {
 		if q.URL != "" {
 			continue
 		}
-		url, err := sqsqueue.CreateQueue(ctx, sqsc, q.Name, q.Name+"-dlq", MaxReceives)
+		url, err := sqsqueue.CreateQueue(ctx, sqsc, q.Name, q.Name+"-dlq", maxReceives)
 		if err != nil {
 			return err
 		}

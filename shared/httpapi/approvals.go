@@ -7,6 +7,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/approvals"
 	"platformapi/shared/catalog"
+	"platformapi/shared/webhooks"
 )
 
 type approvalRequest struct {
@@ -36,6 +37,7 @@ func (s *Server) createApproval(ctx context.Context, in *body[approvalRequest]) 
 	if err != nil {
 		return nil, err
 	}
+	s.publish(ctx, webhooks.EventApprovalRequested, a)
 	return &body[*approvals.Approval]{Body: a}, nil
 }
 
@@ -69,5 +71,6 @@ func (s *Server) decideApproval(ctx context.Context, in *decideInput) (*body[*ap
 	if err != nil {
 		return nil, err
 	}
+	s.publish(ctx, webhooks.EventApprovalDecided, a)
 	return &body[*approvals.Approval]{Body: a}, nil
 }

@@ -383,6 +383,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next http.Ha
 	err = s.idem.CompleteUnit(done, claim, resp, unit)
 	var conflict *idempotency.CommitError
 	switch {
+	case err == nil && unit != nil:
+		unit.Committed()
 	case err == nil:
 	case unit != nil:
 		// Nothing was written: free the key and say why, so a retry runs.

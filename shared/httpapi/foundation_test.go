@@ -179,7 +179,7 @@ func TestUnbuiltEndpointsAnswer501AfterAuthentication(t *testing.T) {
 	secret, _ := e.rootKey(1, nil)
 	e.must(e.do(req{method: "GET", path: "/v1/wallets"}), 401, "missing_credentials")
 	e.must(e.do(req{method: "GET", path: "/v1/wallets", key: secret}), 501, "not_implemented")
-	e.must(e.do(req{method: "POST", path: "/v1/webhooks", key: secret, idem: idem(), body: map[string]any{}}), 501, "not_implemented")
+	e.must(e.do(req{method: "POST", path: "/v1/connections", key: secret, idem: idem(), body: map[string]any{}}), 501, "not_implemented")
 }
 
 // specEndpoints is spec section 4, copied independently of the route table.

@@ -11,6 +11,7 @@ import (
 	"platformapi/shared/keys"
 	"platformapi/shared/projects"
 	"platformapi/shared/routes"
+	"platformapi/shared/webhooks"
 )
 
 // Page is every list response (CONTRACT "Shapes").
@@ -76,6 +77,7 @@ func (s *Server) registerImplemented() map[string]bool {
 	register(s, done, "GET /approvals", http.StatusOK, s.listApprovals)
 	register(s, done, "POST /approvals/service-actions", http.StatusCreated, s.createApproval)
 	register(s, done, "POST /approvals/{approvalId}", http.StatusOK, s.decideApproval)
+	s.registerWebhooks(done)
 	return done
 }
 
@@ -104,6 +106,7 @@ func (s *Server) createKey(ctx context.Context, in *body[keys.CreateKeyRequest])
 	if err != nil {
 		return nil, err
 	}
+	s.publish(ctx, webhooks.EventAPIKeyCreated, c.Key)
 	return &body[createdKey]{Body: createdKey{Key: *c.Key, Secret: c.Secret}}, nil
 }
 
@@ -126,6 +129,7 @@ func (s *Server) revokeKey(ctx context.Context, in *keyIDInput) (*body[*keys.Key
 		return nil, err
 	}
 	k.Status = "revoked"
+	s.publish(ctx, webhooks.EventAPIKeyRevoked, k)
 	return &body[*keys.Key]{Body: k}, nil
 }
 
@@ -140,6 +144,7 @@ func (s *Server) createProject(ctx context.Context, in *body[projects.CreateProj
 	if err != nil {
 		return nil, err
 	}
+	s.publishIn(ctx, pr.ID, webhooks.EventProjectCreated, pr)
 	return &body[*projects.Project]{Body: pr}, nil
 }
 
@@ -198,6 +203,7 @@ func (s *Server) updateProject(ctx context.Context, in *updateProjectInput) (*bo
 	if err != nil {
 		return nil, err
 	}
+	s.publishIn(ctx, pr.ID, webhooks.EventProjectUpdated, pr)
 	return &body[*projects.Project]{Body: pr}, nil
 }
 
@@ -210,6 +216,7 @@ func (s *Server) archiveProject(ctx context.Context, in *projectIDInput) (*body[
 	if err != nil {
 		return nil, err
 	}
+	s.publishIn(ctx, pr.ID, webhooks.EventProjectArchived, pr)
 	return &body[*projects.Project]{Body: pr}, nil
 }
 

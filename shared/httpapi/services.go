@@ -12,6 +12,7 @@ import (
 	"platformapi/shared/keys"
 	"platformapi/shared/limits"
 	"platformapi/shared/routes"
+	"platformapi/shared/webhooks"
 )
 
 // serviceView is a managed service as a key sees it.
@@ -206,6 +207,9 @@ func (s *Server) invokeService(ctx context.Context, in *invokeInput) (*invokeOut
 		return nil, err
 	}
 	charged := float64(res.ChargedMicro) / catalog.MicroPerCredit
+	s.publish(ctx, webhooks.EventServiceInvoked, map[string]any{
+		"serviceId": res.ServiceID, "operationId": res.OperationID, "chargedCredits": charged, "upstreamRequestId": res.UpstreamRequestID,
+	})
 	return &invokeOutput{
 		Charged: strconv.FormatFloat(charged, 'f', -1, 64), Upstream: res.UpstreamRequestID,
 		Body: invokeResult{ServiceID: res.ServiceID, OperationID: res.OperationID, Status: "succeeded", Result: res.Output, ChargedCredits: charged},

@@ -7,6 +7,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/credits"
+	"platformapi/shared/webhooks"
 	"platformapi/shared/x402"
 )
 
@@ -53,5 +54,6 @@ func (s *Server) topUpCredits(ctx context.Context, in *topUpInput) (*topUpOutput
 	if err != nil {
 		return nil, err
 	}
+	s.publish(ctx, webhooks.EventCreditsToppedUp, res)
 	return &topUpOutput{PaymentResponse: hdr, Receipt: res.ReceiptID, Body: *res}, nil
 }

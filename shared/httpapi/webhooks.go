@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"platformapi/shared/idempotency"
 	"platformapi/shared/webhooks"
 )
 
@@ -50,9 +51,12 @@ func (s *Server) publishIn(ctx context.Context, projectID, event string, data an
 	if s.deps.WebhookQueue == nil || p == nil || p.Key() == nil {
 		return
 	}
-	if err := s.hooks().Publish(context.WithoutCancel(ctx), p.Key().AccountID, projectID, event, data); err != nil {
-		loggerFrom(ctx).Error("webhook publish failed", "event", event, "error", err.Error())
-	}
+	detached, accountID := context.WithoutCancel(ctx), p.Key().AccountID
+	idempotency.AfterCommit(ctx, func() {
+		if err := s.hooks().Publish(detached, accountID, projectID, event, data); err != nil {
+			loggerFrom(ctx).Error("webhook publish failed", "event", event, "error", err.Error())
+		}
+	})
 }
 
 // webhookCaller is the principal as the webhook domain sees it.

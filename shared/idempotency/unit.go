@@ -17,8 +17,9 @@ import (
 // time. Operations whose writes are plain (no read of their own writes, no
 // condition whose failure they must interpret) opt in.
 type Unit struct {
-	mu  sync.Mutex
-	ops []store.Op
+	mu    sync.Mutex
+	ops   []store.Op
+	after []func()
 }
 
 type unitKey struct{}
@@ -30,6 +31,32 @@ func WithUnit(ctx context.Context, u *Unit) context.Context {
 }
 
 func unitFrom(ctx context.Context) *Unit { u, _ := ctx.Value(unitKey{}).(*Unit); return u }
+
+// AfterCommit runs f once the operation's writes are committed, or at once
+// when ctx carries no unit: effects that announce a change (webhook events)
+// must never announce one that did not happen.
+func AfterCommit(ctx context.Context, f func()) {
+	u := unitFrom(ctx)
+	if u == nil {
+		f()
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.after = append(u.after, f)
+}
+
+// Committed runs what waited for the commit; the caller calls it once the
+// unit's writes are applied.
+func (u *Unit) Committed() {
+	u.mu.Lock()
+	after := u.after
+	u.after = nil
+	u.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
+}
 
 // Len is the number of collected writes.
 func (u *Unit) Len() int { u.mu.Lock(); defer u.mu.Unlock(); return len(u.ops) }
