@@ -98,11 +98,11 @@ var Functions = []Function{
 	{Name: "artifacts", Routes: []string{"/v1/artifacts", "/v1/artifacts/{proxy+}"},
 		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseArtifactsRead},
 	{Name: "webhooks", Routes: []string{"/v1/webhooks", "/v1/webhooks/{proxy+}", "/v1/webhook-deliveries", "/v1/webhook-deliveries/{proxy+}"},
-		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
+		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS}, // seals signing secrets
 	{Name: "mcp", Routes: []string{"/mcp", "/v1/mcp"},
 		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
 	{Name: "webhook-worker", MemoryMiB: 256, Timeout: 60 * time.Second,
-		Uses: UseTable | ConsumeWebhooks, BatchSize: 10},
+		Uses: UseTable | ConsumeWebhooks | UseKMS, BatchSize: 10}, // KMS opens signing secrets
 	// One run per invocation: a run can take minutes, and a batch would make
 	// every other run in it wait for the slowest.
 	{Name: "run-worker", MemoryMiB: 1024, Timeout: 5 * time.Minute,

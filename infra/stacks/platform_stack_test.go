@@ -266,9 +266,9 @@ var wantEnv = func() map[string][]string {
 		"runs":           with("RUNS_QUEUE_URL", "ARTIFACTS_BUCKET"),
 		"approvals":      group,
 		"artifacts":      with("ARTIFACTS_BUCKET"),
-		"webhooks":       group,
+		"webhooks":       with("KMS_KEY_ID"),
 		"mcp":            group,
-		"webhook-worker": append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL"),
+		"webhook-worker": append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL", "KMS_KEY_ID"),
 		"run-worker":     append(slices.Clone(base), "TABLE_NAME", "RUNS_QUEUE_URL", "ARTIFACTS_BUCKET", "WEBHOOK_QUEUE_URL"),
 	}
 }()
@@ -334,9 +334,9 @@ var wantAccess = func() map[string][]string {
 		"runs":           with("RunsQueue:send", "ArtifactsBucket:r"),
 		"approvals":      group,
 		"artifacts":      with("ArtifactsBucket:r"),
-		"webhooks":       group,
+		"webhooks":       with("EnvelopeKey:encrypt-decrypt"),
 		"mcp":            group,
-		"webhook-worker": {"Table:rw", "WebhookQueue:consume"},
+		"webhook-worker": {"Table:rw", "WebhookQueue:consume", "EnvelopeKey:encrypt-decrypt"},
 		"run-worker":     {"Table:rw", "RunsQueue:consume", "ArtifactsBucket:rw", "WebhookQueue:send"},
 	}
 }()
