@@ -5,7 +5,8 @@
 #   make cdk-bootstrap  once per account and region, before the first deploy
 #   make deploy       cdk deploy (credentials from the usual AWS environment)
 #   make destroy      cdk destroy (retained data stays: see infra/README.md)
-#   make test-infra   go test ./infra/... then cfn-lint on every template in cdk.out/
+#   make test-infra   cfn-lint on every template in cdk.out/, then go test ./infra/...
+#   make lint-templates  synth and cfn-lint only (make test runs the Go tests already)
 #
 # Settings travel as environment variables (STAGE=prod make deploy) or as
 # CDK context (make deploy CDK_ARGS="-c stage=prod"); see infra/README.md.
@@ -36,7 +37,7 @@ CDK_FLAGS = --no-notices --no-version-reporting --output $(CDK_OUT)
 # to remove.
 CFN_LINT_FLAGS ?= --ignore-checks W3005
 
-.PHONY: synth cdk-bootstrap deploy destroy test-infra
+.PHONY: synth cdk-bootstrap deploy destroy test-infra lint-templates
 
 # Old templates are removed first: the CLI leaves other stages' templates in
 # cdk.out, and test-infra lints every template it finds there.
@@ -56,8 +57,12 @@ deploy: build
 destroy: build
 	$(CDK) destroy $(CDK_FLAGS) --all $(CDK_ARGS)
 
-test-infra: synth
+test-infra: lint-templates
 	$(GO) test ./infra/...
+
+# make test runs the infra Go tests with everything else; this is the part
+# it adds.
+lint-templates: synth
 	$(CFN_LINT) $(CFN_LINT_FLAGS) -- $(CDK_OUT)/*.template.json
 
 .DEFAULT_GOAL := $(infra_saved_goal)
