@@ -3,7 +3,6 @@ package runs
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -204,53 +203,6 @@ func (r *Repo) List(ctx context.Context, v Viewer, status string, limit int, cur
 	return out, next, nil
 }
 
-// scan reads the account's items under prefix, newest first, and keeps
-// those keep accepts until limit are kept; the cursor is the last sort key
-// read, so a page never skips or repeats an item.
-func scan[T any](ctx context.Context, st store.Store, accountID, prefix string, limit int, cursor string, keep func(store.Item) (T, bool, error)) ([]T, string, error) {
-	after, err := decodeCursor(cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	var out []T
-	for {
-		page, err := st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: prefix, After: after, Limit: limit, Reverse: true})
-		if err != nil {
-			return nil, "", err
-		}
-		for i, it := range page.Items {
-			after = it.Key().SK
-			v, ok, err := keep(it)
-			if err != nil {
-				return nil, "", err
-			}
-			if !ok {
-				continue
-			}
-			out = append(out, v)
-			if len(out) == limit {
-				if page.More || i < len(page.Items)-1 {
-					return out, encodeCursor(after), nil
-				}
-				return out, "", nil
-			}
-		}
-		if !page.More {
-			return out, "", nil
-		}
-	}
-}
-
-func encodeCursor(sk string) string { return base64.RawURLEncoding.EncodeToString([]byte(sk)) }
-
-func decodeCursor(cursor string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
-	}
-	return string(b), nil
-}
-
 // Cancel cancels a queued run at once; a running run is flagged
 // (cancelRequestedAt): its current attempt finishes, since a call already
 // made to a service cannot be taken back, but it is not retried. Cancelling
@@ -277,46 +229,4 @@ func (r *Repo) Cancel(ctx context.Context, v Viewer, id string) (*Run, error) {
 		}
 		return nil
 	})
-}
-
-// errUnchanged is what a change's mutation returns to leave the run as is.
-var errUnchanged = errors.New("runs: unchanged")
-
-// maxRaces bounds how often change re-reads a run that others keep writing.
-const maxRaces = 8
-
-// change applies mutate to run and writes the result, with the extra
-// transaction members, only if nobody wrote the run since it was read (its
-// version). On a lost race it re-reads the run and applies mutate again, so
-// mutate decides on the latest state: that is what makes every transition
-// happen once.
-func (r *Repo) change(ctx context.Context, run *Run, mutate func(*Run) error, extra ...store.Op) (*Run, error) {
-	for range maxRaces {
-		next := *run
-		if err := mutate(&next); err != nil {
-			if errors.Is(err, errUnchanged) {
-				return run, nil
-			}
-			return nil, err
-		}
-		next.version = run.version + 1
-		cond := store.AttrEquals(attrVersion, run.version)
-		var err error
-		if len(extra) == 0 {
-			err = r.st.Put(ctx, encode(&next), cond)
-		} else {
-			err = r.st.Transact(ctx, append([]store.Op{store.PutOp(encode(&next), cond)}, extra...))
-		}
-		var tx *store.TxError
-		switch {
-		case err == nil:
-			return &next, nil
-		case !errors.Is(err, store.ErrConditionFailed) || errors.As(err, &tx) && tx.Index != 0:
-			return nil, fmt.Errorf("runs: write %s: %w", run.ID, err)
-		}
-		if run, err = r.load(ctx, run.AccountID, run.ID); err != nil {
-			return nil, err
-		}
-	}
-	return nil, fmt.Errorf("runs: %s kept changing concurrently", run.ID)
 }
