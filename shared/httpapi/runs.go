@@ -153,6 +153,7 @@ func (s *Server) registerArtifactContent(done map[string]bool) {
 			continue
 		}
 		op := operation(rt, false)
+		op.Description = "Streams the content through the API, never as a redirect to a presigned bucket URL, so every download passes authentication and the access controls; `X-Content-Sha256` is the SHA-256 recorded when the artifact was written. An artifact whose run's service the key may not use, or of another project, is `404 not_found`.\n\n" + op.Description
 		op.Responses = map[string]*huma.Response{"200": {
 			Description: "The artifact's bytes, in its contentType (application/json for a run's output).",
 			Headers: map[string]*huma.Param{
