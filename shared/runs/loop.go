@@ -33,9 +33,11 @@ func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string 
 }
 
 // Run is the worker loop of the embedded server: it receives from the runs
-// queue until ctx is done, deleting every message Handle is done with. A
-// message stays hidden for twice an attempt's lease, so a live attempt is
-// never handed to a second receiver.
+// queue until ctx is done, deleting every message Handle is done with; runs
+// already received when ctx ends are finished, not interrupted, so Run may
+// take up to an attempt's timeout to return. A message stays hidden for
+// twice an attempt's lease, so a live attempt is never handed to a second
+// receiver.
 func (w *Worker) Run(ctx context.Context) {
 	q := w.repo.q
 	for ctx.Err() == nil {
@@ -47,10 +49,11 @@ func (w *Worker) Run(ctx context.Context) {
 			}
 			continue
 		}
-		failed := w.HandleBatch(ctx, ms)
+		finish := context.WithoutCancel(ctx) // a shutdown finishes the runs in hand
+		failed := w.HandleBatch(finish, ms)
 		for _, m := range ms {
 			if !slices.Contains(failed, m.ID) {
-				if err := q.Delete(ctx, m.Receipt); err != nil && ctx.Err() == nil {
+				if err := q.Delete(finish, m.Receipt); err != nil {
 					w.log.Error("runs queue delete failed", "messageId", m.ID, "error", err.Error())
 				}
 			}
