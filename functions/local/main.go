@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -96,6 +97,20 @@ func serve(cfg app.Config) error {
 	if err != nil {
 		return err
 	}
+	hooks, err := rt.WebhookWorker(logger.With("worker", "webhooks"))
+	if err != nil {
+		return err
+	}
+	runner, err := rt.RunWorker(logger.With("worker", "runs"))
+	if err != nil {
+		return err
+	}
+	// The workers poll the in-process queues until shutdown; each finishes
+	// what it holds before rt.Close (deferred earlier, so run later).
+	var workers sync.WaitGroup
+	defer workers.Wait()
+	workers.Go(func() { hooks.Run(ctx) })
+	workers.Go(func() { runner.Run(ctx) })
 	addr := os.Getenv("ADDR")
 	if addr == "" {
 		addr = "127.0.0.1:8080"

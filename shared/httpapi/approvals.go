@@ -43,7 +43,7 @@ func (s *Server) createApproval(ctx context.Context, in *body[approvalRequest]) 
 
 type listApprovalsInput struct {
 	Status string `query:"status" enum:"pending,approved,rejected,consumed,expired" doc:"Only approvals in this status"`
-	listInput
+	ListInput
 }
 
 func (s *Server) listApprovals(ctx context.Context, in *listApprovalsInput) (*body[Page[*approvals.Approval]], error) {

@@ -31,7 +31,10 @@ func page[T any](data []T, next string) Page[T] {
 	return p
 }
 
-type listInput struct {
+// ListInput is the paging of every list endpoint (CONTRACT "Shapes"). It is
+// exported because huma reads the fields of embedded structs only when the
+// embedded type is exported.
+type ListInput struct {
 	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"20" doc:"Page size"`
 	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page"`
 }
@@ -78,6 +81,7 @@ func (s *Server) registerImplemented() map[string]bool {
 	register(s, done, "POST /approvals/service-actions", http.StatusCreated, s.createApproval)
 	register(s, done, "POST /approvals/{approvalId}", http.StatusOK, s.decideApproval)
 	s.registerWebhooks(done)
+	s.registerRuns(done)
 	return done
 }
 
@@ -110,7 +114,7 @@ func (s *Server) createKey(ctx context.Context, in *body[keys.CreateKeyRequest])
 	return &body[createdKey]{Body: createdKey{Key: *c.Key, Secret: c.Secret}}, nil
 }
 
-func (s *Server) listKeys(ctx context.Context, in *listInput) (*body[Page[*keys.Key]], error) {
+func (s *Server) listKeys(ctx context.Context, in *ListInput) (*body[Page[*keys.Key]], error) {
 	ks, next, err := s.keys.List(ctx, principal(ctx).Chain, in.Limit, in.Cursor)
 	if err != nil {
 		return nil, err
@@ -148,7 +152,7 @@ func (s *Server) createProject(ctx context.Context, in *body[projects.CreateProj
 	return &body[*projects.Project]{Body: pr}, nil
 }
 
-func (s *Server) listProjects(ctx context.Context, in *listInput) (*body[Page[*projects.Project]], error) {
+func (s *Server) listProjects(ctx context.Context, in *ListInput) (*body[Page[*projects.Project]], error) {
 	p := principal(ctx)
 	if bound := p.Key().ProjectID; bound != nil {
 		pr, err := s.projects.Get(ctx, p.Key().AccountID, *bound)

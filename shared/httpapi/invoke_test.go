@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -259,5 +260,47 @@ func TestCatalogueShowsOnlyWhatTheKeyMayReach(t *testing.T) {
 	all := e.must(e.do(req{method: "GET", path: "/v1/capabilities?limit=100", key: root}), 200).body["data"].([]any)
 	if len(all) != 7 {
 		t.Fatalf("root sees %d capabilities, want every invocable operation (7)", len(all))
+	}
+}
+
+func TestEveryListHonoursLimitAndCursor(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.rootKey(1, nil)
+	for i := 0; i < 3; i++ {
+		e.must(e.do(req{method: "POST", path: "/v1/approvals/service-actions", key: root, idem: idem(),
+			body: map[string]any{"serviceId": "cloud-superbrain", "operationId": "memory.delete", "input": map[string]any{"memoryId": strconv.Itoa(i)}}}), 201)
+	}
+	for _, path := range []string{"/v1/approvals", "/v1/services", "/v1/capabilities", "/v1/capabilities/cloud-superbrain", "/v1/actions", "/v1/api-keys", "/v1/webhooks", "/v1/runs"} {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		r := e.must(e.do(req{method: "GET", path: path + sep + "limit=1", key: root}), 200)
+		if n := len(r.body["data"].([]any)); n > 1 {
+			t.Errorf("%s?limit=1 returned %d items", path, n)
+		}
+	}
+	first := e.must(e.do(req{method: "GET", path: "/v1/approvals?limit=2", key: root}), 200)
+	if len(first.body["data"].([]any)) != 2 || first.body["nextCursor"] == nil {
+		t.Fatalf("first page = %s", first.raw)
+	}
+	second := e.must(e.do(req{method: "GET", path: "/v1/approvals?limit=2&cursor=" + first.body["nextCursor"].(string), key: root}), 200)
+	if len(second.body["data"].([]any)) != 1 || second.body["nextCursor"] != nil {
+		t.Fatalf("second page = %s", second.raw)
+	}
+}
+
+func TestActionsListDurableRunCapabilities(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.rootKey(1, nil)
+	k, _ := e.child(root, map[string]any{"scopes": []string{"services:read", "runs:write"},
+		"allowedOperations": []string{"actions.list", "runs.create.cloud-superbrain.memory.search"}})
+	actions := e.must(e.do(req{method: "GET", path: "/v1/actions", key: k}), 200).body["data"].([]any)
+	var got []string
+	for _, a := range actions {
+		got = append(got, a.(map[string]any)["operationId"].(string))
+	}
+	if strings.Join(got, ",") != "actions.list,runs.create.cloud-superbrain.memory.search" {
+		t.Fatalf("actions = %v", got)
 	}
 }

@@ -89,13 +89,9 @@ func (s *Server) createRun(ctx context.Context, in *body[createRunRequest]) (*ru
 	return &runOutput{Location: "/" + APIVersion + "/runs/" + run.ID, Body: run}, nil
 }
 
-// listRunsInput and listArtifactsInput spell out listInput's fields: huma
-// skips an embedded struct of unexported type, so embedding it would drop
-// ?limit= and ?cursor=.
 type listRunsInput struct {
 	Status string `query:"status" enum:"queued,running,succeeded,failed,cancelled" doc:"Only runs in this status"`
-	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"20" doc:"Page size"`
-	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page"`
+	ListInput
 }
 
 // listRuns lists visible runs, newest first.
@@ -130,9 +126,8 @@ func (s *Server) cancelRun(ctx context.Context, in *runIDInput) (*body[*runs.Run
 }
 
 type listArtifactsInput struct {
-	RunID  string `query:"runId" maxLength:"64" doc:"Only this run's artifacts"`
-	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"20" doc:"Page size"`
-	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page"`
+	RunID string `query:"runId" maxLength:"64" doc:"Only this run's artifacts"`
+	ListInput
 }
 
 // listArtifacts lists visible artifacts, newest first.

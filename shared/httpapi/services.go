@@ -76,7 +76,7 @@ func (s *Server) capabilitiesOf(k *keys.Key, svc catalog.Service) []capability {
 }
 
 // pageOf pages a computed list by position; the cursor is the last position.
-func pageOf[T any](all []T, in *listInput) (Page[T], error) {
+func pageOf[T any](all []T, in *ListInput) (Page[T], error) {
 	start := 0
 	if in.Cursor != "" {
 		n, err := strconv.Atoi(in.Cursor)
@@ -93,7 +93,7 @@ func pageOf[T any](all []T, in *listInput) (Page[T], error) {
 	return page(all[start:end], next), nil
 }
 
-func (s *Server) listServices(ctx context.Context, in *listInput) (*body[Page[serviceView]], error) {
+func (s *Server) listServices(ctx context.Context, in *ListInput) (*body[Page[serviceView]], error) {
 	var out []serviceView
 	for _, svc := range s.visibleServices(principal(ctx).Key()) {
 		out = append(out, serviceView{ServiceID: svc.ID, Name: svc.Name, Description: svc.Description, Available: s.available(svc)})
@@ -102,7 +102,7 @@ func (s *Server) listServices(ctx context.Context, in *listInput) (*body[Page[se
 	return &body[Page[serviceView]]{Body: p}, err
 }
 
-func (s *Server) listCapabilities(ctx context.Context, in *listInput) (*body[Page[capability]], error) {
+func (s *Server) listCapabilities(ctx context.Context, in *ListInput) (*body[Page[capability]], error) {
 	k := principal(ctx).Key()
 	var out []capability
 	for _, svc := range s.visibleServices(k) {
@@ -114,12 +114,12 @@ func (s *Server) listCapabilities(ctx context.Context, in *listInput) (*body[Pag
 
 type serviceCapabilitiesInput struct {
 	ServiceID string `path:"serviceId"`
-	listInput
+	ListInput
 }
 
 func (s *Server) listServiceCapabilities(ctx context.Context, in *serviceCapabilitiesInput) (*body[Page[capability]], error) {
 	svc, _ := catalog.Lookup(in.ServiceID) // existence and access were checked by the route policy
-	p, err := pageOf(s.capabilitiesOf(principal(ctx).Key(), svc), &in.listInput)
+	p, err := pageOf(s.capabilitiesOf(principal(ctx).Key(), svc), &in.ListInput)
 	return &body[Page[capability]]{Body: p}, err
 }
 
@@ -140,19 +140,26 @@ func (s *Server) Actions(p *Principal) []action {
 	}
 	var out []action
 	for _, rt := range routes.Table {
-		if !hasScopes(k, rt.Scopes) || rt.Service != "" && !k.AllowsService(rt.Service) || !k.AllowsOperation(rt.Operation) && rt.Operation != "services.invoke" {
-			continue
-		}
-		if rt.Operation == "services.invoke" {
+		if rt.Operation == "services.invoke" || rt.Operation == "runs.create" {
 			continue // listed per capability below
+		}
+		if !hasScopes(k, rt.Scopes) || rt.Service != "" && !k.AllowsService(rt.Service) || !k.AllowsOperation(rt.Operation) {
+			continue
 		}
 		out = append(out, action{OperationID: rt.Operation, Kind: "endpoint", Method: rt.Method, Path: "/" + APIVersion + rt.Path, ServiceID: rt.Service, Limited: limited([]string{rt.Operation})})
 	}
-	if hasScopes(k, []string{"services:invoke"}) {
-		for _, svc := range s.visibleServices(k) {
-			for _, c := range s.capabilitiesOf(k, svc) {
+	for _, svc := range s.visibleServices(k) {
+		for _, c := range s.capabilitiesOf(k, svc) {
+			if hasScopes(k, []string{"services:invoke"}) {
 				out = append(out, action{OperationID: c.CapabilityID, Kind: "capability", Method: http.MethodPost, Path: "/" + APIVersion + "/services/" + svc.ID + "/invoke", ServiceID: svc.ID,
 					Limited: limited(keys.LimitSelectors("services.invoke", svc.ID, c.OperationID))})
+			}
+		}
+		for _, o := range svc.Operations {
+			run := keys.RequestOperation("runs.create", svc.ID, o.ID)
+			if o.Durable && hasScopes(k, []string{"runs:write"}) && k.AllowsOperation(run) {
+				out = append(out, action{OperationID: run, Kind: "capability", Method: http.MethodPost, Path: "/" + APIVersion + "/runs", ServiceID: svc.ID,
+					Limited: limited(keys.LimitSelectors("runs.create", svc.ID, o.ID))})
 			}
 		}
 	}
@@ -168,7 +175,7 @@ func hasScopes(k *keys.Key, scopes []string) bool {
 	return true
 }
 
-func (s *Server) listActions(ctx context.Context, in *listInput) (*body[Page[action]], error) {
+func (s *Server) listActions(ctx context.Context, in *ListInput) (*body[Page[action]], error) {
 	p, err := pageOf(s.Actions(principal(ctx)), in)
 	return &body[Page[action]]{Body: p}, err
 }

@@ -105,7 +105,7 @@ func (s *Server) createWebhook(ctx context.Context, in *body[webhookCreateBody])
 	return &body[webhookWithSecret]{Body: webhookWithSecret{Webhook: *w, Secret: secret}}, nil
 }
 
-func (s *Server) listWebhooks(ctx context.Context, in *listInput) (*body[Page[*webhooks.Webhook]], error) {
+func (s *Server) listWebhooks(ctx context.Context, in *ListInput) (*body[Page[*webhooks.Webhook]], error) {
 	list, next, err := s.hooks().List(ctx, webhookCaller(ctx), in.Limit, in.Cursor)
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (s *Server) rotateWebhookSecret(ctx context.Context, in *webhookIDInput) (*
 type listDeliveriesInput struct {
 	WebhookID string `query:"webhookId" maxLength:"64" doc:"Only this webhook's deliveries"`
 	Status    string `query:"status" enum:"pending,delivered,failed" doc:"Only deliveries in this status"`
-	listInput
+	ListInput
 }
 
 func (s *Server) listWebhookDeliveries(ctx context.Context, in *listDeliveriesInput) (*body[Page[*webhooks.Delivery]], error) {

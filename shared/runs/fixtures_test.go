@@ -10,8 +10,8 @@ import (
 
 	"platformapi/shared/ids"
 	"platformapi/shared/keys"
+	"platformapi/shared/lambdaedge"
 	"platformapi/shared/runs"
-	"platformapi/shared/webhooks/lambdaworker"
 )
 
 // The SQS fixtures of events/ are what the run worker Lambda receives; the
@@ -42,7 +42,7 @@ func TestSQSRunEventsExecuteTheRunOnceThroughTheLambdaHandler(t *testing.T) {
 					}
 					ev.Records[i].Body = string(real)
 				}
-				resp, err := lambdaworker.Handler(h.worker)(h.ctx, ev)
+				resp, err := lambdaedge.QueueHandler(h.worker)(h.ctx, ev)
 				if err != nil || len(resp.BatchItemFailures) != 0 {
 					t.Fatalf("response %+v, %v", resp, err)
 				}

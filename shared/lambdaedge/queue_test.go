@@ -1,4 +1,4 @@
-package lambdaworker_test
+package lambdaedge_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"platformapi/shared/lambdaedge"
 	"platformapi/shared/queue"
-	"platformapi/shared/webhooks/lambdaworker"
 )
 
 // batcher records what it was given and fails the listed message ids.
@@ -26,7 +26,7 @@ func (b *batcher) HandleBatch(_ context.Context, ms []queue.Received) []string {
 
 func loadBatch(t *testing.T) events.SQSEvent {
 	t.Helper()
-	raw, err := os.ReadFile("../../../events/sqs/webhook-batch.json")
+	raw, err := os.ReadFile("../../events/sqs/webhook-batch.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func loadBatch(t *testing.T) events.SQSEvent {
 func TestOnlyFailedMessagesAreReportedAsBatchItemFailures(t *testing.T) {
 	ev := loadBatch(t)
 	b := &batcher{fail: []string{ev.Records[1].MessageId}}
-	resp, err := lambdaworker.Handler(b)(context.Background(), ev)
+	resp, err := lambdaedge.QueueHandler(b)(context.Background(), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestOnlyFailedMessagesAreReportedAsBatchItemFailures(t *testing.T) {
 func TestRecordsBecomeQueueMessages(t *testing.T) {
 	ev := loadBatch(t)
 	b := &batcher{}
-	resp, err := lambdaworker.Handler(b)(context.Background(), ev)
+	resp, err := lambdaedge.QueueHandler(b)(context.Background(), ev)
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("response %+v %v", resp, err)
 	}
