@@ -1,0 +1,28 @@
+# mk/bench.mk: what a request costs, in time, storage round trips and dollars
+# (issue 9). The root Makefile includes it.
+#
+#   make bench        the micro-benchmarks, then the full run
+#   make bench-micro  only the go test -bench micro-benchmarks
+#
+# The full run (shared/bench) goes through .ci/with-moto, so that storage
+# round trips are counted at the SDK against moto, or against LocalStack when
+# AWS_ENDPOINT_URL is set. It prints a table, then one JSON object as the
+# last line of output. Flags pass through BENCH_ARGS, e.g.
+# make bench BENCH_ARGS="-duration 10s -concurrency 16". No figure fails it.
+
+# Keep the root Makefile's default goal: an included file must not steal it.
+bench_saved_goal := $(.DEFAULT_GOAL)
+
+GO ?= go
+BENCH_ARGS ?=
+BENCH_MICRO_TIME ?= 200ms
+
+.PHONY: bench bench-micro
+
+bench: bench-micro
+	.ci/with-moto $(GO) run ./functions/local bench $(BENCH_ARGS)
+
+bench-micro:
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/idempotency
+
+.DEFAULT_GOAL := $(bench_saved_goal)

@@ -1,0 +1,387 @@
+// Package bench measures what a request costs, in time, storage round trips
+// and dollars (issue 9): `go run ./functions/local bench`, which `make bench`
+// runs against moto. It loads the local server with an authenticated,
+// limited read and a bare handler mounted beside it, counts the storage
+// round trips of that read and of an idempotent write at the SDK, times the
+// cold start of every real function binary under lambdaemu, sizes the
+// deployed bootstraps, and prices a million reads from a dated price table.
+//
+// It reports and never judges: no figure makes it fail, and the targets it
+// prints are there to be compared with, not enforced. It must never touch a
+// real AWS account: storage is counted only against a loopback emulator.
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"platformapi/shared/app"
+)
+
+// Targets of issue 9, printed beside the figures.
+const (
+	targetOverheadRatio  = 1.5
+	targetOpsPerRead     = 2
+	targetOpsPerWrite    = 4
+	targetColdStartMs    = 30
+	targetBootstrapMB    = 15
+	targetCostPerMillion = 2.50
+)
+
+// options are the command-line flags. The defaults keep the whole run, with
+// a warm build cache, well under three minutes on two shared cores.
+type options struct {
+	duration    time.Duration
+	warmup      time.Duration
+	concurrency int
+	coldStarts  int
+	samples     int
+}
+
+// measurements are the raw results the report and the table are made of.
+type measurements struct {
+	bare, authed result
+	storage      storageResult
+	starts       map[string][]time.Duration // every function's init durations, sorted
+	sizes        map[string]int64           // every function's bootstrap
+	sizeSource   string
+}
+
+// Report is the benchmark's result, printed as the last line of output:
+// first the figures issue 9 asks for, then their breakdowns.
+type Report struct {
+	RPSBare                      float64 `json:"rpsBare"`
+	RPSAuthenticated             float64 `json:"rpsAuthenticated"`
+	OverheadRatio                float64 `json:"overheadRatio"` // p50 authenticated / p50 bare
+	P50Micros                    float64 `json:"p50Micros"`     // authenticated read
+	P99Micros                    float64 `json:"p99Micros"`
+	StorageOpsPerRead            float64 `json:"storageOpsPerRead"`
+	StorageOpsPerIdempotentWrite float64 `json:"storageOpsPerIdempotentWrite"`
+	ColdStartMillis              float64 `json:"coldStartMillis"` // median of every start of every function
+	BootstrapBytes               int64   `json:"bootstrapBytes"`  // the largest bootstrap
+	CostPerMillionRequestsUsd    float64 `json:"costPerMillionRequestsUsd"`
+
+	BareP50Micros float64 `json:"bareP50Micros"`
+	BareP99Micros float64 `json:"bareP99Micros"`
+	Errors        int     `json:"errors"` // non-200 answers under load
+
+	StorageOpsPerIdempotentReplay float64 `json:"storageOpsPerIdempotentReplay"`
+	// Storage holds each counted request's round trips and request units
+	// per DynamoDB operation.
+	Storage       map[string]storageCase `json:"storage"`
+	StorageSource string                 `json:"storageSource"`
+
+	ColdStartMillisByFunction map[string]float64 `json:"coldStartMillisByFunction"`
+	BootstrapBytesByFunction  map[string]int64   `json:"bootstrapBytesByFunction"`
+
+	CostBreakdownUsd Cost   `json:"costBreakdownUsd"`
+	CostDominatedBy  string `json:"costDominatedBy"`
+	// CostPerMillionIdempotentWritesUsd prices the counted POST /v1/projects
+	// alike, with the read's p50 standing in for its duration.
+	CostPerMillionIdempotentWritesUsd float64 `json:"costPerMillionIdempotentWritesUsd"`
+	PricesDate                        string  `json:"pricesDate"`
+	PricesRegion                      string  `json:"pricesRegion"`
+
+	Concurrency int     `json:"concurrency"`
+	LoadSeconds float64 `json:"loadSeconds"` // per endpoint
+	Machine     string  `json:"machine"`
+	Date        string  `json:"date"`
+}
+
+// Main runs every measurement and writes the table, then the report as one
+// JSON line. Progress goes to stderr so that the report stays the last line
+// of w.
+func Main(w io.Writer, args []string) error {
+	var o options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measured load per endpoint")
+	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load per endpoint before it")
+	fs.IntVar(&o.concurrency, "concurrency", 8, "requests in flight at once")
+	fs.IntVar(&o.coldStarts, "cold-starts", 5, "starts of every function")
+	fs.IntVar(&o.samples, "samples", 20, "requests counted for each storage figure")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.duration <= 0 || o.warmup < 0 || o.concurrency < 1 || o.coldStarts < 1 || o.samples < 1 {
+		return errors.New("bench: durations must be positive and counts at least 1")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "platformapi-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	progress := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...) }
+	emulator := emulatorEndpoint()
+	groups := functionGroups(root)
+
+	progress("building %d functions for the host and starting each %d times", len(groups), o.coldStarts)
+	var m measurements
+	m.starts, err = coldStarts(ctx, root, dir, groups, o.coldStarts, functionEnv(emulator, dir))
+	if err != nil {
+		return err
+	}
+	progress("sizing the linux/arm64 bootstraps")
+	m.sizes, m.sizeSource, err = bootstraps(ctx, root, dir, groups)
+	if err != nil {
+		return err
+	}
+	progress("loading the local server: %s per endpoint at concurrency %d", o.duration, o.concurrency)
+	m.bare, m.authed, err = measureLoad(ctx, filepath.Join(dir, "load"), o)
+	if err != nil {
+		return err
+	}
+	if emulator != "" {
+		progress("counting storage round trips against %s", emulator)
+	} else {
+		progress("counting storage round trips on embedded storage (no loopback AWS_ENDPOINT_URL)")
+	}
+	m.storage, err = measureStorage(ctx, dir, emulator, o.samples)
+	if err != nil {
+		return err
+	}
+
+	r := report(o, m)
+	writeTable(w, r, o, m)
+	line, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", line)
+	return err
+}
+
+// measureLoad serves the API on embedded storage, with the bare handler in
+// the same http.Server, and loads first the one, then the other, from the
+// same client at the same concurrency. One after the other rather than
+// mixed: on two cores, mixed load would make each endpoint's figure depend
+// on the other's.
+func measureLoad(ctx context.Context, dataDir string, o options) (bare, authed result, err error) {
+	rt, err := app.Open(ctx, app.Config{Backend: "embedded", DataDir: dataDir})
+	if err != nil {
+		return bare, authed, err
+	}
+	defer rt.Close()
+	// Requests are logged as in production, only not written anywhere: the
+	// formatting is part of a request's cost, the output would drown the
+	// table.
+	api, err := rt.NewServer(slog.New(slog.NewJSONHandler(io.Discard, nil)), nil)
+	if err != nil {
+		return bare, authed, err
+	}
+	secret, err := leafKey(apiClient{h: api}, rt.Signer)
+	if err != nil {
+		return bare, authed, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /bench/bare", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	})
+	mux.Handle("/", api)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return bare, authed, err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	base := "http://" + ln.Addr().String()
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		MaxIdleConns: o.concurrency, MaxIdleConnsPerHost: o.concurrency, DisableCompression: true,
+	}}
+	defer client.CloseIdleConnections()
+	loads := []load{
+		{client: client, url: base + "/bench/bare", header: http.Header{}, concurrency: o.concurrency},
+		{client: client, url: base + balancePath, header: http.Header{"Authorization": {"Bearer " + secret}}, concurrency: o.concurrency},
+	}
+	var out [2]result
+	for i, l := range loads {
+		if err := l.once(ctx); err != nil {
+			return bare, authed, err
+		}
+		l.run(ctx, o.warmup)
+		out[i] = l.run(ctx, o.duration)
+		if err := ctx.Err(); err != nil {
+			return bare, authed, err
+		}
+	}
+	return out[0], out[1], nil
+}
+
+func report(o options, m measurements) Report {
+	bare, authed, st := m.bare, m.authed, m.storage
+	rru, wru := st.Read.Units()
+	p50 := authed.Percentile(50)
+	cost := USEast1.PerMillion(Usage{ReadUnits: rru, WriteUnits: wru, Duration: p50})
+	wrru, wwru := st.Write.Units()
+	writeCost := USEast1.PerMillion(Usage{ReadUnits: wrru, WriteUnits: wwru, Duration: p50})
+	r := Report{
+		RPSBare:                           round(bare.RPS(), 0),
+		RPSAuthenticated:                  round(authed.RPS(), 0),
+		OverheadRatio:                     round(ratio(p50, bare.Percentile(50)), 2),
+		P50Micros:                         micros(p50),
+		P99Micros:                         micros(authed.Percentile(99)),
+		StorageOpsPerRead:                 round(st.Read.Total(), 2),
+		StorageOpsPerIdempotentWrite:      round(st.Write.Total(), 2),
+		BareP50Micros:                     micros(bare.Percentile(50)),
+		BareP99Micros:                     micros(bare.Percentile(99)),
+		Errors:                            bare.Errors + authed.Errors,
+		StorageOpsPerIdempotentReplay:     round(st.Replay.Total(), 2),
+		Storage:                           map[string]storageCase{"read": st.Read, "idempotentWrite": st.Write, "idempotentReplay": st.Replay},
+		StorageSource:                     st.Source,
+		ColdStartMillisByFunction:         map[string]float64{},
+		BootstrapBytesByFunction:          m.sizes,
+		CostPerMillionRequestsUsd:         round(cost.Total(), 4),
+		CostBreakdownUsd:                  roundCost(cost),
+		CostDominatedBy:                   cost.Dominant().Name,
+		CostPerMillionIdempotentWritesUsd: round(writeCost.Total(), 4),
+		PricesDate:                        USEast1.Date,
+		PricesRegion:                      USEast1.Region,
+		Concurrency:                       o.concurrency,
+		LoadSeconds:                       o.duration.Seconds(),
+		Machine:                           fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
+		Date:                              time.Now().UTC().Format(time.RFC3339),
+	}
+	var all []time.Duration
+	for g, d := range m.starts {
+		r.ColdStartMillisByFunction[g] = millis(percentile(d, 50))
+		all = append(all, d...)
+	}
+	slices.Sort(all)
+	r.ColdStartMillis = millis(percentile(all, 50))
+	for _, n := range m.sizes {
+		r.BootstrapBytes = max(r.BootstrapBytes, n)
+	}
+	return r
+}
+
+func writeTable(w io.Writer, r Report, o options, m measurements) {
+	bare, authed, st, starts, sizes := m.bare, m.authed, m.storage, m.starts, m.sizes
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	defer tw.Flush()
+	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
+
+	p("Platform API benchmark, %s, %s", r.Date, r.Machine)
+	p("")
+	p("Load: local server on embedded storage, closed loop, concurrency %d, %s per endpoint after %s warm-up", o.concurrency, o.duration, o.warmup)
+	p("endpoint\trequests\terrors\treq/s\tp50\tp90\tp99\tmax")
+	for _, l := range []struct {
+		name string
+		res  result
+	}{{"GET /bench/bare (same server)", bare}, {"GET " + balancePath + " (depth-3 key, * limit)", authed}} {
+		lat := l.res.Latencies
+		p("%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s", l.name, len(lat), l.res.Errors, l.res.RPS(),
+			us(percentile(lat, 50)), us(percentile(lat, 90)), us(percentile(lat, 99)), us(percentile(lat, 100)))
+	}
+	p("overheadRatio (p50 read / p50 bare)\t%.2f\t(target ≤ %.1f)", r.OverheadRatio, targetOverheadRatio)
+	if msg := firstError(bare, authed); msg != "" {
+		p("first error under load: %s", msg)
+	}
+	p("")
+
+	p("Storage per request: %s; %d requests each after one warm-up", st.Source, o.samples)
+	p("request\toperation\tround trips\titems\tRRU\tWRU")
+	for _, c := range []struct {
+		name   string
+		c      storageCase
+		target string
+	}{
+		{"GET " + balancePath, st.Read, fmt.Sprintf("(target ≤ %d)", targetOpsPerRead)},
+		{"POST " + projectsPath + " (new key)", st.Write, fmt.Sprintf("(target ≤ %d)", targetOpsPerWrite)},
+		{"POST " + projectsPath + " (replay)", st.Replay, ""},
+	} {
+		for _, op := range c.c.Ops() {
+			u := c.c.Usage[op]
+			p("%s\t%s\t%g\t%g\t%g\t%g", c.name, op, round(c.c.RoundTrips[op], 2), round(u.Items, 2), round(u.ReadUnits, 2), round(u.WriteUnits, 2))
+		}
+		rru, wru := c.c.Units()
+		p("%s\ttotal\t%g\t\t%g\t%g\t%s", c.name, round(c.c.Total(), 2), round(rru, 2), round(wru, 2), c.target)
+	}
+	p("Items and request units are counted at the item-store port with DynamoDB's size rules; round trips include retries.")
+	p("")
+
+	p("Cold start: exec to first Runtime API poll under lambdaemu, host build with the Makefile's flags, %d starts each", o.coldStarts)
+	p("function\tmedian\tmin\tmax\tbootstrap (linux/arm64)")
+	groups := make([]string, 0, len(starts))
+	for g := range starts {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	for _, g := range groups {
+		d := starts[g]
+		p("%s\t%s\t%s\t%s\t%.1f MB", g, ms(percentile(d, 50)), ms(d[0]), ms(d[len(d)-1]), float64(sizes[g])/1e6)
+	}
+	p("coldStartMillis (median of all %d starts)\t%.1f ms\t(target ≤ %d)", o.coldStarts*len(starts), r.ColdStartMillis, targetColdStartMs)
+	p("bootstrapBytes (largest)\t%d\t(%.1f MB; target ≤ %d MB; %s)", r.BootstrapBytes, float64(r.BootstrapBytes)/1e6, targetBootstrapMB, m.sizeSource)
+	p("")
+
+	rru, wru := st.Read.Units()
+	wrru, wwru := st.Write.Units()
+	p("Cost of a million authenticated reads, %s list prices recorded %s", USEast1.Region, USEast1.Date)
+	p("(%g RRU + %g WRU per read; Lambda arm64 at %d MB for the measured p50 of %s, billed per ms)", round(rru, 2), round(wru, 2), USEast1.LambdaMemoryMB, us(authed.Percentile(50)))
+	cost := r.CostBreakdownUsd
+	total := cost.Total()
+	p("line item\tUSD\tshare")
+	for _, l := range cost.Lines() {
+		p("%s\t%.4f\t%.0f%%", l.Name, l.USD, 100*l.USD/total)
+	}
+	p("costPerMillionRequestsUsd\t%.4f\t(target ≤ %.2f); dominated by %s", r.CostPerMillionRequestsUsd, targetCostPerMillion, r.CostDominatedBy)
+	p("idempotent POST %s, priced alike\t%.4f\t(%g RRU + %g WRU; the read's p50 as its duration)", projectsPath, r.CostPerMillionIdempotentWritesUsd, round(wrru, 2), round(wwru, 2))
+	p("")
+}
+
+func firstError(rs ...result) string {
+	for _, r := range rs {
+		if r.FirstError != "" {
+			return r.FirstError
+		}
+	}
+	return ""
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func round(x float64, places int) float64 {
+	f := math.Pow(10, float64(places))
+	return math.Round(x*f) / f
+}
+
+func roundCost(c Cost) Cost {
+	return Cost{
+		APIGateway: round(c.APIGateway, 4), LambdaRequests: round(c.LambdaRequests, 4), LambdaDuration: round(c.LambdaDuration, 4),
+		DynamoDBReads: round(c.DynamoDBReads, 4), DynamoDBWrites: round(c.DynamoDBWrites, 4),
+	}
+}
+
+func micros(d time.Duration) float64 { return round(float64(d)/float64(time.Microsecond), 0) }
+func millis(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 1) }
+func us(d time.Duration) string      { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }
+func ms(d time.Duration) string      { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }

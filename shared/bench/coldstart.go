@@ -1,0 +1,186 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"platformapi/shared/lambdaemu"
+	"platformapi/shared/routes"
+)
+
+// buildFlags are the Makefile's build/%/bootstrap flags: the benchmark
+// measures the binary that is deployed, and shares its build cache.
+var buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
+
+// moduleRoot is the directory of go.mod, found upwards from the working
+// directory, so that `go run ./functions/local bench` works from anywhere
+// in the module.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("bench: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// functionGroups are the endpoint groups that have a function to build.
+func functionGroups(root string) []string {
+	var out []string
+	for _, g := range routes.Groups() {
+		if _, err := os.Stat(filepath.Join(root, "functions", g, "main.go")); err == nil {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// goBuild builds every group's function into out/<group> in one go build,
+// which compiles the shared packages once and links in parallel.
+func goBuild(ctx context.Context, root, out, goos, goarch string, groups []string) error {
+	args := append([]string{"build"}, buildFlags...)
+	args = append(args, "-o", out+string(filepath.Separator))
+	for _, g := range groups {
+		args = append(args, "./functions/"+g)
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s (%s/%s): %v\n%s", strings.Join(args, " "), goos, goarch, err, out)
+	}
+	return nil
+}
+
+// coldStarts builds the functions for the host and starts each one n times
+// under lambdaemu, round-robin so that a burst of machine noise spreads
+// over all functions instead of landing on one. It returns every function's
+// init durations, sorted.
+func coldStarts(ctx context.Context, root, dir string, groups []string, n int, env func(group string) []string) (map[string][]time.Duration, error) {
+	bin := filepath.Join(dir, "host")
+	if err := goBuild(ctx, root, bin, runtime.GOOS, runtime.GOARCH, groups); err != nil {
+		return nil, err
+	}
+	out := map[string][]time.Duration{}
+	for range n {
+		for _, g := range groups {
+			fn, err := lambdaemu.Start(ctx, lambdaemu.Config{Path: filepath.Join(bin, g), Name: g, MemoryMB: USEast1.LambdaMemoryMB, Env: env(g)})
+			if err != nil {
+				return nil, err
+			}
+			out[g] = append(out[g], fn.ColdStart())
+			if err := fn.Stop(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, d := range out {
+		slices.Sort(d)
+	}
+	return out, nil
+}
+
+// functionEnv is what the started functions run on: the emulator with the
+// AWS backend, as deployed (init makes no AWS call, so the emulator only
+// has to be named), or else embedded storage in a directory per function.
+func functionEnv(emulator, dir string) func(group string) []string {
+	return func(group string) []string {
+		if emulator == "" {
+			return []string{"BACKEND=embedded", "DATA_DIR=" + filepath.Join(dir, "fn-"+group)}
+		}
+		return []string{
+			"BACKEND=aws", "AWS_ENDPOINT_URL=" + emulator,
+			"AWS_ACCESS_KEY_ID=" + envOr("AWS_ACCESS_KEY_ID", "testing"),
+			"AWS_SECRET_ACCESS_KEY=" + envOr("AWS_SECRET_ACCESS_KEY", "testing"),
+		}
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// bootstraps returns the size of every group's linux/arm64 bootstrap. The
+// ones `make build` left in build/ are used when they are newer than every
+// source file; otherwise they are built into dir, exactly as make would.
+func bootstraps(ctx context.Context, root, dir string, groups []string) (sizes map[string]int64, source string, err error) {
+	made := filepath.Join(root, "build")
+	if sizes, ok := freshBootstraps(root, made, groups); ok {
+		return sizes, "build/*/bootstrap (newer than every source file)", nil
+	}
+	out := filepath.Join(dir, "arm64")
+	if err := goBuild(ctx, root, out, "linux", "arm64", groups); err != nil {
+		return nil, "", err
+	}
+	sizes = map[string]int64{}
+	for _, g := range groups {
+		st, err := os.Stat(filepath.Join(out, g))
+		if err != nil {
+			return nil, "", err
+		}
+		sizes[g] = st.Size()
+	}
+	return sizes, "built for linux/arm64 with the Makefile's flags", nil
+}
+
+// freshBootstraps reads build/<group>/bootstrap for every group, if all of
+// them are newer than the newest Go source, go.mod and go.sum.
+func freshBootstraps(root, made string, groups []string) (map[string]int64, bool) {
+	sizes := map[string]int64{}
+	var oldest time.Time
+	for _, g := range groups {
+		st, err := os.Stat(filepath.Join(made, g, "bootstrap"))
+		if err != nil {
+			return nil, false
+		}
+		sizes[g] = st.Size()
+		if oldest.IsZero() || st.ModTime().Before(oldest) {
+			oldest = st.ModTime()
+		}
+	}
+	newer := errors.New("a source is newer")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "build" || name == "cdk.out" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") && name != "go.mod" && name != "go.sum" {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.ModTime().After(oldest) {
+			return newer
+		}
+		return nil
+	})
+	return sizes, err == nil
+}

@@ -1,0 +1,230 @@
+package bench
+
+import (
+	"context"
+	"maps"
+	"math"
+	"sync"
+
+	"platformapi/shared/store"
+)
+
+// meter wraps the item store and records, for every call, the DynamoDB
+// operation it becomes, how many items it touches and the request units
+// DynamoDB would bill for them. The SDK's call counter sees round trips but
+// not items, and a BatchGetItem or TransactWriteItems is billed per item, so
+// the units are counted here, where the items are in hand.
+//
+// Item sizes follow DynamoDB's rule (attribute names plus values; a number
+// takes one byte per two digits plus one). An item the meter has not seen
+// whole (the target of a transactional update, delete or condition check)
+// is sized as the biggest of what it saw of it and what the write sets,
+// which for the small counters and leases of the hot path is the item.
+type meter struct {
+	store.Store
+	mu    sync.Mutex
+	ops   map[string]opUsage
+	sizes map[string]int // last known size of each item, by key
+}
+
+// opUsage is what one DynamoDB operation cost over some requests.
+type opUsage struct {
+	Calls      float64 `json:"calls"`
+	Items      float64 `json:"items"`
+	ReadUnits  float64 `json:"readUnits"`
+	WriteUnits float64 `json:"writeUnits"`
+}
+
+func newMeter(st store.Store) *meter {
+	return &meter{Store: st, ops: map[string]opUsage{}, sizes: map[string]int{}}
+}
+
+// Snapshot returns the calls per operation, named as the SDK's counter names
+// them, so that the meter can stand in for it on embedded storage.
+func (m *meter) Snapshot() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]int, len(m.ops))
+	for op, u := range m.ops {
+		out[op] = int(u.Calls)
+	}
+	return out
+}
+
+// Usage returns the usage per operation so far.
+func (m *meter) Usage() map[string]opUsage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.ops)
+}
+
+// Reset forgets the usage (not the item sizes, which stay true).
+func (m *meter) Reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.ops)
+}
+
+func (m *meter) record(op string, items int, rru, wru float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u := m.ops[op]
+	u.Calls++
+	u.Items += float64(items)
+	u.ReadUnits += rru
+	u.WriteUnits += wru
+	m.ops[op] = u
+}
+
+// seen records an item's size and returns it.
+func (m *meter) seen(it store.Item) int {
+	n := itemSize(it)
+	m.mu.Lock()
+	m.sizes[it.Key().String()] = n
+	m.mu.Unlock()
+	return n
+}
+
+// known is the size last seen of the item at k, at least floor.
+func (m *meter) known(k store.Key, floor int) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return max(m.sizes[k.String()], floor)
+}
+
+func (m *meter) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	it, err := m.Store.Get(ctx, k)
+	size := 0
+	if err == nil {
+		size = m.seen(it)
+	}
+	m.record("DynamoDB.GetItem", 1, readUnits(size), 0)
+	return it, err
+}
+
+func (m *meter) BatchGet(ctx context.Context, keys []store.Key) (map[string]store.Item, error) {
+	got, err := m.Store.BatchGet(ctx, keys)
+	rru := 0.0
+	for _, k := range keys {
+		size := 0
+		if it, ok := got[k.String()]; ok {
+			size = m.seen(it)
+		}
+		rru += readUnits(size)
+	}
+	m.record("DynamoDB.BatchGetItem", len(keys), rru, 0)
+	return got, err
+}
+
+func (m *meter) Query(ctx context.Context, q store.Query) (store.Page, error) {
+	page, err := m.Store.Query(ctx, q)
+	size := 0
+	for _, it := range page.Items {
+		size += m.seen(it)
+	}
+	// A query is billed on the sum of what it read, rounded up once.
+	m.record("DynamoDB.Query", len(page.Items), readUnits(size), 0)
+	return page, err
+}
+
+func (m *meter) Put(ctx context.Context, it store.Item, conds ...store.Cond) error {
+	size := m.known(it.Key(), itemSize(it))
+	err := m.Store.Put(ctx, it, conds...)
+	if err == nil {
+		m.seen(it)
+	}
+	m.record("DynamoDB.PutItem", 1, 0, writeUnits(size))
+	return err
+}
+
+func (m *meter) Update(ctx context.Context, k store.Key, u store.Update, conds ...store.Cond) (store.Item, error) {
+	size := m.known(k, updateSize(k, u))
+	it, err := m.Store.Update(ctx, k, u, conds...)
+	if err == nil {
+		size = max(size, m.seen(it))
+	}
+	m.record("DynamoDB.UpdateItem", 1, 0, writeUnits(size))
+	return it, err
+}
+
+func (m *meter) Delete(ctx context.Context, k store.Key, conds ...store.Cond) error {
+	err := m.Store.Delete(ctx, k, conds...)
+	m.record("DynamoDB.DeleteItem", 1, 0, writeUnits(m.known(k, keySize(k))))
+	return err
+}
+
+// Transact is billed two write units per KB of every member, condition
+// checks included.
+func (m *meter) Transact(ctx context.Context, ops []store.Op) error {
+	wru := 0.0
+	for _, op := range ops {
+		size := m.known(op.Key, keySize(op.Key))
+		switch op.Kind {
+		case store.OpPut:
+			size = max(size, itemSize(op.Item))
+		case store.OpUpdate:
+			size = max(size, updateSize(op.Key, op.Update))
+		}
+		wru += 2 * writeUnits(size)
+	}
+	err := m.Store.Transact(ctx, ops)
+	if err == nil {
+		for _, op := range ops {
+			if op.Kind == store.OpPut {
+				m.seen(op.Item)
+			}
+		}
+	}
+	m.record("DynamoDB.TransactWriteItems", len(ops), 0, wru)
+	return err
+}
+
+// readUnits of a strongly consistent read of size bytes: one per 4 KB, and
+// one for an item that is not there.
+func readUnits(size int) float64 { return max(1, math.Ceil(float64(size)/4096)) }
+
+// writeUnits of a write of size bytes: one per KB, at least one.
+func writeUnits(size int) float64 { return max(1, math.Ceil(float64(size)/1024)) }
+
+func itemSize(it store.Item) int {
+	n := 0
+	for name, v := range it {
+		n += len(name) + valueSize(v)
+	}
+	return n
+}
+
+func keySize(k store.Key) int {
+	return len(store.AttrPK) + len(k.PK) + len(store.AttrSK) + len(k.SK)
+}
+
+// updateSize is what an update leaves in an item it creates: the key and
+// every attribute it sets or adds.
+func updateSize(k store.Key, u store.Update) int {
+	n := keySize(k)
+	for name, v := range u.Set {
+		n += len(name) + valueSize(v)
+	}
+	for name, v := range u.Add {
+		n += len(name) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v any) int {
+	switch v := v.(type) {
+	case string:
+		return len(v)
+	case []byte:
+		return len(v)
+	case bool:
+		return 1
+	case int64:
+		digits := 1
+		for v /= 10; v != 0; v /= 10 {
+			digits++
+		}
+		return (digits+1)/2 + 1
+	}
+	return 0
+}
