@@ -33,6 +33,7 @@ func TestFunctionsAnswerGatewayEventsAsTheContractSays(t *testing.T) {
 		{"keys", "keys-list-no-key.json", http.StatusUnauthorized, "missing_credentials", nil},
 		{"keys", "keys-list-unknown-key.json", http.StatusUnauthorized, "invalid_api_key", nil},
 		{"credits", "balance-no-key.json", http.StatusUnauthorized, "missing_credentials", nil},
+		{"mcp", "mcp-initialize-no-key.json", http.StatusUnauthorized, "missing_credentials", nil},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {

@@ -40,14 +40,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// binary returns the host build of a group's function. Every group is built
+// binary returns the host build of a group's (or worker's) function. Every group is built
 // in one go build on first use: the shared packages compile once and only
 // the links repeat.
 func binary(t *testing.T, group string) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		args := []string{"build", "-tags", "lambda.norpc", "-o", binDir + string(filepath.Separator)}
-		for _, g := range routes.Groups() {
+		for _, g := range append(routes.Groups(), routes.MCP.Group, "webhook-worker", "run-worker") {
 			args = append(args, "./functions/"+g)
 		}
 		cmd := exec.Command("go", args...)
