@@ -18,6 +18,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"platformapi/shared/store"
+	"platformapi/shared/store/internal/itemrules"
 )
 
 var _ store.Store = (*Store)(nil)
@@ -118,7 +119,7 @@ func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
 
 func (s *Store) BatchGet(ctx context.Context, keys []store.Key) (map[string]store.Item, error) {
 	if len(keys) > 100 {
-		return nil, invalid("BatchGet takes at most 100 keys, got %d", len(keys))
+		return nil, itemrules.Invalid("BatchGet takes at most 100 keys, got %d", len(keys))
 	}
 	out := make(map[string]store.Item, len(keys))
 	err := s.view(ctx, func(b *bolt.Bucket, now int64) error {
@@ -137,7 +138,7 @@ func (s *Store) BatchGet(ctx context.Context, keys []store.Key) (map[string]stor
 }
 
 func (s *Store) Put(ctx context.Context, it store.Item, conds ...store.Cond) error {
-	if err := errors.Join(checkItem(it), checkConds(conds)); err != nil {
+	if err := errors.Join(itemrules.CheckItem(it), itemrules.CheckConds(conds)); err != nil {
 		return err
 	}
 	return s.update(ctx, func(b *bolt.Bucket, now int64) error {
@@ -145,7 +146,7 @@ func (s *Store) Put(ctx context.Context, it store.Item, conds ...store.Cond) err
 		if err != nil {
 			return err
 		}
-		if !holds(conds, cur) {
+		if !itemrules.Holds(conds, cur) {
 			return fmt.Errorf("%w: put %s", store.ErrConditionFailed, it.Key())
 		}
 		return save(b, it)
@@ -153,7 +154,7 @@ func (s *Store) Put(ctx context.Context, it store.Item, conds ...store.Cond) err
 }
 
 func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds ...store.Cond) (store.Item, error) {
-	if err := errors.Join(checkKey(k), checkUpdate(u), checkConds(conds)); err != nil {
+	if err := errors.Join(itemrules.CheckKey(k), itemrules.CheckUpdate(u), itemrules.CheckConds(conds)); err != nil {
 		return nil, err
 	}
 	var next store.Item
@@ -162,10 +163,10 @@ func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds .
 		if err != nil {
 			return err
 		}
-		if !holds(conds, cur) {
+		if !itemrules.Holds(conds, cur) {
 			return fmt.Errorf("%w: update %s", store.ErrConditionFailed, k)
 		}
-		if next, err = apply(k, cur, u); err != nil {
+		if next, err = itemrules.Apply(k, cur, u); err != nil {
 			return err
 		}
 		return save(b, next)
@@ -177,7 +178,7 @@ func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds .
 }
 
 func (s *Store) Delete(ctx context.Context, k store.Key, conds ...store.Cond) error {
-	if err := errors.Join(checkKey(k), checkConds(conds)); err != nil {
+	if err := errors.Join(itemrules.CheckKey(k), itemrules.CheckConds(conds)); err != nil {
 		return err
 	}
 	return s.update(ctx, func(b *bolt.Bucket, now int64) error {
@@ -185,7 +186,7 @@ func (s *Store) Delete(ctx context.Context, k store.Key, conds ...store.Cond) er
 		if err != nil {
 			return err
 		}
-		if !holds(conds, cur) {
+		if !itemrules.Holds(conds, cur) {
 			return fmt.Errorf("%w: delete %s", store.ErrConditionFailed, k)
 		}
 		return b.Delete(encodeKey(k))
@@ -193,7 +194,7 @@ func (s *Store) Delete(ctx context.Context, k store.Key, conds ...store.Cond) er
 }
 
 func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
-	if err := checkOps(ops); err != nil {
+	if err := itemrules.CheckOps(ops); err != nil {
 		return err
 	}
 	return s.update(ctx, func(b *bolt.Bucket, now int64) error {
@@ -204,7 +205,7 @@ func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
 			if err != nil {
 				return err
 			}
-			if !holds(op.Conds, cur) {
+			if !itemrules.Holds(op.Conds, cur) {
 				return &store.TxError{Index: i}
 			}
 			switch op.Kind {
@@ -212,7 +213,7 @@ func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
 				err = save(b, op.Item)
 			case store.OpUpdate:
 				var next store.Item
-				if next, err = apply(op.Key, cur, op.Update); err == nil {
+				if next, err = itemrules.Apply(op.Key, cur, op.Update); err == nil {
 					err = save(b, next)
 				}
 			case store.OpDelete:
@@ -228,7 +229,7 @@ func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
 
 func (s *Store) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	if q.PK == "" || q.Limit < 0 {
-		return store.Page{}, invalid("query needs a pk and a non-negative limit")
+		return store.Page{}, itemrules.Invalid("query needs a pk and a non-negative limit")
 	}
 	var page store.Page
 	err := s.view(ctx, func(b *bolt.Bucket, now int64) error {

@@ -31,6 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"platformapi/shared/store"
+	"platformapi/shared/store/internal/itemrules"
 )
 
 var _ store.Store = (*Store)(nil)
@@ -82,7 +83,7 @@ func (s *Store) getRaw(ctx context.Context, k store.Key) (store.Item, error) {
 }
 
 func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
-	if err := checkKey(k); err != nil {
+	if err := itemrules.CheckKey(k); err != nil {
 		return nil, err
 	}
 	it, err := s.getRaw(ctx, k)
@@ -96,7 +97,7 @@ func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
 }
 
 func (s *Store) Put(ctx context.Context, it store.Item, conds ...store.Cond) error {
-	if err := errors.Join(checkItem(it), checkConds(conds)); err != nil {
+	if err := errors.Join(itemrules.CheckItem(it), itemrules.CheckConds(conds)); err != nil {
 		return err
 	}
 	e, err := compile(condition(conds, s.unix()), nil)
@@ -116,7 +117,7 @@ func (s *Store) Put(ctx context.Context, it store.Item, conds ...store.Cond) err
 }
 
 func (s *Store) Delete(ctx context.Context, k store.Key, conds ...store.Cond) error {
-	if err := errors.Join(checkKey(k), checkConds(conds)); err != nil {
+	if err := errors.Join(itemrules.CheckKey(k), itemrules.CheckConds(conds)); err != nil {
 		return err
 	}
 	e, err := compile(condition(conds, s.unix()), nil)
@@ -141,7 +142,7 @@ func (s *Store) Delete(ctx context.Context, k store.Key, conds ...store.Cond) er
 // item with a PutItem conditioned on it still being expired) from a
 // condition that really failed.
 func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds ...store.Cond) (store.Item, error) {
-	if err := errors.Join(checkKey(k), checkUpdate(u), checkConds(conds)); err != nil {
+	if err := errors.Join(itemrules.CheckKey(k), itemrules.CheckUpdate(u), itemrules.CheckConds(conds)); err != nil {
 		return nil, err
 	}
 	for range maxRaces {
@@ -155,15 +156,15 @@ func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds .
 		}
 		now := s.unix()
 		if cur == nil || !cur.Expired(now) {
-			if holds(conds, cur) {
+			if itemrules.Holds(conds, cur) {
 				continue // the item changed between the two calls
 			}
 			return nil, fmt.Errorf("%w: update %s", store.ErrConditionFailed, k)
 		}
-		if !holds(conds, nil) {
+		if !itemrules.Holds(conds, nil) {
 			return nil, fmt.Errorf("%w: update %s", store.ErrConditionFailed, k)
 		}
-		fresh, err := apply(k, nil, u)
+		fresh, err := itemrules.Apply(k, nil, u)
 		if err != nil {
 			return nil, err
 		}

@@ -12,19 +12,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"platformapi/shared/store"
+	"platformapi/shared/store/internal/itemrules"
 )
 
 // BatchGet reads up to 100 keys in one BatchGetItem, then retries the keys
 // DynamoDB left unprocessed (it does so under load) with a short backoff.
 func (s *Store) BatchGet(ctx context.Context, keys []store.Key) (map[string]store.Item, error) {
 	if len(keys) > 100 {
-		return nil, invalid("BatchGet takes at most 100 keys, got %d", len(keys))
+		return nil, itemrules.Invalid("BatchGet takes at most 100 keys, got %d", len(keys))
 	}
 	out := make(map[string]store.Item, len(keys))
 	seen := make(map[store.Key]bool, len(keys))
 	var recs []map[string]types.AttributeValue
 	for _, k := range keys {
-		if err := checkKey(k); err != nil {
+		if err := itemrules.CheckKey(k); err != nil {
 			return nil, err
 		}
 		if !seen[k] { // DynamoDB refuses a key named twice
@@ -80,7 +81,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // expiry filter, so one request may return fewer live items than asked.
 func (s *Store) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	if q.PK == "" || q.Limit < 0 {
-		return store.Page{}, invalid("query needs a pk and a non-negative limit")
+		return store.Page{}, itemrules.Invalid("query needs a pk and a non-negative limit")
 	}
 	start, empty := startKey(q)
 	if empty {

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"platformapi/shared/store"
+	"platformapi/shared/store/internal/itemrules"
 )
 
 // Transact runs TransactWriteItems. An update of an expired item cannot be
@@ -19,7 +20,7 @@ import (
 // put of the fresh item, conditioned on the old one still being expired.
 // Conflicts with concurrent transactions are retried a few times.
 func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
-	if err := checkOps(ops); err != nil {
+	if err := itemrules.CheckOps(ops); err != nil {
 		return err
 	}
 	fresh := make([]store.Item, len(ops)) // non-nil: replace an expired item
@@ -58,13 +59,13 @@ func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
 		now = s.unix()
 		switch {
 		case cur != nil && cur.Expired(now):
-			if !holds(op.Conds, nil) {
+			if !itemrules.Holds(op.Conds, nil) {
 				return &store.TxError{Index: i}
 			}
-			if fresh[i], err = apply(op.Key, nil, op.Update); err != nil {
+			if fresh[i], err = itemrules.Apply(op.Key, nil, op.Update); err != nil {
 				return err
 			}
-		case fresh[i] != nil || holds(op.Conds, cur):
+		case fresh[i] != nil || itemrules.Holds(op.Conds, cur):
 			fresh[i] = nil // the item changed under us: try again as an update
 		default:
 			return &store.TxError{Index: i}

@@ -1,4 +1,8 @@
-package boltstore
+// Package itemrules is what every item-store adapter checks and computes
+// the same way, so that the adapters fail and succeed alike: the port's
+// value types, key and update rules, condition evaluation on a live item
+// (nil when absent or expired), and the result of an update.
+package itemrules
 
 import (
 	"bytes"
@@ -8,62 +12,63 @@ import (
 	"platformapi/shared/store"
 )
 
-// errInvalid marks programming errors (bad types, key changes): they are never
+// ErrInvalid marks programming errors (bad types, key changes): they are never
 // conditions failing and never worth a retry.
-var errInvalid = errors.New("boltstore: invalid request")
+var ErrInvalid = errors.New("store: invalid request")
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{errInvalid}, args...)...)
+// Invalid is an ErrInvalid with details.
+func Invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
 }
 
-func checkValue(name string, v any) error {
+func CheckValue(name string, v any) error {
 	switch v.(type) {
 	case string, int64, bool, []byte:
 	default:
-		return invalid("attribute %q has unsupported type %T", name, v)
+		return Invalid("attribute %q has unsupported type %T", name, v)
 	}
 	if name == store.AttrExpiresAt {
 		if _, ok := v.(int64); !ok {
-			return invalid("%s must be int64 unix seconds, got %T", name, v)
+			return Invalid("%s must be int64 unix seconds, got %T", name, v)
 		}
 	}
 	return nil
 }
 
-func checkKey(k store.Key) error {
+func CheckKey(k store.Key) error {
 	if k.PK == "" || k.SK == "" {
-		return invalid("key %q: pk and sk must be non-empty", k)
+		return Invalid("key %q: pk and sk must be non-empty", k)
 	}
 	return nil
 }
 
-func checkItem(it store.Item) error {
+func CheckItem(it store.Item) error {
 	pk, okp := it[store.AttrPK].(string)
 	sk, oks := it[store.AttrSK].(string)
 	if !okp || !oks {
-		return invalid("item needs string %s and %s", store.AttrPK, store.AttrSK)
+		return Invalid("item needs string %s and %s", store.AttrPK, store.AttrSK)
 	}
-	if err := checkKey(store.Key{PK: pk, SK: sk}); err != nil {
+	if err := CheckKey(store.Key{PK: pk, SK: sk}); err != nil {
 		return err
 	}
 	for name, v := range it {
-		if err := checkValue(name, v); err != nil {
+		if err := CheckValue(name, v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkUpdate refuses what DynamoDB's UpdateItem refuses, so both adapters
+// CheckUpdate refuses what DynamoDB's UpdateItem refuses, so both adapters
 // fail the same way: key changes and one attribute touched twice.
-func checkUpdate(u store.Update) error {
+func CheckUpdate(u store.Update) error {
 	seen := map[string]bool{}
 	touch := func(name string) error {
 		if name == store.AttrPK || name == store.AttrSK {
-			return invalid("update may not change key attribute %q", name)
+			return Invalid("update may not change key attribute %q", name)
 		}
 		if seen[name] {
-			return invalid("update touches attribute %q twice", name)
+			return Invalid("update touches attribute %q twice", name)
 		}
 		seen[name] = true
 		return nil
@@ -72,7 +77,7 @@ func checkUpdate(u store.Update) error {
 		if err := touch(name); err != nil {
 			return err
 		}
-		if err := checkValue(name, v); err != nil {
+		if err := CheckValue(name, v); err != nil {
 			return err
 		}
 	}
@@ -89,28 +94,28 @@ func checkUpdate(u store.Update) error {
 	return nil
 }
 
-func checkConds(conds []store.Cond) error {
+func CheckConds(conds []store.Cond) error {
 	for _, c := range conds {
 		switch c.Kind {
 		case store.CondExists, store.CondNotExists, store.CondAttrNotExist:
 		case store.CondAttrEquals:
-			if err := checkValue(c.Attr, c.Value); err != nil {
+			if err := CheckValue(c.Attr, c.Value); err != nil {
 				return err
 			}
 		case store.CondNumBelow, store.CondNumAtLeast:
 			if _, ok := c.Value.(int64); !ok {
-				return invalid("condition on %q needs an int64, got %T", c.Attr, c.Value)
+				return Invalid("condition on %q needs an int64, got %T", c.Attr, c.Value)
 			}
 		default:
-			return invalid("unknown condition kind %d", c.Kind)
+			return Invalid("unknown condition kind %d", c.Kind)
 		}
 	}
 	return nil
 }
 
-// holds evaluates ANDed conditions against the live item, nil when the item
+// Holds evaluates ANDed conditions against the live item, nil when the item
 // is absent or expired.
-func holds(conds []store.Cond, it store.Item) bool {
+func Holds(conds []store.Cond, it store.Item) bool {
 	for _, c := range conds {
 		if !holdsOne(c, it) {
 			return false
@@ -164,8 +169,8 @@ func equal(a, b any) bool {
 	return a == b
 }
 
-// apply returns the item after u, starting fresh from the key when cur is nil.
-func apply(k store.Key, cur store.Item, u store.Update) (store.Item, error) {
+// Apply returns the item after u, starting fresh from the key when cur is nil.
+func Apply(k store.Key, cur store.Item, u store.Update) (store.Item, error) {
 	next := store.NewItem(k)
 	for name, v := range cur {
 		next[name] = v
@@ -176,7 +181,7 @@ func apply(k store.Key, cur store.Item, u store.Update) (store.Item, error) {
 	for name, d := range u.Add {
 		n, ok := number(next, name)
 		if !ok {
-			return nil, invalid("cannot add to non-numeric attribute %q", name)
+			return nil, Invalid("cannot add to non-numeric attribute %q", name)
 		}
 		next[name] = n + d
 	}
@@ -193,36 +198,36 @@ func cloneValue(v any) any {
 	return v
 }
 
-func checkOps(ops []store.Op) error {
+func CheckOps(ops []store.Op) error {
 	if len(ops) == 0 || len(ops) > store.MaxTransactItems {
-		return invalid("a transaction holds 1 to %d members, got %d", store.MaxTransactItems, len(ops))
+		return Invalid("a transaction Holds 1 to %d members, got %d", store.MaxTransactItems, len(ops))
 	}
 	seen := make(map[store.Key]bool, len(ops))
 	for i, op := range ops {
 		var err error
 		switch op.Kind {
 		case store.OpPut:
-			err = checkItem(op.Item)
+			err = CheckItem(op.Item)
 			if err == nil && op.Item.Key() != op.Key {
-				err = invalid("member %d: put item key differs from op key", i)
+				err = Invalid("member %d: put item key differs from op key", i)
 			}
 		case store.OpUpdate:
-			err = errors.Join(checkKey(op.Key), checkUpdate(op.Update))
+			err = errors.Join(CheckKey(op.Key), CheckUpdate(op.Update))
 		case store.OpDelete:
-			err = checkKey(op.Key)
+			err = CheckKey(op.Key)
 		case store.OpCheck:
-			err = checkKey(op.Key)
+			err = CheckKey(op.Key)
 			if err == nil && len(op.Conds) == 0 {
-				err = invalid("member %d: a check needs a condition", i)
+				err = Invalid("member %d: a check needs a condition", i)
 			}
 		default:
-			err = invalid("member %d: unknown op kind %d", i, op.Kind)
+			err = Invalid("member %d: unknown op kind %d", i, op.Kind)
 		}
-		if err = errors.Join(err, checkConds(op.Conds)); err != nil {
+		if err = errors.Join(err, CheckConds(op.Conds)); err != nil {
 			return err
 		}
 		if seen[op.Key] {
-			return invalid("member %d: key %s appears twice", i, op.Key)
+			return Invalid("member %d: key %s appears twice", i, op.Key)
 		}
 		seen[op.Key] = true
 	}
