@@ -3,9 +3,7 @@ package webhooks
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
-	"time"
 
 	"platformapi/shared/queue"
 )
@@ -33,39 +31,9 @@ func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string 
 	return failed
 }
 
-// Run is the worker loop of the embedded server: it receives from the
-// webhook queue until ctx is done, deleting every message Handle is done
-// with. A batch already received is finished (each attempt is bounded by
-// the delivery timeout) before Run returns, so a shutdown never leaves an
-// attempt half recorded; close the store only after Run has returned.
+// Run is the worker loop of the embedded server on the webhook queue (see
+// queue.Consume): each attempt is bounded by the delivery timeout, and a
+// message stays hidden for six of them.
 func (w *Worker) Run(ctx context.Context) {
-	q := w.repo.q
-	for ctx.Err() == nil {
-		ms, err := q.Receive(ctx, 10, 6*w.timeout, 20*time.Second)
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.Error("webhook queue receive failed", "error", err.Error())
-				sleep(ctx, time.Second)
-			}
-			continue
-		}
-		finish := context.WithoutCancel(ctx)
-		failed := w.HandleBatch(finish, ms)
-		for _, m := range ms {
-			if !slices.Contains(failed, m.ID) {
-				if err := q.Delete(finish, m.Receipt); err != nil {
-					w.log.Error("webhook queue delete failed", "messageId", m.ID, "error", err.Error())
-				}
-			}
-		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
+	queue.Consume(ctx, w.repo.q, 10, 6*w.timeout, w.HandleBatch, w.log)
 }
