@@ -6,6 +6,7 @@
 //	local mint-credit-token --credits N print one first-key credit token
 //	local print-openapi                 print the OpenAPI 3.1 document
 //	local sign-payment ...              sign an x402 challenge (development)
+//	local bench [flags]                 what a request costs (make bench)
 package main
 
 import (
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"platformapi/shared/app"
+	"platformapi/shared/bench"
 	"platformapi/shared/catalog"
 	"platformapi/shared/httpapi"
 )
@@ -44,6 +46,9 @@ func run(args []string) error {
 	}
 	if len(args) > 0 && args[0] == "sign-payment" {
 		return signPayment(args[1:])
+	}
+	if len(args) > 0 && args[0] == "bench" {
+		return bench.Main(os.Stdout, args[1:])
 	}
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.BoolVar(&cfg.CreateResources, "create-resources", false, "create missing AWS resources first (LocalStack, moto)")

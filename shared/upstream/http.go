@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/outbound"
 )
 
 // The wire protocol of a remote managed service (documented for service
@@ -103,35 +103,16 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	// Redirects are not followed: a redirected POST would be replayed as a
-	// GET or carry the credential to another host.
-	h.client = &http.Client{
-		Timeout:       timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	h.client = outbound.Client(timeout)
 	return h, nil
 }
 
 func checkBaseURL(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("upstream: base URL %q must be an absolute URL without credentials, query or fragment", raw)
+	u, err := outbound.BaseURL(raw)
+	if err != nil {
+		return "", fmt.Errorf("upstream: %q: %w", raw, err)
 	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && isLoopback(u.Hostname()):
-	default:
-		return "", fmt.Errorf("upstream: base URL %q must use https (http only for loopback)", raw)
-	}
-	return strings.TrimRight(u.String(), "/"), nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return u, nil
 }
 
 type callContext struct {

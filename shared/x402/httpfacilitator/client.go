@@ -14,12 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
+	"platformapi/shared/outbound"
 	"platformapi/shared/x402"
 )
 
@@ -76,35 +74,16 @@ func New(cfg Config) (*Client, error) {
 			c.header, c.value = cfg.APIKeyHeader, cfg.APIKey
 		}
 	}
-	// Redirects are not followed: a redirected POST would be replayed as
-	// a GET or carry the API key to another host.
-	c.http = &http.Client{
-		Timeout:       timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	c.http = outbound.Client(timeout)
 	return c, nil
 }
 
 func checkBaseURL(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("httpfacilitator: base URL %q must be an absolute URL without credentials, query or fragment", raw)
+	u, err := outbound.BaseURL(raw)
+	if err != nil {
+		return "", fmt.Errorf("httpfacilitator: %q: %w", raw, err)
 	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && isLoopback(u.Hostname()):
-	default:
-		return "", fmt.Errorf("httpfacilitator: base URL %q must use https (http only for loopback)", raw)
-	}
-	return strings.TrimRight(u.String(), "/"), nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return u, nil
 }
 
 // request is the body of /verify and /settle.
