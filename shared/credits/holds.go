@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"platformapi/shared/accounts"
 	"platformapi/shared/ids"
 	"platformapi/shared/store"
 )
@@ -36,8 +37,8 @@ func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, 
 	rec["state"] = "held"
 	rec["reference"] = reference
 	err := l.st.Transact(ctx, []store.Op{
-		store.UpdateOp(AccountKey(accountID), store.Update{Add: map[string]int64{attrBalance: -amountMicro}},
-			store.Exists(), store.NumAtLeast(attrBalance, amountMicro)),
+		store.UpdateOp(accounts.Key(accountID), store.Update{Add: map[string]int64{accounts.AttrBalance: -amountMicro}},
+			store.Exists(), store.NumAtLeast(accounts.AttrBalance, amountMicro)),
 		store.PutOp(rec, store.NotExists()),
 		entryOp(accountID, Entry{ID: ids.New("led", now), Kind: KindHold, AmountMicro: -amountMicro, Reference: h.ID, CreatedAt: now.UTC()}),
 	})
@@ -75,7 +76,7 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 	}
 	if refund > 0 {
 		ops = append(ops,
-			store.UpdateOp(AccountKey(h.accountID), store.Update{Add: map[string]int64{attrBalance: refund}}, store.Exists()),
+			store.UpdateOp(accounts.Key(h.accountID), store.Update{Add: map[string]int64{accounts.AttrBalance: refund}}, store.Exists()),
 			entryOp(h.accountID, Entry{ID: ids.New("led", now.Add(1)), Kind: KindRelease, AmountMicro: refund, Reference: h.ID, CreatedAt: now.UTC()}))
 	}
 	if err := h.l.st.Transact(ctx, ops); err != nil {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"platformapi/shared/accounts"
 	"platformapi/shared/ids"
 	"platformapi/shared/store"
 )
@@ -27,13 +28,6 @@ const (
 	KindRelease = "release" // the unused part of a hold returned
 	KindRefund  = "refund"
 )
-
-const attrBalance = "balance"
-
-// AccountKey addresses an account's item, which holds its balance.
-func AccountKey(accountID string) store.Key {
-	return store.Key{PK: "acct#" + accountID, SK: "account"}
-}
 
 // Entry is one ledger line.
 type Entry struct {
@@ -66,8 +60,8 @@ func entryOp(accountID string, e Entry) store.Op {
 // with grantMicro; the caller adds them to the transaction that creates the
 // account's first key, so neither exists without the other.
 func OpenAccountOps(accountID string, grantMicro int64, reference string, now time.Time) []store.Op {
-	acct := store.NewItem(AccountKey(accountID))
-	acct[attrBalance] = grantMicro
+	acct := store.NewItem(accounts.Key(accountID))
+	acct[accounts.AttrBalance] = grantMicro
 	acct["createdAt"] = now.Unix()
 	return []store.Op{
 		store.PutOp(acct, store.NotExists()),
@@ -86,9 +80,9 @@ func NewLedger(st store.Store, now func() time.Time) *Ledger { return &Ledger{st
 
 // Balance returns the account's balance in micro-credits.
 func (l *Ledger) Balance(ctx context.Context, accountID string) (int64, error) {
-	it, err := l.st.Get(ctx, AccountKey(accountID))
+	it, err := l.st.Get(ctx, accounts.Key(accountID))
 	if err != nil {
 		return 0, fmt.Errorf("credits: read balance: %w", err)
 	}
-	return it.Int(attrBalance), nil
+	return it.Int(accounts.AttrBalance), nil
 }

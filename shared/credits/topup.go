@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"platformapi/shared/accounts"
 	"platformapi/shared/apierr"
 	"platformapi/shared/catalog"
 	"platformapi/shared/ids"
@@ -169,7 +170,7 @@ func (t *TopUp) credit(ctx context.Context, accountID string, cents int64, pk st
 	micro := cents * catalog.MicroPerCredit * catalog.CreditsPerUSD / 100
 	err := t.ledger.st.Transact(ctx, []store.Op{
 		store.UpdateOp(pk, store.Update{Set: map[string]any{"state": "credited"}}, store.AttrEquals("state", "settled")),
-		store.UpdateOp(AccountKey(accountID), store.Update{Add: map[string]int64{attrBalance: micro}}, store.Exists()),
+		store.UpdateOp(accounts.Key(accountID), store.Update{Add: map[string]int64{accounts.AttrBalance: micro}}, store.Exists()),
 		entryOp(accountID, Entry{ID: ids.New("led", now), Kind: KindTopUp, AmountMicro: micro, Reference: receiptID, CreatedAt: now.UTC()}),
 	})
 	if err != nil {

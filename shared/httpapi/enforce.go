@@ -19,6 +19,7 @@ import (
 	"platformapi/shared/invoke"
 	"platformapi/shared/keys"
 	"platformapi/shared/routes"
+	"platformapi/shared/store"
 )
 
 // checkOrder is stated in every operation's description and in the README.
@@ -29,12 +30,15 @@ const checkOrder = "Checks, in order: body size → authentication (the key and 
 type Principal struct {
 	Chain       []*keys.Key
 	CreditToken *credittoken.Claims
-	ProjectID   string // selected or bound project; "" at account level
-	EndUser     string
-	Service     string // the managed service the request reaches, if any
-	Operation   string // managed operation id for invoke and runs.create
-	URL         string // the absolute URL requested, for x402 resource descriptions
-	route       string // the operation id of the route being served
+	// Account is the account's item as read with the chain, in the same
+	// batch: its balance and counters as of this request.
+	Account   store.Item
+	ProjectID string // selected or bound project; "" at account level
+	EndUser   string
+	Service   string // the managed service the request reaches, if any
+	Operation string // managed operation id for invoke and runs.create
+	URL       string // the absolute URL requested, for x402 resource descriptions
+	route     string // the operation id of the route being served
 }
 
 // Key is the calling key (nil for a credit-token request).
@@ -192,7 +196,7 @@ func (s *Server) authenticate(ctx context.Context, rt routes.Route, r *http.Requ
 	if !ok || secret == "" {
 		return nil, apierr.New(apierr.InvalidAPIKey, "The Authorization header must be Bearer <API key>.").WithHeader("WWW-Authenticate", `Bearer realm="platform-api", error="invalid_token"`)
 	}
-	chain, err := s.keys.Authenticate(ctx, strings.TrimSpace(secret))
+	chain, account, err := s.keys.Authenticate(ctx, strings.TrimSpace(secret))
 	if err != nil {
 		var ae *apierr.Error
 		if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
@@ -200,7 +204,7 @@ func (s *Server) authenticate(ctx context.Context, rt routes.Route, r *http.Requ
 		}
 		return nil, err
 	}
-	return &Principal{Chain: chain}, nil
+	return &Principal{Chain: chain, Account: account}, nil
 }
 
 // authorize applies project selection and the first three access controls.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"platformapi/shared/accounts"
 	"platformapi/shared/apierr"
 	"platformapi/shared/catalog"
 	"platformapi/shared/keys"
@@ -231,10 +232,9 @@ type balanceBody struct {
 	Unit    string  `json:"unit" enum:"credits"`
 }
 
+// readBalance answers from the account item read with the key chain: a
+// strongly consistent read made by this very request.
 func (s *Server) readBalance(ctx context.Context, _ *struct{}) (*body[balanceBody], error) {
-	micro, err := s.ledger.Balance(ctx, principal(ctx).Key().AccountID)
-	if err != nil {
-		return nil, err
-	}
+	micro := principal(ctx).Account.Int(accounts.AttrBalance)
 	return &body[balanceBody]{Body: balanceBody{Balance: float64(micro) / catalog.MicroPerCredit, Unit: "credits"}}, nil
 }

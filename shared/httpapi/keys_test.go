@@ -436,3 +436,37 @@ func TestScopesAreEnforcedOnEveryEndpoint(t *testing.T) {
 	e.must(e.do(req{method: "GET", path: "/v1/webhooks", key: k}), 403, "scope_denied")
 	e.must(e.do(req{method: "GET", path: "/v1/api-keys", key: k}), 403, "scope_denied")
 }
+
+// A secret names its account and ancestors so that one batch read finds
+// them; a secret whose ids were edited (to skip a revoked ancestor, or to
+// point at another account) is not a valid key.
+func TestSecretsWithEditedIdsAreInvalid(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.rootKey(1, nil)
+	mid, _ := e.child(root, map[string]any{})
+	leaf, _ := e.child(mid, map[string]any{})
+	acct := leaf[len("psk_key_")+26+1+43+1 : len("psk_key_")+26+1+43+1+31]
+	ancestors := leaf[len("psk_key_")+26+1+43+1+31:]
+	if !strings.HasPrefix(acct, "acct_") || strings.Count(ancestors, "_key_") != 2 {
+		t.Fatalf("secret layout changed: %s", leaf)
+	}
+	dropMid := strings.TrimSuffix(leaf, ancestors[len(ancestors)-31:])
+	otherAccount := strings.Replace(leaf, acct, otherAccountID(t, e, root), 1)
+	for name, secret := range map[string]string{"ancestor removed": dropMid, "account replaced": otherAccount, "ids appended": leaf + "_key_01M8142SJ4P3055BQSZ1J8BYQY"} {
+		t.Run(name, func(t *testing.T) {
+			e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: secret}), 401, "invalid_api_key")
+		})
+	}
+	e.must(e.do(req{method: "GET", path: "/v1/credits/balance", key: leaf}), 200)
+}
+
+// otherAccountID returns an existing account id that is not root's.
+func otherAccountID(t *testing.T, e *env, root string) string {
+	t.Helper()
+	other, _ := e.rootKey(1, nil)
+	start := len("psk_key_") + 26 + 1 + 43 + 1
+	if other[start:start+31] == root[start:start+31] {
+		t.Fatal("two accounts share an id")
+	}
+	return other[start : start+31]
+}

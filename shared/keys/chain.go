@@ -27,20 +27,24 @@ func (r *Repo) Chain(ctx context.Context, id string) ([]*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	chain, err := r.loadAncestors(ctx, k)
-	if err != nil {
+	chain := []*Key{k}
+	if len(k.Ancestors) > 0 {
+		keys := make([]store.Key, len(k.Ancestors))
+		for i, a := range k.Ancestors {
+			keys[i] = recordKey(a)
+		}
+		known := map[string]*Key{}
+		ancestors, err := r.fetch(ctx, keys, known)
+		if err != nil {
+			return nil, err
+		}
+		if len(ancestors) != len(keys) {
+			return nil, apierr.New(apierr.InvalidAPIKey, "An ancestor of the API key no longer exists.")
+		}
+		chain = append(ancestors, k)
+	}
+	if err := valid(chain, r.now()); err != nil {
 		return nil, err
-	}
-	now := r.now()
-	for _, c := range chain {
-		if c.RevokedAt != nil {
-			return nil, apierr.New(apierr.KeyRevoked, "The API key or one of its ancestors has been revoked.")
-		}
-	}
-	for _, c := range chain {
-		if c.Expired(now) {
-			return nil, apierr.New(apierr.KeyExpired, "The API key or one of its ancestors has expired.")
-		}
 	}
 	return chain, nil
 }

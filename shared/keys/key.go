@@ -44,29 +44,71 @@ type Key struct {
 
 const secretPrefix = "psk_"
 
-// NewSecret makes a secret for key id: the id (so a lookup is one read by
-// key) and 256 random bits. Only its SHA-256 is stored; with 256 bits of
-// entropy a slow hash would add latency and no security.
-func NewSecret(id string) (secret string, hash []byte) {
+// idLen is the length of an identifier with its prefix (key_…, acct_…).
+const (
+	keyIDLen  = len("key_") + 26
+	acctIDLen = len("acct_") + 26
+	randLen   = 43 // 32 bytes, base64url
+)
+
+// NewSecret makes the secret of k: psk_<key id>_<256 random bits>, then the
+// account id and the ancestor ids. The ids are not secret (a key's holder may
+// know its own chain); they let authentication read the key, its ancestors
+// and its account in one batch, and they are checked against the stored
+// record, so a secret with edited ids is simply invalid. Only the secret's
+// SHA-256 is stored: with 256 bits of entropy a slow hash would add latency
+// and no security.
+func NewSecret(k *Key) (secret string, hash []byte) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("keys: crypto/rand failed: " + err.Error())
 	}
-	secret = secretPrefix + id + "_" + base64.RawURLEncoding.EncodeToString(b[:])
+	parts := append([]string{secretPrefix + k.ID, base64.RawURLEncoding.EncodeToString(b[:]), k.AccountID}, k.Ancestors...)
+	secret = strings.Join(parts, "_")
 	h := sha256.Sum256([]byte(secret))
 	return secret, h[:]
 }
 
-// ParseSecret extracts the key id from a secret; ok is false when the secret
-// cannot be one of ours.
-func ParseSecret(secret string) (id string, ok bool) {
-	const idLen = len("key_") + 26
+// maxSecretLen bounds what is parsed: a depth-8 key's secret is about 330
+// characters.
+const maxSecretLen = 512
+
+// Hint is what a secret says about its key: the ids authentication reads.
+type Hint struct {
+	KeyID, AccountID string
+	Ancestors        []string
+}
+
+// ParseSecret reads the ids out of a secret; ok is false when it cannot be
+// one of ours.
+func ParseSecret(secret string) (h Hint, ok bool) {
 	rest, found := strings.CutPrefix(secret, secretPrefix)
-	if !found || len(secret) > 200 || len(rest) <= idLen || rest[idLen] != '_' {
-		return "", false
+	if !found || len(secret) > maxSecretLen || len(rest) < keyIDLen+1+randLen+1+acctIDLen {
+		return Hint{}, false
 	}
-	id = rest[:idLen]
-	return id, ids.Valid("key", id)
+	h.KeyID = rest[:keyIDLen]
+	rest = rest[keyIDLen:]
+	if rest[0] != '_' || rest[1+randLen] != '_' {
+		return Hint{}, false
+	}
+	rest = rest[2+randLen:]
+	h.AccountID, rest = rest[:acctIDLen], rest[acctIDLen:]
+	for rest != "" {
+		if rest[0] != '_' || len(rest) < 1+keyIDLen {
+			return Hint{}, false
+		}
+		h.Ancestors = append(h.Ancestors, rest[1:1+keyIDLen])
+		rest = rest[1+keyIDLen:]
+	}
+	if !ids.Valid("key", h.KeyID) || !ids.Valid("acct", h.AccountID) || len(h.Ancestors) >= MaxDepth {
+		return Hint{}, false
+	}
+	for _, a := range h.Ancestors {
+		if !ids.Valid("key", a) {
+			return Hint{}, false
+		}
+	}
+	return h, true
 }
 
 // Matches compares the secret's hash with the stored one in constant time.

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"platformapi/shared/accounts"
 	"platformapi/shared/apierr"
 	"platformapi/shared/credits"
 	"platformapi/shared/credittoken"
@@ -87,7 +89,7 @@ func (r *Repo) CreateAccount(ctx context.Context, c credittoken.Claims, req Crea
 	if err != nil {
 		return nil, err
 	}
-	secret, hash := NewSecret(k.ID)
+	secret, hash := NewSecret(k)
 	k.Prefix, k.SecretHash = PrefixOf(secret), hash
 	redeemed := store.NewItem(store.Key{PK: "ctk#" + c.ID, SK: "redeemed"})
 	redeemed["accountId"] = accountID
@@ -121,7 +123,7 @@ func (r *Repo) CreateChild(ctx context.Context, chain []*Key, req CreateKeyReque
 	if err != nil {
 		return nil, err
 	}
-	secret, hash := NewSecret(k.ID)
+	secret, hash := NewSecret(k)
 	k.Prefix, k.SecretHash = PrefixOf(secret), hash
 	ops := r.keyOps(k)
 	for _, a := range chain {
@@ -139,72 +141,67 @@ func (r *Repo) CreateChild(ctx context.Context, chain []*Key, req CreateKeyReque
 }
 
 // Authenticate resolves a bearer secret to its chain (root first, the key
-// last), reading the key and every ancestor on every call so that revocation
-// and expiry act at once. Errors are apierr 401s.
-func (r *Repo) Authenticate(ctx context.Context, secret string) ([]*Key, error) {
+// last) and its account's item, in one batch read: the key, every ancestor
+// and the account, read on every call so that revocation and expiry act at
+// once. Errors are apierr 401s.
+func (r *Repo) Authenticate(ctx context.Context, secret string) ([]*Key, store.Item, error) {
 	invalid := apierr.New(apierr.InvalidAPIKey, "The API key is not valid.")
-	id, ok := ParseSecret(secret)
+	h, ok := ParseSecret(secret)
 	if !ok {
-		return nil, invalid
+		return nil, nil, invalid
 	}
-	it, err := r.st.Get(ctx, recordKey(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, invalid
+	want := []store.Key{recordKey(h.KeyID), accounts.Key(h.AccountID)}
+	for _, a := range h.Ancestors {
+		want = append(want, recordKey(a))
 	}
+	got, err := r.st.BatchGet(ctx, want)
 	if err != nil {
-		return nil, fmt.Errorf("keys: authenticate: %w", err)
+		return nil, nil, fmt.Errorf("keys: authenticate: %w", err)
+	}
+	it, ok := got[want[0].String()]
+	if !ok {
+		return nil, nil, invalid
 	}
 	k, err := decode(it)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if !k.Matches(secret) {
-		return nil, invalid
+	account, ok := got[want[1].String()]
+	if !k.Matches(secret) || !ok || k.AccountID != h.AccountID || !slices.Equal(k.Ancestors, h.Ancestors) {
+		return nil, nil, invalid
 	}
-	chain, err := r.loadAncestors(ctx, k)
-	if err != nil {
-		return nil, err
+	chain := make([]*Key, 0, len(h.Ancestors)+1)
+	for _, wk := range want[2:] {
+		ai, ok := got[wk.String()]
+		if !ok {
+			return nil, nil, invalid
+		}
+		a, err := decode(ai)
+		if err != nil {
+			return nil, nil, err
+		}
+		chain = append(chain, a)
 	}
-	now := r.now()
+	chain = append(chain, k)
+	if err := valid(chain, r.now()); err != nil {
+		return nil, nil, err
+	}
+	return chain, account, nil
+}
+
+// valid refuses a chain with a revoked or expired key.
+func valid(chain []*Key, now time.Time) error {
 	for _, c := range chain {
 		if c.RevokedAt != nil {
-			return nil, apierr.New(apierr.KeyRevoked, "The API key or one of its ancestors has been revoked.")
+			return apierr.New(apierr.KeyRevoked, "The API key or one of its ancestors has been revoked.")
 		}
 	}
 	for _, c := range chain {
 		if c.Expired(now) {
-			return nil, apierr.New(apierr.KeyExpired, "The API key or one of its ancestors has expired.")
+			return apierr.New(apierr.KeyExpired, "The API key or one of its ancestors has expired.")
 		}
 	}
-	return chain, nil
-}
-
-// loadAncestors returns k's ancestors and k, root first, in one batch read.
-func (r *Repo) loadAncestors(ctx context.Context, k *Key) ([]*Key, error) {
-	if len(k.Ancestors) == 0 {
-		return []*Key{k}, nil
-	}
-	keys := make([]store.Key, len(k.Ancestors))
-	for i, a := range k.Ancestors {
-		keys[i] = recordKey(a)
-	}
-	got, err := r.st.BatchGet(ctx, keys)
-	if err != nil {
-		return nil, fmt.Errorf("keys: load ancestors: %w", err)
-	}
-	chain := make([]*Key, 0, len(keys)+1)
-	for _, sk := range keys {
-		it, ok := got[sk.String()]
-		if !ok {
-			return nil, apierr.New(apierr.InvalidAPIKey, "The API key is not valid.")
-		}
-		a, err := decode(it)
-		if err != nil {
-			return nil, err
-		}
-		chain = append(chain, a)
-	}
-	return append(chain, k), nil
+	return nil
 }
 
 // Get returns key id if the caller (chain's last key) is that key or one of
