@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"platformapi/shared/accounts"
 	"platformapi/shared/idempotency"
 	"platformapi/shared/webhooks"
 )
@@ -49,6 +50,13 @@ func (s *Server) publish(ctx context.Context, event string, data any) {
 func (s *Server) publishIn(ctx context.Context, projectID, event string, data any) {
 	p := principal(ctx)
 	if s.deps.WebhookQueue == nil || p == nil || p.Key() == nil {
+		return
+	}
+	// The account item read with the key says whether there is anyone to
+	// tell; most requests of most accounts then cost no webhook query. The
+	// webhook endpoints' own events are exempt: they change that count in
+	// this very request (a new webhook hears its own webhook.created).
+	if p.Account.Int(accounts.AttrActiveWebhooks) == 0 && !strings.HasPrefix(event, "webhook.") {
 		return
 	}
 	detached, accountID := context.WithoutCancel(ctx), p.Key().AccountID

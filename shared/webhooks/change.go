@@ -5,22 +5,41 @@ import (
 	"errors"
 	"fmt"
 
+	"platformapi/shared/accounts"
 	"platformapi/shared/apierr"
 	"platformapi/shared/store"
 )
 
-// save writes w if nobody changed it since it was read at rev.
-func (r *Repo) save(ctx context.Context, accountID string, w *Webhook, rev int64) error {
+// save writes w if nobody changed it since it was read at rev, moving the
+// account's count of active webhooks by active (+1, -1 or 0) in the same
+// transaction.
+func (r *Repo) save(ctx context.Context, accountID string, w *Webhook, rev, active int64) error {
 	it := encodeWebhook(accountID, w)
 	it["rev"] = rev + 1
-	err := r.st.Put(ctx, it, store.AttrEquals("rev", rev))
-	if errors.Is(err, store.ErrConditionFailed) {
+	err := r.st.Transact(ctx, append([]store.Op{store.PutOp(it, store.AttrEquals("rev", rev))}, countActive(accountID, active)...))
+	var tx *store.TxError
+	switch {
+	case errors.As(err, &tx) && tx.Index == 1:
+		return errTooMany
+	case errors.Is(err, store.ErrConditionFailed):
 		return errConcurrentEdit
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("webhooks: save: %w", err)
 	}
 	return nil
+}
+
+// countActive moves the account's count of active webhooks, which bounds
+// them (MaxActivePerAccount) and lets publishing skip accounts without any.
+func countActive(accountID string, delta int64) []store.Op {
+	if delta == 0 {
+		return nil
+	}
+	var conds []store.Cond
+	if delta > 0 {
+		conds = append(conds, store.NumBelow(accounts.AttrActiveWebhooks, MaxActivePerAccount))
+	}
+	return []store.Op{store.UpdateOp(accounts.Key(accountID), store.Update{Add: map[string]int64{accounts.AttrActiveWebhooks: delta}}, conds...)}
 }
 
 // Update changes the URL, events, description or status of a webhook c
@@ -48,21 +67,19 @@ func (r *Repo) Update(ctx context.Context, c Caller, id string, req UpdateReques
 		w.Description = *req.Description
 	}
 	now := r.now().UTC()
+	var active int64
 	if req.Status != nil && *req.Status != w.Status {
 		switch *req.Status {
 		case StatusDisabled:
-			w.Status, w.DisabledAt = StatusDisabled, &now
+			w.Status, w.DisabledAt, active = StatusDisabled, &now, -1
 		case StatusActive:
-			if err := r.roomForOneMore(ctx, c.AccountID); err != nil {
-				return nil, err
-			}
-			w.Status, w.DisabledAt = StatusActive, nil
+			w.Status, w.DisabledAt, active = StatusActive, nil, 1
 		default:
 			return nil, apierr.Invalid("Invalid status.", apierr.Field("body.status", "active or disabled"))
 		}
 	}
 	w.UpdatedAt = now
-	if err := r.save(ctx, c.AccountID, w, rev); err != nil {
+	if err := r.save(ctx, c.AccountID, w, rev, active); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -77,7 +94,7 @@ func (r *Repo) Disable(ctx context.Context, c Caller, id string) (*Webhook, erro
 	}
 	now := r.now().UTC()
 	w.Status, w.DisabledAt, w.UpdatedAt = StatusDisabled, &now, now
-	if err := r.save(ctx, c.AccountID, w, rev); err != nil {
+	if err := r.save(ctx, c.AccountID, w, rev, -1); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -104,7 +121,7 @@ func (r *Repo) RotateSecret(ctx context.Context, c Caller, id string) (*Webhook,
 	grace := now.Add(RotationGrace)
 	w.previousSecret, w.secret = w.secret, sealed
 	w.PreviousSecretExpiresAt, w.UpdatedAt = &grace, now
-	if err := r.save(ctx, c.AccountID, w, rev); err != nil {
+	if err := r.save(ctx, c.AccountID, w, rev, 0); err != nil {
 		return nil, "", err
 	}
 	return w, secret, nil

@@ -38,6 +38,7 @@ var (
 	errNotFound       = apierr.New(apierr.NotFound, "No such webhook.")
 	errNotConfigured  = apierr.New(apierr.ServiceUnavailable, "Webhooks are not configured on this deployment.")
 	errConcurrentEdit = apierr.New(apierr.Conflict, "The webhook was changed by another request; read it and retry.")
+	errTooMany        = apierr.New(apierr.Conflict, "The account already has %d active webhooks; disable one first.", MaxActivePerAccount)
 )
 
 // Create makes a webhook under c's authority and returns it with its signing
@@ -56,9 +57,6 @@ func (r *Repo) Create(ctx context.Context, c Caller, req CreateRequest) (*Webhoo
 	if err := r.guard.CheckURL(ctx, req.URL, "body.url"); err != nil {
 		return nil, "", err
 	}
-	if err := r.roomForOneMore(ctx, c.AccountID); err != nil {
-		return nil, "", err
-	}
 	now := r.now().UTC()
 	w := &Webhook{
 		ID: ids.New("whk", now), URL: req.URL, Events: events, Description: req.Description, Status: StatusActive,
@@ -73,28 +71,15 @@ func (r *Repo) Create(ctx context.Context, c Caller, req CreateRequest) (*Webhoo
 	}
 	it := encodeWebhook(c.AccountID, w)
 	it["rev"] = int64(1)
-	if err := r.st.Put(ctx, it, store.NotExists()); err != nil {
+	err = r.st.Transact(ctx, append([]store.Op{store.PutOp(it, store.NotExists())}, countActive(c.AccountID, 1)...))
+	var tx *store.TxError
+	if errors.As(err, &tx) && tx.Index == 1 {
+		return nil, "", errTooMany
+	}
+	if err != nil {
 		return nil, "", fmt.Errorf("webhooks: create: %w", err)
 	}
 	return w, secret, nil
-}
-
-// roomForOneMore refuses a webhook beyond MaxActivePerAccount.
-func (r *Repo) roomForOneMore(ctx context.Context, accountID string) error {
-	all, err := r.all(ctx, accountID)
-	if err != nil {
-		return err
-	}
-	active := 0
-	for _, w := range all {
-		if w.Status == StatusActive {
-			active++
-		}
-	}
-	if active >= MaxActivePerAccount {
-		return apierr.New(apierr.Conflict, "The account already has %d active webhooks; disable one first.", MaxActivePerAccount)
-	}
-	return nil
 }
 
 // all reads every webhook of the account.
