@@ -58,6 +58,7 @@ func (c Config) Logger() *slog.Logger {
 type Runtime struct {
 	Config       Config
 	Store        store.Store
+	Counters     store.Store         // request windows and leases; nil: Store
 	Signer       *credittoken.Signer // nil where tokens cannot be redeemed
 	WebhookQueue queue.Queue
 	RunsQueue    queue.Queue
@@ -94,6 +95,13 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		}
 		rt.Store = st
 		rt.closers = append(rt.closers, st.Close)
+		counters, err := openCounters(filepath.Join(c.DataDir, "counters.db"))
+		if err != nil {
+			_ = rt.Close()
+			return nil, err
+		}
+		rt.Counters = counters
+		rt.closers = append(rt.closers, counters.Close)
 		sealer, err := localkey.Open(filepath.Join(c.DataDir, "master.key"))
 		if err != nil {
 			_ = rt.Close()
@@ -126,6 +134,20 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 	}
 	rt.Signer = signer
 	return rt, nil
+}
+
+// openCounters opens the embedded store of request windows and leases
+// without a sync per write. Its state lives for minutes, so a file that an
+// operating-system crash left unreadable is started afresh.
+func openCounters(path string) (*boltstore.Store, error) {
+	st, err := boltstore.Open(path, boltstore.WithoutSync())
+	if err == nil || errors.Is(err, boltstore.ErrLocked) {
+		return st, err
+	}
+	if rmErr := os.Remove(path); rmErr != nil {
+		return nil, fmt.Errorf("app: open counters: %w", err)
+	}
+	return boltstore.Open(path, boltstore.WithoutSync())
 }
 
 // Signer loads only the credit-token signing key, for mint-credit-token,
@@ -174,7 +196,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*httpapi.Serv
 	}
 	return httpapi.New(httpapi.Deps{
 		Store: r.Store, CreditTokens: r.Signer, Logger: logger, Groups: groups,
-		Backend: r.Config.Backend, RequestTimeout: 30 * time.Second,
+		Backend: r.Config.Backend, RequestTimeout: 30 * time.Second, Counters: r.Counters,
 		TopUp: topUp, Facilitator: fac,
 		WebhookQueue: r.WebhookQueue, RunsQueue: r.RunsQueue, Artifacts: r.Artifacts, Sealer: r.Sealer,
 		Services: r.Services(), Schemas: Schemas(),

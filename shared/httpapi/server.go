@@ -54,6 +54,9 @@ type Deps struct {
 	// RequestTimeout bounds a request's work, and with it how long a dead
 	// process's concurrency lease and idempotency claim can linger.
 	RequestTimeout time.Duration
+	// Counters, when set, holds request-rate windows and concurrency leases
+	// (see limits.Counter.WithRequestStore); Store otherwise.
+	Counters store.Store
 	// Backend names the storage backend in /health.
 	Backend string
 	// TopUp configures x402 credit purchases; a nil Facilitator or empty
@@ -133,6 +136,9 @@ func New(d Deps) (*Server, error) {
 		limits:   limits.NewCounter(d.Store, d.Now, d.RequestTimeout+5*time.Second),
 		idem:     idempotency.New(d.Store, d.Now, d.RequestTimeout+5*time.Second),
 		inner:    http.NewServeMux(),
+	}
+	if d.Counters != nil {
+		s.limits.WithRequestStore(d.Counters)
 	}
 	s.topUp = credits.NewTopUp(s.ledger, d.TopUp, d.Facilitator)
 	s.approvals = approvals.NewRepo(idempotency.Deferring(d.Store), d.Now)

@@ -35,7 +35,8 @@ func (e *ExceededError) Error() string {
 // keyed by the window's start, so correctness never depends on TTL deletion:
 // expiry only tidies up.
 type Counter struct {
-	st       store.Store
+	st       store.Store // credits per day: must survive anything the ledger survives
+	requests store.Store // request windows and leases: minutes-long state
 	now      func() time.Time
 	leaseTTL time.Duration
 }
@@ -43,7 +44,16 @@ type Counter struct {
 // NewCounter builds a counter; leaseTTL bounds how long a dead process's
 // concurrency lease can hold its slot (the request deadline plus a margin).
 func NewCounter(st store.Store, now func() time.Time, leaseTTL time.Duration) *Counter {
-	return &Counter{st: st, now: now, leaseTTL: leaseTTL}
+	return &Counter{st: st, requests: st, now: now, leaseTTL: leaseTTL}
+}
+
+// WithRequestStore keeps request windows and concurrency leases in st. The
+// embedded server gives them a store that does not sync every write to
+// disk: they live for a minute, and an fsync per request would dominate its
+// latency.
+func (c *Counter) WithRequestStore(st store.Store) *Counter {
+	c.requests = st
+	return c
 }
 
 type check struct {
@@ -84,10 +94,10 @@ func (l *Lease) Release(ctx context.Context) error {
 	for i, k := range l.slots {
 		ops[i] = store.DeleteOp(k, store.AttrEquals("token", l.token))
 	}
-	err := l.c.st.Transact(ctx, ops)
+	err := l.c.requests.Transact(ctx, ops)
 	if errors.Is(err, store.ErrConditionFailed) {
 		for _, k := range l.slots {
-			_ = l.c.st.Delete(ctx, k, store.AttrEquals("token", l.token))
+			_ = l.c.requests.Delete(ctx, k, store.AttrEquals("token", l.token))
 		}
 		return nil
 	}
@@ -144,7 +154,7 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 			what, kinds = append(what, sl.check), append(kinds, "maxConcurrent")
 			lease.slots = append(lease.slots, k)
 		}
-		err := c.st.Transact(ctx, txOps)
+		err := c.requests.Transact(ctx, txOps)
 		if err == nil {
 			return lease, nil
 		}

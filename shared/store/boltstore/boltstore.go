@@ -36,6 +36,14 @@ type Store struct {
 // Option configures Open.
 type Option func(*Store)
 
+// ErrLocked means another process holds the store.
+var ErrLocked = errors.New("boltstore: the file is in use by another process")
+
+// WithoutSync skips the fsync of every commit: a process crash loses
+// nothing, an operating-system crash may lose (or corrupt) recent writes.
+// Only for state that is cheap to lose, such as minute-long rate windows.
+func WithoutSync() Option { return func(s *Store) { s.db.NoSync = true } }
+
 // WithClock replaces time.Now, so tests can move time and watch items expire.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
@@ -43,6 +51,9 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // file in another process fails after a second instead of waiting forever.
 func Open(path string, opts ...Option) (*Store, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, ErrLocked)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
