@@ -156,6 +156,7 @@ func New(d Deps) (*Server, error) {
 		}
 	}
 	if d.Groups == nil {
+		dropUnusedStatuses(s.api.OpenAPI())
 		doc, err := json.Marshal(s.api.OpenAPI())
 		if err != nil {
 			return nil, fmt.Errorf("httpapi: openapi: %w", err)
@@ -164,6 +165,18 @@ func New(d Deps) (*Server, error) {
 	}
 	s.handler = s.edge(s.outerMux())
 	return s, nil
+}
+
+// dropUnusedStatuses removes the 422 huma documents for every operation with
+// input: validation failures are answered 400 validation_failed here.
+func dropUnusedStatuses(doc *huma.OpenAPI) {
+	for _, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op != nil {
+				delete(op.Responses, "422")
+			}
+		}
+	}
 }
 
 // document returns the OpenAPI document and docs page of the whole API. A
