@@ -145,7 +145,7 @@ func (t *TopUp) Buy(ctx context.Context, accountID, resource string, req TopUpRe
 	if _, err := t.ledger.st.Update(ctx, pk, store.Update{Set: map[string]any{"state": "settled", "settle": settled}}, store.AttrEquals("state", "settling")); err != nil {
 		return nil, nil, fmt.Errorf("credits: record settlement: %w", err)
 	}
-	return t.credit(ctx, accountID, cents, pk, rec.String("receiptId"), s)
+	return t.credit(ctx, accountID, resource, cents, pk, rec.String("receiptId"), s)
 }
 
 // resume handles a payment seen before: credit it if it was settled but not
@@ -160,12 +160,15 @@ func (t *TopUp) resume(ctx context.Context, accountID, resource string, cents in
 		if err := json.Unmarshal(it.Bytes("settle"), &s); err != nil {
 			return nil, nil, fmt.Errorf("credits: decode settlement: %w", err)
 		}
-		return t.credit(ctx, accountID, cents, pk, it.String("receiptId"), s)
+		return t.credit(ctx, accountID, resource, cents, pk, it.String("receiptId"), s)
 	}
 	return nil, nil, t.challenge(resource, cents, "payment authorization already used")
 }
 
-func (t *TopUp) credit(ctx context.Context, accountID string, cents int64, pk store.Key, receiptID string, s x402.SettleResponse) (*TopUpResult, *x402.SettleResponse, error) {
+// credit moves a settled payment to credited together with the balance. A
+// concurrent attempt with the same payment loses the state condition: the
+// payment has been credited by the other, and is used.
+func (t *TopUp) credit(ctx context.Context, accountID, resource string, cents int64, pk store.Key, receiptID string, s x402.SettleResponse) (*TopUpResult, *x402.SettleResponse, error) {
 	now := t.ledger.now()
 	micro := cents * catalog.MicroPerCredit * catalog.CreditsPerUSD / 100
 	err := t.ledger.st.Transact(ctx, []store.Op{
@@ -173,6 +176,10 @@ func (t *TopUp) credit(ctx context.Context, accountID string, cents int64, pk st
 		store.UpdateOp(accounts.Key(accountID), store.Update{Add: map[string]int64{accounts.AttrBalance: micro}}, store.Exists()),
 		entryOp(accountID, Entry{ID: ids.New("led", now), Kind: KindTopUp, AmountMicro: micro, Reference: receiptID, CreatedAt: now.UTC()}),
 	})
+	var tx *store.TxError
+	if errors.As(err, &tx) && tx.Index == 0 {
+		return nil, nil, t.challenge(resource, cents, "payment authorization already used")
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("credits: credit top-up: %w", err)
 	}

@@ -88,7 +88,19 @@ func hookHumaErrors() {
 		return e
 	}
 	huma.NewErrorWithContext = func(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
-		e := huma.NewError(status, msg, errs...).(*apierr.Error)
+		var e *apierr.Error
+		if status == http.StatusInternalServerError && len(errs) == 1 && errs[0] != nil {
+			// A handler's own failure: classify it (a backend outage is a
+			// 503 with Retry-After) and log what the client will not see.
+			e = toAPIError(errs[0])
+			if e.Status >= 500 {
+				loggerFrom(ctx.Context()).Error("request failed", slog.String("code", string(e.Code)), slog.String("error", errs[0].Error()))
+			}
+			cp := *e
+			e = &cp
+		} else {
+			e = huma.NewError(status, msg, errs...).(*apierr.Error)
+		}
 		e.RequestID = requestID(ctx.Context())
 		return e
 	}

@@ -42,8 +42,11 @@ func TestSQSRunEventsExecuteTheRunOnceThroughTheLambdaHandler(t *testing.T) {
 					}
 					ev.Records[i].Body = string(real)
 				}
+				// A duplicate handled while its twin runs may be left in the
+				// queue (reported as failed, to come back and be dropped); the
+				// run itself executes once either way.
 				resp, err := lambdaedge.QueueHandler(h.worker)(h.ctx, ev)
-				if err != nil || len(resp.BatchItemFailures) != 0 {
+				if err != nil || len(resp.BatchItemFailures) > tc.records-1 {
 					t.Fatalf("response %+v, %v", resp, err)
 				}
 				if got := h.get(k, run.ID); got.Status != runs.StatusSucceeded || h.svc.executions() != 1 {

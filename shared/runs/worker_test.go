@@ -41,8 +41,11 @@ func TestRunExecutesOnceAlthoughDeliveredTwice(t *testing.T) {
 			wg.Go(func() { errs[i] = h.worker.Handle(h.ctx, m) })
 		}
 		wg.Wait()
+		// The copy that loses may see the run already claimed and ask to be
+		// left in the queue (ErrInProgress) rather than deleted; either way it
+		// does not execute.
 		for _, err := range errs {
-			if err != nil {
+			if err != nil && !errors.Is(err, runs.ErrInProgress) {
 				t.Fatalf("handle: %v", err)
 			}
 		}
