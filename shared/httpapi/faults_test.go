@@ -68,4 +68,13 @@ func TestStorageFaultsOnAWriteAnswer503AndLeaveNoPartialState(t *testing.T) {
 		}
 	}
 	t.Logf("write path: %v", ops)
+
+	// A handler's own storage call failing is a 503 too, never a 500.
+	faults.Set("DynamoDB.Query", awsenv.Throttle)
+	r := e.do(req{method: "GET", path: "/v1/projects", key: root})
+	faults.Clear()
+	e.must(r, 503, "service_unavailable")
+	if r.header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
 }
