@@ -107,15 +107,18 @@ func hookHumaErrors() {
 }
 
 // problemTransformer stamps the request id on errors returned by handlers,
-// which huma writes itself.
+// which huma writes itself, and sets their headers (Retry-After, ...).
 func problemTransformer(ctx huma.Context, _ string, v any) (any, error) {
-	if e, ok := v.(*apierr.Error); ok && e.RequestID == "" {
-		cp := *e
-		cp.RequestID = requestID(ctx.Context())
-		for k, val := range cp.Headers {
-			ctx.SetHeader(k, val)
-		}
-		return &cp, nil
+	e, ok := v.(*apierr.Error)
+	if !ok {
+		return v, nil
 	}
-	return v, nil
+	cp := *e
+	if cp.RequestID == "" {
+		cp.RequestID = requestID(ctx.Context())
+	}
+	for k, val := range cp.Headers {
+		ctx.SetHeader(k, val)
+	}
+	return &cp, nil
 }
