@@ -77,7 +77,7 @@ func (q *Queue) signal() {
 }
 
 func (q *Queue) Send(ctx context.Context, msgs ...queue.Message) error {
-	if err := checkBatch(msgs); err != nil {
+	if err := queue.CheckBatch(msgs); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

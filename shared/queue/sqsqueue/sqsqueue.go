@@ -38,7 +38,7 @@ func New(client *sqs.Client, url string) *Queue { return &Queue{sqs: client, url
 func (q *Queue) Close() error { return nil }
 
 func (q *Queue) Send(ctx context.Context, msgs ...queue.Message) error {
-	if err := checkBatch(msgs); err != nil {
+	if err := queue.CheckBatch(msgs); err != nil {
 		return err
 	}
 	entries := make([]types.SendMessageBatchRequestEntry, len(msgs))
