@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/ids"
+	"platformapi/shared/paging"
 	"platformapi/shared/store"
 )
 
@@ -150,13 +150,9 @@ func (r *Repo) Get(ctx context.Context, accountID, projectScope, id string) (*Ap
 // List pages through the account's approvals in scope, oldest first,
 // optionally only one status.
 func (r *Repo) List(ctx context.Context, accountID, projectScope, status string, limit int, cursor string) ([]*Approval, string, error) {
-	after := ""
-	if cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil {
-			return nil, "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
-		}
-		after = string(b)
+	after, err := paging.After(cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	var out []*Approval
 	for {
@@ -178,7 +174,7 @@ func (r *Repo) List(ctx context.Context, accountID, projectScope, status string,
 			if len(out) == limit {
 				next := ""
 				if page.More || i < len(page.Items)-1 {
-					next = base64.RawURLEncoding.EncodeToString([]byte(after))
+					next = paging.Cursor(after)
 				}
 				return out, next, nil
 			}

@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"platformapi/shared/credittoken"
 	"platformapi/shared/ids"
 	"platformapi/shared/limits"
+	"platformapi/shared/paging"
 	"platformapi/shared/store"
 )
 
@@ -258,13 +258,9 @@ func (r *Repo) Revoke(ctx context.Context, caller *Key, id string) (*Key, error)
 // List returns the caller and its descendants in tree order, a page at a time.
 func (r *Repo) List(ctx context.Context, chain []*Key, limit int, cursor string) ([]*Key, string, error) {
 	caller := chain[len(chain)-1]
-	after := ""
-	if cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil {
-			return nil, "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
-		}
-		after = string(b)
+	after, err := paging.After(cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	page, err := r.st.Query(ctx, store.Query{PK: "acct#" + caller.AccountID, Prefix: "key#" + caller.Path(), After: after, Limit: limit})
 	if err != nil {
@@ -301,7 +297,7 @@ func (r *Repo) List(ctx context.Context, chain []*Key, limit int, cursor string)
 	}
 	next := ""
 	if page.More && len(page.Items) > 0 {
-		next = base64.RawURLEncoding.EncodeToString([]byte(page.Items[len(page.Items)-1].Key().SK))
+		next = paging.Cursor(page.Items[len(page.Items)-1].Key().SK)
 	}
 	return out, next, nil
 }

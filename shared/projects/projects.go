@@ -5,7 +5,6 @@ package projects
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/ids"
+	"platformapi/shared/paging"
 	"platformapi/shared/store"
 )
 
@@ -121,13 +121,9 @@ func (r *Repo) Active(ctx context.Context, accountID, id string) (bool, error) {
 
 // List pages through the account's projects, oldest first.
 func (r *Repo) List(ctx context.Context, accountID string, limit int, cursor string) ([]*Project, string, error) {
-	after := ""
-	if cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil {
-			return nil, "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
-		}
-		after = string(b)
+	after, err := paging.After(cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	page, err := r.st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: "prj#", After: after, Limit: limit})
 	if err != nil {
@@ -143,7 +139,7 @@ func (r *Repo) List(ctx context.Context, accountID string, limit int, cursor str
 	}
 	next := ""
 	if page.More && len(page.Items) > 0 {
-		next = base64.RawURLEncoding.EncodeToString([]byte(page.Items[len(page.Items)-1].Key().SK))
+		next = paging.Cursor(page.Items[len(page.Items)-1].Key().SK)
 	}
 	return out, next, nil
 }

@@ -13,6 +13,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/blob"
 	"platformapi/shared/ids"
+	"platformapi/shared/paging"
 	"platformapi/shared/store"
 )
 
@@ -125,7 +126,7 @@ func (r *Repo) ListArtifacts(ctx context.Context, v Viewer, runID string, limit 
 		}
 		return out, next, nil
 	}
-	after, err := decodeCursor(cursor)
+	after, err := paging.After(cursor)
 	if err != nil {
 		return nil, "", err
 	}
@@ -170,7 +171,7 @@ func (r *Repo) runArtifacts(ctx context.Context, run *Run, after string, limit i
 		}
 	}
 	if more {
-		return out, encodeCursor(wanted[len(wanted)-1].SK), nil
+		return out, paging.Cursor(wanted[len(wanted)-1].SK), nil
 	}
 	return out, "", nil
 }

@@ -2,9 +2,8 @@ package runs
 
 import (
 	"context"
-	"encoding/base64"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/paging"
 	"platformapi/shared/store"
 )
 
@@ -12,7 +11,7 @@ import (
 // those keep accepts until limit are kept; the cursor is the last sort key
 // read, so a page never skips or repeats an item.
 func scan[T any](ctx context.Context, st store.Store, accountID, prefix string, limit int, cursor string, keep func(store.Item) (T, bool, error)) ([]T, string, error) {
-	after, err := decodeCursor(cursor)
+	after, err := paging.After(cursor)
 	if err != nil {
 		return nil, "", err
 	}
@@ -34,7 +33,7 @@ func scan[T any](ctx context.Context, st store.Store, accountID, prefix string, 
 			out = append(out, v)
 			if len(out) == limit {
 				if page.More || i < len(page.Items)-1 {
-					return out, encodeCursor(after), nil
+					return out, paging.Cursor(after), nil
 				}
 				return out, "", nil
 			}
@@ -43,14 +42,4 @@ func scan[T any](ctx context.Context, st store.Store, accountID, prefix string, 
 			return out, "", nil
 		}
 	}
-}
-
-func encodeCursor(sk string) string { return base64.RawURLEncoding.EncodeToString([]byte(sk)) }
-
-func decodeCursor(cursor string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
-	}
-	return string(b), nil
 }

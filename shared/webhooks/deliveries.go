@@ -7,6 +7,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/ids"
+	"platformapi/shared/paging"
 	"platformapi/shared/store"
 )
 
@@ -21,7 +22,7 @@ type DeliveryFilter struct {
 // ListDeliveries pages through the deliveries of the webhooks c manages,
 // newest first. A webhookId c does not manage lists nothing.
 func (r *Repo) ListDeliveries(ctx context.Context, c Caller, f DeliveryFilter, limit int, cursor string) ([]*Delivery, string, error) {
-	after, err := decodeCursor(cursor)
+	after, err := paging.After(cursor)
 	if err != nil {
 		return nil, "", err
 	}

@@ -2,13 +2,13 @@ package webhooks
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/ids"
+	"platformapi/shared/paging"
 	"platformapi/shared/store"
 )
 
@@ -161,7 +161,7 @@ func (r *Repo) get(ctx context.Context, c Caller, id string) (*Webhook, int64, e
 
 // List pages through the webhooks c manages, oldest first.
 func (r *Repo) List(ctx context.Context, c Caller, limit int, cursor string) ([]*Webhook, string, error) {
-	after, err := decodeCursor(cursor)
+	after, err := paging.After(cursor)
 	if err != nil {
 		return nil, "", err
 	}
@@ -191,17 +191,9 @@ func (r *Repo) List(ctx context.Context, c Caller, limit int, cursor string) ([]
 	}
 }
 
-func decodeCursor(cursor string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
-	}
-	return string(b), nil
-}
-
 func nextCursor(after string, more bool) string {
 	if !more {
 		return ""
 	}
-	return base64.RawURLEncoding.EncodeToString([]byte(after))
+	return paging.Cursor(after)
 }
