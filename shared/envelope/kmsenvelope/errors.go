@@ -1,14 +1,9 @@
 package kmsenvelope
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
-
+	"platformapi/shared/awsenv/awserr"
 	"platformapi/shared/envelope"
 )
 
@@ -38,22 +33,12 @@ var unavailableCodes = map[string]bool{
 // classify maps an SDK error onto the envelope port's errors, keeping the
 // cause.
 func classify(op string, err error) error {
-	var api smithy.APIError
-	var resp *awshttp.ResponseError
-	var send *smithyhttp.RequestSendError
-	code := ""
-	if errors.As(err, &api) {
-		code = api.ErrorCode()
-	}
 	var kind error
 	switch {
-	case errors.Is(err, context.Canceled):
-	case op == "Decrypt" && decryptCodes[code]:
+	case awserr.Canceled(err):
+	case op == "Decrypt" && decryptCodes[awserr.Code(err)]:
 		kind = envelope.ErrDecrypt
-	case unavailableCodes[code],
-		errors.As(err, &resp) && resp.HTTPStatusCode() >= 500,
-		errors.As(err, &send),
-		errors.Is(err, context.DeadlineExceeded):
+	case awserr.Transient(err, unavailableCodes):
 		kind = envelope.ErrUnavailable
 	}
 	if kind == nil {

@@ -1,37 +1,21 @@
 package sqsqueue
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
-
+	"platformapi/shared/awsenv/awserr"
 	"platformapi/shared/queue"
 )
 
 // classify maps an SDK error onto the queue port's errors, keeping the cause.
 func classify(op string, err error) error {
-	var api smithy.APIError
-	var resp *awshttp.ResponseError
-	var send *smithyhttp.RequestSendError
-	code := ""
-	if errors.As(err, &api) {
-		code = api.ErrorCode()
-	}
+	code := awserr.Code(err)
 	var kind error
 	switch {
-	case errors.Is(err, context.Canceled):
-	case code == "ReceiptHandleIsInvalid", code == "MessageNotInflight",
-		code == "AWS.SimpleQueueService.MessageNotInflight", code == "InvalidReceiptHandle":
+	case awserr.Canceled(err):
+	case invalidReceiptCodes[code]:
 		kind = queue.ErrInvalidReceipt
-	case code == "ThrottlingException", code == "RequestThrottled", code == "KmsThrottled",
-		code == "ServiceUnavailable", code == "InternalFailure", code == "InternalError",
-		errors.As(err, &resp) && resp.HTTPStatusCode() >= 500,
-		errors.As(err, &send),
-		errors.Is(err, context.DeadlineExceeded):
+	case awserr.Transient(err, unavailableCodes):
 		kind = queue.ErrUnavailable
 	}
 	if kind == nil {
@@ -39,3 +23,16 @@ func classify(op string, err error) error {
 	}
 	return fmt.Errorf("sqsqueue: %s: %w: %w", op, kind, err)
 }
+
+// invalidReceiptCodes say the message was deleted or handed to another
+// receiver; unavailableCodes are SQS shedding load or failing.
+var (
+	invalidReceiptCodes = map[string]bool{
+		"ReceiptHandleIsInvalid": true, "MessageNotInflight": true,
+		"AWS.SimpleQueueService.MessageNotInflight": true, "InvalidReceiptHandle": true,
+	}
+	unavailableCodes = map[string]bool{
+		"ThrottlingException": true, "RequestThrottled": true, "KmsThrottled": true,
+		"ServiceUnavailable": true, "InternalFailure": true, "InternalError": true,
+	}
+)

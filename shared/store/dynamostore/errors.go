@@ -1,15 +1,12 @@
 package dynamostore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"platformapi/shared/awsenv/awserr"
 	"platformapi/shared/store"
 )
 
@@ -30,18 +27,12 @@ var unavailableCodes = map[string]bool{
 // wrapped so logs still show what DynamoDB said.
 func classify(op string, err error) error {
 	var ccf *types.ConditionalCheckFailedException
-	var api smithy.APIError
-	var resp *awshttp.ResponseError
-	var send *smithyhttp.RequestSendError
 	switch {
-	case errors.Is(err, context.Canceled):
+	case awserr.Canceled(err):
 		return fmt.Errorf("dynamostore: %s: %w", op, err)
 	case errors.As(err, &ccf):
 		return fmt.Errorf("dynamostore: %s: %w", op, store.ErrConditionFailed)
-	case errors.As(err, &api) && unavailableCodes[api.ErrorCode()],
-		errors.As(err, &resp) && resp.HTTPStatusCode() >= 500,
-		errors.As(err, &send),
-		errors.Is(err, context.DeadlineExceeded):
+	case awserr.Transient(err, unavailableCodes):
 		return unavailable(op, err)
 	}
 	return fmt.Errorf("dynamostore: %s: %w", op, err)
