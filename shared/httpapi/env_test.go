@@ -44,6 +44,15 @@ var topUpConfig = credits.TopUpConfig{
 	AssetName: "USDC", AssetVersion: "2", PayTo: "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", MaxTimeoutSeconds: 300,
 }
 
+// requestTimeout is the request deadline of a test server: the emulator
+// queues racing requests (see teststores.DynamoDB), so it gets longer.
+func requestTimeout(b teststores.Backend) time.Duration {
+	if b.Name == teststores.DynamoDB.Name {
+		return time.Minute
+	}
+	return 10 * time.Second
+}
+
 // env is one API server on real storage behind a real HTTP listener.
 type env struct {
 	t      *testing.T
@@ -102,7 +111,7 @@ func newEnvOn(t *testing.T, b teststores.Backend) *env {
 		Services:       upstream.Router{superbrain.ServiceID: superbrain.New(st, c.Now), "core-research": remote},
 		Schemas:        schemas(),
 		Logger:         slog.New(slog.NewJSONHandler(logs, nil)),
-		RequestTimeout: 10 * time.Second,
+		RequestTimeout: requestTimeout(b),
 	})
 	if err != nil {
 		t.Fatal(err)

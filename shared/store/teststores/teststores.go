@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
@@ -32,9 +33,12 @@ var Embedded = Backend{Name: "embedded", Open: func(t *testing.T, now func() tim
 	return st
 }}
 
-// DynamoDB is a fresh table on the emulator.
+// DynamoDB is a fresh table on the emulator. The emulator serves one
+// request at a time (see .ci/with-moto), so a test that races a hundred
+// requests queues them: calls get a minute, not the ten seconds a real
+// deployment allows.
 var DynamoDB = Backend{Name: "dynamodb", Open: func(t *testing.T, now func() time.Time) store.Store {
-	env := awstest.Env(t)
+	env := awstest.Env(t, awsenv.WithCallTimeout(time.Minute))
 	client, table := awstest.Table(t, env)
 	return dynamostore.New(client, table, dynamostore.WithClock(now))
 }}
