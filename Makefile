@@ -34,6 +34,7 @@ test: lint
 	$(MAKE) lint-templates
 
 openapi-check: ## the generated document must pass openapi-spec-validator
+	@python3 -c 'import openapi_spec_validator' 2>/dev/null || python3 -m pip install --quiet openapi-spec-validator
 	@mkdir -p .cache
 	$(GO) run ./functions/local print-openapi > .cache/openapi.json
 	python3 -m openapi_spec_validator .cache/openapi.json

@@ -63,6 +63,7 @@ test-infra: lint-templates
 # make test runs the infra Go tests with everything else; this is the part
 # it adds.
 lint-templates: synth
+	@command -v $(CFN_LINT) >/dev/null || python3 -m pip install --quiet cfn-lint
 	$(CFN_LINT) $(CFN_LINT_FLAGS) -- $(CDK_OUT)/*.template.json
 
 .DEFAULT_GOAL := $(infra_saved_goal)
