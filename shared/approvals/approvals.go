@@ -94,14 +94,14 @@ func (r *Repo) view(a *Approval) *Approval {
 
 func encode(accountID string, a *Approval) store.Item {
 	it := store.NewItem(itemKey(accountID, a.ID))
-	it["doc"], _ = json.Marshal(a)
+	it.SetDoc(a)
 	it["status"] = a.Status
 	return it
 }
 
 func decode(it store.Item) (*Approval, error) {
 	var a Approval
-	if err := json.Unmarshal(it.Bytes("doc"), &a); err != nil {
+	if err := it.Doc(&a); err != nil {
 		return nil, fmt.Errorf("approvals: decode: %w", err)
 	}
 	return &a, nil
@@ -189,11 +189,9 @@ func (r *Repo) List(ctx context.Context, accountID, projectScope, status string,
 // conditional write, so concurrent deciders or consumers cannot both win.
 func (r *Repo) transition(ctx context.Context, accountID string, a *Approval, from string, change func(*Approval)) error {
 	change(a)
-	_, err := r.st.Update(ctx, itemKey(accountID, a.ID), store.Update{Set: map[string]any{"doc": mustJSON(a), "status": a.Status}}, store.AttrEquals("status", from))
+	_, err := r.st.Update(ctx, itemKey(accountID, a.ID), store.Update{Set: map[string]any{store.AttrDoc: store.DocOf(a), "status": a.Status}}, store.AttrEquals("status", from))
 	return err
 }
-
-func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 
 // Decide approves or rejects a pending, unexpired approval.
 func (r *Repo) Decide(ctx context.Context, accountID, projectScope, id, decision string, reason *string, keyID string) (*Approval, error) {

@@ -6,7 +6,6 @@ package credits
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -43,16 +42,15 @@ type Entry struct {
 
 func decodeEntry(it store.Item) (Entry, error) {
 	var e Entry
-	if err := json.Unmarshal(it.Bytes("doc"), &e); err != nil {
+	if err := it.Doc(&e); err != nil {
 		return Entry{}, fmt.Errorf("credits: decode entry: %w", err)
 	}
 	return e, nil
 }
 
 func entryOp(accountID string, e Entry) store.Op {
-	doc, _ := json.Marshal(e)
 	it := store.NewItem(store.Key{PK: "acct#" + accountID, SK: "ledger#" + e.ID})
-	it["doc"] = doc
+	it.SetDoc(e)
 	return store.PutOp(it, store.NotExists())
 }
 

@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -39,15 +38,14 @@ type stored struct {
 }
 
 func encode(k *Key) store.Item {
-	doc, _ := json.Marshal(stored{Key: *k, AccountID: k.AccountID, Ancestors: k.Ancestors, SecretHash: k.SecretHash})
 	it := store.NewItem(recordKey(k.ID))
-	it["doc"] = doc
+	it.SetDoc(stored{Key: *k, AccountID: k.AccountID, Ancestors: k.Ancestors, SecretHash: k.SecretHash})
 	return it
 }
 
 func decode(it store.Item) (*Key, error) {
 	var s stored
-	if err := json.Unmarshal(it.Bytes("doc"), &s); err != nil {
+	if err := it.Doc(&s); err != nil {
 		return nil, fmt.Errorf("keys: decode %s: %w", it.Key(), err)
 	}
 	k := s.Key

@@ -5,7 +5,6 @@ package projects
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -63,14 +62,14 @@ func NewRepo(st store.Store, now func() time.Time) *Repo { return &Repo{st: st, 
 
 func encode(accountID string, p *Project) store.Item {
 	it := store.NewItem(itemKey(accountID, p.ID))
-	it["doc"], _ = json.Marshal(p)
+	it.SetDoc(p)
 	it["status"] = p.Status
 	return it
 }
 
 func decode(it store.Item) (*Project, error) {
 	var p Project
-	if err := json.Unmarshal(it.Bytes("doc"), &p); err != nil {
+	if err := it.Doc(&p); err != nil {
 		return nil, fmt.Errorf("projects: decode: %w", err)
 	}
 	return &p, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -44,4 +45,28 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// HandleEach handles a batch's messages concurrently, so a slow one does not
+// hold up the others, and returns the ids of those to leave in the queue
+// (handle returned an error). Errors that quiet reports are expected (a
+// scheduled retry) and are not logged.
+func HandleEach(ctx context.Context, ms []Received, handle func(context.Context, Received) error, quiet func(error) bool, log *slog.Logger) []string {
+	errs := make([]error, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Go(func() { errs[i] = handle(ctx, m) })
+	}
+	wg.Wait()
+	var failed []string
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		failed = append(failed, ms[i].ID)
+		if !quiet(err) {
+			log.Warn("queue message not completed", "messageId", ms[i].ID, "error", err.Error())
+		}
+	}
+	return failed
 }

@@ -42,7 +42,7 @@ func blobKey(accountID, id string) string { return "artifacts/" + accountID + "/
 
 func decodeArtifact(it store.Item) (*Artifact, error) {
 	var a Artifact
-	if err := json.Unmarshal(it.Bytes("doc"), &a); err != nil {
+	if err := it.Doc(&a); err != nil {
 		return nil, fmt.Errorf("runs: decode artifact %s: %w", it.Key(), err)
 	}
 	return &a, nil
@@ -62,7 +62,7 @@ func (r *Repo) putOutput(ctx context.Context, run *Run, output json.RawMessage) 
 	a := &Artifact{ID: id, RunID: run.ID, ServiceID: run.ServiceID, OperationID: run.OperationID, Name: OutputName,
 		ContentType: "application/json", SizeBytes: info.Size, SHA256: info.SHA256, ProjectID: run.ProjectID, CreatedAt: now}
 	it := store.NewItem(artifactKey(run.AccountID, id))
-	it["doc"], _ = json.Marshal(a)
+	it.SetDoc(a)
 	return a, store.PutOp(it, store.NotExists()), nil
 }
 

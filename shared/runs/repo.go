@@ -37,16 +37,15 @@ type record struct {
 }
 
 func encode(r *Run) store.Item {
-	doc, _ := json.Marshal(record{Run: *r, AccountID: r.AccountID, ChargedMicro: r.ChargedMicro, LeaseUntil: r.LeaseUntil})
 	it := store.NewItem(runKey(r.AccountID, r.ID))
-	it["doc"] = doc
+	it.SetDoc(record{Run: *r, AccountID: r.AccountID, ChargedMicro: r.ChargedMicro, LeaseUntil: r.LeaseUntil})
 	it[attrVersion] = r.version
 	return it
 }
 
 func decode(it store.Item) (*Run, error) {
 	var rec record
-	if err := json.Unmarshal(it.Bytes("doc"), &rec); err != nil {
+	if err := it.Doc(&rec); err != nil {
 		return nil, fmt.Errorf("runs: decode %s: %w", it.Key(), err)
 	}
 	r := rec.Run

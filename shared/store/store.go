@@ -12,6 +12,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -194,3 +195,17 @@ type Store interface {
 	// Close releases the adapter's resources.
 	Close() error
 }
+
+// AttrDoc holds a record's JSON document. The domain keeps its records as
+// documents and lifts into attributes only what conditions need.
+const AttrDoc = "doc"
+
+// SetDoc stores v as the item's document. Records are plain structs whose
+// encoding cannot fail.
+func (it Item) SetDoc(v any) { it[AttrDoc] = DocOf(v) }
+
+// DocOf is v's document, for an Update that replaces it.
+func DocOf(v any) []byte { b, _ := json.Marshal(v); return b }
+
+// Doc decodes the item's document into v.
+func (it Item) Doc(v any) error { return json.Unmarshal(it.Bytes(AttrDoc), v) }

@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -45,7 +44,7 @@ func liveKeys(ctx context.Context, st store.Store, now time.Time, paths ...[]str
 				ID        string     `json:"id"`
 				ExpiresAt *time.Time `json:"expiresAt"`
 			}
-			if err := json.Unmarshal(it.Bytes("doc"), &doc); err != nil {
+			if err := it.Doc(&doc); err != nil {
 				return nil, fmt.Errorf("webhooks: decode key %s: %w", k.PK, err)
 			}
 			if doc.ExpiresAt == nil || now.Before(*doc.ExpiresAt) {

@@ -102,7 +102,7 @@ func (r *Repo) enqueue(ctx context.Context, accountID string, ds []*Delivery) er
 			for _, d := range batch {
 				reason := "the delivery could not be queued; replay it"
 				d.Status, d.LastError, d.NextAttemptAt = DeliveryFailed, &reason, nil
-				if _, err := r.st.Update(ctx, deliveryKey(accountID, d.ID), store.Update{Set: map[string]any{"doc": mustJSON(d), "status": d.Status}}, store.Exists()); err != nil {
+				if _, err := r.st.Update(ctx, deliveryKey(accountID, d.ID), store.Update{Set: map[string]any{store.AttrDoc: store.DocOf(d), "status": d.Status}}, store.Exists()); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -110,5 +110,3 @@ func (r *Repo) enqueue(ctx context.Context, accountID string, ds []*Delivery) er
 	}
 	return errors.Join(errs...)
 }
-
-func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }

@@ -143,7 +143,7 @@ type storedWebhook struct {
 
 func encodeWebhook(accountID string, w *Webhook) store.Item {
 	it := store.NewItem(webhookKey(accountID, w.ID))
-	it["doc"], _ = json.Marshal(storedWebhook{Webhook: *w, CreatorPath: w.CreatorPath})
+	it.SetDoc(storedWebhook{Webhook: *w, CreatorPath: w.CreatorPath})
 	it["status"] = w.Status
 	it["secret"] = w.secret
 	if w.previousSecret != nil {
@@ -154,7 +154,7 @@ func encodeWebhook(accountID string, w *Webhook) store.Item {
 
 func decodeWebhook(it store.Item) (*Webhook, error) {
 	var s storedWebhook
-	if err := json.Unmarshal(it.Bytes("doc"), &s); err != nil {
+	if err := it.Doc(&s); err != nil {
 		return nil, fmt.Errorf("webhooks: decode %s: %w", it.Key(), err)
 	}
 	w := s.Webhook
@@ -164,7 +164,7 @@ func decodeWebhook(it store.Item) (*Webhook, error) {
 
 func encodeDelivery(accountID string, d *Delivery) store.Item {
 	it := store.NewItem(deliveryKey(accountID, d.ID))
-	it["doc"], _ = json.Marshal(d)
+	it.SetDoc(d)
 	it["status"] = d.Status
 	it["webhookId"] = d.WebhookID
 	it[store.AttrExpiresAt] = d.CreatedAt.Add(DeliveryRetention).Unix()
@@ -173,7 +173,7 @@ func encodeDelivery(accountID string, d *Delivery) store.Item {
 
 func decodeDelivery(it store.Item) (*Delivery, error) {
 	var d Delivery
-	if err := json.Unmarshal(it.Bytes("doc"), &d); err != nil {
+	if err := it.Doc(&d); err != nil {
 		return nil, fmt.Errorf("webhooks: decode %s: %w", it.Key(), err)
 	}
 	return &d, nil

@@ -187,7 +187,7 @@ func (w *Worker) target(ctx context.Context, accountID string, d *Delivery) (*We
 // record saves d's new state unless another consumer finished it first.
 func (w *Worker) record(ctx context.Context, accountID string, d *Delivery) error {
 	_, err := w.repo.st.Update(ctx, deliveryKey(accountID, d.ID),
-		store.Update{Set: map[string]any{"doc": mustJSON(d), "status": d.Status}},
+		store.Update{Set: map[string]any{store.AttrDoc: store.DocOf(d), "status": d.Status}},
 		store.AttrEquals("status", DeliveryPending))
 	if errors.Is(err, store.ErrConditionFailed) {
 		return nil
