@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -19,14 +20,20 @@ type docOp struct {
 	Method, Path, Summary, ID, Description string
 }
 
-var docsTemplate = template.Must(template.New("docs").Parse(`<!doctype html>
+// docsTemplate is parsed on first use: only the public function serves
+// /docs, and every other function's cold start should not pay for it.
+var docsTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("docs").Parse(docsPage))
+})
+
+const docsPage = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 code{background:#f3f3f3;padding:0 .2em}h2{border-bottom:1px solid #ddd;margin-top:2rem}
 .op{margin:.6rem 0}.m{display:inline-block;width:4.5rem;font-weight:600}.d{color:#555;font-size:13px;margin-left:4.5rem;white-space:pre-wrap}</style></head>
 <body><h1>{{.Title}}</h1><p>Machine-readable contract: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1). Base URL: <code>/v1</code>.</p>
 {{range .Groups}}<h2>{{.Name}}</h2>{{range .Ops}}<div class="op"><span class="m">{{.Method}}</span><code>{{.Path}}</code> {{.Summary}} <small>({{.ID}})</small><div class="d">{{.Description}}</div></div>{{end}}{{end}}
-</body></html>`))
+</body></html>`
 
 // renderDocs builds a self-contained reference page from the OpenAPI
 // document (no scripts or CDN, so it works offline and behind strict CSPs).
@@ -56,6 +63,6 @@ func renderDocs(doc *huma.OpenAPI) []byte {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	var buf bytes.Buffer
-	_ = docsTemplate.Execute(&buf, map[string]any{"Title": doc.Info.Title, "Groups": out})
+	_ = docsTemplate().Execute(&buf, map[string]any{"Title": doc.Info.Title, "Groups": out})
 	return buf.Bytes()
 }
