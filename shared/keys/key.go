@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,39 +126,16 @@ func PrefixOf(secret string) string { return secret[:len(secretPrefix)+12] }
 func (k *Key) Expired(now time.Time) bool { return k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) }
 
 // HasScope reports whether the key holds scope s.
-func (k *Key) HasScope(s string) bool {
-	for _, x := range k.Scopes {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func (k *Key) HasScope(s string) bool { return slices.Contains(k.Scopes, s) }
 
 // AllowsService reports whether service access lets the key reach svc.
 func (k *Key) AllowsService(svc string) bool {
-	if k.AllowedServices == nil {
-		return true
-	}
-	for _, s := range k.AllowedServices {
-		if s == svc {
-			return true
-		}
-	}
-	return false
+	return k.AllowedServices == nil || slices.Contains(k.AllowedServices, svc)
 }
 
 // AllowsOperation reports whether operation access lets the key call op.
 func (k *Key) AllowsOperation(op string) bool {
-	if k.AllowedOperations == nil {
-		return true
-	}
-	for _, o := range k.AllowedOperations {
-		if o == op {
-			return true
-		}
-	}
-	return false
+	return k.AllowedOperations == nil || slices.Contains(k.AllowedOperations, op)
 }
 
 // Path is the key's position in its tree: ancestor ids and its own, joined.

@@ -220,19 +220,10 @@ func (r *Repo) Get(ctx context.Context, caller *Key, id string) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k.AccountID != caller.AccountID || (k.ID != caller.ID && !contains(k.Ancestors, caller.ID)) {
+	if k.AccountID != caller.AccountID || (k.ID != caller.ID && !slices.Contains(k.Ancestors, caller.ID)) {
 		return nil, notFound
 	}
 	return k, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Revoke revokes key id (the caller or a descendant). Revoking an already
