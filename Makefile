@@ -5,9 +5,9 @@ ADDR ?= 127.0.0.1:8080
 DATA_DIR ?= .data
 # Every Lambda function: each directory of functions/ except the local server
 # and the harness tests.
-FUNCTIONS := $(filter-out local lambdatest,$(notdir $(patsubst %/,%,$(wildcard functions/*/))))
+FUNCTIONS := $(filter-out local,$(notdir $(patsubst %/,%,$(wildcard functions/*/))))
 
-.PHONY: run test build lint vet unit openapi-check bench clean
+.PHONY: run test build lint vet unit openapi openapi-check bench clean
 
 run: ## serve every group on embedded storage at $(ADDR)
 	ADDR=$(ADDR) DATA_DIR=$(DATA_DIR) $(GO) run ./functions/local
@@ -32,6 +32,9 @@ test: lint
 	.ci/with-moto $(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) openapi-check
 	$(MAKE) lint-templates
+
+openapi: ## regenerate the OpenAPI document the public function embeds
+	$(GO) run ./functions/local print-openapi > shared/api/publicapi/openapi.json
 
 openapi-check: ## the generated document must pass openapi-spec-validator
 	@python3 -c 'import openapi_spec_validator' 2>/dev/null || python3 -m pip install --quiet openapi-spec-validator

@@ -1,14 +1,16 @@
-// Command approvals is the Lambda function of the approvals endpoint group:
-//
-//	GET /v1/approvals
-//	POST /v1/approvals/service-actions
-//	POST /v1/approvals/{approvalId}
-//
-// One function per group keeps each group's cold start, IAM grants and
-// scaling its own. The code is the shared server; this main only wires it
-// through lambdaedge.
+// Command approvals is the Lambda function of the approvals group.
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
 
-func main() { lambdaedge.Serve("approvals") }
+	"platformapi/shared/api"
+	"platformapi/shared/api/approvalsapi"
+	"platformapi/shared/lambdaedge"
+)
+
+func main() {
+	lambdaedge.Serve("approvals", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		return func(k *api.Kernel) { approvalsapi.Register(k, approvalsapi.Deps{Store: e.Kernel.Store}) }, nil
+	})
+}

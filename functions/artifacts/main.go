@@ -1,13 +1,19 @@
-// Command artifacts is the Lambda function of the artifacts endpoint group:
-//
-//	GET /v1/artifacts
-//	GET /v1/artifacts/{artifactId}/content
-//
-// One function per group keeps each group's cold start, IAM grants and
-// scaling its own. The code is the shared server; this main only wires it
-// through lambdaedge.
+// Command artifacts is the Lambda function of the artifacts group (spec
+// 4.6): run artifacts, streamed through the API.
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
 
-func main() { lambdaedge.Serve("artifacts") }
+	"platformapi/shared/api"
+	"platformapi/shared/api/runsapi"
+	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/lambdaedge"
+)
+
+func main() {
+	lambdaedge.Serve("artifacts", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		d := runsapi.Deps{Store: e.Kernel.Store, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket)}
+		return func(k *api.Kernel) { runsapi.Register(k, d) }, nil
+	})
+}

@@ -1,16 +1,17 @@
-// Command connections is the Lambda function of the connections endpoint group:
-//
-//	GET /v1/connections
-//	POST /v1/connections
-//	GET /v1/connections/{connectionId}
-//	PATCH /v1/connections/{connectionId}
-//	DELETE /v1/connections/{connectionId}
-//
-// One function per group keeps each group's cold start, IAM grants and
-// scaling its own. The code is the shared server; this main only wires it
-// through lambdaedge.
+// Command connections is the Lambda function of the connections group. The group is not
+// built yet: every route answers 501 not_implemented after authentication
+// and the access controls.
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
 
-func main() { lambdaedge.Serve("connections") }
+	"platformapi/shared/api"
+	"platformapi/shared/lambdaedge"
+)
+
+func main() {
+	lambdaedge.Serve("connections", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		return func(*api.Kernel) {}, nil
+	})
+}

@@ -1,13 +1,24 @@
-// Command credits is the Lambda function of the credits endpoint group:
-//
-//	GET /v1/credits/balance
-//	POST /v1/credits/x402/top-up
-//
-// One function per group keeps each group's cold start, IAM grants and
-// scaling its own. The code is the shared server; this main only wires it
-// through lambdaedge.
+// Command credits is the Lambda function of the credits group (spec 4.1):
+// the balance and x402 credit purchases. It is the only function that links
+// the EVM code of x402.
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
 
-func main() { lambdaedge.Serve("credits") }
+	"platformapi/shared/api"
+	"platformapi/shared/api/creditsapi"
+	"platformapi/shared/lambdaedge"
+	"platformapi/shared/topup"
+)
+
+func main() {
+	lambdaedge.Serve("credits", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		cfg, fac, err := topup.FromEnv(false, e.Kernel.Store)
+		if err != nil {
+			return nil, err
+		}
+		d := creditsapi.Deps{Store: e.Kernel.Store, TopUp: cfg, Facilitator: fac}
+		return func(k *api.Kernel) { creditsapi.Register(k, d) }, nil
+	})
+}

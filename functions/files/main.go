@@ -1,15 +1,17 @@
-// Command files is the Lambda function of the files endpoint group:
-//
-//	GET /v1/files
-//	POST /v1/files
-//	GET /v1/files/{fileId}
-//	DELETE /v1/files/{fileId}
-//
-// One function per group keeps each group's cold start, IAM grants and
-// scaling its own. The code is the shared server; this main only wires it
-// through lambdaedge.
+// Command files is the Lambda function of the files group. The group is not
+// built yet: every route answers 501 not_implemented after authentication
+// and the access controls.
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
 
-func main() { lambdaedge.Serve("files") }
+	"platformapi/shared/api"
+	"platformapi/shared/lambdaedge"
+)
+
+func main() {
+	lambdaedge.Serve("files", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		return func(*api.Kernel) {}, nil
+	})
+}

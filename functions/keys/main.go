@@ -1,14 +1,32 @@
-// Command keys is the Lambda function of the keys endpoint group:
-//
-//	GET /v1/api-keys
-//	POST /v1/api-keys
-//	DELETE /v1/api-keys/{id}
-//
-// One function per group keeps each group's cold start, IAM grants and
-// scaling its own. The code is the shared server; this main only wires it
-// through lambdaedge.
+// Command keys is the Lambda function of the API-keys group (spec 4.1). It
+// alone holds the credit-token signing seed, to redeem first-key tokens.
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
+	"errors"
+	"os"
 
-func main() { lambdaedge.Serve("keys") }
+	"platformapi/shared/api"
+	"platformapi/shared/api/keysapi"
+	"platformapi/shared/awsenv/secretseed"
+	"platformapi/shared/credittoken"
+	"platformapi/shared/lambdaedge"
+)
+
+func main() {
+	lambdaedge.Serve("keys", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		arn := os.Getenv("CREDIT_TOKEN_SECRET_ARN")
+		if arn == "" {
+			return nil, errors.New("keys: CREDIT_TOKEN_SECRET_ARN is not set")
+		}
+		seed, err := secretseed.Load(ctx, e.AWS.Config, arn)
+		if err != nil {
+			return nil, err
+		}
+		if e.Kernel.CreditTokens, err = credittoken.NewSigner(seed); err != nil {
+			return nil, err
+		}
+		return func(k *api.Kernel) { keysapi.Register(k, keysapi.Deps{Store: e.Kernel.Store}) }, nil
+	})
+}

@@ -1,8 +1,24 @@
-// Command mcp is the Lambda of the remote MCP server: POST /mcp and
-// /v1/mcp (Streamable HTTP, stateless, JSON responses), authenticated by the
-// same bearer key as the REST API.
+// Command mcp is the Lambda function of the remote MCP server (spec 1.5), whose tools are the key's capabilities. The built-in services run in process.
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
+	"os"
+	"time"
 
-func main() { lambdaedge.Serve("mcp") }
+	"platformapi/shared/api"
+	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/lambdaedge"
+	"platformapi/shared/superbrain"
+)
+
+func main() {
+	lambdaedge.Serve("mcp", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		st := e.Kernel.Store
+		d := servicesapi.Deps{
+			Store: st, Services: superbrain.Router(st, time.Now), Schemas: servicesapi.BuiltinSchemas(),
+			MCPAllowedOrigins: servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
+		}
+		return func(k *api.Kernel) { servicesapi.Register(k, d) }, nil
+	})
+}

@@ -1,16 +1,18 @@
-// Command public is the Lambda function of the public endpoints, which need
-// no API key:
-//
-//	GET /health (and /v1/health)
-//	GET /openapi.json (and /v1/openapi.json)
-//	GET /pricing (and /v1/pricing)
-//	GET /docs (and /v1/docs)
-//
-// One function per group keeps each group's cold start, IAM grants and
-// scaling its own. The code is the shared server; this main only wires it
-// through lambdaedge.
+// Command public is the Lambda function of the endpoints that need no key:
+// /health, /openapi.json (the document embedded at build time), /pricing and
+// /docs, at the root and under /v1, and the API's catch-all (404 and 405).
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
 
-func main() { lambdaedge.Serve("public") }
+	"platformapi/shared/api"
+	"platformapi/shared/api/publicapi"
+	"platformapi/shared/lambdaedge"
+)
+
+func main() {
+	lambdaedge.Serve("public", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		return func(k *api.Kernel) { publicapi.Register(k, publicapi.Deps{Backend: "aws"}) }, nil
+	})
+}

@@ -1,19 +1,31 @@
-// Command run-worker is the Lambda function fed by the runs queue: it
-// executes each durable run once through the invoke pipeline, on the
-// authority of the key that created it, keeps the output as an artifact,
-// reschedules a transient upstream failure with backoff through the
-// message's visibility, and answers with the batch's failed items only.
+// Command run-worker executes durable runs from the runs queue, on the
+// authority of the key that created each run, and writes their artifacts.
 package main
 
 import (
-	"log/slog"
+	"context"
+	"errors"
+	"time"
 
-	"platformapi/shared/app"
+	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/lambdaedge"
+	"platformapi/shared/runs"
+	"platformapi/shared/superbrain"
 )
 
 func main() {
-	lambdaedge.ServeWorker("run-worker", func(rt *app.Runtime, logger *slog.Logger) (lambdaedge.Batcher, error) {
-		return rt.RunWorker(logger)
+	lambdaedge.ServeWorker("run-worker", func(ctx context.Context, e *lambdaedge.Env) (lambdaedge.Batcher, error) {
+		q, err := e.Queue(ctx, e.AWS.Names.RunsQueue)
+		if err != nil {
+			return nil, err
+		}
+		if q == nil {
+			return nil, errors.New("run-worker: the runs queue is not configured (RUNS_QUEUE_URL)")
+		}
+		st := e.Kernel.Store
+		return runs.NewWorker(runs.WorkerConfig{
+			Config:   runs.Config{Store: st, Queue: q, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket)},
+			Services: superbrain.Router(st, time.Now), Logger: e.Logger,
+		}), nil
 	})
 }

@@ -1,15 +1,26 @@
-// Command runs is the Lambda function of the runs endpoint group:
-//
-//	GET /v1/runs
-//	POST /v1/runs
-//	GET /v1/runs/{runId}
-//	POST /v1/runs/{runId}/cancel
-//
-// One function per group keeps each group's cold start, IAM grants and
-// scaling its own. The code is the shared server; this main only wires it
-// through lambdaedge.
+// Command runs is the Lambda function of the durable-runs group (spec 4.6):
+// runs are queued here and executed by run-worker.
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
+	"time"
 
-func main() { lambdaedge.Serve("runs") }
+	"platformapi/shared/api"
+	"platformapi/shared/api/runsapi"
+	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/lambdaedge"
+	"platformapi/shared/superbrain"
+)
+
+func main() {
+	lambdaedge.Serve("runs", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		q, err := e.Queue(ctx, e.AWS.Names.RunsQueue)
+		if err != nil {
+			return nil, err
+		}
+		st := e.Kernel.Store
+		d := runsapi.Deps{Store: st, Queue: q, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket), Services: superbrain.Router(st, time.Now)}
+		return func(k *api.Kernel) { runsapi.Register(k, d) }, nil
+	})
+}

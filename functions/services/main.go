@@ -1,16 +1,24 @@
-// Command services is the Lambda function of the services endpoint group:
-//
-//	GET /v1/services
-//	GET /v1/capabilities
-//	GET /v1/capabilities/{serviceId}
-//	GET /v1/actions
-//	POST /v1/services/{serviceId}/invoke
-//
-// One function per group keeps each group's cold start, IAM grants and
-// scaling its own. The code is the shared server; this main only wires it
-// through lambdaedge.
+// Command services is the Lambda function of the managed-services group (spec 4.1): services, capabilities, actions and invocation. The built-in services run in process.
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
+	"os"
+	"time"
 
-func main() { lambdaedge.Serve("services") }
+	"platformapi/shared/api"
+	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/lambdaedge"
+	"platformapi/shared/superbrain"
+)
+
+func main() {
+	lambdaedge.Serve("services", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		st := e.Kernel.Store
+		d := servicesapi.Deps{
+			Store: st, Services: superbrain.Router(st, time.Now), Schemas: servicesapi.BuiltinSchemas(),
+			MCPAllowedOrigins: servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
+		}
+		return func(k *api.Kernel) { servicesapi.Register(k, d) }, nil
+	})
+}

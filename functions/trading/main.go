@@ -1,16 +1,17 @@
-// Command trading is the Lambda function of the trading endpoint group:
-//
-//	POST /v1/trading/quotes
-//	POST /v1/trading/orders
-//	GET /v1/trading/orders
-//	GET /v1/trading/orders/{orderId}
-//	GET /v1/trading/positions
-//
-// One function per group keeps each group's cold start, IAM grants and
-// scaling its own. The code is the shared server; this main only wires it
-// through lambdaedge.
+// Command trading is the Lambda function of the trading group. The group is not
+// built yet: every route answers 501 not_implemented after authentication
+// and the access controls.
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
 
-func main() { lambdaedge.Serve("trading") }
+	"platformapi/shared/api"
+	"platformapi/shared/lambdaedge"
+)
+
+func main() {
+	lambdaedge.Serve("trading", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		return func(*api.Kernel) {}, nil
+	})
+}

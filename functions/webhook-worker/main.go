@@ -1,18 +1,29 @@
-// Command webhook-worker is the Lambda function fed by the webhook queue: it
-// signs and sends each delivery, reschedules a failed attempt with backoff
-// through the message's visibility, and answers with the batch's failed
-// items only, so one slow or failing receiver never redelivers the others.
+// Command webhook-worker delivers webhook events from the webhook queue
+// (SQS event source with partial batch failures), signing each delivery
+// with the webhook's secret, opened with the KMS envelope key.
 package main
 
 import (
-	"log/slog"
+	"context"
+	"errors"
+	"os"
 
-	"platformapi/shared/app"
+	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/lambdaedge"
+	"platformapi/shared/webhooks"
 )
 
 func main() {
-	lambdaedge.ServeWorker("webhook-worker", func(rt *app.Runtime, logger *slog.Logger) (lambdaedge.Batcher, error) {
-		return rt.WebhookWorker(logger)
+	lambdaedge.ServeWorker("webhook-worker", func(ctx context.Context, e *lambdaedge.Env) (lambdaedge.Batcher, error) {
+		if e.Webhooks == nil {
+			return nil, errors.New("webhook-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
+		}
+		return webhooks.NewWorker(webhooks.WorkerConfig{
+			Config: webhooks.Config{
+				Store: e.Kernel.Store, Sealer: kmsenvelope.New(e.AWS.KMS(), e.AWS.Names.KMSKeyID), Queue: e.Webhooks,
+				Guard: webhooks.Guard{AllowPrivate: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true"},
+			},
+			Logger: e.Logger,
+		}), nil
 	})
 }

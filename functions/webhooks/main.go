@@ -1,18 +1,23 @@
-// Command webhooks is the Lambda function of the webhooks endpoint group:
-//
-//	GET /v1/webhooks
-//	POST /v1/webhooks
-//	PATCH /v1/webhooks/{webhookId}
-//	POST /v1/webhooks/{webhookId}/rotate-secret
-//	DELETE /v1/webhooks/{webhookId}
-//	GET /v1/webhook-deliveries
-//	POST /v1/webhook-deliveries/{deliveryId}/replay
-//
-// One function per group keeps each group's cold start, IAM grants and
-// scaling its own. The code is the shared server; this main only wires it
-// through lambdaedge.
+// Command webhooks is the Lambda function of the webhooks group (spec 4.6).
+// Signing secrets are sealed with the KMS envelope key.
 package main
 
-import "platformapi/shared/lambdaedge"
+import (
+	"context"
+	"os"
 
-func main() { lambdaedge.Serve("webhooks") }
+	"platformapi/shared/api"
+	"platformapi/shared/api/webhooksapi"
+	"platformapi/shared/envelope/kmsenvelope"
+	"platformapi/shared/lambdaedge"
+)
+
+func main() {
+	lambdaedge.Serve("webhooks", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+		d := webhooksapi.Deps{
+			Store: e.Kernel.Store, Sealer: kmsenvelope.New(e.AWS.KMS(), e.AWS.Names.KMSKeyID), Queue: e.Webhooks,
+			AllowPrivate: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
+		}
+		return func(k *api.Kernel) { webhooksapi.Register(k, d) }, nil
+	})
+}

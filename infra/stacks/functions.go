@@ -1,6 +1,11 @@
 package stacks
 
-import "time"
+import (
+	"slices"
+	"time"
+
+	"platformapi/shared/routes"
+)
 
 // Use is a set of resources a function touches. Each bit grants exactly one
 // permission and passes exactly the environment variables that go with it,
@@ -42,9 +47,6 @@ func (u Use) Has(o Use) bool { return u&o == o }
 // into <assetDir>/<Name>/bootstrap.
 type Function struct {
 	Name string
-	// Routes are HTTP API paths answered with method ANY; "$default" is the
-	// catch-all route. Workers have none.
-	Routes []string
 	// MemoryMiB also buys CPU on Lambda; the groups that sign, hash or
 	// compress get more.
 	MemoryMiB int
@@ -54,6 +56,30 @@ type Function struct {
 	Uses    Use
 	// BatchSize is how many queue messages a worker takes per invocation.
 	BatchSize int
+}
+
+// Routes are the HTTP API paths the function answers (method ANY), taken
+// from the application's route table so that the two cannot disagree: the
+// paths of its group under /v1, and for the public group and MCP also at
+// the root. The public function also owns "$default", the catch-all that
+// answers 404 and 405. Workers have none.
+func (f Function) Routes() []string {
+	var out []string
+	add := func(path string) {
+		if !slices.Contains(out, path) {
+			out = append(out, path)
+		}
+	}
+	for _, rt := range routes.OfGroup(f.Name) {
+		if rt.Group == "public" || rt.ID == routes.MCP.ID {
+			add(rt.Path)
+		}
+		add("/v1" + rt.Path)
+	}
+	if f.Name == "public" {
+		add("$default")
+	}
+	return out
 }
 
 // Worker reports whether the function is fed by a queue instead of routes.
@@ -66,41 +92,22 @@ const group = UseTable | SendWebhooks
 // adding a line here (and its functions/<name>/main.go); the stack derives
 // its resource, role, grants, environment, routes, log group and alarms.
 var Functions = []Function{
-	{Name: "public", Routes: []string{
-		"/health", "/openapi.json", "/pricing", "/docs",
-		"/v1/health", "/v1/openapi.json", "/v1/pricing", "/v1/docs",
-		"$default",
-	}, MemoryMiB: 256, Timeout: 10 * time.Second},
-	{Name: "keys", Routes: []string{"/v1/api-keys", "/v1/api-keys/{proxy+}"},
-		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseCreditSecret},
-	{Name: "services", Routes: []string{"/v1/services", "/v1/services/{proxy+}", "/v1/capabilities", "/v1/capabilities/{proxy+}", "/v1/actions"},
-		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
-	{Name: "credits", Routes: []string{"/v1/credits/{proxy+}"},
-		MemoryMiB: 256, Timeout: 29 * time.Second, Uses: group | UseX402},
-	{Name: "projects", Routes: []string{"/v1/projects", "/v1/projects/{proxy+}", "/v1/usage", "/v1/audit-events"},
-		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
-	{Name: "files", Routes: []string{"/v1/files", "/v1/files/{proxy+}"},
-		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseFiles},
-	{Name: "connections", Routes: []string{"/v1/connections", "/v1/connections/{proxy+}"},
-		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS},
-	{Name: "databases", Routes: []string{"/v1/databases/{proxy+}"},
-		MemoryMiB: 1024, Timeout: 29 * time.Second, Uses: group | UseArchives | UseKMS},
-	{Name: "wallets", Routes: []string{"/v1/wallets", "/v1/wallets/{proxy+}"},
-		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS},
-	{Name: "trading", Routes: []string{"/v1/trading/{proxy+}"},
-		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
-	{Name: "swaps", Routes: []string{"/v1/swaps", "/v1/swaps/{proxy+}"},
-		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
-	{Name: "runs", Routes: []string{"/v1/runs", "/v1/runs/{proxy+}"},
-		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | SendRuns | UseArtifactsRead},
-	{Name: "approvals", Routes: []string{"/v1/approvals", "/v1/approvals/{proxy+}"},
-		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
-	{Name: "artifacts", Routes: []string{"/v1/artifacts", "/v1/artifacts/{proxy+}"},
-		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseArtifactsRead},
-	{Name: "webhooks", Routes: []string{"/v1/webhooks", "/v1/webhooks/{proxy+}", "/v1/webhook-deliveries", "/v1/webhook-deliveries/{proxy+}"},
-		MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS}, // seals signing secrets
-	{Name: "mcp", Routes: []string{"/mcp", "/v1/mcp"},
-		MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	{Name: "public", MemoryMiB: 256, Timeout: 10 * time.Second},
+	{Name: "keys", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseCreditSecret},
+	{Name: "services", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	{Name: "credits", MemoryMiB: 256, Timeout: 29 * time.Second, Uses: group | UseX402},
+	{Name: "projects", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
+	{Name: "files", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseFiles},
+	{Name: "connections", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS},
+	{Name: "databases", MemoryMiB: 1024, Timeout: 29 * time.Second, Uses: group | UseArchives | UseKMS},
+	{Name: "wallets", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS},
+	{Name: "trading", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	{Name: "swaps", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	{Name: "runs", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | SendRuns | UseArtifactsRead},
+	{Name: "approvals", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
+	{Name: "artifacts", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseArtifactsRead},
+	{Name: "webhooks", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS}, // seals signing secrets
+	{Name: "mcp", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
 	{Name: "webhook-worker", MemoryMiB: 256, Timeout: 60 * time.Second,
 		Uses: UseTable | ConsumeWebhooks | UseKMS, BatchSize: 10}, // KMS opens signing secrets
 	// One run per invocation: a run can take minutes, and a batch would make

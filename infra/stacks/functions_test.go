@@ -19,7 +19,7 @@ import (
 // reject half-way through a deployment, or would accept and misroute.
 func TestFunctionTableIsConsistent(t *testing.T) {
 	name := regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	path := regexp.MustCompile(`^(/[A-Za-z0-9._-]+)+(/\{proxy\+\})?$`)
+	path := regexp.MustCompile(`^(/([A-Za-z0-9._-]+|\{[A-Za-z]+\}))+$`)
 	names, routes := map[string]bool{}, map[string]string{}
 	defaults := 0
 	for _, f := range Functions {
@@ -30,11 +30,11 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 		if f.MemoryMiB < 128 || f.MemoryMiB > 10240 {
 			t.Errorf("%s: %d MiB is outside Lambda's 128-10240", f.Name, f.MemoryMiB)
 		}
-		for _, r := range f.Routes {
+		for _, r := range f.Routes() {
 			if r == "$default" {
 				defaults++
 			} else if !path.MatchString(r) {
-				t.Errorf("%s: route %q is not a plain path, optionally ending in {proxy+}", f.Name, r)
+				t.Errorf("%s: route %q is not a path of literal and {parameter} segments", f.Name, r)
 			}
 			if other, dup := routes[r]; dup {
 				t.Errorf("route %q belongs to both %s and %s", r, other, f.Name)
@@ -48,9 +48,9 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 			}
 		}
 		switch {
-		case f.Worker() && (len(f.Routes) > 0 || consumes != 1 || f.BatchSize < 1 || f.BatchSize > 10):
+		case f.Worker() && (len(f.Routes()) > 0 || consumes != 1 || f.BatchSize < 1 || f.BatchSize > 10):
 			t.Errorf("%s: a worker consumes one queue, in batches of 1-10, and has no routes", f.Name)
-		case !f.Worker() && len(f.Routes) == 0:
+		case !f.Worker() && len(f.Routes()) == 0:
 			t.Errorf("%s: neither routes nor a queue; nothing would ever invoke it", f.Name)
 		case !f.Worker() && f.Timeout >= 30*time.Second:
 			t.Errorf("%s: timeout %v; the HTTP API gives up at 30s", f.Name, f.Timeout)
@@ -88,9 +88,9 @@ func TestEveryFunctionInTheTreeIsDeployed(t *testing.T) {
 }
 
 // TestEveryEndpointReachesTheFunctionOfItsGroup routes every endpoint of the
-// application's route table the way API Gateway does (exact path first,
-// then the longest {proxy+} prefix, then $default) and checks it lands on
-// the function of its group. A mismatch would deploy cleanly and answer
+// application's route table the way API Gateway does (a matching path,
+// literal segments before parameters, then $default) and checks it lands
+// on the function of its group. A mismatch would deploy cleanly and answer
 // 404 for that endpoint.
 func TestEveryEndpointReachesTheFunctionOfItsGroup(t *testing.T) {
 	check := func(path, group string) {
@@ -109,21 +109,41 @@ func TestEveryEndpointReachesTheFunctionOfItsGroup(t *testing.T) {
 	check("/no-such-endpoint", "public")
 }
 
-// gatewayTarget is HTTP API route selection for ANY routes.
+// gatewayTarget is HTTP API route selection for ANY routes: the route
+// whose segments match, preferring literal segments over parameters from
+// the left, else $default. Concrete paths are checked, so a parameter
+// segment of the table's path stands for some value.
 func gatewayTarget(path string) string {
-	best, bestLen := "", -1
+	path = regexp.MustCompile(`\{[A-Za-z]+\}`).ReplaceAllString(path, "x")
+	best, bestScore, fallback := "", "", ""
 	for _, f := range Functions {
-		for _, r := range f.Routes {
-			if r == path {
-				return f.Name
+		for _, r := range f.Routes() {
+			if r == "$default" {
+				fallback = f.Name
+				continue
 			}
-			if r == "$default" && bestLen < 0 {
-				best = f.Name
+			ps, xs := strings.Split(r, "/"), strings.Split(path, "/")
+			if len(ps) != len(xs) {
+				continue
 			}
-			if prefix, ok := strings.CutSuffix(r, "/{proxy+}"); ok && strings.HasPrefix(path, prefix+"/") && len(prefix) > bestLen {
-				best, bestLen = f.Name, len(prefix)
+			score, ok := "", true
+			for i := range ps {
+				switch {
+				case strings.HasPrefix(ps[i], "{"):
+					score += "0"
+				case ps[i] == xs[i]:
+					score += "1"
+				default:
+					ok = false
+				}
+			}
+			if ok && score > bestScore {
+				best, bestScore = f.Name, score
 			}
 		}
+	}
+	if best == "" {
+		return fallback
 	}
 	return best
 }

@@ -330,15 +330,15 @@ func (s *PlatformStack) addFunction(f Function) {
 // because the catch-all's source ARN (<api>/*/$default) has no method and
 // path segments for an API-wide pattern (<api>/*/*/*) to match.
 func (s *PlatformStack) route(f Function, fn awslambda.Function) {
-	if len(f.Routes) == 0 {
+	if len(f.Routes()) == 0 {
 		return
 	}
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(f.Name+"-integration"), fn,
 		&awsapigatewayv2integrations.HttpLambdaIntegrationProps{
 			PayloadFormatVersion:   awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
-			ScopePermissionToRoute: jsii.Bool(slices.Contains(f.Routes, "$default")),
+			ScopePermissionToRoute: jsii.Bool(slices.Contains(f.Routes(), "$default")),
 		})
-	for _, path := range f.Routes {
+	for _, path := range f.Routes() {
 		if path == "$default" {
 			awsapigatewayv2.NewHttpRoute(s.Stack, jsii.String("DefaultRoute"), &awsapigatewayv2.HttpRouteProps{
 				HttpApi:     s.API,

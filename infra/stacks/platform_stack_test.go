@@ -19,15 +19,15 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 	s := defaults(t)
 	var routes, http, workers, publicRoutes int
 	for _, f := range Functions {
-		routes += len(f.Routes)
-		if len(f.Routes) > 0 {
+		routes += len(f.Routes())
+		if len(f.Routes()) > 0 {
 			http++
 		}
 		if f.Worker() {
 			workers++
 		}
-		if slices.Contains(f.Routes, "$default") {
-			publicRoutes = len(f.Routes)
+		if slices.Contains(f.Routes(), "$default") {
+			publicRoutes = len(f.Routes())
 		}
 	}
 	n := len(Functions)
@@ -225,7 +225,7 @@ func TestEveryRouteReachesItsOwnFunction(t *testing.T) {
 	want := 0
 	for _, f := range Functions {
 		fn := s.logicalID(t, s.stack.Functions[f.Name].FunctionName())
-		for _, path := range f.Routes {
+		for _, path := range f.Routes() {
 			key := "ANY " + path
 			if path == "$default" {
 				key = path

@@ -161,13 +161,16 @@ func Wrap(cause error) *Error {
 	return out
 }
 
-// WithHeader adds a response header and returns e.
+// WithHeader returns a copy of e that also carries a response header. It
+// never changes e, so package-level errors stay safe to share.
 func (e *Error) WithHeader(k, v string) *Error {
-	if e.Headers == nil {
-		e.Headers = map[string]string{}
+	cp := *e
+	cp.Headers = make(map[string]string, len(e.Headers)+1)
+	for name, val := range e.Headers {
+		cp.Headers[name] = val
 	}
-	e.Headers[k] = v
-	return e
+	cp.Headers[k] = v
+	return &cp
 }
 
 func (e *Error) Error() string {

@@ -1,6 +1,8 @@
-// Package app assembles a process from its environment: the storage backend
-// (embedded or AWS), the credit-token signing key and the HTTP server. Both
-// the local server and every Lambda main use it, so they run the same code.
+// Package app assembles the local process from its environment: the
+// storage backend (embedded, or AWS with BACKEND=aws), the credit-token
+// signing key, every endpoint group and both workers. functions/local, the
+// benchmarks and the Lambda harness tests use it; no Lambda links it (each
+// function's main builds its own AWS adapters).
 package app
 
 import (
@@ -13,18 +15,21 @@ import (
 	"strings"
 	"time"
 
+	"platformapi/shared/api"
+	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
-	"platformapi/shared/httpapi"
+	"platformapi/shared/platform"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/memqueue"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
 	"platformapi/shared/superbrain"
+	"platformapi/shared/topup"
 	"platformapi/shared/upstream"
 )
 
@@ -175,31 +180,22 @@ func loadSigner(ctx context.Context, c Config, rt *Runtime) (*credittoken.Signer
 
 // Services are the managed services this deployment reaches: the built-in
 // ones in process.
-func (r *Runtime) Services() upstream.Router {
-	return upstream.Router{superbrain.ServiceID: superbrain.New(r.Store, time.Now)}
-}
+func (r *Runtime) Services() upstream.Router { return superbrain.Router(r.Store, time.Now) }
 
-// Schemas publishes the built-in services' operation schemas.
-func Schemas() map[string]httpapi.Schema {
-	out := map[string]httpapi.Schema{}
-	for op, sc := range superbrain.Schemas() {
-		out[superbrain.ServiceID+"/"+op] = httpapi.Schema{Input: sc.Input, Output: sc.Output}
-	}
-	return out
-}
-
-// NewServer builds the HTTP API for the given groups (nil: all).
-func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*httpapi.Server, error) {
-	topUp, fac, err := topUpFromEnv(r.Config, r.Store)
+// NewServer builds the HTTP API with every group, or only the given ones.
+func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, error) {
+	topUp, fac, err := topup.FromEnv(r.Config.Backend == "embedded", r.Store)
 	if err != nil {
 		return nil, err
 	}
-	return httpapi.New(httpapi.Deps{
-		Store: r.Store, CreditTokens: r.Signer, Logger: logger, Groups: groups,
-		Backend: r.Config.Backend, RequestTimeout: 30 * time.Second, Counters: r.Counters,
-		TopUp: topUp, Facilitator: fac,
+	return platform.New(api.Config{
+		Store: r.Store, Counters: r.Counters, CreditTokens: r.Signer, Logger: logger, Groups: groups,
+		RequestTimeout: 30 * time.Second,
+	}, platform.Deps{
+		Backend: r.Config.Backend, TopUp: topUp, Facilitator: fac,
 		WebhookQueue: r.WebhookQueue, RunsQueue: r.RunsQueue, Artifacts: r.Artifacts, Sealer: r.Sealer,
-		Services: r.Services(), Schemas: Schemas(),
+		Services: r.Services(), Schemas: servicesapi.BuiltinSchemas(),
+		MCPAllowedOrigins:    servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
 		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
-	})
+	}), nil
 }

@@ -2,14 +2,12 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
 	"platformapi/shared/awsenv"
+	"platformapi/shared/awsenv/secretseed"
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/queue"
@@ -60,22 +58,13 @@ func openQueue(ctx context.Context, env *awsenv.Env, q awsenv.Queue) (queue.Queu
 // tokens; only the keys function is granted it.
 var errNoSigningKey = errors.New("app: no credit-token signing key in this function")
 
-// awsSigningSeed derives the Ed25519 seed from the Secrets Manager secret CDK
-// generates (any string: the seed is its SHA-256).
+// awsSigningSeed reads the credit-token signing seed from Secrets Manager.
 func awsSigningSeed(ctx context.Context, arn string) ([]byte, error) {
 	env, err := awsenv.New(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out, err := secretsmanager.NewFromConfig(env.Config).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &arn})
-	if err != nil {
-		return nil, fmt.Errorf("read credit-token secret: %w", err)
-	}
-	if out.SecretString == nil || len(*out.SecretString) < 32 {
-		return nil, errors.New("credit-token secret must be a string of at least 32 characters")
-	}
-	seed := sha256.Sum256([]byte(*out.SecretString))
-	return seed[:], nil
+	return secretseed.Load(ctx, env.Config, arn)
 }
 
 // inLambda reports whether the process runs on Lambda, where the filesystem

@@ -67,6 +67,16 @@ func OpenAccountOps(accountID string, grantMicro int64, reference string, now ti
 	}
 }
 
+// CreditOps are the transaction members that add micro credits to an
+// account bought by a purchase (reference: its receipt); the caller adds
+// them to the transaction that marks the purchase credited.
+func CreditOps(accountID string, micro int64, reference string, now time.Time) []store.Op {
+	return []store.Op{
+		store.UpdateOp(accounts.Key(accountID), store.Update{Add: map[string]int64{accounts.AttrBalance: micro}}, store.Exists()),
+		entryOp(accountID, Entry{ID: ids.New("led", now), Kind: KindTopUp, AmountMicro: micro, Reference: reference, CreatedAt: now.UTC()}),
+	}
+}
+
 // Ledger reads and moves balances.
 type Ledger struct {
 	st  store.Store

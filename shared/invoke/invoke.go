@@ -110,7 +110,7 @@ func (p *Pipeline) charge(ctx context.Context, c Caller, svc catalog.Service, op
 	}
 	reservation, err := p.Limits.ReserveCredits(ctx, c.Chain, keys.LimitSelectors(root, svc.ID, op.ID), op.PriceMicro)
 	if err != nil {
-		return nil, LimitError(err)
+		return nil, limits.APIError(err)
 	}
 	hold, err := p.Ledger.Hold(ctx, c.AccountID, op.PriceMicro, keys.RequestOperation(root, svc.ID, op.ID))
 	if err != nil {
@@ -137,17 +137,6 @@ func (p *Pipeline) charge(ctx context.Context, c Caller, svc catalog.Service, op
 	}
 	_ = reservation.Settle(detached, res.ChargedMicro)
 	return &Result{ServiceID: svc.ID, OperationID: op.ID, Output: res.Output, ChargedMicro: res.ChargedMicro, UpstreamRequestID: res.UpstreamRequestID}, nil
-}
-
-// LimitError turns an exhausted limit into the 429 of the catalogue.
-func LimitError(err error) error {
-	var ex *limits.ExceededError
-	if errors.As(err, &ex) {
-		return apierr.New(apierr.LimitExceeded, "The %s limit of selector %s is exhausted.", ex.Kind, ex.Selector).
-			WithHeader("X-Service-Limit-Operation", ex.Selector).
-			WithHeader("Retry-After", strconv.Itoa(ex.RetryAfterSeconds))
-	}
-	return err
 }
 
 // UpstreamError maps the upstream port's failures to the catalogue; the

@@ -1,69 +1,160 @@
-// Package lambdaedge runs one endpoint group as an AWS Lambda function behind
-// an API Gateway HTTP API (payload format 2.0). It is the only code that knows
-// about Lambda: every functions/<group>/main.go is one call to Serve, so a
-// group's function runs exactly the handlers, policy and storage wiring that
-// the local server runs. It must never keep request state between
-// invocations; the only thing it holds across them is the runtime built at
-// cold start.
+// Package lambdaedge runs one endpoint group, or one queue worker, as an AWS
+// Lambda function: API Gateway HTTP API events (payload format 2.0) or SQS
+// batches in, the group's kernel or the worker behind them. It builds what
+// every function shares (the AWS clients, the table, the webhook publisher,
+// the kernel); each functions/<name>/main.go adds its own adapters and
+// registers its group, so a function links only what it serves. It must
+// never keep request state between invocations; the only thing it holds
+// across them is what was built at cold start.
 package lambdaedge
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
-	"slices"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"platformapi/shared/app"
+	"platformapi/shared/api"
+	"platformapi/shared/awsenv"
+	"platformapi/shared/queue"
+	"platformapi/shared/queue/sqsqueue"
 	"platformapi/shared/routes"
+	"platformapi/shared/store/dynamostore"
+	"platformapi/shared/webhooks"
 )
+
+// RequestTimeout is every HTTP function's request deadline: under the HTTP
+// API's 30-second integration limit.
+const RequestTimeout = 28 * time.Second
+
+// Env is what a function builds from its environment at cold start.
+type Env struct {
+	AWS    *awsenv.Env
+	Logger *slog.Logger
+	// Kernel is the kernel's configuration (the table, the logger, the
+	// webhook publisher); a group's setup may add to it, e.g. the keys
+	// function's credit-token signer.
+	Kernel api.Config
+	// Webhooks is the webhook queue, when the function was granted it.
+	Webhooks queue.Queue
+}
+
+// Queue connects a queue the function was granted: CDK passes its URL, so
+// cold start makes no lookup call. Outside Lambda (LocalStack, moto) the URL
+// is looked up by name.
+func (e *Env) Queue(ctx context.Context, q awsenv.Queue) (queue.Queue, error) {
+	if q.URL == "" && inLambda() {
+		return nil, nil
+	}
+	url, err := e.AWS.QueueURL(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return sqsqueue.New(e.AWS.SQS(), url), nil
+}
+
+// Setup builds a group's own adapters from the environment and returns
+// the registration of its operations.
+type Setup func(ctx context.Context, e *Env) (register func(*api.Kernel), err error)
 
 // Serve turns the process into the Lambda function of one endpoint group
 // and never returns.
 //
 // Everything is built once, in the init phase, because Lambda reuses a warm
-// process for many invocations and bills and delays only the first: the
-// configuration is read, storage opened and the group's routes (with their
-// OpenAPI document) assembled before the first event, and nothing else is
-// done up front. The runtime is never closed: Lambda freezes and then kills
-// the process without warning, and both backends are safe against that.
+// process for many invocations and bills and delays only the first. The
+// clients are never closed: Lambda freezes and then kills the process
+// without warning, and the storage is safe against that.
 //
 // A startup failure is fatal. It is logged as one JSON line (the whole
 // CloudWatch record of the failed init), reported to the Runtime API as an
 // init error so that Lambda names the cause rather than a bare exit status,
 // and the process exits non-zero; Lambda then retries init on the next
-// event instead of serving from a half-built runtime.
-func Serve(group string) {
-	cfg := app.ConfigFromEnv()
-	logger := cfg.Logger().With(slog.String("function", group))
-	handler, err := build(context.Background(), cfg, logger, group)
+// event instead of serving from a half-built process.
+func Serve(group string, setup Setup) {
+	logger := newLogger(group)
+	k, err := build(context.Background(), logger, group, setup)
 	if err != nil {
-		logger.Error("startup failed", slog.String("error", err.Error()))
-		reportInitError(err)
-		os.Exit(1)
+		fail(logger, err)
 	}
-	lambda.Start(httpadapter.NewV2(handler).ProxyWithContext)
+	lambda.Start(httpadapter.NewV2(k.Handler()).ProxyWithContext)
 }
 
-// build opens the runtime and the server of one group. A group outside the
-// route table is refused, so a misspelt main fails at deploy time instead of
-// answering 404 to every request.
-func build(ctx context.Context, cfg app.Config, logger *slog.Logger, group string) (http.Handler, error) {
-	if !slices.Contains(routes.Groups(), group) && group != routes.MCP.Group {
+// build makes the kernel of one group. A group outside the route table is
+// refused before anything is opened, so a misspelt main fails at deploy
+// time instead of answering 404 to every request.
+func build(ctx context.Context, logger *slog.Logger, group string, setup Setup) (*api.Kernel, error) {
+	if len(routes.OfGroup(group)) == 0 {
 		return nil, fmt.Errorf("lambdaedge: unknown endpoint group %q", group)
 	}
-	rt, err := app.Open(ctx, cfg)
+	e, err := newEnv(ctx, logger)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := rt.NewServer(logger, []string{group})
+	e.Kernel.Groups, e.Kernel.RequestTimeout = []string{group}, RequestTimeout
+	if e.Webhooks != nil {
+		e.Kernel.Events = webhooks.NewRepo(webhooks.Config{Store: e.Kernel.Store, Queue: e.Webhooks})
+	}
+	register, err := setup(ctx, e)
 	if err != nil {
-		_ = rt.Close()
 		return nil, err
 	}
-	return srv, nil
+	k := api.New(e.Kernel)
+	register(k)
+	return k, nil
 }
+
+func newEnv(ctx context.Context, logger *slog.Logger) (*Env, error) {
+	aws, err := awsenv.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lambdaedge: aws config: %w", err)
+	}
+	e := &Env{AWS: aws, Logger: logger}
+	e.Kernel = api.Config{Store: dynamostore.New(aws.DynamoDB(), aws.Names.Table), Logger: logger}
+	if e.Webhooks, err = e.Queue(ctx, aws.Names.WebhookQueue); err != nil {
+		return nil, fmt.Errorf("lambdaedge: webhook queue: %w", err)
+	}
+	return e, nil
+}
+
+// Batcher handles a batch and returns the ids of the messages to leave in
+// the queue; *webhooks.Worker and *runs.Worker are.
+type Batcher interface {
+	HandleBatch(ctx context.Context, ms []queue.Received) []string
+}
+
+// ServeWorker turns the process into the Lambda function of a queue worker,
+// built once at cold start, and never returns. A startup failure is
+// handled as in Serve.
+func ServeWorker(name string, worker func(ctx context.Context, e *Env) (Batcher, error)) {
+	logger := newLogger(name)
+	ctx := context.Background()
+	e, err := newEnv(ctx, logger)
+	var b Batcher
+	if err == nil {
+		b, err = worker(ctx, e)
+	}
+	if err != nil {
+		fail(logger, err)
+	}
+	lambda.Start(QueueHandler(b))
+}
+
+func newLogger(function string) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(strings.ToUpper(os.Getenv("LOG_LEVEL"))))
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With(slog.String("function", function))
+}
+
+func fail(logger *slog.Logger, err error) {
+	logger.Error("startup failed", slog.String("error", err.Error()))
+	reportInitError(err)
+	os.Exit(1)
+}
+
+// inLambda reports whether the process runs on Lambda.
+func inLambda() bool { return os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" }

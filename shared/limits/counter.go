@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"platformapi/shared/apierr"
 	"platformapi/shared/store"
 )
 
@@ -248,4 +249,16 @@ func (r *Reservation) adjust(ctx context.Context, delta int64) error {
 	}
 	r.amount += delta
 	return r.c.st.Transact(ctx, ops)
+}
+
+// APIError turns an exhausted limit into the 429 of the catalogue, naming
+// the exhausted selector and when to retry; other errors pass through.
+func APIError(err error) error {
+	var ex *ExceededError
+	if errors.As(err, &ex) {
+		return apierr.New(apierr.LimitExceeded, "The %s limit of selector %s is exhausted.", ex.Kind, ex.Selector).
+			WithHeader("X-Service-Limit-Operation", ex.Selector).
+			WithHeader("Retry-After", strconv.Itoa(ex.RetryAfterSeconds))
+	}
+	return err
 }

@@ -29,13 +29,19 @@ const (
 
 // Route is one endpoint's policy.
 type Route struct {
-	Method    string
-	Path      string // relative to /v1, net/http pattern syntax ({id})
-	Group     string // the function that serves it
-	Operation string // operation id: the limit selector and the OpenAPI operationId
-	Scopes    []string
-	Idem      bool
-	Body      Body
+	Method string
+	Path   string // relative to /v1, net/http pattern syntax ({id})
+	Group  string // the function that serves it
+	// Operation is the operation id of spec section 4: the limit selector,
+	// the audit operation and the default OpenAPI operationId.
+	Operation string
+	// ID is the OpenAPI operationId and the handle a group registers the
+	// route by; it differs from Operation only where two routes share one
+	// (GET /capabilities and GET /capabilities/{serviceId}).
+	ID     string
+	Scopes []string
+	Idem   bool
+	Body   Body
 	// Service is the managed service whose access the route requires, fixed
 	// (e.g. core-database) or "" when none or when ServiceFrom names where it comes from.
 	Service string
@@ -46,22 +52,36 @@ type Route struct {
 	CreditToken bool
 	// Metered routes are charged in credits; only they accept creditsPerDay.
 	Metered bool
-	Summary string
+	// OperationFrom names the body field holding the managed operation the
+	// request reaches ("body:operationId" for invoke and runs), so operation
+	// access and the capability limit selectors apply before the handler.
+	OperationFrom string
+	// Commit: the operation's writes commit in one transaction with its
+	// stored idempotent response (idempotency.Unit). Only for operations
+	// that neither read their writes back nor interpret their conditions.
+	Commit bool
+	// ReplayHeaders are the response headers an idempotent replay repeats,
+	// beyond Content-Type and Location.
+	ReplayHeaders []string
+	// ArchivedReadable: a key bound to an archived project may still call
+	// it (reading that project); every other route refuses such a key.
+	ArchivedReadable bool
+	Summary          string
 }
 
 // Public routes need no key. They are served at the root and under /v1.
 var Public = []Route{
-	{Method: http.MethodGet, Path: "/health", Group: "public", Operation: "health.read", Summary: "Service and API-version health"},
-	{Method: http.MethodGet, Path: "/openapi.json", Group: "public", Operation: "openapi.read", Summary: "This OpenAPI 3.1 document"},
-	{Method: http.MethodGet, Path: "/pricing", Group: "public", Operation: "pricing.read", Summary: "Server-owned price and availability catalogue"},
-	{Method: http.MethodGet, Path: "/docs", Group: "public", Operation: "docs.read", Summary: "Browsable API reference"},
+	{Method: http.MethodGet, Path: "/health", Group: "public", Operation: "health.read", ID: "health.read", Summary: "Service and API-version health"},
+	{Method: http.MethodGet, Path: "/openapi.json", Group: "public", Operation: "openapi.read", ID: "openapi.read", Summary: "This OpenAPI 3.1 document"},
+	{Method: http.MethodGet, Path: "/pricing", Group: "public", Operation: "pricing.read", ID: "pricing.read", Summary: "Server-owned price and availability catalogue"},
+	{Method: http.MethodGet, Path: "/docs", Group: "public", Operation: "docs.read", ID: "docs.read", Summary: "Browsable API reference"},
 }
 
 // MCP is the remote MCP transport (spec 1.5): POST, Streamable HTTP, the
 // same bearer key, which must hold services:read and actions.list. It is
 // served at the root and under /v1; each tool call then runs the managed
 // operation's own policy.
-var MCP = Route{Method: http.MethodPost, Path: "/mcp", Group: "mcp", Operation: "actions.list", Scopes: []string{"services:read"}, Body: BodyJSON,
+var MCP = Route{Method: http.MethodPost, Path: "/mcp", Group: "mcp", Operation: "actions.list", ID: "mcp", Scopes: []string{"services:read"}, Body: BodyJSON,
 	Summary: "Remote MCP server (Streamable HTTP, stateless, JSON responses)"}
 
 func r(method, path, group, op, scope string, idem bool, body Body, summary string) Route {
@@ -69,12 +89,23 @@ func r(method, path, group, op, scope string, idem bool, body Body, summary stri
 	if scope != "" {
 		scopes = strings.Split(scope, " ")
 	}
-	return Route{Method: method, Path: path, Group: group, Operation: op, Scopes: scopes, Idem: idem, Body: body, Summary: summary}
+	return Route{Method: method, Path: path, Group: group, Operation: op, ID: op, Scopes: scopes, Idem: idem, Body: body, Summary: summary}
 }
 
 func (rt Route) service(s string) Route     { rt.Service = s; return rt }
 func (rt Route) serviceFrom(s string) Route { rt.ServiceFrom = s; return rt }
 func (rt Route) metered() Route             { rt.Metered = true; return rt }
+func (rt Route) id(id string) Route         { rt.ID = id; return rt }
+func (rt Route) commit() Route              { rt.Commit = true; return rt }
+func (rt Route) archivedReadable() Route    { rt.ArchivedReadable = true; return rt }
+func (rt Route) operationFrom(s string) Route {
+	rt.OperationFrom = s
+	return rt
+}
+func (rt Route) replay(headers ...string) Route {
+	rt.ReplayHeaders = headers
+	return rt
+}
 
 const (
 	get, post, patch, del, put = http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete, http.MethodPut
@@ -93,18 +124,19 @@ var Table = []Route{
 	r(del, "/api-keys/{id}", "keys", "apiKeys.revoke", "api_keys:manage", idem, BodyNone, "Revoke a key and, with it, its descendants"),
 	r(get, "/services", "services", "services.list", "services:read", noIdem, BodyNone, "List managed services visible to the key"),
 	r(get, "/capabilities", "services", "capabilities.list", "services:read", noIdem, BodyNone, "List capabilities visible to the key"),
-	r(get, "/capabilities/{serviceId}", "services", "capabilities.list", "services:read", noIdem, BodyNone, "List one service's capabilities").serviceFrom("path:serviceId"),
+	r(get, "/capabilities/{serviceId}", "services", "capabilities.list", "services:read", noIdem, BodyNone, "List one service's capabilities").serviceFrom("path:serviceId").id("capabilities.list.byService"),
 	r(get, "/actions", "services", "actions.list", "services:read", noIdem, BodyNone, "Everything this key can call, after all four controls"),
-	r(post, "/services/{serviceId}/invoke", "services", "services.invoke", "services:invoke", idem, BodyJSON, "Invoke a managed service operation").serviceFrom("path:serviceId").metered(),
+	r(post, "/services/{serviceId}/invoke", "services", "services.invoke", "services:invoke", idem, BodyJSON, "Invoke a managed service operation").serviceFrom("path:serviceId").operationFrom("body:operationId").metered().
+		replay("X-Service-Credits-Charged", "X-Service-Upstream-Request-Id"),
 	r(get, "/credits/balance", "credits", "credits.balance.read", "credits:read", noIdem, BodyNone, "Read the account's credit balance"),
-	r(post, "/credits/x402/top-up", "credits", "credits.x402.topUp", "credits:write", idem, BodyJSON, "Buy credits through x402"),
+	r(post, "/credits/x402/top-up", "credits", "credits.x402.topUp", "credits:write", idem, BodyJSON, "Buy credits through x402").replay("Payment-Response", "X-Service-Paid-Agent-Receipt"),
 
 	// 4.2 Projects, usage, files, connections
-	r(get, "/projects", "projects", "projects.list", "projects:read", noIdem, BodyNone, "List projects visible to the key"),
-	r(post, "/projects", "projects", "projects.create", "projects:write", idem, BodyJSON, "Create a project"),
-	r(get, "/projects/{projectId}", "projects", "projects.read", "projects:read", noIdem, BodyNone, "Read a project"),
-	r(patch, "/projects/{projectId}", "projects", "projects.update", "projects:write", idem, BodyJSON, "Update a project"),
-	r(del, "/projects/{projectId}", "projects", "projects.archive", "projects:write", idem, BodyNone, "Archive a project"),
+	r(get, "/projects", "projects", "projects.list", "projects:read", noIdem, BodyNone, "List projects visible to the key").archivedReadable(),
+	r(post, "/projects", "projects", "projects.create", "projects:write", idem, BodyJSON, "Create a project").commit(),
+	r(get, "/projects/{projectId}", "projects", "projects.read", "projects:read", noIdem, BodyNone, "Read a project").archivedReadable(),
+	r(patch, "/projects/{projectId}", "projects", "projects.update", "projects:write", idem, BodyJSON, "Update a project").commit(),
+	r(del, "/projects/{projectId}", "projects", "projects.archive", "projects:write", idem, BodyNone, "Archive a project").commit(),
 	r(get, "/usage", "projects", "usage.read", "usage:read", noIdem, BodyNone, "Project request and charged-credit summaries"),
 	r(get, "/audit-events", "projects", "auditEvents.list", "audit:read", noIdem, BodyNone, "Project request audit events"),
 	r(get, "/files", "files", "files.list", "files:read", noIdem, BodyNone, "List project files"),
@@ -159,12 +191,12 @@ var Table = []Route{
 
 	// 4.6 Runs, approvals, artifacts, webhooks
 	r(get, "/runs", "runs", "runs.list", "runs:read", noIdem, BodyNone, "List durable runs"),
-	r(post, "/runs", "runs", "runs.create", "runs:write", idem, BodyJSON, "Start a durable run").serviceFrom("body:serviceId").metered(),
+	r(post, "/runs", "runs", "runs.create", "runs:write", idem, BodyJSON, "Start a durable run").serviceFrom("body:serviceId").operationFrom("body:operationId").metered(),
 	r(get, "/runs/{runId}", "runs", "runs.read", "runs:read", noIdem, BodyNone, "Read a durable run"),
 	r(post, "/runs/{runId}/cancel", "runs", "runs.cancel", "runs:write", idem, BodyNone, "Cancel a durable run"),
 	r(get, "/approvals", "approvals", "approvals.list", "approvals:read", noIdem, BodyNone, "List approvals"),
-	r(post, "/approvals/service-actions", "approvals", "approvals.create", "approvals:write", idem, BodyJSON, "Request approval for a service action").serviceFrom("body:serviceId"),
-	r(post, "/approvals/{approvalId}", "approvals", "approvals.decide", "approvals:write", idem, BodyJSON, "Approve or reject"),
+	r(post, "/approvals/service-actions", "approvals", "approvals.create", "approvals:write", idem, BodyJSON, "Request approval for a service action").serviceFrom("body:serviceId").commit(),
+	r(post, "/approvals/{approvalId}", "approvals", "approvals.decide", "approvals:write", idem, BodyJSON, "Approve or reject").commit(),
 	r(get, "/artifacts", "artifacts", "artifacts.list", "artifacts:read", noIdem, BodyNone, "List run artifacts"),
 	r(get, "/artifacts/{artifactId}/content", "artifacts", "artifacts.content.read", "artifacts:read", noIdem, BodyNone, "Download an artifact"),
 	r(get, "/webhooks", "webhooks", "webhooks.list", "webhooks:read", noIdem, BodyNone, "List webhooks"),
@@ -219,6 +251,35 @@ func Groups() []string {
 		if !seen[rt.Group] {
 			seen[rt.Group] = true
 			out = append(out, rt.Group)
+		}
+	}
+	return out
+}
+
+var byID = func() map[string]Route {
+	m := map[string]Route{MCP.ID: MCP}
+	for _, rt := range append(append([]Route{}, Public...), Table...) {
+		if _, dup := m[rt.ID]; dup {
+			panic("routes: duplicate route id " + rt.ID)
+		}
+		m[rt.ID] = rt
+	}
+	return m
+}()
+
+// ByID returns the route a group registers by its id.
+func ByID(id string) (Route, bool) {
+	rt, ok := byID[id]
+	return rt, ok
+}
+
+// OfGroup returns the routes a group's function serves, in table order:
+// the public routes for "public", MCP for "mcp".
+func OfGroup(group string) []Route {
+	var out []Route
+	for _, rt := range append(append([]Route{MCP}, Public...), Table...) {
+		if rt.Group == group {
+			out = append(out, rt)
 		}
 	}
 	return out

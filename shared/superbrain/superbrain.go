@@ -92,3 +92,9 @@ func (s *Service) Invoke(ctx context.Context, r upstream.Request) (upstream.Resu
 	}
 	return upstream.Result{Output: body, ChargedMicro: charge(r.OperationID, results)}, nil
 }
+
+// Router is the managed services built into every deployment, reached in
+// process: this one.
+func Router(st store.Store, now func() time.Time) upstream.Router {
+	return upstream.Router{ServiceID: New(st, now)}
+}

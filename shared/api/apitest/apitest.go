@@ -1,0 +1,350 @@
+// Package apitest is the black-box harness of the API: the whole platform
+// (every group, the workers on demand) on real storage behind a real HTTP
+// listener, with a settable clock, a scripted upstream service and helpers
+// for the requests every test makes. Tests of every group package use it.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"platformapi/shared/api"
+	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/blob/fsblob"
+	"platformapi/shared/credittoken"
+	"platformapi/shared/envelope/localkey"
+	"platformapi/shared/platform"
+	"platformapi/shared/queue/memqueue"
+	"platformapi/shared/runs"
+	"platformapi/shared/store"
+	"platformapi/shared/store/teststores"
+	"platformapi/shared/superbrain"
+	"platformapi/shared/topup"
+	"platformapi/shared/webhooks"
+	"platformapi/shared/x402/localfacilitator"
+)
+
+// Clock is a settable clock shared by the server and its store, so tests can
+// move time to expire keys, windows, leases and claims.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+// Advance moves the clock forward.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// TopUpConfig is the server's x402 configuration in tests: Base Sepolia USDC.
+var TopUpConfig = topup.TopUpConfig{
+	Network: "eip155:84532", Asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+	AssetName: "USDC", AssetVersion: "2", PayTo: "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", MaxTimeoutSeconds: 300,
+}
+
+// RequestTimeout is the request deadline of a test server: the emulator
+// queues racing requests (see teststores.DynamoDB), so it gets longer.
+func RequestTimeout(b teststores.Backend) time.Duration {
+	if b.Name == teststores.DynamoDB.Name {
+		return time.Minute
+	}
+	return 10 * time.Second
+}
+
+// Env is one API server on real storage behind a real HTTP listener.
+type Env struct {
+	T      *testing.T
+	URL    string
+	Clock  *Clock
+	Store  store.Store
+	Signer *credittoken.Signer
+	Kernel *api.Kernel
+	Logs   *SyncBuffer
+	// Remote is core-research, an HTTP upstream the test scripts.
+	Remote       *FakeUpstream
+	RunsQueue    *memqueue.Queue
+	WebhookQueue *memqueue.Queue
+	runWorker    *runs.Worker
+	hookWorker   *webhooks.Worker
+	startRuns    sync.Once
+	startHooks   sync.Once
+}
+
+// SyncBuffer collects the server's log lines.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Options change what a test server allows.
+type Options struct {
+	// AllowPrivateWebhooks is the development switch, needed to reach the
+	// loopback receivers of webhook tests.
+	AllowPrivateWebhooks bool
+	// Leave out a part to see the API answer without it.
+	NoRunsQueue, NoSealer, NoRemoteService bool
+}
+
+// Backends are the storage backends this run can reach.
+var Backends = teststores.All
+
+// ForEachBackend runs a black-box test against every storage backend
+// available to this run.
+func ForEachBackend(t *testing.T, test func(t *testing.T, e *Env), opts ...Options) {
+	for _, b := range Backends() {
+		t.Run(b.Name, func(t *testing.T) { test(t, NewOn(t, b, opts...)) })
+	}
+}
+
+// New is a server on embedded storage.
+func New(t *testing.T, opts ...Options) *Env { return NewOn(t, teststores.Embedded, opts...) }
+
+// NewOn is a server on backend b.
+func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	c := &Clock{now: time.Now().UTC().Truncate(time.Second)}
+	seed := make([]byte, 32)
+	_, _ = rand.Read(seed)
+	signer, err := credittoken.NewSigner(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := b.Open(t, c.Now)
+	sealer, err := localkey.Open(filepath.Join(t.TempDir(), "master.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	artifacts, err := fsblob.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks := memqueue.New(memqueue.WithDeadLetter(memqueue.New(), 3))
+	runsQ := memqueue.New()
+	t.Cleanup(func() { hooks.Close(); runsQ.Close() })
+	remote := &FakeUpstream{}
+	services := superbrain.Router(st, c.Now)
+	if !o.NoRemoteService {
+		services["core-research"] = remote
+	}
+	d := platform.Deps{
+		Backend: b.Name, TopUp: TopUpConfig, Facilitator: localfacilitator.New(st, localfacilitator.Config{Now: c.Now}),
+		Services: services, Schemas: servicesapi.BuiltinSchemas(),
+		WebhookQueue: hooks, RunsQueue: runsQ, Artifacts: artifacts, Sealer: sealer,
+		AllowPrivateWebhooks: o.AllowPrivateWebhooks,
+	}
+	if o.NoRunsQueue {
+		d.RunsQueue = nil
+	}
+	if o.NoSealer {
+		d.Sealer = nil
+	}
+	logs := &SyncBuffer{}
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	k := platform.New(api.Config{
+		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b),
+	}, d)
+	hs := httptest.NewServer(k)
+	t.Cleanup(hs.Close)
+	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks}
+	e.runWorker = runs.NewWorker(runs.WorkerConfig{Config: runs.Config{Store: st, Queue: runsQ, Artifacts: artifacts, Now: c.Now},
+		Services: services, Timeout: 10 * time.Second, Logger: logger})
+	e.hookWorker = webhooks.NewWorker(webhooks.WorkerConfig{
+		Config:      webhooks.Config{Store: st, Sealer: sealer, Queue: hooks, Now: c.Now, Guard: webhooks.Guard{AllowPrivate: o.AllowPrivateWebhooks}},
+		MaxAttempts: 3, Backoff: func(int) time.Duration { return 10 * time.Millisecond }, Timeout: 2 * time.Second,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	return e
+}
+
+// StartRunWorker runs the run worker loop, as functions/local does, until
+// the test ends.
+func (e *Env) StartRunWorker() { e.startRuns.Do(func() { e.loop(e.runWorker.Run) }) }
+
+// StartWebhookWorker drains the webhook queue until the test ends.
+func (e *Env) StartWebhookWorker() { e.startHooks.Do(func() { e.loop(e.hookWorker.Run) }) }
+
+func (e *Env) loop(run func(context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); run(ctx) }()
+	e.T.Cleanup(func() { cancel(); <-done })
+}
+
+// Resp is a response as tests read it.
+type Resp struct {
+	Status int
+	Header http.Header
+	Raw    []byte
+	Body   map[string]any
+}
+
+// Str is a string field of the JSON body, or "".
+func (r *Resp) Str(field string) string { s, _ := r.Body[field].(string); return s }
+
+// Code is the problem+json error code, or "".
+func (r *Resp) Code() string { return r.Str("code") }
+
+// Req is a request as tests write it.
+type Req struct {
+	Method, Path string
+	Key          string            // bearer secret
+	Idem         string            // Idempotency-Key
+	Headers      map[string]string // more headers
+	Body         any               // JSON-encoded unless []byte
+}
+
+// Do sends r.
+func (e *Env) Do(r Req) *Resp {
+	e.T.Helper()
+	var rd io.Reader
+	ct := ""
+	switch b := r.Body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.T.Fatal(err)
+		}
+		rd, ct = bytes.NewReader(raw), "application/json"
+	}
+	hr, err := http.NewRequestWithContext(context.Background(), r.Method, e.URL+r.Path, rd)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if ct != "" {
+		hr.Header.Set("Content-Type", ct)
+	}
+	if r.Key != "" {
+		hr.Header.Set("Authorization", "Bearer "+r.Key)
+	}
+	if r.Idem != "" {
+		hr.Header.Set("Idempotency-Key", r.Idem)
+	}
+	for k, v := range r.Headers {
+		hr.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := &Resp{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	_ = json.Unmarshal(raw, &out.Body)
+	return out
+}
+
+// Must fails the test unless the response has the wanted status (and code).
+func (e *Env) Must(r *Resp, status int, code ...string) *Resp {
+	e.T.Helper()
+	if r.Status != status || len(code) > 0 && r.Code() != code[0] {
+		e.T.Fatalf("got %d %s, want %d %v: %s", r.Status, r.Code(), status, code, r.Raw)
+	}
+	return r
+}
+
+var idemSeq struct {
+	sync.Mutex
+	n int
+}
+
+// Idem returns a fresh idempotency key.
+func Idem() string {
+	idemSeq.Lock()
+	defer idemSeq.Unlock()
+	idemSeq.n++
+	return "test-idem-" + time.Now().Format("150405.000000") + "-" + strings.Repeat("x", idemSeq.n%3) + strconv.Itoa(idemSeq.n)
+}
+
+// Token mints a credit token worth credits.
+func (e *Env) Token(credits int64) string { return e.TokenMicro(credits * 1_000_000) }
+
+// TokenMicro mints a credit token worth micro micro-credits.
+func (e *Env) TokenMicro(micro int64) string {
+	tok, err := e.Signer.Mint(micro, e.Clock.Now(), time.Hour)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return tok
+}
+
+// RootKey creates a new account with credits and returns its root key.
+func (e *Env) RootKey(credits int64, body map[string]any) (secret string, rec *Resp) {
+	e.T.Helper()
+	if body == nil {
+		body = map[string]any{"label": "root"}
+	}
+	r := e.Must(e.Do(Req{Method: "POST", Path: "/v1/api-keys", Idem: Idem(), Body: body,
+		Headers: map[string]string{"X-Service-Credit-Token": e.Token(credits)}}), 201)
+	return r.Str("secret"), r
+}
+
+// Child creates a key under parent.
+func (e *Env) Child(parent string, body map[string]any) (secret string, rec *Resp) {
+	e.T.Helper()
+	r := e.Must(e.Do(Req{Method: "POST", Path: "/v1/api-keys", Key: parent, Idem: Idem(), Body: body}), 201)
+	return r.Str("secret"), r
+}
+
+// Balance reads the credit balance the key's account has.
+func (e *Env) Balance(key string) float64 {
+	e.T.Helper()
+	return e.Must(e.Do(Req{Method: "GET", Path: "/v1/credits/balance", Key: key}), 200).Body["balance"].(float64)
+}
+
+// Strs reads a JSON array of strings.
+func Strs(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+// Stored renders the raw item at k with its document, to prove what is and
+// is not at rest.
+func (e *Env) Stored(k store.Key) string {
+	e.T.Helper()
+	it, err := e.Store.Get(context.Background(), k)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return fmt.Sprintf("%v %s", it, it.Bytes(store.AttrDoc))
+}

@@ -1,0 +1,518 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/catalog"
+	"platformapi/shared/credittoken"
+	"platformapi/shared/idempotency"
+	"platformapi/shared/keys"
+	"platformapi/shared/limits"
+	"platformapi/shared/routes"
+	"platformapi/shared/store"
+)
+
+// Principal is who is calling: the key chain (root first, caller last) or,
+// for the first key of an account, a verified credit token.
+type Principal struct {
+	Chain       []*keys.Key
+	CreditToken *credittoken.Claims
+	// Account is the account's item as read with the chain, in the same
+	// batch: its balance and counters as of this request.
+	Account   store.Item
+	ProjectID string // selected or bound project; "" at account level
+	EndUser   string
+	Service   string // the managed service the request reaches, if any
+	Operation string // managed operation id for invoke and runs.create
+	URL       string // the absolute URL requested, for x402 resource descriptions
+}
+
+// Key is the calling key (nil for a credit-token request).
+func (p *Principal) Key() *keys.Key {
+	if len(p.Chain) == 0 {
+		return nil
+	}
+	return p.Chain[len(p.Chain)-1]
+}
+
+// PrincipalFrom is the caller of the request; every operation behind the
+// request path has one.
+func PrincipalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(keyPrincipal).(*Principal)
+	return p
+}
+
+// LimitOwners are the chain as the limit counter sees it: every key whose
+// limits cap this request.
+func (p *Principal) LimitOwners() []limits.Owner {
+	owners := make([]limits.Owner, len(p.Chain))
+	for i, c := range p.Chain {
+		owners[i] = limits.Owner{ID: c.ID, Limits: c.Limits}
+	}
+	return owners
+}
+
+// KeyPath is the ids of the chain, root first.
+func (p *Principal) KeyPath() []string {
+	path := make([]string, len(p.Chain))
+	for i, k := range p.Chain {
+		path[i] = k.ID
+	}
+	return path
+}
+
+var endUserRE = regexp.MustCompile(`^[A-Za-z0-9:._@-]{1,128}$`)
+
+// enforce runs the request path of DESIGN.md for one route. Every rejection
+// is problem+json; none of them is stored for idempotent replay.
+func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
+	maxBody := maxBody(rt)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoFrom(r.Context())
+		info.operation = rt.Operation
+		ctx, cancel := context.WithTimeout(r.Context(), k.cfg.RequestTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+
+		body, err := readBody(r, maxBody)
+		if err != nil {
+			WriteProblem(w, r, err)
+			return
+		}
+		p, err := k.authenticate(ctx, rt, r)
+		if err != nil {
+			WriteProblem(w, r, err)
+			return
+		}
+		if key := p.Key(); key != nil {
+			info.keyID = key.ID
+		}
+		if err := k.authorize(ctx, rt, r, body, p); err != nil {
+			WriteProblem(w, r, err)
+			return
+		}
+		info.endUser = endUserForLog(p)
+		idemKey := r.Header.Get("Idempotency-Key")
+		if rt.Idem {
+			if idemKey == "" {
+				WriteProblem(w, r, apierr.New(apierr.IdempotencyKeyRequired, "%s %s requires an Idempotency-Key header.", rt.Method, rt.Path))
+				return
+			}
+			if !idemRE.MatchString(idemKey) {
+				WriteProblem(w, r, apierr.New(apierr.IdempotencyKeyInvalid, "Idempotency-Key must be 8 to 200 characters of letters, digits, colon, period, underscore or hyphen."))
+				return
+			}
+		}
+		if err := checkContentType(rt, r, body); err != nil {
+			WriteProblem(w, r, err)
+			return
+		}
+		p.URL = requestURL(r)
+		r = r.WithContext(context.WithValue(ctx, keyPrincipal, p))
+
+		release, err := k.admit(ctx, rt, p)
+		if err != nil {
+			WriteProblem(w, r, err)
+			return
+		}
+		defer release()
+
+		if !rt.Idem {
+			next.ServeHTTP(w, r)
+			return
+		}
+		k.idempotent(w, r, rt, next, p, idemKey, body)
+	})
+}
+
+// readBody reads at most max bytes; more is a 413 before anything else runs.
+func readBody(r *http.Request, max int64) ([]byte, error) {
+	tooLarge := apierr.New(apierr.PayloadTooLarge, "The request body exceeds %d bytes.", max)
+	if r.ContentLength > max {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	if err != nil {
+		return nil, apierr.Invalid("The request body could not be read.")
+	}
+	if int64(len(body)) > max {
+		return nil, tooLarge
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
+}
+
+func checkContentType(rt routes.Route, r *http.Request, body []byte) error {
+	ct := r.Header.Get("Content-Type")
+	if len(body) == 0 && ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if ct != "" && err != nil {
+		return apierr.New(apierr.UnsupportedMediaType, "Content-Type %q cannot be parsed.", ct)
+	}
+	switch rt.Body {
+	case routes.BodyJSON:
+		if mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+			return apierr.New(apierr.UnsupportedMediaType, "Send the body as application/json.")
+		}
+	case routes.BodyZip:
+		if mt != "application/zip" {
+			return apierr.New(apierr.UnsupportedMediaType, "Send the part as application/zip.")
+		}
+	case routes.BodyRaw:
+		if ct == "" {
+			return apierr.New(apierr.UnsupportedMediaType, "Send the file's media type in Content-Type.")
+		}
+	case routes.BodyNone:
+		if len(body) > 0 {
+			return apierr.New(apierr.UnsupportedMediaType, "%s %s takes no request body.", rt.Method, rt.Path)
+		}
+	}
+	return nil
+}
+
+// authenticate resolves the bearer key (or, on POST /api-keys only, the
+// credit token). Nothing is cached across requests.
+func (k *Kernel) authenticate(ctx context.Context, rt routes.Route, r *http.Request) (*Principal, error) {
+	authz := r.Header.Get("Authorization")
+	token := r.Header.Get("X-Service-Credit-Token")
+	if token != "" {
+		if !rt.CreditToken {
+			return nil, apierr.Invalid("X-Service-Credit-Token is accepted only by POST /api-keys.", apierr.Field("header.X-Service-Credit-Token", "not accepted here"))
+		}
+		if authz != "" {
+			return nil, apierr.Invalid("Send either a bearer key or a credit token, not both.", apierr.Field("header.X-Service-Credit-Token", "not allowed with Authorization"))
+		}
+		if k.cfg.CreditTokens == nil {
+			return nil, apierr.New(apierr.ServiceUnavailable, "Credit tokens cannot be redeemed by this deployment.").WithHeader("Retry-After", "3600")
+		}
+		c, err := k.cfg.CreditTokens.Verify(token, k.now())
+		if err != nil {
+			return nil, apierr.New(apierr.InvalidCreditToken, "The credit token is forged, malformed or expired.")
+		}
+		return &Principal{CreditToken: &c}, nil
+	}
+	if authz == "" {
+		return nil, apierr.New(apierr.MissingCredentials, "Send Authorization: Bearer <API key>.").WithHeader("WWW-Authenticate", `Bearer realm="platform-api"`)
+	}
+	secret, ok := strings.CutPrefix(authz, "Bearer ")
+	if !ok || secret == "" {
+		return nil, apierr.New(apierr.InvalidAPIKey, "The Authorization header must be Bearer <API key>.").WithHeader("WWW-Authenticate", `Bearer realm="platform-api", error="invalid_token"`)
+	}
+	chain, account, err := k.keys.Authenticate(ctx, strings.TrimSpace(secret))
+	if err != nil {
+		var ae *apierr.Error
+		if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
+			return nil, ae.WithHeader("WWW-Authenticate", `Bearer realm="platform-api", error="invalid_token"`)
+		}
+		return nil, err
+	}
+	return &Principal{Chain: chain, Account: account}, nil
+}
+
+// authorize applies project selection and the first three access controls.
+func (k *Kernel) authorize(ctx context.Context, rt routes.Route, r *http.Request, body []byte, p *Principal) error {
+	if eu := r.Header.Get("X-Service-End-User"); eu != "" {
+		if !endUserRE.MatchString(eu) {
+			return apierr.Invalid("Invalid X-Service-End-User.", apierr.Field("header.X-Service-End-User", "1–128 characters of letters, digits, colon, period, underscore, at sign or hyphen"))
+		}
+		p.EndUser = eu
+	}
+	key := p.Key()
+	if key == nil {
+		return nil // credit-token request: POST /api-keys decides
+	}
+	if err := k.selectProject(ctx, rt, r, p, key); err != nil {
+		return err
+	}
+	for _, sc := range rt.Scopes {
+		if !key.HasScope(sc) {
+			return apierr.New(apierr.ScopeDenied, "%s %s needs scope %s.", rt.Method, rt.Path, sc)
+		}
+	}
+	svc, op, err := requestService(rt, r, body)
+	if err != nil {
+		return err
+	}
+	p.Service, p.Operation = svc, op
+	if svc != "" && !key.AllowsService(svc) {
+		return apierr.New(apierr.ServiceDenied, "This key may not use service %s.", svc)
+	}
+	exact := keys.RequestOperation(rt.Operation, svc, op)
+	if !key.AllowsOperation(exact) {
+		return apierr.New(apierr.OperationDenied, "This key may not call operation %s.", exact)
+	}
+	return nil
+}
+
+// selectProject applies X-Service-Project and the key's project binding.
+// Keys bound to an archived project can still read that project and nothing
+// else.
+func (k *Kernel) selectProject(ctx context.Context, rt routes.Route, r *http.Request, p *Principal, key *keys.Key) error {
+	header := r.Header.Get("X-Service-Project")
+	if key.ProjectID != nil {
+		if header != "" && header != *key.ProjectID {
+			return apierr.New(apierr.ProjectDenied, "This key is bound to another project.")
+		}
+		p.ProjectID = *key.ProjectID
+		if rt.ArchivedReadable {
+			return nil
+		}
+		active, err := k.projects.Active(ctx, key.AccountID, p.ProjectID)
+		if err != nil {
+			return err
+		}
+		if !active {
+			return apierr.New(apierr.ProjectDenied, "The key's project is archived.")
+		}
+		return nil
+	}
+	if header == "" {
+		return nil
+	}
+	active, err := k.projects.Active(ctx, key.AccountID, header)
+	if err != nil {
+		return err
+	}
+	if !active {
+		return apierr.New(apierr.ProjectDenied, "X-Service-Project must name an active project of this account.")
+	}
+	p.ProjectID = header
+	return nil
+}
+
+// requestService finds the managed service (and, for invoke and runs, the
+// operation) a request reaches, so service and operation access and the
+// capability limit selectors can be checked before the handler runs.
+func requestService(rt routes.Route, r *http.Request, body []byte) (svc, op string, err error) {
+	var peek struct {
+		ServiceID   string `json:"serviceId"`
+		OperationID string `json:"operationId"`
+	}
+	if len(body) > 0 && rt.Body == routes.BodyJSON {
+		_ = json.Unmarshal(body, &peek) // malformed bodies are the handler's 400
+	}
+	switch {
+	case rt.Service != "":
+		svc = rt.Service
+	case strings.HasPrefix(rt.ServiceFrom, "path:"):
+		svc = r.PathValue(strings.TrimPrefix(rt.ServiceFrom, "path:"))
+		if _, ok := catalog.Lookup(svc); !ok {
+			return "", "", apierr.New(apierr.NotFound, "No managed service %q.", svc)
+		}
+	case strings.HasPrefix(rt.ServiceFrom, "body:"):
+		svc = peek.ServiceID
+		if _, ok := catalog.Lookup(svc); svc != "" && !ok {
+			return "", "", apierr.Invalid("Unknown service.", apierr.Field("body.serviceId", "no managed service %q", svc))
+		}
+	}
+	if rt.OperationFrom == "body:operationId" {
+		op = peek.OperationID
+	}
+	return svc, op, nil
+}
+
+// admit counts the request against every matching limit of the key and its
+// ancestors and returns the release of its concurrency leases.
+func (k *Kernel) admit(ctx context.Context, rt routes.Route, p *Principal) (func(), error) {
+	if len(p.Chain) == 0 {
+		return func() {}, nil
+	}
+	return k.Admit(ctx, p, keys.LimitSelectors(rt.Operation, p.Service, p.Operation))
+}
+
+// Admit counts one request of the caller against every limit of the chain
+// that covers one of selectors, and returns the release of its concurrency
+// leases.
+func (k *Kernel) Admit(ctx context.Context, p *Principal, selectors []string) (func(), error) {
+	lease, err := k.limits.Admit(ctx, p.LimitOwners(), selectors)
+	if err != nil {
+		return nil, limits.APIError(err)
+	}
+	return func() {
+		// Release even when the request's context is done: a lease must not
+		// outlive its request longer than necessary. A failed release is
+		// logged: the lease then lingers until it expires.
+		if err := lease.Release(context.WithoutCancel(ctx)); err != nil {
+			Logger(ctx).Error("limit lease release failed", "error", err.Error())
+		}
+	}, nil
+}
+
+// idempotent claims the key, runs the operation once, stores its response and
+// replays it for duplicates (CONTRACT "Idempotency").
+func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, next http.Handler, p *Principal, idemKey string, body []byte) {
+	// Idempotency is per API key; a first-key request has none yet, so its
+	// namespace is the credit token's.
+	var scope string
+	if key := p.Key(); key != nil {
+		scope = key.ID
+	} else {
+		scope = "ctk#" + p.CreditToken.ID
+	}
+	fp := idempotency.Fingerprint(r.Method, r.URL.RequestURI(), body, r.Header.Get("X-Service-Project"), r.Header.Get("X-Service-End-User"))
+	claim, replay, err := k.idem.Claim(r.Context(), scope, idemKey, fp)
+	if err != nil {
+		var busy *idempotency.InProgressError
+		switch {
+		case errors.Is(err, idempotency.ErrReused):
+			WriteProblem(w, r, apierr.New(apierr.IdempotencyKeyReused, "This Idempotency-Key was used with a different request."))
+		case errors.As(err, &busy):
+			WriteProblem(w, r, apierr.New(apierr.IdempotencyInProgress, "A request with this Idempotency-Key is still running.").
+				WithHeader("Retry-After", strconv.Itoa(busy.RetryAfterSeconds)))
+		default:
+			WriteProblem(w, r, err)
+		}
+		return
+	}
+	if replay != nil {
+		for h, v := range replay.Headers {
+			w.Header().Set(h, v)
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.WriteHeader(replay.Status)
+		_, _ = w.Write(replay.Body)
+		return
+	}
+	var unit *idempotency.Unit
+	if rt.Commit {
+		unit = &idempotency.Unit{}
+		r = r.WithContext(idempotency.WithUnit(r.Context(), unit))
+	}
+	rec := &captureWriter{ResponseWriter: w, header: http.Header{}}
+	done := context.WithoutCancel(r.Context())
+	abandon := func() {
+		// A claim that cannot be freed expires with the request deadline;
+		// until then a retry is told the request is in progress.
+		if err := k.idem.Abandon(done, claim); err != nil {
+			Logger(r.Context()).Error("idempotency abandon failed", "error", err.Error())
+		}
+	}
+	defer func() {
+		if pnc := recover(); pnc != nil {
+			abandon()
+			panic(pnc)
+		}
+	}()
+	next.ServeHTTP(rec, r)
+	if !storable(rec.status, rec.header) {
+		abandon()
+		rec.flush()
+		return
+	}
+	if rec.status >= 300 {
+		unit = nil // only a success commits its writes
+	}
+	resp := idempotency.Response{Status: rec.status, Headers: replayHeaders(rt, rec.header), Body: rec.buf.Bytes()}
+	err = k.idem.CompleteUnit(done, claim, resp, unit)
+	var conflict *idempotency.CommitError
+	switch {
+	case err == nil && unit != nil:
+		unit.Committed()
+	case err == nil:
+	case unit != nil:
+		// Nothing was written: free the key and say why, so a retry runs.
+		abandon()
+		if errors.As(err, &conflict) {
+			WriteProblem(w, r, apierr.New(apierr.Conflict, "The resource changed while this request ran; nothing was written. Retry."))
+		} else {
+			WriteProblem(w, r, err)
+		}
+		return
+	default:
+		// The operation's own writes are already applied: answer them, and
+		// let the claim expire rather than run the operation twice now.
+		Logger(r.Context()).Error("idempotency completion failed", "error", err.Error())
+	}
+	rec.flush()
+}
+
+// storable: the operation's own 2xx and 4xx are stored; 401, 403, 429,
+// 5xx and every 402 of the x402 flow (challenge or rejected payment, both
+// carrying Payment-Required) are not, so a corrected or paid retry runs.
+func storable(status int, h http.Header) bool {
+	switch {
+	case status >= 500, status == http.StatusUnauthorized, status == http.StatusForbidden, status == http.StatusTooManyRequests:
+		return false
+	case status == http.StatusPaymentRequired:
+		return h.Get("Payment-Required") == ""
+	}
+	return true
+}
+
+// replayHeaders are the response headers stored with a response: its media
+// type, its resource's location and those the route names.
+func replayHeaders(rt routes.Route, h http.Header) map[string]string {
+	out := map[string]string{}
+	for _, list := range [][]string{{"Content-Type", "Location"}, rt.ReplayHeaders} {
+		for _, name := range list {
+			if v := h.Get(name); v != "" {
+				out[name] = v
+			}
+		}
+	}
+	return out
+}
+
+// captureWriter buffers the operation's response so it can be stored before
+// (and exactly as) it is sent.
+type captureWriter struct {
+	http.ResponseWriter
+	header http.Header
+	status int
+	buf    bytes.Buffer
+}
+
+func (c *captureWriter) Header() http.Header { return c.header }
+func (c *captureWriter) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+}
+func (c *captureWriter) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	return c.buf.Write(b)
+}
+
+func (c *captureWriter) flush() {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	dst := c.ResponseWriter.Header()
+	for h, v := range c.header {
+		dst[h] = v
+	}
+	c.ResponseWriter.WriteHeader(c.status)
+	_, _ = c.ResponseWriter.Write(c.buf.Bytes())
+}
+
+// endUserForLog applies the privacy tier to what the access log may keep.
+func endUserForLog(p *Principal) string {
+	if p.EndUser == "" || p.Key() == nil {
+		return ""
+	}
+	return keys.RedactEndUser(p.Key().PrivacyTier, p.Key().AccountID, p.EndUser)
+}
+
+// requestURL rebuilds the absolute URL the client called (behind API Gateway
+// the scheme arrives in X-Forwarded-Proto).
+func requestURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + r.URL.RequestURI()
+}

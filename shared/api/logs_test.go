@@ -1,0 +1,65 @@
+package api_test
+
+import (
+	"encoding/json"
+	"platformapi/shared/api/apitest"
+	"strings"
+	"testing"
+)
+
+func TestLogsNeverHoldSecretsOrCredentials(t *testing.T) {
+	e := apitest.New(t)
+	tok := e.Token(3)
+	r := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/api-keys", Idem: apitest.Idem(), Body: map[string]any{}, Headers: map[string]string{"X-Service-Credit-Token": tok}}), 201)
+	secret := r.Str("secret")
+	child, _ := e.Child(secret, map[string]any{})
+	e.Do(apitest.Req{Method: "GET", Path: "/v1/credits/balance", Key: secret})
+	e.Do(apitest.Req{Method: "GET", Path: "/v1/credits/balance", Key: secret + "x"})
+	logs := e.Logs.String()
+	for _, s := range []string{secret, child, tok, "Bearer", secret[len("psk_key_")+26:]} {
+		if strings.Contains(logs, s) {
+			t.Fatalf("the logs contain %q", s)
+		}
+	}
+	var line map[string]any
+	first, _, _ := strings.Cut(logs, "\n")
+	if err := json.Unmarshal([]byte(first), &line); err != nil || line["requestId"] == nil || line["status"] == nil || line["latencyMicros"] == nil {
+		t.Fatalf("access log line is not structured JSON with request id, status and latency: %s", first)
+	}
+}
+
+// The privacy tier decides what request logs keep of the end user.
+func TestPrivacyTierDecidesWhatLogsKeepOfTheEndUser(t *testing.T) {
+	e := apitest.New(t)
+	root, _ := e.RootKey(1, nil)
+	for _, tc := range []struct {
+		tier      string
+		keepsRaw  bool
+		keepsAnon bool
+	}{
+		{"standard", true, false},
+		{"pseudonymous", false, true},
+		{"minimal", false, false},
+	} {
+		t.Run(tc.tier, func(t *testing.T) {
+			k, rec := e.Child(root, map[string]any{"privacyTier": tc.tier})
+			user := "enduser-" + tc.tier
+			e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/credits/balance", Key: k, Headers: map[string]string{"X-Service-End-User": user}}), 200)
+			var line string
+			for _, l := range strings.Split(e.Logs.String(), "\n") {
+				if strings.Contains(l, rec.Str("id")) {
+					line = l
+				}
+			}
+			if line == "" {
+				t.Fatal("no log line for the request")
+			}
+			if got := strings.Contains(line, user); got != tc.keepsRaw {
+				t.Errorf("raw end user in log = %v, want %v: %s", got, tc.keepsRaw, line)
+			}
+			if got := strings.Contains(line, `"endUser":"anon_`); got != tc.keepsAnon {
+				t.Errorf("pseudonym in log = %v, want %v: %s", got, tc.keepsAnon, line)
+			}
+		})
+	}
+}

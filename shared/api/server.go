@@ -1,0 +1,294 @@
+// Package api is the kernel of the HTTP API: the request path of DESIGN.md
+// (authenticate, the four access controls, limits, idempotency), problem+json
+// errors, request logging, paging and the assembly of the OpenAPI document.
+// It holds no endpoint group's handlers: each group is a package of its own
+// (keysapi, projectsapi, ...) that adds its operations with Register by
+// their route-table id, so a Lambda links only the group it serves.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/credittoken"
+	"platformapi/shared/idempotency"
+	"platformapi/shared/keys"
+	"platformapi/shared/limits"
+	"platformapi/shared/projects"
+	"platformapi/shared/routes"
+	"platformapi/shared/store"
+)
+
+// APIVersion is the major version in the base path.
+const APIVersion = "v1"
+
+// Config is what the kernel needs from its process.
+type Config struct {
+	Store store.Store
+	// Counters, when set, holds request-rate windows and concurrency leases
+	// (see limits.Counter.WithRequestStore); Store otherwise.
+	Counters store.Store
+	// CreditTokens redeems first-key credit tokens; nil where this process
+	// cannot (every function but keys).
+	CreditTokens *credittoken.Signer
+	Logger       *slog.Logger
+	// Now is the clock; tests move it. Defaults to time.Now.
+	Now func() time.Time
+	// Groups are the endpoint groups this process serves (a Lambda serves
+	// one); nil serves every group. A served route whose group registered
+	// no handler answers 501 not_implemented.
+	Groups []string
+	// RequestTimeout bounds a request's work, and with it how long a dead
+	// process's concurrency lease and idempotency claim can linger.
+	RequestTimeout time.Duration
+	// Events publishes webhook events; nil publishes none.
+	Events Publisher
+}
+
+// Publisher hands an event to the webhooks of an account and project.
+type Publisher interface {
+	Publish(ctx context.Context, accountID, projectID, event string, data any) error
+}
+
+// Kernel is the API's request path, onto which groups register operations.
+type Kernel struct {
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	keys     *keys.Repo
+	projects *projects.Repo
+	limits   *limits.Counter
+	idem     *idempotency.Store
+	api      huma.API
+	inner    *http.ServeMux
+	// registered holds the ids of routes with a huma handler; raw holds
+	// those served by a plain http.Handler (MCP).
+	registered map[string]bool
+	raw        map[string]http.Handler
+	build      sync.Once
+	handler    http.Handler
+}
+
+// New builds a kernel on which groups then register their operations.
+func New(cfg Config) *Kernel {
+	hookHumaErrors()
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = 30 * time.Second
+	}
+	k := &Kernel{
+		cfg: cfg, log: cfg.Logger, now: cfg.Now,
+		keys:       keys.NewRepo(cfg.Store, cfg.Now),
+		projects:   projects.NewRepo(cfg.Store, cfg.Now),
+		limits:     limits.NewCounter(cfg.Store, cfg.Now, cfg.RequestTimeout+5*time.Second),
+		idem:       idempotency.New(cfg.Store, cfg.Now, cfg.RequestTimeout+5*time.Second),
+		inner:      http.NewServeMux(),
+		registered: map[string]bool{},
+		raw:        map[string]http.Handler{},
+	}
+	if cfg.Counters != nil {
+		k.limits.WithRequestStore(cfg.Counters)
+	}
+	k.api = humago.New(k.inner, humaConfig())
+	return k
+}
+
+// Now is the kernel's clock.
+func (k *Kernel) Now() time.Time { return k.now() }
+
+// Limits is the limit counter, for operations that admit further requests
+// of their own (an MCP tool call is one invoke).
+func (k *Kernel) Limits() *limits.Counter { return k.limits }
+
+// RequestTimeout is the deadline of every request.
+func (k *Kernel) RequestTimeout() time.Duration { return k.cfg.RequestTimeout }
+
+// Serves reports whether this process serves the group.
+func (k *Kernel) Serves(group string) bool {
+	return k.cfg.Groups == nil || slices.Contains(k.cfg.Groups, group)
+}
+
+// route finds a route by id; a group naming a route that does not exist is
+// a programming error caught by every test that builds the group.
+func route(id string) routes.Route {
+	rt, ok := routes.ByID(id)
+	if !ok {
+		panic("api: no route " + id)
+	}
+	return rt
+}
+
+// Register adds the operation of route id, documented from the route table
+// and answering status on success. It does nothing when this process does
+// not serve the route's group. edit may refine the generated documentation
+// (a raw response, a longer description).
+func Register[I, O any](k *Kernel, id string, status int, h func(context.Context, *I) (*O, error), edit ...func(*huma.Operation)) {
+	rt := route(id)
+	if !k.Serves(rt.Group) {
+		return
+	}
+	op := operation(rt)
+	op.DefaultStatus = status
+	for _, e := range edit {
+		e(&op)
+	}
+	huma.Register(k.api, op, h)
+	k.registered[id] = true
+}
+
+// Handle serves route id with a plain handler behind the same request path
+// (the MCP transport, which is no huma operation).
+func (k *Kernel) Handle(id string, h http.Handler) {
+	if rt := route(id); k.Serves(rt.Group) {
+		k.raw[id] = h
+	}
+}
+
+// served lists every route of the groups this process serves.
+func (k *Kernel) served() []routes.Route {
+	var out []routes.Route
+	for _, rt := range append(append([]routes.Route{routes.MCP}, routes.Public...), routes.Table...) {
+		if k.Serves(rt.Group) {
+			out = append(out, rt)
+		}
+	}
+	return out
+}
+
+// Handler completes the API once every group has registered: routes
+// without a handler answer 501, and the request path wraps them all. It is
+// built on first call; later registrations are not seen.
+func (k *Kernel) Handler() http.Handler {
+	k.build.Do(func() {
+		for _, rt := range k.served() {
+			if !k.registered[rt.ID] && k.raw[rt.ID] == nil && rt.Group != "public" && rt.Group != routes.MCP.Group {
+				k.registerNotImplemented(rt)
+			}
+		}
+		dropUnusedStatuses(k.api.OpenAPI())
+		k.handler = k.edge(k.outerMux())
+	})
+	return k.handler
+}
+
+func (k *Kernel) ServeHTTP(w http.ResponseWriter, r *http.Request) { k.Handler().ServeHTTP(w, r) }
+
+// OpenAPI is the document of the operations this process serves.
+func (k *Kernel) OpenAPI() *huma.OpenAPI {
+	k.Handler()
+	return k.api.OpenAPI()
+}
+
+// registerNotImplemented answers 501 not_implemented after the full request
+// path (authentication and access controls still apply), never a fake success.
+func (k *Kernel) registerNotImplemented(rt routes.Route) {
+	op := operation(rt)
+	op.Description = "**Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.\n\n" + op.Description
+	op.Errors = append(op.Errors, http.StatusNotImplemented)
+	for _, m := range pathParamRE.FindAllStringSubmatch(rt.Path, -1) {
+		op.Parameters = append(op.Parameters, &huma.Param{Name: m[1], In: "path", Required: true, Schema: &huma.Schema{Type: "string"}})
+	}
+	huma.Register(k.api, op, func(ctx context.Context, _ *struct{}) (*struct{}, error) {
+		return nil, apierr.New(apierr.NotImplemented, "%s %s is not implemented yet.", rt.Method, rt.Path)
+	})
+}
+
+// outerMux routes each path through the policy of its route and then to
+// huma (which decodes, validates and runs the handler) or to a raw handler.
+// Public routes and MCP answer at the root and under /v1.
+func (k *Kernel) outerMux() http.Handler {
+	mux := http.NewServeMux()
+	prefix := "/" + APIVersion
+	inner := http.StripPrefix(prefix, k.inner)
+	for _, rt := range k.served() {
+		switch {
+		case rt.Group == "public":
+			if k.registered[rt.ID] {
+				mux.Handle(rt.Method+" "+rt.Path, k.public(rt, k.inner))
+				mux.Handle(rt.Method+" "+prefix+rt.Path, k.public(rt, inner))
+			}
+		case k.raw[rt.ID] != nil:
+			h := k.enforce(rt, k.raw[rt.ID])
+			mux.Handle(rt.Method+" "+rt.Path, h)
+			mux.Handle(rt.Method+" "+prefix+rt.Path, h)
+		default:
+			mux.Handle(rt.Method+" "+prefix+rt.Path, k.enforce(rt, inner))
+		}
+	}
+	mux.HandleFunc("/", k.notFound)
+	return mux
+}
+
+func (k *Kernel) public(rt routes.Route, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		infoFrom(r.Context()).operation = rt.Operation
+		next.ServeHTTP(w, r)
+	})
+}
+
+// notFound answers every unrouted request: 405 with Allow when the path
+// exists under other methods, else 404, both as problem+json.
+func (k *Kernel) notFound(w http.ResponseWriter, r *http.Request) {
+	prefix := "/" + APIVersion
+	var allow []string
+	for _, rt := range k.served() {
+		rootToo := rt.Group == "public" || rt.ID == routes.MCP.ID
+		if matchPath(prefix+rt.Path, r.URL.Path) || rootToo && matchPath(rt.Path, r.URL.Path) {
+			if !slices.Contains(allow, rt.Method) {
+				allow = append(allow, rt.Method)
+			}
+		}
+	}
+	if len(allow) > 0 {
+		slices.Sort(allow)
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		WriteProblem(w, r, apierr.New(apierr.MethodNotAllowed, "%s is not allowed on %s.", r.Method, r.URL.Path))
+		return
+	}
+	WriteProblem(w, r, apierr.New(apierr.NotFound, "No endpoint at %s.", r.URL.Path))
+}
+
+func matchPath(pattern, path string) bool {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i := range ps {
+		if strings.HasPrefix(ps[i], "{") {
+			if xs[i] == "" {
+				return false
+			}
+			continue
+		}
+		if ps[i] != xs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Document is the OpenAPI document of every group, as JSON: what
+// print-openapi writes and the public function embeds.
+func Document(doc *huma.OpenAPI) ([]byte, error) {
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("api: openapi: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,277 @@
+// Package servicesapi is the managed-services endpoint group (spec 4.1):
+// services, capabilities and actions as a key sees them, invocation through
+// the invoke pipeline, and the remote MCP server (its own function) whose
+// tools are the same capabilities.
+package servicesapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"platformapi/shared/api"
+	"platformapi/shared/approvals"
+	"platformapi/shared/catalog"
+	"platformapi/shared/credits"
+	"platformapi/shared/invoke"
+	"platformapi/shared/keys"
+	"platformapi/shared/limits"
+	"platformapi/shared/routes"
+	"platformapi/shared/store"
+	"platformapi/shared/superbrain"
+	"platformapi/shared/upstream"
+	"platformapi/shared/webhooks"
+)
+
+// Deps are what the group needs.
+type Deps struct {
+	Store store.Store
+	// Services reaches the managed services; a service without an invoker
+	// is unavailable (503).
+	Services upstream.Router
+	// Schemas publishes operations' JSON Schemas in /capabilities, keyed
+	// "<serviceId>/<operationId>".
+	Schemas map[string]Schema
+	// MCPAllowedOrigins are the browser origins that may call the MCP
+	// server (MCP_ALLOWED_ORIGINS); server-to-server clients send none.
+	MCPAllowedOrigins []string
+}
+
+// Schema is one operation's input and output JSON Schema.
+type Schema struct {
+	Input, Output json.RawMessage
+}
+
+type handlers struct {
+	k        *api.Kernel
+	d        Deps
+	pipeline *invoke.Pipeline
+}
+
+// Register adds the group's operations, and the MCP transport, to the kernel.
+func Register(k *api.Kernel, d Deps) {
+	h := &handlers{k: k, d: d, pipeline: &invoke.Pipeline{
+		Ledger: credits.NewLedger(d.Store, k.Now), Limits: k.Limits(), Approvals: approvals.NewRepo(d.Store, k.Now),
+		Services: d.Services, Timeout: k.RequestTimeout() - 2*time.Second,
+	}}
+	api.Register(k, "services.list", http.StatusOK, h.listServices)
+	api.Register(k, "capabilities.list", http.StatusOK, h.listCapabilities)
+	api.Register(k, "capabilities.list.byService", http.StatusOK, h.listServiceCapabilities)
+	api.Register(k, "actions.list", http.StatusOK, h.listActions)
+	api.Register(k, "services.invoke", http.StatusOK, h.invoke)
+	k.Handle(routes.MCP.ID, h.mcpHandler())
+}
+
+// serviceView is a managed service as a key sees it.
+type serviceView struct {
+	ServiceID   string `json:"serviceId"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Available   bool   `json:"available" doc:"Whether this deployment can serve it now"`
+}
+
+// capability is one invocable operation as a key sees it.
+type capability struct {
+	CapabilityID     string          `json:"capabilityId" doc:"The exact operation selector, services.invoke.<serviceId>.<operationId>"`
+	ServiceID        string          `json:"serviceId"`
+	OperationID      string          `json:"operationId"`
+	Summary          string          `json:"summary"`
+	PriceCredits     float64         `json:"priceCredits" doc:"Maximum charge; the exact charge is what the service reports"`
+	RequiresApproval bool            `json:"requiresApproval"`
+	Durable          bool            `json:"durable" doc:"Can also run as a durable run"`
+	InputSchema      json.RawMessage `json:"inputSchema,omitempty" doc:"JSON Schema of input"`
+	OutputSchema     json.RawMessage `json:"outputSchema,omitempty" doc:"JSON Schema of result"`
+}
+
+// action is one thing the key can call after all four controls.
+type action struct {
+	OperationID string `json:"operationId" doc:"Operation id or exact capability selector"`
+	Kind        string `json:"kind" enum:"endpoint,capability"`
+	Method      string `json:"method"`
+	Path        string `json:"path"`
+	ServiceID   string `json:"serviceId,omitempty"`
+	Limited     bool   `json:"limited" doc:"Whether a limit of the key or an ancestor applies (it may refuse with 429 when exhausted)"`
+}
+
+func (h *handlers) available(svc catalog.Service) bool { return h.d.Services[svc.ID] != nil }
+
+func visibleServices(k *keys.Key) []catalog.Service {
+	var out []catalog.Service
+	for _, svc := range catalog.Services() {
+		if k.AllowsService(svc.ID) {
+			out = append(out, svc)
+		}
+	}
+	return out
+}
+
+func (h *handlers) capabilitiesOf(k *keys.Key, svc catalog.Service) []capability {
+	var out []capability
+	for _, o := range svc.Operations {
+		id := keys.RequestOperation("services.invoke", svc.ID, o.ID)
+		if !o.Invocable || !k.AllowsOperation(id) {
+			continue
+		}
+		c := capability{CapabilityID: id, ServiceID: svc.ID, OperationID: o.ID, Summary: o.Summary,
+			PriceCredits: float64(o.PriceMicro) / catalog.MicroPerCredit, RequiresApproval: o.Approval, Durable: o.Durable}
+		if sc, ok := h.d.Schemas[svc.ID+"/"+o.ID]; ok {
+			c.InputSchema, c.OutputSchema = sc.Input, sc.Output
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (h *handlers) listServices(ctx context.Context, in *api.ListInput) (*api.Body[api.Page[serviceView]], error) {
+	var out []serviceView
+	for _, svc := range visibleServices(api.PrincipalFrom(ctx).Key()) {
+		out = append(out, serviceView{ServiceID: svc.ID, Name: svc.Name, Description: svc.Description, Available: h.available(svc)})
+	}
+	p, err := api.PageOf(out, in)
+	return api.Reply(p), err
+}
+
+func (h *handlers) listCapabilities(ctx context.Context, in *api.ListInput) (*api.Body[api.Page[capability]], error) {
+	k := api.PrincipalFrom(ctx).Key()
+	var out []capability
+	for _, svc := range visibleServices(k) {
+		out = append(out, h.capabilitiesOf(k, svc)...)
+	}
+	p, err := api.PageOf(out, in)
+	return api.Reply(p), err
+}
+
+type serviceCapabilitiesInput struct {
+	ServiceID string `path:"serviceId"`
+	api.ListInput
+}
+
+func (h *handlers) listServiceCapabilities(ctx context.Context, in *serviceCapabilitiesInput) (*api.Body[api.Page[capability]], error) {
+	svc, _ := catalog.Lookup(in.ServiceID) // existence and access were checked by the route policy
+	p, err := api.PageOf(h.capabilitiesOf(api.PrincipalFrom(ctx).Key(), svc), &in.ListInput)
+	return api.Reply(p), err
+}
+
+// Actions lists everything the key can call: every endpoint whose scope,
+// service access and operation access allow it, and every capability its
+// services and operations allow; it marks those a limit applies to.
+func (h *handlers) actions(p *api.Principal) []action {
+	k := p.Key()
+	limited := func(ops []string) bool {
+		for _, c := range p.Chain {
+			for sel := range c.Limits {
+				if limits.Covers(sel, ops) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var out []action
+	for _, rt := range routes.Table {
+		if rt.Operation == "services.invoke" || rt.Operation == "runs.create" {
+			continue // listed per capability below
+		}
+		if !hasScopes(k, rt.Scopes) || rt.Service != "" && !k.AllowsService(rt.Service) || !k.AllowsOperation(rt.Operation) {
+			continue
+		}
+		out = append(out, action{OperationID: rt.Operation, Kind: "endpoint", Method: rt.Method, Path: "/" + api.APIVersion + rt.Path, ServiceID: rt.Service, Limited: limited([]string{rt.Operation})})
+	}
+	for _, svc := range visibleServices(k) {
+		for _, c := range h.capabilitiesOf(k, svc) {
+			if hasScopes(k, []string{"services:invoke"}) {
+				out = append(out, action{OperationID: c.CapabilityID, Kind: "capability", Method: http.MethodPost, Path: "/" + api.APIVersion + "/services/" + svc.ID + "/invoke", ServiceID: svc.ID,
+					Limited: limited(keys.LimitSelectors("services.invoke", svc.ID, c.OperationID))})
+			}
+		}
+		for _, o := range svc.Operations {
+			run := keys.RequestOperation("runs.create", svc.ID, o.ID)
+			if o.Durable && hasScopes(k, []string{"runs:write"}) && k.AllowsOperation(run) {
+				out = append(out, action{OperationID: run, Kind: "capability", Method: http.MethodPost, Path: "/" + api.APIVersion + "/runs", ServiceID: svc.ID,
+					Limited: limited(keys.LimitSelectors("runs.create", svc.ID, o.ID))})
+			}
+		}
+	}
+	return out
+}
+
+func hasScopes(k *keys.Key, scopes []string) bool {
+	for _, sc := range scopes {
+		if !k.HasScope(sc) {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *handlers) listActions(ctx context.Context, in *api.ListInput) (*api.Body[api.Page[action]], error) {
+	p, err := api.PageOf(h.actions(api.PrincipalFrom(ctx)), in)
+	return api.Reply(p), err
+}
+
+// --- Invocation ---
+
+type invokeRequest struct {
+	OperationID string          `json:"operationId" minLength:"1" maxLength:"100" doc:"An operation of the service, e.g. memory.write"`
+	Input       json.RawMessage `json:"input,omitempty" doc:"The operation's input (see the capability's inputSchema)"`
+	ApprovalID  string          `json:"approvalId,omitempty" doc:"An approved, unused approval for exactly this service, operation and input (approval-gated operations)"`
+}
+
+type invokeInput struct {
+	ServiceID string `path:"serviceId"`
+	Body      invokeRequest
+}
+
+type invokeResult struct {
+	ServiceID      string          `json:"serviceId"`
+	OperationID    string          `json:"operationId"`
+	Status         string          `json:"status" enum:"succeeded" doc:"The managed service's status for the call"`
+	Result         json.RawMessage `json:"result"`
+	ChargedCredits float64         `json:"chargedCredits" doc:"Exact amount charged, as reported by the service"`
+}
+
+type invokeOutput struct {
+	Charged  string `header:"X-Service-Credits-Charged" doc:"Authoritative charge in credits"`
+	Upstream string `header:"X-Service-Upstream-Request-Id" doc:"The managed service's correlation id, when it has one"`
+	Body     invokeResult
+}
+
+func (h *handlers) invoke(ctx context.Context, in *invokeInput) (*invokeOutput, error) {
+	p := api.PrincipalFrom(ctx)
+	res, err := h.pipeline.Run(ctx, invokeCaller(ctx, p), invoke.Call{ServiceID: in.ServiceID, OperationID: in.Body.OperationID, Input: in.Body.Input, ApprovalID: in.Body.ApprovalID})
+	if err != nil {
+		return nil, err
+	}
+	charged := float64(res.ChargedMicro) / catalog.MicroPerCredit
+	h.k.Publish(ctx, webhooks.EventServiceInvoked, map[string]any{
+		"serviceId": res.ServiceID, "operationId": res.OperationID, "chargedCredits": charged, "upstreamRequestId": res.UpstreamRequestID,
+	})
+	return &invokeOutput{
+		Charged: strconv.FormatFloat(charged, 'f', -1, 64), Upstream: res.UpstreamRequestID,
+		Body: invokeResult{ServiceID: res.ServiceID, OperationID: res.OperationID, Status: "succeeded", Result: res.Output, ChargedCredits: charged},
+	}, nil
+}
+
+// invokeCaller is the principal as the invoke pipeline sees it.
+func invokeCaller(ctx context.Context, p *api.Principal) invoke.Caller {
+	return invoke.Caller{AccountID: p.Key().AccountID, ProjectID: p.ProjectID, EndUser: p.EndUser, RequestID: api.RequestID(ctx), Chain: p.LimitOwners()}
+}
+
+// BuiltinSchemas are the schemas of the services built into every
+// deployment (superbrain.Router).
+func BuiltinSchemas() map[string]Schema {
+	out := map[string]Schema{}
+	for op, sc := range superbrain.Schemas() {
+		out[superbrain.ServiceID+"/"+op] = Schema{Input: sc.Input, Output: sc.Output}
+	}
+	return out
+}
+
+// ParseOrigins reads MCP_ALLOWED_ORIGINS: origins separated by commas.
+func ParseOrigins(list string) []string {
+	return slices.DeleteFunc(strings.Split(list, ","), func(s string) bool { return s == "" })
+}

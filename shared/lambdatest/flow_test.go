@@ -1,0 +1,117 @@
+package lambdatest
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"platformapi/shared/awsenv"
+	"platformapi/shared/awsenv/awstest"
+	"platformapi/shared/credittoken"
+)
+
+// awsFunctions provisions one set of emulator resources and returns the
+// environment every function of a test shares, plus a signer holding the
+// same credit-token key as the keys function.
+func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
+	t.Helper()
+	e := awstest.Env(t)
+	ctx := awstest.Context(t)
+	name := awstest.Name(t, "fn")
+	e.Names = awsenv.Names{
+		Table: name, FilesBucket: name + "-files", ArchivesBucket: name + "-archives", ArtifactsBucket: name + "-artifacts",
+		WebhookQueue: awsenv.Queue{Name: name + "-webhooks"}, RunsQueue: awsenv.Queue{Name: name + "-runs"}, KMSKeyID: "alias/" + name,
+	}
+	if err := e.CreateResources(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queueURL, err := e.QueueURL(ctx, e.Names.WebhookQueue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runsURL, err := e.QueueURL(ctx, e.Names.RunsQueue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretValue := strings.Repeat("s3cr3t", 11)
+	sec, err := secretsmanager.NewFromConfig(e.Config).CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: &name, SecretString: &secretValue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := sha256.Sum256([]byte(secretValue))
+	signer, err = credittoken.NewSigner(seed[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	env = []string{
+		"AWS_ENDPOINT_URL=" + os.Getenv("AWS_ENDPOINT_URL"), "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
+		"TABLE_NAME=" + name, "WEBHOOK_QUEUE_URL=" + queueURL, "KMS_KEY_ID=alias/" + name,
+		"CREDIT_TOKEN_SECRET_ARN=" + *sec.ARN, "ARTIFACTS_BUCKET=" + e.Names.ArtifactsBucket, "RUNS_QUEUE_URL=" + runsURL,
+	}
+	return env, signer
+}
+
+func withHeader(ev events.APIGatewayV2HTTPRequest, name, value string) events.APIGatewayV2HTTPRequest {
+	h := map[string]string{}
+	for k, v := range ev.Headers {
+		h[k] = v
+	}
+	h[name] = value
+	ev.Headers = h
+	return ev
+}
+
+// TestFunctionsShareOneAccountThroughDynamoDB runs the real keys, credits and
+// projects binaries on one table: the first key made by one function works
+// in the others at once, and idempotency holds across invocations.
+func TestFunctionsShareOneAccountThroughDynamoDB(t *testing.T) {
+	env, signer := awsFunctions(t)
+	keysFn := start(t, "keys", env)
+	creditsFn := start(t, "credits", env)
+	projectsFn := start(t, "projects", env)
+
+	tok, err := signer.Mint(7_000_000, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := invoke(t, keysFn, withHeader(fixture(t, "keys-create-first.json"), "x-service-credit-token", tok))
+	checkAnswer(t, created, 201, "")
+	var key struct{ Secret string }
+	if err := json.Unmarshal(created.body, &key); err != nil || !strings.HasPrefix(key.Secret, "psk_") {
+		t.Fatalf("create key: %s", created.body)
+	}
+	bearer := "Bearer " + key.Secret
+
+	bal := invoke(t, creditsFn, withHeader(fixture(t, "credits-balance.json"), "authorization", bearer))
+	checkAnswer(t, bal, 200, "")
+	if !strings.Contains(string(bal.body), `"balance":7`) {
+		t.Fatalf("balance: %s", bal.body)
+	}
+
+	create := withHeader(fixture(t, "projects-create.json"), "authorization", bearer)
+	first := invoke(t, projectsFn, create)
+	checkAnswer(t, first, 201, "")
+	again := invoke(t, projectsFn, create)
+	checkAnswer(t, again, 201, "")
+	if again.header("Idempotent-Replayed") != "true" || string(again.body) != string(first.body) {
+		t.Fatalf("a redelivered create was not replayed: %s", again.body)
+	}
+	list := invoke(t, projectsFn, withHeader(fixture(t, "projects-list.json"), "authorization", bearer))
+	checkAnswer(t, list, 200, "")
+	var page struct{ Data []map[string]any }
+	if err := json.Unmarshal(list.body, &page); err != nil || len(page.Data) != 1 || page.Data[0]["name"] != "from-lambda" {
+		t.Fatalf("list: %s", list.body)
+	}
+
+	// A second redemption of the token, through the function, is refused.
+	second := withHeader(fixture(t, "keys-create-first.json"), "x-service-credit-token", tok)
+	second = withHeader(second, "idempotency-key", "first-key-fixture-002")
+	checkAnswer(t, invoke(t, keysFn, second), 401, "invalid_credit_token")
+}

@@ -1,0 +1,66 @@
+// Package platform wires every endpoint group onto one kernel: the local
+// server, the black-box test harness and the OpenAPI generator use it. No
+// Lambda links it; each function's main wires its own group.
+package platform
+
+import (
+	"platformapi/shared/api"
+	"platformapi/shared/api/approvalsapi"
+	"platformapi/shared/api/creditsapi"
+	"platformapi/shared/api/keysapi"
+	"platformapi/shared/api/projectsapi"
+	"platformapi/shared/api/publicapi"
+	"platformapi/shared/api/runsapi"
+	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/api/webhooksapi"
+	"platformapi/shared/blob"
+	"platformapi/shared/envelope"
+	"platformapi/shared/queue"
+	"platformapi/shared/topup"
+	"platformapi/shared/upstream"
+	"platformapi/shared/webhooks"
+	"platformapi/shared/x402"
+)
+
+// Deps are the dependencies of every group together; the kernel's own
+// (store, clock, logger, limits) come in api.Config.
+type Deps struct {
+	// Backend names the storage backend in /health.
+	Backend     string
+	TopUp       topup.TopUpConfig
+	Facilitator x402.Facilitator
+	Services    upstream.Router
+	Schemas     map[string]servicesapi.Schema
+	// MCPAllowedOrigins are the browser origins the MCP server accepts.
+	MCPAllowedOrigins []string
+	WebhookQueue      queue.Queue
+	RunsQueue         queue.Queue
+	Artifacts         blob.Bucket
+	Sealer            envelope.Sealer
+	// AllowPrivateWebhooks is the local development switch of webhooksapi.
+	AllowPrivateWebhooks bool
+}
+
+// New builds the kernel with every group registered. Webhook events are
+// published to d.WebhookQueue unless cfg names another publisher.
+func New(cfg api.Config, d Deps) *api.Kernel {
+	if cfg.Events == nil && d.WebhookQueue != nil {
+		cfg.Events = webhooks.NewRepo(webhooks.Config{Store: cfg.Store, Sealer: d.Sealer, Queue: d.WebhookQueue, Now: cfg.Now})
+	}
+	k := api.New(cfg)
+	st := cfg.Store
+	publicapi.Register(k, publicapi.Deps{Backend: d.Backend})
+	keysapi.Register(k, keysapi.Deps{Store: st})
+	servicesapi.Register(k, servicesapi.Deps{Store: st, Services: d.Services, Schemas: d.Schemas, MCPAllowedOrigins: d.MCPAllowedOrigins})
+	creditsapi.Register(k, creditsapi.Deps{Store: st, TopUp: d.TopUp, Facilitator: d.Facilitator})
+	projectsapi.Register(k, projectsapi.Deps{Store: st})
+	approvalsapi.Register(k, approvalsapi.Deps{Store: st})
+	runsapi.Register(k, runsapi.Deps{Store: st, Queue: d.RunsQueue, Artifacts: d.Artifacts, Services: d.Services})
+	webhooksapi.Register(k, webhooksapi.Deps{Store: st, Sealer: d.Sealer, Queue: d.WebhookQueue, AllowPrivate: d.AllowPrivateWebhooks})
+	return k
+}
+
+// Document is the OpenAPI document of every group, as publicapi embeds it.
+func Document() ([]byte, error) {
+	return api.Document(New(api.Config{}, Deps{}).OpenAPI())
+}

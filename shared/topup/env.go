@@ -1,0 +1,62 @@
+package topup
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"platformapi/shared/store"
+	"platformapi/shared/x402"
+	"platformapi/shared/x402/httpfacilitator"
+	"platformapi/shared/x402/localfacilitator"
+)
+
+// devPayTo receives development top-ups in embedded mode. The local
+// facilitator moves no money, so nothing is ever sent there.
+const devPayTo = "0x000000000000000000000000000000000000dEaD"
+
+// FromEnv reads the x402 configuration: X402_NETWORK, X402_ASSET,
+// X402_ASSET_NAME, X402_ASSET_VERSION, X402_PAY_TO, X402_MAX_TIMEOUT_SECONDS,
+// and the facilitator: X402_FACILITATOR_URL (+ X402_FACILITATOR_API_KEY), or
+// X402_FACILITATOR=local for the development-only local facilitator, which
+// is the default in embedded mode only. Defaults are Base Sepolia USDC.
+func FromEnv(embedded bool, st store.Store) (TopUpConfig, x402.Facilitator, error) {
+	cfg := TopUpConfig{
+		Network:      envOr("X402_NETWORK", "eip155:84532"),
+		Asset:        envOr("X402_ASSET", "0x036CbD53842c5426634e7929541eC2318f3dCF7e"),
+		AssetName:    envOr("X402_ASSET_NAME", "USDC"),
+		AssetVersion: envOr("X402_ASSET_VERSION", "2"),
+		PayTo:        os.Getenv("X402_PAY_TO"),
+	}
+	timeout, err := strconv.ParseInt(envOr("X402_MAX_TIMEOUT_SECONDS", "600"), 10, 64)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("topup: X402_MAX_TIMEOUT_SECONDS: %w", err)
+	}
+	cfg.MaxTimeoutSeconds = timeout
+	if cfg.PayTo == "" && embedded {
+		cfg.PayTo = devPayTo
+	}
+	var fac x402.Facilitator
+	switch url := os.Getenv("X402_FACILITATOR_URL"); {
+	case url != "":
+		fac, err = httpfacilitator.New(httpfacilitator.Config{BaseURL: url, APIKey: os.Getenv("X402_FACILITATOR_API_KEY")})
+		if err != nil {
+			return cfg, nil, fmt.Errorf("topup: X402_FACILITATOR_URL: %w", err)
+		}
+	case embedded || os.Getenv("X402_FACILITATOR") == "local":
+		fac = localfacilitator.New(st, localfacilitator.Config{})
+	}
+	if cfg.PayTo != "" {
+		if _, err := cfg.Requirements(500).Terms(); err != nil {
+			return cfg, nil, fmt.Errorf("topup: x402 configuration: %w", err)
+		}
+	}
+	return cfg, fac, nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

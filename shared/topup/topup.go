@@ -1,0 +1,199 @@
+// Package topup sells credits through x402 (spec 5.3): a challenge, then a
+// paid retry verified and settled by a facilitator, credited exactly once.
+// It is apart from the ledger so that only the function that sells credits
+// links the EVM code x402 needs.
+package topup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/catalog"
+	"platformapi/shared/credits"
+	"platformapi/shared/ids"
+	"platformapi/shared/store"
+	"platformapi/shared/x402"
+)
+
+// TopUpConfig is the server-owned side of a purchase: what is paid, in what,
+// to whom. Clients never supply any of it.
+type TopUpConfig struct {
+	Network           string // CAIP-2, e.g. eip155:84532
+	Asset             string // USDC contract address (6 decimals)
+	AssetName         string // EIP-712 domain name of the asset contract
+	AssetVersion      string // EIP-712 domain version
+	PayTo             string // empty: top-up is not configured (503)
+	MaxTimeoutSeconds int64
+}
+
+// Requirements builds the exact-scheme payment requirements for cents.
+func (c TopUpConfig) Requirements(cents int64) x402.PaymentRequirements {
+	return x402.PaymentRequirements{
+		Scheme: x402.SchemeExact, Network: c.Network, Amount: x402.USDCFromCents(cents),
+		Asset: c.Asset, PayTo: c.PayTo, MaxTimeoutSeconds: c.MaxTimeoutSeconds,
+		Extra: x402.Extra{Name: c.AssetName, Version: c.AssetVersion},
+	}
+}
+
+// TopUpRequest is the body of POST /credits/x402/top-up: the amount only.
+type TopUpRequest struct {
+	AmountUSD float64 `json:"amountUsd" minimum:"5" maximum:"500" doc:"US dollars to spend, 5 to 500, at most two decimals"`
+}
+
+// Cents validates the amount and returns it in cents.
+func (r TopUpRequest) Cents() (int64, error) {
+	cents := math.Round(r.AmountUSD * 100)
+	if math.Abs(r.AmountUSD*100-cents) > 1e-7 {
+		return 0, apierr.Invalid("amountUsd has more than two decimals.", apierr.Field("body.amountUsd", "at most two decimal places"))
+	}
+	if cents < 500 || cents > 50000 {
+		return 0, apierr.Invalid("amountUsd is out of range.", apierr.Field("body.amountUsd", "must be between 5 and 500"))
+	}
+	return int64(cents), nil
+}
+
+// TopUpResult is the success body.
+type TopUpResult struct {
+	CreditedUSD     float64 `json:"creditedUsd"`
+	CreditedCredits float64 `json:"creditedCredits"`
+	ReceiptID       string  `json:"receiptId"`
+	Balance         float64 `json:"balance" doc:"The account's balance after the top-up, in credits"`
+}
+
+// PaymentError is a 402 of the x402 flow: a challenge or a rejected payment.
+// It carries the Payment-Required header and is never stored for replay.
+type PaymentError struct {
+	Reason   string
+	Required string // base64 PaymentRequired
+}
+
+func (e *PaymentError) Error() string { return "topup: payment required: " + e.Reason }
+
+// TopUp sells credits through x402 with a facilitator.
+type TopUp struct {
+	st     store.Store
+	now    func() time.Time
+	ledger *credits.Ledger
+	cfg    TopUpConfig
+	fac    x402.Facilitator
+}
+
+// NewTopUp builds the purchase flow.
+func NewTopUp(st store.Store, now func() time.Time, cfg TopUpConfig, fac x402.Facilitator) *TopUp {
+	return &TopUp{st: st, now: now, ledger: credits.NewLedger(st, now), cfg: cfg, fac: fac}
+}
+
+// Configured reports whether purchases can be made at all.
+func (t *TopUp) Configured() bool { return t != nil && t.fac != nil && t.cfg.PayTo != "" }
+
+func (t *TopUp) challenge(resource string, cents int64, reason string) *PaymentError {
+	hdr, _ := x402.EncodeHeader(x402.PaymentRequired{
+		X402Version: x402.Version, Error: reason,
+		Resource: x402.ResourceInfo{URL: resource, Description: fmt.Sprintf("%d credits", cents*catalog.CreditsPerUSD/100), MimeType: "application/json"},
+		Accepts:  []x402.PaymentRequirements{t.cfg.Requirements(cents)},
+	})
+	return &PaymentError{Reason: reason, Required: hdr}
+}
+
+func paymentKey(req x402.PaymentRequirements, a x402.Authorization) store.Key {
+	return store.Key{PK: "x402pay#" + req.Network + "#" + strings.ToLower(req.Asset) + "#" + strings.ToLower(a.From) + "#" + strings.ToLower(a.Nonce), SK: "payment"}
+}
+
+// Buy runs one top-up. Without a payment it returns the challenge. With one,
+// it verifies, records the payment as in flight (so one authorization is
+// settled and credited at most once, whatever the idempotency key), settles,
+// and credits the account in the same transaction that marks the payment
+// credited. A payment settled but not yet credited (a crash in between) is
+// credited by the next attempt with the same payment.
+func (t *TopUp) Buy(ctx context.Context, accountID, resource string, req TopUpRequest, payment *x402.PaymentPayload) (*TopUpResult, *x402.SettleResponse, error) {
+	cents, err := req.Cents()
+	if err != nil {
+		return nil, nil, err
+	}
+	if payment == nil {
+		return nil, nil, t.challenge(resource, cents, "payment required")
+	}
+	requirements := t.cfg.Requirements(cents)
+	p := payment.Upgrade(requirements)
+	v, err := t.fac.Verify(ctx, p, requirements)
+	if err != nil {
+		return nil, nil, fmt.Errorf("topup: verify payment: %w", err)
+	}
+	if !v.IsValid {
+		return nil, nil, t.challenge(resource, cents, v.InvalidReason)
+	}
+	pk := paymentKey(requirements, p.Payload.Authorization)
+	now := t.now()
+	rec := store.NewItem(pk)
+	rec["state"] = "settling"
+	rec["accountId"] = accountID
+	rec["receiptId"] = ids.New("rcpt", now)
+	if err := t.st.Put(ctx, rec, store.NotExists()); err != nil {
+		if !errors.Is(err, store.ErrConditionFailed) {
+			return nil, nil, fmt.Errorf("topup: record payment: %w", err)
+		}
+		return t.resume(ctx, accountID, resource, cents, pk)
+	}
+	s, err := t.fac.Settle(ctx, p, requirements)
+	if err != nil || !s.Success {
+		_ = t.st.Delete(context.WithoutCancel(ctx), pk, store.AttrEquals("state", "settling"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("topup: settle payment: %w", err)
+		}
+		return nil, nil, t.challenge(resource, cents, s.ErrorReason)
+	}
+	settled, _ := json.Marshal(s)
+	if _, err := t.st.Update(ctx, pk, store.Update{Set: map[string]any{"state": "settled", "settle": settled}}, store.AttrEquals("state", "settling")); err != nil {
+		return nil, nil, fmt.Errorf("topup: record settlement: %w", err)
+	}
+	return t.credit(ctx, accountID, resource, cents, pk, rec.String("receiptId"), s)
+}
+
+// resume handles a payment seen before: credit it if it was settled but not
+// credited (for the same account), else refuse it as used.
+func (t *TopUp) resume(ctx context.Context, accountID, resource string, cents int64, pk store.Key) (*TopUpResult, *x402.SettleResponse, error) {
+	it, err := t.st.Get(ctx, pk)
+	if err != nil {
+		return nil, nil, fmt.Errorf("topup: read payment: %w", err)
+	}
+	if it.String("state") == "settled" && it.String("accountId") == accountID {
+		var s x402.SettleResponse
+		if err := json.Unmarshal(it.Bytes("settle"), &s); err != nil {
+			return nil, nil, fmt.Errorf("topup: decode settlement: %w", err)
+		}
+		return t.credit(ctx, accountID, resource, cents, pk, it.String("receiptId"), s)
+	}
+	return nil, nil, t.challenge(resource, cents, "payment authorization already used")
+}
+
+// credit moves a settled payment to credited together with the balance. A
+// concurrent attempt with the same payment loses the state condition: the
+// payment has been credited by the other, and is used.
+func (t *TopUp) credit(ctx context.Context, accountID, resource string, cents int64, pk store.Key, receiptID string, s x402.SettleResponse) (*TopUpResult, *x402.SettleResponse, error) {
+	now := t.now()
+	micro := cents * catalog.MicroPerCredit * catalog.CreditsPerUSD / 100
+	err := t.st.Transact(ctx, append([]store.Op{
+		store.UpdateOp(pk, store.Update{Set: map[string]any{"state": "credited"}}, store.AttrEquals("state", "settled")),
+	}, credits.CreditOps(accountID, micro, receiptID, now)...))
+	var tx *store.TxError
+	if errors.As(err, &tx) && tx.Index == 0 {
+		return nil, nil, t.challenge(resource, cents, "payment authorization already used")
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("topup: credit top-up: %w", err)
+	}
+	bal, err := t.ledger.Balance(ctx, accountID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &TopUpResult{
+		CreditedUSD: float64(cents) / 100, CreditedCredits: float64(micro) / catalog.MicroPerCredit,
+		ReceiptID: receiptID, Balance: float64(bal) / catalog.MicroPerCredit,
+	}, &s, nil
+}
