@@ -1,6 +1,7 @@
 package connections
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -248,6 +249,9 @@ func (r *Repo) List(ctx context.Context, accountID, projectID string, limit int,
 // reads again and applies its change on top (two rotations make two
 // versions), or, inside an idempotency unit, fails its commit.
 func (r *Repo) Update(ctx context.Context, accountID, projectID, id string, req UpdateRequest) (*Connection, []string, error) {
+	if string(bytes.TrimSpace(req.Credentials)) == "null" { // "credentials": null is an absent field
+		req.Credentials = nil
+	}
 	if req.Label == nil && req.Status == nil && req.Credentials == nil {
 		return nil, nil, apierr.Invalid("Nothing to change.", apierr.Field("body", "at least one of label, status, credentials"))
 	}

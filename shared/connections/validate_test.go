@@ -129,6 +129,7 @@ func TestEveryUpdateRuleIsEnforced(t *testing.T) {
 		location string
 	}{
 		{"an empty patch changes nothing", connections.UpdateRequest{}, "body"},
+		{"null credentials are absent", connections.UpdateRequest{Credentials: json.RawMessage(" null")}, "body"},
 		{"label is bounded", connections.UpdateRequest{Label: ptr(strings.Repeat("l", 129))}, "body.label"},
 		{"status is active or disabled", connections.UpdateRequest{Status: ptr("deleted")}, "body.status"},
 		{"credentials follow the connection's type", connections.UpdateRequest{Credentials: json.RawMessage(`{"key":"` + leak + `"}`)}, "body.credentials"},
