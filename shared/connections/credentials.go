@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -94,7 +95,10 @@ func decodeCredentials(t string, raw json.RawMessage) (secret, error) {
 	}
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	if dec.Decode(&obj) != nil || dec.More() {
+	if dec.Decode(&obj) != nil {
+		return s, apierr.Invalid("Credentials are not a JSON object.", apierr.Field(loc, "an object with the fields of type %s", t))
+	}
+	if _, err := dec.Token(); err != io.EOF {
 		return s, apierr.Invalid("Credentials are not a JSON object.", apierr.Field(loc, "an object with the fields of type %s", t))
 	}
 	names := make([]string, len(spec))

@@ -46,6 +46,7 @@ func TestEveryCreateRuleIsEnforced(t *testing.T) {
 		{"credentials are required", with(func(r *connections.CreateRequest) { r.Credentials = nil }), "body.credentials"},
 		{"credentials are an object", creds("bearer", `"`+leak+`"`), "body.credentials"},
 		{"credentials are one object", creds("bearer", `{"token":"`+leak+`"} {}`), "body.credentials"},
+		{"credentials end with the object", creds("bearer", `{"token":"`+leak+`"}}`), "body.credentials"},
 		{"credentials are valid JSON", creds("bearer", `{"token":"`+leak+`"`), "body.credentials"},
 		{"an unknown field is refused, unnamed", creds("bearer", `{"token":"t-`+leak+`","`+leak+`":"x"}`), "body.credentials"},
 		{"a field of another type is refused", creds("bearer", `{"token":"t-`+leak+`","key":"x"}`), "body.credentials"},
