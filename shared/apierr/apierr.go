@@ -34,6 +34,7 @@ const (
 	DelegationDenied       Code = "delegation_denied"
 	ApprovalRequired       Code = "approval_required"
 	OriginDenied           Code = "origin_denied"
+	ConnectionNotAllowed   Code = "connection_not_allowed"
 	NotFound               Code = "not_found"
 	MethodNotAllowed       Code = "method_not_allowed"
 	PayloadTooLarge        Code = "payload_too_large"
@@ -42,6 +43,7 @@ const (
 	IdempotencyKeyReused   Code = "idempotency_key_reused"
 	IdempotencyInProgress  Code = "idempotency_request_in_progress"
 	Conflict               Code = "conflict"
+	ConnectionDisabled     Code = "connection_disabled"
 	LimitExceeded          Code = "limit_exceeded"
 	UpstreamRateLimited    Code = "upstream_rate_limited"
 	ServiceUnavailable     Code = "service_unavailable"
@@ -73,6 +75,7 @@ var catalogue = map[Code]entry{
 	DelegationDenied:       {http.StatusForbidden, "Delegation denied"},
 	ApprovalRequired:       {http.StatusForbidden, "Approval required"},
 	OriginDenied:           {http.StatusForbidden, "Origin denied"},
+	ConnectionNotAllowed:   {http.StatusForbidden, "Connection not allowed for this service"},
 	NotFound:               {http.StatusNotFound, "Not found"},
 	MethodNotAllowed:       {http.StatusMethodNotAllowed, "Method not allowed"},
 	PayloadTooLarge:        {http.StatusRequestEntityTooLarge, "Payload too large"},
@@ -81,6 +84,7 @@ var catalogue = map[Code]entry{
 	IdempotencyKeyReused:   {http.StatusConflict, "Idempotency key reused"},
 	IdempotencyInProgress:  {http.StatusConflict, "Idempotent request in progress"},
 	Conflict:               {http.StatusConflict, "Conflict"},
+	ConnectionDisabled:     {http.StatusConflict, "Connection disabled"},
 	LimitExceeded:          {http.StatusTooManyRequests, "Limit exceeded"},
 	UpstreamRateLimited:    {http.StatusTooManyRequests, "Upstream rate limited"},
 	ServiceUnavailable:     {http.StatusServiceUnavailable, "Service unavailable"},

@@ -54,6 +54,7 @@ type HTTPConfig struct {
 //	X-Request-Id: <platform correlation id>
 //	X-Max-Charge-Credits: <the most the call may charge, decimal credits>
 //	<CredentialHeader>: <Credential>
+//	<one header per connection the call names; see Credential>
 //
 //	{"input": <operation input>, "context": {"accountId": "...", "projectId": "...", "endUser": "..."}}
 //
@@ -71,6 +72,7 @@ type HTTPConfig struct {
 //   - 400 and 422 → apierr validation_failed, 404 → not_found, 409 →
 //     conflict, with the problem+json "detail" and "errors" [{location,
 //     message}] the service sent, bounded.
+//   - 401 to a call that carried connections → ErrCredentialRejected.
 //   - anything else (401, 403, 500, a redirect, ...) → ErrBadUpstream.
 //
 // Nothing is charged on any failure. A call that times out may still have
@@ -148,6 +150,9 @@ func (h *HTTP) Invoke(ctx context.Context, r Request) (Result, error) {
 	if h.header != "" {
 		req.Header.Set(h.header, h.value)
 	}
+	if err := h.setCredentials(req.Header, r.Connections); err != nil {
+		return Result{}, err
+	}
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return Result{}, h.transportError(ctx, err)
@@ -162,7 +167,7 @@ func (h *HTTP) Invoke(ctx context.Context, r Request) (Result, error) {
 		if oversized { // the status still says what happened; the body is not read
 			data = nil
 		}
-		return Result{}, h.statusError(resp, data)
+		return Result{}, h.statusError(resp, data, len(r.Connections) > 0)
 	}
 	if oversized {
 		return Result{}, fmt.Errorf("%w: answer exceeds %d bytes", ErrBadUpstream, h.maxBytes)
@@ -204,8 +209,12 @@ func success(hdr http.Header, data []byte) (Result, error) {
 }
 
 // statusError maps a non-2xx answer.
-func (h *HTTP) statusError(resp *http.Response, data []byte) error {
+func (h *HTTP) statusError(resp *http.Response, data []byte, withConnections bool) error {
 	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		if withConnections {
+			return ErrCredentialRejected
+		}
 	case http.StatusTooManyRequests:
 		return &RateLimitedError{RetryAfter: retryAfter(resp.Header.Get("Retry-After"), h.now())}
 	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:

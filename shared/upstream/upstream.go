@@ -35,6 +35,11 @@ type Request struct {
 	// MaxChargeMicro is the most the service may charge, in micro-credits:
 	// the credits held for the call. Zero means the call must be free.
 	MaxChargeMicro int64
+	// Connections are the protected connections the call names, by slot,
+	// already checked (same account and project, active, allowed for this
+	// service) and opened. Only the HTTP invoker sends them, to the service
+	// alone; in-process services have no use for them.
+	Connections map[string]Credential
 }
 
 // Result is a successful call.
@@ -68,6 +73,11 @@ var (
 	ErrBadUpstream = errors.New("upstream: bad answer from the managed service")
 	// ErrNotConfigured means no invoker is registered for the service.
 	ErrNotConfigured = errors.New("upstream: managed service not configured")
+	// ErrCredentialRejected means the service answered 401 to a call that
+	// carried connections: one of their credentials is no longer accepted,
+	// and the caller marks the connections (connections.MarkUnauthorized).
+	// It matches ErrBadUpstream too, so it maps like any unusable answer.
+	ErrCredentialRejected = fmt.Errorf("%w: the service rejected a connection's credential", ErrBadUpstream)
 )
 
 // RateLimitedError is the service asking the caller to slow down.

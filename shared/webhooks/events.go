@@ -25,6 +25,11 @@ const (
 	EventWebhookUpdated       = "webhook.updated"
 	EventWebhookDisabled      = "webhook.disabled"
 	EventWebhookSecretRotated = "webhook.secret_rotated"
+	EventConnectionCreated    = "connection.created"
+	EventConnectionRotated    = "connection.rotated"
+	EventConnectionDisabled   = "connection.disabled"
+	EventConnectionEnabled    = "connection.enabled"
+	EventConnectionDeleted    = "connection.deleted"
 )
 
 // EventType is one entry of the catalogue.
@@ -50,6 +55,11 @@ var Catalogue = []EventType{
 	{EventWebhookUpdated, "webhooks.update", "A webhook's URL, events, description or status changed (data: the webhook)."},
 	{EventWebhookDisabled, "webhooks.disable", "A webhook was disabled (data: the webhook)."},
 	{EventWebhookSecretRotated, "webhooks.rotate", "A webhook's signing secret was rotated (data: the webhook, never a secret)."},
+	{EventConnectionCreated, "connections.create", "A protected connection was created (data: the connection record, never its credentials)."},
+	{EventConnectionRotated, "connections.update", "A connection's credentials were rotated; the previous version works for 24 hours more (data: the connection record)."},
+	{EventConnectionDisabled, "connections.update", "A connection was disabled; calls naming it are refused (data: the connection record)."},
+	{EventConnectionEnabled, "connections.update", "A disabled connection was enabled again (data: the connection record)."},
+	{EventConnectionDeleted, "connections.delete", "A connection and every sealed version of its credentials were destroyed (data: the connection record as it was)."},
 }
 
 // EventNames lists the catalogue's names in order.
