@@ -42,6 +42,8 @@ const (
 	IdempotencyKeyReused   Code = "idempotency_key_reused"
 	IdempotencyInProgress  Code = "idempotency_request_in_progress"
 	Conflict               Code = "conflict"
+	QuoteAlreadyUsed       Code = "quote_already_used"
+	QuoteExpired           Code = "quote_expired"
 	LimitExceeded          Code = "limit_exceeded"
 	UpstreamRateLimited    Code = "upstream_rate_limited"
 	ServiceUnavailable     Code = "service_unavailable"
@@ -81,6 +83,8 @@ var catalogue = map[Code]entry{
 	IdempotencyKeyReused:   {http.StatusConflict, "Idempotency key reused"},
 	IdempotencyInProgress:  {http.StatusConflict, "Idempotent request in progress"},
 	Conflict:               {http.StatusConflict, "Conflict"},
+	QuoteAlreadyUsed:       {http.StatusConflict, "Quote already used"},
+	QuoteExpired:           {http.StatusConflict, "Quote expired"},
 	LimitExceeded:          {http.StatusTooManyRequests, "Limit exceeded"},
 	UpstreamRateLimited:    {http.StatusTooManyRequests, "Upstream rate limited"},
 	ServiceUnavailable:     {http.StatusServiceUnavailable, "Service unavailable"},
