@@ -277,20 +277,22 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 	}
 }
 
-// uniqueness adds the clientOrderId and dedupe claims of a new order.
+// uniqueness adds the dedupe and clientOrderId claims of a new order; the
+// dedupe claim comes first, so a retry finds its order rather than a
+// clientOrderId conflict with itself.
 func (s *Service) uniqueness(ops []store.Op, sc Scope, o *orderRec, sub Submission, now time.Time) ([]store.Op, int, int) {
 	iCoid, iDedupe := -1, -1
-	if o.ClientOrderID != "" {
-		iCoid = len(ops)
-		it := store.NewItem(sc.key("coid#" + o.ClientOrderID))
-		it["orderId"] = o.ID
-		ops = append(ops, store.PutOp(it, store.NotExists()))
-	}
 	if sub.DedupeKey != "" {
 		iDedupe = len(ops)
 		it := store.NewItem(sc.key("ddp#" + dedupeHash(sub.DedupeKey)))
 		it["orderId"] = o.ID
 		it[store.AttrExpiresAt] = now.Add(DedupeRetention).Unix()
+		ops = append(ops, store.PutOp(it, store.NotExists()))
+	}
+	if o.ClientOrderID != "" {
+		iCoid = len(ops)
+		it := store.NewItem(sc.key("coid#" + o.ClientOrderID))
+		it["orderId"] = o.ID
 		ops = append(ops, store.PutOp(it, store.NotExists()))
 	}
 	return ops, iCoid, iDedupe
