@@ -259,11 +259,11 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 	case tx.Index == iPos:
 		return nil, true, nil // re-read the position and decide again
 	case tx.Index == iQuote:
-		q, used, err := s.getQuote(ctx, sc, o.QuoteID)
+		_, used, err := s.getQuote(ctx, sc, o.QuoteID)
 		if err != nil {
 			return nil, false, err
 		}
-		if used || q == nil {
+		if used {
 			return nil, false, errQuoteUsed
 		}
 		return nil, false, errQuoteExpired
