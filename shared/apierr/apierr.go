@@ -44,6 +44,8 @@ const (
 	IdempotencyInProgress  Code = "idempotency_request_in_progress"
 	Conflict               Code = "conflict"
 	ConnectionDisabled     Code = "connection_disabled"
+	QuoteAlreadyUsed       Code = "quote_already_used"
+	QuoteExpired           Code = "quote_expired"
 	LimitExceeded          Code = "limit_exceeded"
 	UpstreamRateLimited    Code = "upstream_rate_limited"
 	ServiceUnavailable     Code = "service_unavailable"
@@ -85,6 +87,8 @@ var catalogue = map[Code]entry{
 	IdempotencyInProgress:  {http.StatusConflict, "Idempotent request in progress"},
 	Conflict:               {http.StatusConflict, "Conflict"},
 	ConnectionDisabled:     {http.StatusConflict, "Connection disabled"},
+	QuoteAlreadyUsed:       {http.StatusConflict, "Quote already used"},
+	QuoteExpired:           {http.StatusConflict, "Quote expired"},
 	LimitExceeded:          {http.StatusTooManyRequests, "Limit exceeded"},
 	UpstreamRateLimited:    {http.StatusTooManyRequests, "Upstream rate limited"},
 	ServiceUnavailable:     {http.StatusServiceUnavailable, "Service unavailable"},

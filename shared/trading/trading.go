@@ -1,0 +1,227 @@
+// Package trading is managed trading: firm quotes, orders and positions on
+// a venue behind the Venue port, the paper venue (a deterministic price
+// tape, see Tape) by default. It holds no HTTP and no AWS types; it must
+// never hold an amount in a float, never let a position differ from the sum
+// of its fills, and never show one account's or project's orders or
+// positions to another.
+//
+// A book is one account and one project ("" is the account level): it has
+// its own paper cash (Config.PaperCash at the start), positions and orders.
+//
+// Storage (single table, in the account's partition; <p> is the project id
+// or "-"):
+//
+//	acct#<acct> | trd#<p>#cash             debit: cash spent or reserved, net (MoneyPlaces)
+//	acct#<acct> | trd#<p>#pos#<symbol>     qty, free (qty not promised to open sells),
+//	                                       cost (cost basis), realized (realized P&L)
+//	acct#<acct> | trd#<p>#ord#<id>         the order; doc, rev, status
+//	acct#<acct> | trd#<p>#trq#<id>         a quote; doc, validUntil (ms), used (order id)
+//	acct#<acct> | trd#<p>#coid#<clientId>  orderId: a clientOrderId is used once per book
+//	acct#<acct> | trd#<p>#ddp#<sha256>     orderId: the order a dedupe key created (24 h)
+//	trading#open | <orderId>               acct, project: the orders Recheck visits
+//
+// Every fill is written in one transaction with its order (conditional on
+// the order's revision, so no fill is ever applied twice), the position
+// and the cash.
+package trading
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"platformapi/shared/decimal"
+	"platformapi/shared/store"
+)
+
+// Fixed-point scales. A quantity is a count of 10^-8 units, a price a count
+// of cents, and money (cash, notional, cost, P&L) a count of 10^-10 dollars:
+// exactly a quantity times a price, so a fill's value is never rounded.
+// Average prices are shown with AvgPlaces, rounded half up.
+const (
+	QtyPlaces   = 8
+	PricePlaces = 2
+	MoneyPlaces = QtyPlaces + PricePlaces
+	AvgPlaces   = 8
+
+	qtyUnit   = 100_000_000
+	moneyUnit = 10_000_000_000
+)
+
+// Order fields.
+const (
+	SideBuy  = "buy"
+	SideSell = "sell"
+
+	TypeMarket = "market"
+	TypeLimit  = "limit"
+
+	TIFDay = "day"
+	TIFGTC = "gtc"
+	TIFIOC = "ioc"
+	TIFFOK = "fok"
+
+	StatusNew             = "new"
+	StatusPartiallyFilled = "partially_filled"
+	StatusFilled          = "filled"
+	StatusExpired         = "expired"
+	StatusRejected        = "rejected"
+
+	RejectBuyingPower = "insufficient_buying_power"
+	RejectPosition    = "insufficient_position"
+)
+
+// Limits of the paper venue.
+const (
+	// QuoteTTL is how long a quote is firm.
+	QuoteTTL = 15 * time.Second
+	// CollarBps bounds a market order's price: a buy never pays more than
+	// the ask at submission plus 5%, a sell never takes less than the bid
+	// minus 5%. It makes the cash a market buy reserves exact.
+	CollarBps = 500
+	// GTCLifetime is when a gtc order expires (Alpaca's crypto rule).
+	GTCLifetime = 90 * 24 * time.Hour
+	// MaxOrderMoney caps one order's value (qty × price bound): $100M.
+	MaxOrderMoney = 100_000_000 * moneyUnit
+	// MaxOrderDepthMinutes caps one order's quantity at this many minutes of
+	// the symbol's nominal depth, which bounds its number of fills.
+	MaxOrderDepthMinutes = 30
+	// DedupeRetention is how long a dedupe key finds its order again.
+	DedupeRetention = 24 * time.Hour
+	// DefaultPaperCash is each book's starting cash without configuration.
+	DefaultPaperCash = "100000"
+)
+
+// Scope is the book a caller trades in.
+type Scope struct {
+	AccountID string
+	ProjectID string // "" at account level
+}
+
+func (s Scope) prefix() string {
+	p := s.ProjectID
+	if p == "" {
+		p = "-"
+	}
+	return "trd#" + p + "#"
+}
+
+func (s Scope) key(rest string) store.Key {
+	return store.Key{PK: "acct#" + s.AccountID, SK: s.prefix() + rest}
+}
+
+func openKey(orderID string) store.Key { return store.Key{PK: "trading#open", SK: orderID} }
+
+// Config are a Service's dependencies.
+type Config struct {
+	Store store.Store
+	// Venue executes orders; nil means the paper venue on the default
+	// symbols seeded with DefaultSeed.
+	Venue Venue
+	// PaperCash is every book's starting cash, a decimal string of dollars;
+	// "" means DefaultPaperCash.
+	PaperCash string
+	Now       func() time.Time
+}
+
+// Service is managed trading on one venue.
+type Service struct {
+	st    store.Store
+	venue Venue
+	cash  int64
+	now   func() time.Time
+}
+
+// New builds a Service; an unreadable PaperCash is a configuration error.
+func New(cfg Config) (*Service, error) {
+	if cfg.PaperCash == "" {
+		cfg.PaperCash = DefaultPaperCash
+	}
+	cash, err := decimal.Parse(cfg.PaperCash, MoneyPlaces, false)
+	if err != nil {
+		return nil, errors.New("trading: paper cash " + cfg.PaperCash + ": " + err.Error())
+	}
+	if cfg.Venue == nil {
+		cfg.Venue = &Paper{Tape: NewTape([]byte(DefaultSeed), DefaultSymbols)}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{st: cfg.Store, venue: cfg.Venue, cash: cash, now: func() time.Time { return cfg.Now().UTC() }}, nil
+}
+
+// Quote is a price for a trade, firm on the paper venue until ExpiresAt.
+type Quote struct {
+	ID             string    `json:"id"`
+	Symbol         string    `json:"symbol"`
+	Side           string    `json:"side" enum:"buy,sell"`
+	Qty            string    `json:"qty"`
+	Price          string    `json:"price" doc:"The price an order with this quote fills at (the ask for a buy, the bid for a sell)"`
+	Bid            string    `json:"bid"`
+	Ask            string    `json:"ask"`
+	EstimatedTotal string    `json:"estimatedTotal" doc:"qty × price, exactly"`
+	Firm           bool      `json:"firm" doc:"An order with this quote's id before expiresAt fills at exactly price"`
+	ExpiresAt      time.Time `json:"expiresAt"`
+}
+
+// Fill is one execution of an order.
+type Fill struct {
+	ID       string    `json:"id"`
+	Qty      string    `json:"qty"`
+	Price    string    `json:"price"`
+	Notional string    `json:"notional" doc:"qty × price, exactly"`
+	At       time.Time `json:"at"`
+}
+
+// Order is the order record clients see.
+type Order struct {
+	ID             string      `json:"id"`
+	Symbol         string      `json:"symbol"`
+	Side           string      `json:"side" enum:"buy,sell"`
+	Type           string      `json:"type" enum:"market,limit"`
+	Qty            string      `json:"qty"`
+	Notional       *string     `json:"notional" doc:"The notional asked for; qty is what it bought at the submission price"`
+	LimitPrice     *string     `json:"limitPrice"`
+	TimeInForce    string      `json:"timeInForce" enum:"day,gtc,ioc,fok"`
+	ClientOrderID  *string     `json:"clientOrderId"`
+	QuoteID        *string     `json:"quoteId"`
+	Status         string      `json:"status" enum:"new,partially_filled,filled,expired,rejected"`
+	FilledQty      string      `json:"filledQty"`
+	FilledAvgPrice *string     `json:"filledAvgPrice"`
+	Fills          []Fill      `json:"fills"`
+	RejectReason   *string     `json:"rejectReason" enum:"insufficient_buying_power,insufficient_position"`
+	ChargedCredits json.Number `json:"chargedCredits"`
+	ExpiresAt      *time.Time  `json:"expiresAt" doc:"When a resting order expires; null once it is done"`
+	CreatedAt      time.Time   `json:"createdAt"`
+	UpdatedAt      time.Time   `json:"updatedAt"`
+}
+
+// Position is a book's holding in one symbol, at average cost.
+type Position struct {
+	Symbol        string `json:"symbol"`
+	Qty           string `json:"qty"`
+	AvgEntryPrice string `json:"avgEntryPrice"`
+	CostBasis     string `json:"costBasis"`
+	MarketValue   string `json:"marketValue" doc:"qty × currentPrice"`
+	CurrentPrice  string `json:"currentPrice" doc:"The tape's mid at the time of the request"`
+	UnrealizedPl  string `json:"unrealizedPl"`
+	RealizedPl    string `json:"realizedPl"`
+}
+
+// Credit actions a transition asks of the caller.
+const (
+	CreditCapture = "capture" // the order's first fill: capture its hold
+	CreditRelease = "release" // rejected, or expired without a fill: release its hold
+)
+
+// Transition is one change of an order's status, for events
+// (trading.order.<To>) and credits. Credit names what to do with the
+// order's credit hold (HoldID, CreditsMicro), "" for nothing.
+type Transition struct {
+	Scope        Scope
+	Order        *Order
+	From, To     string // From is "" for a new order
+	Credit       string
+	HoldID       string
+	CreditsMicro int64
+}
