@@ -42,6 +42,7 @@ const (
 	IdempotencyKeyReused   Code = "idempotency_key_reused"
 	IdempotencyInProgress  Code = "idempotency_request_in_progress"
 	Conflict               Code = "conflict"
+	QuotaExceeded          Code = "quota_exceeded"
 	LimitExceeded          Code = "limit_exceeded"
 	UpstreamRateLimited    Code = "upstream_rate_limited"
 	ServiceUnavailable     Code = "service_unavailable"
@@ -81,6 +82,7 @@ var catalogue = map[Code]entry{
 	IdempotencyKeyReused:   {http.StatusConflict, "Idempotency key reused"},
 	IdempotencyInProgress:  {http.StatusConflict, "Idempotent request in progress"},
 	Conflict:               {http.StatusConflict, "Conflict"},
+	QuotaExceeded:          {http.StatusConflict, "Quota exceeded"},
 	LimitExceeded:          {http.StatusTooManyRequests, "Limit exceeded"},
 	UpstreamRateLimited:    {http.StatusTooManyRequests, "Upstream rate limited"},
 	ServiceUnavailable:     {http.StatusServiceUnavailable, "Service unavailable"},

@@ -25,6 +25,8 @@ const (
 	EventWebhookUpdated       = "webhook.updated"
 	EventWebhookDisabled      = "webhook.disabled"
 	EventWebhookSecretRotated = "webhook.secret_rotated"
+	EventFileCreated          = "file.created"
+	EventFileDeleted          = "file.deleted"
 )
 
 // EventType is one entry of the catalogue.
@@ -50,6 +52,8 @@ var Catalogue = []EventType{
 	{EventWebhookUpdated, "webhooks.update", "A webhook's URL, events, description or status changed (data: the webhook)."},
 	{EventWebhookDisabled, "webhooks.disable", "A webhook was disabled (data: the webhook)."},
 	{EventWebhookSecretRotated, "webhooks.rotate", "A webhook's signing secret was rotated (data: the webhook, never a secret)."},
+	{EventFileCreated, "files.create", "A file was uploaded (data: the file record, never its bytes)."},
+	{EventFileDeleted, "files.delete", "A file was deleted (data: the file record with status deleted)."},
 }
 
 // EventNames lists the catalogue's names in order.
