@@ -80,6 +80,9 @@ func ParseFileName(header string) (string, error) {
 			return "", headerField(HeaderFileName, "%s", err)
 		}
 	} else {
+		if charset, _, ok := strings.Cut(header, "''"); ok && otherCharsets[strings.ToLower(charset)] {
+			return "", headerField(HeaderFileName, "an extended value must be UTF-8''percent-encoded (RFC 8187), not %s", charset)
+		}
 		for i := 0; i < len(name); i++ {
 			if name[i] < 0x20 || name[i] > 0x7e {
 				return "", headerField(HeaderFileName, "byte %d is not printable ASCII; send other names as UTF-8''percent-encoded (RFC 8187)", i)
@@ -111,6 +114,10 @@ func checkFileName(name string) error {
 	}
 	return nil
 }
+
+// otherCharsets are those RFC 8187 allows besides UTF-8: a name sent in one
+// is refused, not kept with its encoding as if it were the name.
+var otherCharsets = map[string]bool{"iso-8859-1": true, "us-ascii": true}
 
 // decodeExtValue decodes RFC 8187's value-chars: attr-chars and %XX, nothing
 // else (a raw space or quote means the client did not encode the name).
