@@ -121,7 +121,7 @@ var (
 )
 
 func errQuota(q Quota) *apierr.Error {
-	return apierr.New(apierr.QuotaExceeded, "This project holds its quota of files (at most %d files and %d bytes); delete files to make room.", q.MaxFiles, q.MaxBytes)
+	return apierr.New(apierr.QuotaExceeded, "The files of this project (or of the account level) are at their quota of %d files and %d bytes; delete some to make room.", q.MaxFiles, q.MaxBytes)
 }
 
 // Create stores body as a new file of the scope. The object is written
