@@ -46,6 +46,7 @@ const (
 	ConnectionDisabled     Code = "connection_disabled"
 	QuoteAlreadyUsed       Code = "quote_already_used"
 	QuoteExpired           Code = "quote_expired"
+	QuotaExceeded          Code = "quota_exceeded"
 	LimitExceeded          Code = "limit_exceeded"
 	UpstreamRateLimited    Code = "upstream_rate_limited"
 	ServiceUnavailable     Code = "service_unavailable"
@@ -89,6 +90,7 @@ var catalogue = map[Code]entry{
 	ConnectionDisabled:     {http.StatusConflict, "Connection disabled"},
 	QuoteAlreadyUsed:       {http.StatusConflict, "Quote already used"},
 	QuoteExpired:           {http.StatusConflict, "Quote expired"},
+	QuotaExceeded:          {http.StatusConflict, "Quota exceeded"},
 	LimitExceeded:          {http.StatusTooManyRequests, "Limit exceeded"},
 	UpstreamRateLimited:    {http.StatusTooManyRequests, "Upstream rate limited"},
 	ServiceUnavailable:     {http.StatusServiceUnavailable, "Service unavailable"},

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"iter"
 	"time"
 )
 
@@ -34,6 +35,14 @@ type Info struct {
 	Modified    time.Time
 }
 
+// Entry is one object as a listing sees it. A listing carries no content
+// type, metadata or hash (S3's does not); Head an entry for those.
+type Entry struct {
+	Key      string
+	Size     int64
+	Modified time.Time
+}
+
 // PutOptions refine a write.
 type PutOptions struct {
 	ContentType string
@@ -55,6 +64,11 @@ type Bucket interface {
 	Head(ctx context.Context, key string) (Info, error)
 	// Delete removes the object; deleting an absent object succeeds.
 	Delete(ctx context.Context, key string) error
+	// List yields every complete object whose key begins with prefix ("" for
+	// all), in ascending byte order of keys; an error ends the sequence.
+	// It is how a sweeper finds objects whose owning record never came (a
+	// process that died between writing the object and its record).
+	List(ctx context.Context, prefix string) iter.Seq2[Entry, error]
 	// PresignGet returns a time-limited download URL, or ErrNotSupported.
 	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
 	Close() error

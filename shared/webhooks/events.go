@@ -30,6 +30,8 @@ const (
 	EventConnectionDisabled   = "connection.disabled"
 	EventConnectionEnabled    = "connection.enabled"
 	EventConnectionDeleted    = "connection.deleted"
+	EventFileCreated          = "file.created"
+	EventFileDeleted          = "file.deleted"
 )
 
 // EventType is one entry of the catalogue.
@@ -60,6 +62,8 @@ var Catalogue = []EventType{
 	{EventConnectionDisabled, "connections.update", "A connection was disabled; calls naming it are refused (data: the connection record)."},
 	{EventConnectionEnabled, "connections.update", "A disabled connection was enabled again (data: the connection record)."},
 	{EventConnectionDeleted, "connections.delete", "A connection and every sealed version of its credentials were destroyed (data: the connection record as it was)."},
+	{EventFileCreated, "files.create", "A file was uploaded (data: the file record, never its bytes)."},
+	{EventFileDeleted, "files.delete", "A file was deleted (data: the file record with status deleted)."},
 }
 
 // EventNames lists the catalogue's names in order.

@@ -27,6 +27,9 @@ type Harness struct {
 	// LargeSize is an object size that takes the adapter's large-object path
 	// (multipart uploads, say); 0 uses a few MiB.
 	LargeSize int
+	// ManyObjects is a number of objects that makes List take more than one
+	// page of the adapter's listing; 0 uses 7.
+	ManyObjects int
 }
 
 type rule struct {
@@ -39,7 +42,10 @@ func RunConformance(t *testing.T, h Harness) {
 	if h.LargeSize == 0 {
 		h.LargeSize = 6<<20 + 1
 	}
-	for _, group := range [][]rule{putRules, readRules, conditionRules, presignRules} {
+	if h.ManyObjects == 0 {
+		h.ManyObjects = 7
+	}
+	for _, group := range [][]rule{putRules, readRules, conditionRules, listRules, presignRules} {
 		for _, r := range group {
 			t.Run(r.name, func(t *testing.T) { r.run(t, h, h.New(t)) })
 		}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +60,25 @@ var putRules = []rule{
 				t.Fatalf("size %d: err = %v; want ErrChecksumMismatch", size, err)
 			}
 			wantAbsent(t, b, "k")
+		}
+	}},
+	{"IfNotExistsWithAMismatchedSHA256ClaimsNothing", func(t *testing.T, h Harness, b blob.Bucket) {
+		data := payload(h.LargeSize, 9)
+		for _, size := range []int{10, h.LargeSize} {
+			_, err := b.Put(ctx(t), "k", bytes.NewReader(payload(size, 3)), blob.PutOptions{ExpectedSHA256: hexSHA(data), IfNotExists: true})
+			if !errors.Is(err, blob.ErrChecksumMismatch) {
+				t.Fatalf("size %d: err = %v; want ErrChecksumMismatch", size, err)
+			}
+			wantAbsent(t, b, "k")
+		}
+		mustPut(t, b, "k", data, blob.PutOptions{ExpectedSHA256: hexSHA(data), IfNotExists: true})
+		wantContent(t, b, "k", data)
+	}},
+	{"ExpectedSHA256IgnoresHexCase", func(t *testing.T, h Harness, b blob.Bucket) {
+		data := payload(100, 10)
+		info := mustPut(t, b, "k", data, blob.PutOptions{ExpectedSHA256: strings.ToUpper(hexSHA(data))})
+		if info.SHA256 != hexSHA(data) {
+			t.Fatalf("SHA256 = %q; want lowercase %q", info.SHA256, hexSHA(data))
 		}
 	}},
 	{"MismatchedSHA256KeepsThePreviousObject", func(t *testing.T, h Harness, b blob.Bucket) {
@@ -170,6 +191,72 @@ var conditionRules = []rule{
 	}},
 }
 
+var listRules = []rule{
+	{"ListYieldsTheObjectsUnderThePrefixInKeyOrder", func(t *testing.T, h Harness, b blob.Bucket) {
+		before := time.Now().Add(-time.Minute)
+		for i, k := range []string{"b/2", "a/1", "b/1", "b10", "c", "b/ü"} {
+			mustPut(t, b, k, payload(i+1, byte(i)), blob.PutOptions{})
+		}
+		entries := list(t, b, "b/")
+		if got := keys(entries); !slices.Equal(got, []string{"b/1", "b/2", "b/ü"}) {
+			t.Fatalf("List(b/) = %v", got)
+		}
+		for _, e := range entries {
+			if want := map[string]int64{"b/1": 3, "b/2": 1, "b/ü": 6}[e.Key]; e.Size != want || e.Modified.Before(before) {
+				t.Fatalf("entry %+v; want size %d, modified after %v", e, want, before)
+			}
+		}
+		if got := keys(list(t, b, "")); !slices.Equal(got, []string{"a/1", "b/1", "b/2", "b/ü", "b10", "c"}) {
+			t.Fatalf("List() = %v", got)
+		}
+		if got := list(t, b, "nothing/"); len(got) != 0 {
+			t.Fatalf("List(nothing/) = %v", got)
+		}
+	}},
+	{"ListWalksEveryPage", func(t *testing.T, h Harness, b blob.Bucket) {
+		var want []string
+		for i := range h.ManyObjects {
+			k := fmt.Sprintf("many/%03d", i)
+			want = append(want, k)
+			mustPut(t, b, k, []byte{byte(i)}, blob.PutOptions{})
+		}
+		if got := keys(list(t, b, "many/")); !slices.Equal(got, want) {
+			t.Fatalf("List = %v; want %v", got, want)
+		}
+	}},
+	{"ListSeesNeitherDeletedNorRefusedObjects", func(t *testing.T, h Harness, b blob.Bucket) {
+		mustPut(t, b, "gone", []byte("x"), blob.PutOptions{})
+		if err := b.Delete(ctx(t), "gone"); err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{10, h.LargeSize} {
+			_, err := b.Put(ctx(t), "refused", bytes.NewReader(payload(size, 8)), blob.PutOptions{ExpectedSHA256: hexSHA(nil)})
+			if !errors.Is(err, blob.ErrChecksumMismatch) {
+				t.Fatalf("size %d: err = %v; want ErrChecksumMismatch", size, err)
+			}
+		}
+		if got := list(t, b, ""); len(got) != 0 {
+			t.Fatalf("List = %v; want nothing", got)
+		}
+	}},
+	{"ListStopsWhenTheConsumerStops", func(t *testing.T, h Harness, b blob.Bucket) {
+		for i := range 3 {
+			mustPut(t, b, fmt.Sprintf("k%d", i), []byte{1}, blob.PutOptions{})
+		}
+		n := 0
+		for _, err := range b.List(ctx(t), "") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			break
+		}
+		if n != 1 {
+			t.Fatalf("%d entries before the break", n)
+		}
+	}},
+}
+
 var presignRules = []rule{
 	{"PresignGetMatchesTheDeclaredCapability", func(t *testing.T, h Harness, b blob.Bucket) {
 		data := payload(300, 7)
@@ -194,6 +281,26 @@ var presignRules = []rule{
 			t.Fatalf("GET presigned URL: %s, %d bytes, %v", resp.Status, len(got), err)
 		}
 	}},
+}
+
+func list(t *testing.T, b blob.Bucket, prefix string) []blob.Entry {
+	t.Helper()
+	var out []blob.Entry
+	for e, err := range b.List(ctx(t), prefix) {
+		if err != nil {
+			t.Fatalf("list %q: %v", prefix, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func keys(entries []blob.Entry) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e.Key
+	}
+	return out
 }
 
 func head(t *testing.T, b blob.Bucket, key string) blob.Info {

@@ -49,6 +49,7 @@ type Bucket struct {
 	presign   *s3.PresignClient
 	bucket    string
 	threshold int64
+	pageSize  int32
 }
 
 // Option configures New.
@@ -62,7 +63,7 @@ func WithMultipartThreshold(n int64) Option {
 
 // New returns a bucket on an existing S3 bucket (see CreateBucket).
 func New(client *s3.Client, bucket string, opts ...Option) *Bucket {
-	b := &Bucket{s3: client, presign: s3.NewPresignClient(client), bucket: bucket, threshold: defaultThreshold}
+	b := &Bucket{s3: client, presign: s3.NewPresignClient(client), bucket: bucket, threshold: defaultThreshold, pageSize: 1000}
 	for _, o := range opts {
 		o(b)
 	}
@@ -102,7 +103,9 @@ func (b *Bucket) putSmall(ctx context.Context, key string, body []byte, sum []by
 	in := &s3.PutObjectInput{
 		Bucket: &b.bucket, Key: &key, Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
 		ContentType: &opts.ContentType, Metadata: metadata(info),
-		// Real S3 checks this too; we have already checked it ourselves.
+		// S3 verifies the bytes it receives against our digest and refuses
+		// the write otherwise, so corruption between us and S3 is caught
+		// too; we have already checked ExpectedSHA256 ourselves.
 		ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum)),
 	}
 	if opts.IfNotExists {
@@ -127,7 +130,10 @@ func (b *Bucket) putLarge(ctx context.Context, key string, body io.Reader, src *
 	tmp := TempPrefix + randomName()
 	defer b.discard(tmp)
 	up := manager.NewUploader(b.s3, func(u *manager.Uploader) { u.PartSize = b.threshold })
-	_, err := up.Upload(ctx, &s3.PutObjectInput{Bucket: &b.bucket, Key: &tmp, Body: body, ContentType: &opts.ContentType})
+	// Each part carries its SHA-256, which S3 verifies on arrival; the
+	// whole-object hash is ours, checked before the copy into place.
+	_, err := up.Upload(ctx, &s3.PutObjectInput{Bucket: &b.bucket, Key: &tmp, Body: body, ContentType: &opts.ContentType,
+		ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
 	if err != nil {
 		if src.err != nil {
 			return blob.Info{}, src.cause(src.err)

@@ -2,9 +2,19 @@ package s3blob_test
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"platformapi/shared/awsenv"
 
@@ -23,10 +33,11 @@ func TestConformance(t *testing.T) {
 	blobtest.RunConformance(t, blobtest.Harness{
 		New: func(t *testing.T) blob.Bucket {
 			client, name := awstest.Bucket(t, env)
-			return s3blob.New(client, name, s3blob.WithMultipartThreshold(threshold))
+			return s3blob.New(client, name, s3blob.WithMultipartThreshold(threshold), s3blob.WithListPageSize(2))
 		},
-		CanPresign: true,
-		LargeSize:  2*threshold + 1,
+		CanPresign:  true,
+		LargeSize:   2*threshold + 1,
+		ManyObjects: 5,
 	})
 }
 
@@ -59,5 +70,50 @@ func TestOutagesAnswerUnavailableAndStoreNothing(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestPutHandsS3TheSHA256ToVerify proves S3 is asked to verify every byte it
+// receives: a small object carries the whole body's SHA-256, each part of a
+// multipart upload its own (as a header or a trailer, as the SDK chooses).
+func TestPutHandsS3TheSHA256ToVerify(t *testing.T) {
+	var mu sync.Mutex
+	sent := map[string][]string{} // operation -> SHA-256 checksum headers or trailers sent
+	capture := func(st *middleware.Stack) error {
+		return st.Deserialize.Add(middleware.DeserializeMiddlewareFunc("captureChecksums",
+			func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+				if req, ok := in.Request.(*smithyhttp.Request); ok {
+					v := req.Header.Get("X-Amz-Checksum-Sha256")
+					if v == "" && strings.EqualFold(req.Header.Get("X-Amz-Trailer"), "x-amz-checksum-sha256") {
+						v = "trailer"
+					}
+					mu.Lock()
+					op := middleware.GetOperationName(ctx)
+					sent[op] = append(sent[op], v)
+					mu.Unlock()
+				}
+				return next.HandleDeserialize(ctx, in)
+			}), middleware.After)
+	}
+	env := awstest.Env(t, awsenv.WithAPIOptions(capture))
+	client, name := awstest.Bucket(t, env)
+	b := s3blob.New(client, name, s3blob.WithMultipartThreshold(threshold))
+	ctx := awstest.Context(t)
+
+	small := bytes.Repeat([]byte("checked "), 1000)
+	sum := sha256.Sum256(small)
+	if _, err := b.Put(ctx, "small", bytes.NewReader(small), blob.PutOptions{ExpectedSHA256: hex.EncodeToString(sum[:])}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "large", bytes.NewReader(make([]byte, threshold+1)), blob.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := sent["PutObject"], []string{base64.StdEncoding.EncodeToString(sum[:])}; !slices.Equal(got, want) {
+		t.Errorf("PutObject sent SHA-256 %q; want %q", got, want)
+	}
+	if parts := sent["UploadPart"]; len(parts) != 2 || slices.Contains(parts, "") {
+		t.Errorf("UploadPart sent SHA-256 %q; want one per part for both parts", parts)
 	}
 }
