@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,7 @@ const (
 	CodeTooBig    = sqlite3.SQLITE_TOOBIG
 	CodeCorrupt   = sqlite3.SQLITE_CORRUPT
 	CodeNotADB    = sqlite3.SQLITE_NOTADB
+	CodeCantOpen  = sqlite3.SQLITE_CANTOPEN
 )
 
 // IsCode reports whether err is a SQLite error with that primary code.
@@ -115,8 +117,19 @@ var (
 // SQLITE_OPEN_READONLY and sets PRAGMA query_only, so that even a statement
 // the authorizer missed cannot change the file.
 func Open(path string, readOnly bool) (*Conn, error) {
+	return open(path, readOnly, true)
+}
+
+// OpenExisting opens an existing file read-write; an absent file is an
+// error (SQLITE_CANTOPEN), never a new empty database.
+func OpenExisting(path string) (*Conn, error) { return open(path, false, false) }
+
+func open(path string, readOnly, create bool) (*Conn, error) {
 	c := &Conn{tls: libc.NewTLS()}
-	flags := int32(sqlite3.SQLITE_OPEN_READWRITE | sqlite3.SQLITE_OPEN_CREATE | sqlite3.SQLITE_OPEN_NOMUTEX | sqlite3.SQLITE_OPEN_PRIVATECACHE)
+	flags := int32(sqlite3.SQLITE_OPEN_READWRITE | sqlite3.SQLITE_OPEN_NOMUTEX | sqlite3.SQLITE_OPEN_PRIVATECACHE)
+	if create {
+		flags |= sqlite3.SQLITE_OPEN_CREATE
+	}
 	if readOnly {
 		flags = sqlite3.SQLITE_OPEN_READONLY | sqlite3.SQLITE_OPEN_NOMUTEX | sqlite3.SQLITE_OPEN_PRIVATECACHE
 	}
@@ -126,10 +139,10 @@ func Open(path string, readOnly bool) (*Conn, error) {
 		return nil, err
 	}
 	defer libc.Xfree(c.tls, cpath)
-	pp := c.malloc(int(unsafe.Sizeof(uintptr(0))))
-	defer libc.Xfree(c.tls, pp)
-	rc := sqlite3.Xsqlite3_open_v2(c.tls, cpath, pp, flags, 0)
-	c.db = *(*uintptr)(unsafe.Pointer(pp))
+	out, unpin := outPointers()
+	defer unpin()
+	rc := sqlite3.Xsqlite3_open_v2(c.tls, cpath, uintptr(unsafe.Pointer(&out[0])), flags, 0)
+	c.db = out[0]
 	if rc != sqlite3.SQLITE_OK {
 		err := c.errorOf(rc)
 		if c.db != 0 {
@@ -223,7 +236,8 @@ func (c *Conn) errorOf(rc int32) error {
 // cFuncPointer turns a top-level Go function into the pointer the
 // transpiled C code calls (the representation modernc.org/sqlite uses).
 func cFuncPointer[T any](f T) uintptr {
-	return *(*uintptr)(unsafe.Pointer(&struct{ f T }{f}))
+	holder := &struct{ f T }{f}
+	return *(*uintptr)(unsafe.Pointer(holder))
 }
 
 // authorize is SQLite's authorizer callback: it runs while a statement is
@@ -285,9 +299,31 @@ func refuse(p Policy, action int32, a1, a2 string) string {
 
 // Stmt is one prepared statement.
 type Stmt struct {
-	c      *Conn
-	p      uintptr
-	allocs []uintptr
+	c *Conn
+	p uintptr
+}
+
+// transient (SQLITE_TRANSIENT) makes SQLite copy a bound value at once, so
+// the Go memory it came from need only stay put for the call.
+const transient = ^uintptr(0)
+
+// outPointers is Go memory, pinned, for the C API's out-parameters.
+func outPointers() (*[2]uintptr, func()) {
+	out := new([2]uintptr)
+	var pin runtime.Pinner
+	pin.Pin(out)
+	return out, pin.Unpin
+}
+
+// pinned returns the address of b's bytes (of a one-byte buffer when b is
+// empty, since a NULL pointer would bind SQL NULL) held in place until unpin.
+func pinned(b []byte) (uintptr, func()) {
+	if len(b) == 0 {
+		b = make([]byte, 1)
+	}
+	var pin runtime.Pinner
+	pin.Pin(&b[0])
+	return uintptr(unsafe.Pointer(&b[0])), pin.Unpin
 }
 
 // Prepare compiles the first statement of sql under policy and returns it
@@ -299,12 +335,11 @@ func (c *Conn) Prepare(sql string, policy Policy) (*Stmt, string, error) {
 		return nil, "", err
 	}
 	defer libc.Xfree(c.tls, csql)
-	pp := c.malloc(2 * int(unsafe.Sizeof(uintptr(0))))
-	defer libc.Xfree(c.tls, pp)
-	ppTail := pp + unsafe.Sizeof(uintptr(0))
+	out, unpin := outPointers()
+	defer unpin()
 	c.policy.Store(int32(policy))
 	c.denied = ""
-	rc := sqlite3.Xsqlite3_prepare_v2(c.tls, c.db, csql, int32(len(sql)), pp, ppTail)
+	rc := sqlite3.Xsqlite3_prepare_v2(c.tls, c.db, csql, int32(len(sql)), uintptr(unsafe.Pointer(&out[0])), uintptr(unsafe.Pointer(&out[1])))
 	c.policy.Store(int32(Trusted))
 	if rc != sqlite3.SQLITE_OK {
 		if c.denied != "" {
@@ -312,8 +347,8 @@ func (c *Conn) Prepare(sql string, policy Policy) (*Stmt, string, error) {
 		}
 		return nil, "", c.errorOf(rc)
 	}
-	p := *(*uintptr)(unsafe.Pointer(pp))
-	tail := sql[*(*uintptr)(unsafe.Pointer(ppTail))-csql:]
+	p := out[0]
+	tail := sql[out[1]-csql:]
 	if p == 0 {
 		return nil, tail, nil
 	}
@@ -331,10 +366,6 @@ func (s *Stmt) Close() {
 		sqlite3.Xsqlite3_finalize(s.c.tls, s.p)
 		s.p = 0
 	}
-	for _, a := range s.allocs {
-		libc.Xfree(s.c.tls, a)
-	}
-	s.allocs = nil
 }
 
 // ParamCount is the number of the statement's parameters (the largest index).
@@ -358,15 +389,13 @@ func (s *Stmt) Bind(i int, v any) error {
 	case float64:
 		rc = sqlite3.Xsqlite3_bind_double(t, s.p, idx, x)
 	case string:
-		p := s.c.malloc(len(x) + 1)
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(p)), len(x)), x)
-		s.allocs = append(s.allocs, p)
-		rc = sqlite3.Xsqlite3_bind_text(t, s.p, idx, p, int32(len(x)), 0)
+		p, unpin := pinned([]byte(x))
+		rc = sqlite3.Xsqlite3_bind_text(t, s.p, idx, p, int32(len(x)), transient)
+		unpin()
 	case []byte:
-		p := s.c.malloc(len(x) + 1)
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(p)), len(x)), x)
-		s.allocs = append(s.allocs, p)
-		rc = sqlite3.Xsqlite3_bind_blob(t, s.p, idx, p, int32(len(x)), 0)
+		p, unpin := pinned(x)
+		rc = sqlite3.Xsqlite3_bind_blob(t, s.p, idx, p, int32(len(x)), transient)
+		unpin()
 	default:
 		return fmt.Errorf("engine: cannot bind %T", v)
 	}
@@ -424,13 +453,13 @@ func (s *Stmt) Value(i int) any {
 	case sqlite3.SQLITE_TEXT:
 		p := sqlite3.Xsqlite3_column_text(t, s.p, col)
 		n := sqlite3.Xsqlite3_column_bytes(t, s.p, col)
-		return string(unsafe.Slice((*byte)(unsafe.Pointer(p)), n))
+		return string(libc.GoBytes(p, int(n)))
 	case sqlite3.SQLITE_BLOB:
 		p := sqlite3.Xsqlite3_column_blob(t, s.p, col)
 		n := sqlite3.Xsqlite3_column_bytes(t, s.p, col)
 		b := make([]byte, n)
 		if n > 0 {
-			copy(b, unsafe.Slice((*byte)(unsafe.Pointer(p)), n))
+			copy(b, libc.GoBytes(p, int(n)))
 		}
 		return b
 	}
