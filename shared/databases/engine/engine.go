@@ -475,6 +475,11 @@ func (s *Stmt) FullScanSteps() int64 {
 // Changes is the number of rows the last statement inserted, updated or deleted.
 func (c *Conn) Changes() int64 { return sqlite3.Xsqlite3_changes64(c.tls, c.db) }
 
+// TotalChanges counts every row changed since the connection opened; the
+// difference across a statement is that statement's changes, whatever kind
+// it is (sqlite3_changes keeps a stale value after DDL).
+func (c *Conn) TotalChanges() int64 { return sqlite3.Xsqlite3_total_changes64(c.tls, c.db) }
+
 // LastInsertRowID is the rowid of the last successful INSERT.
 func (c *Conn) LastInsertRowID() int64 { return sqlite3.Xsqlite3_last_insert_rowid(c.tls, c.db) }
 
