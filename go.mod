@@ -22,6 +22,8 @@ require (
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	go.etcd.io/bbolt v1.5.0
+	modernc.org/libc v1.77.1
+	modernc.org/sqlite v1.60.0
 )
 
 require (
@@ -76,8 +78,6 @@ require (
 	golang.org/x/tools v0.50.0 // indirect
 	golang.org/x/tools/cmd/godoc v0.1.0-deprecated // indirect
 	golang.org/x/tools/godoc v0.1.0-deprecated // indirect
-	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.60.0 // indirect
 )
