@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestSmoke(t *testing.T) {
+func TestTheReadOnlyPolicyRefusesAtPrepareTime(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "x.db")
 	c, err := Open(path, false)
