@@ -52,6 +52,16 @@ const (
 	ServiceUnavailable     Code = "service_unavailable"
 	NotImplemented         Code = "not_implemented"
 	Internal               Code = "internal_error"
+
+	// Managed databases.
+	SQLError                Code = "sql_error"
+	QueryNotReadonly        Code = "query_not_readonly"
+	QueryTimeout            Code = "query_timeout"
+	DatabaseExists          Code = "database_exists"
+	DatabaseVersionMismatch Code = "database_version_mismatch"
+	DatabaseBusy            Code = "database_busy"
+	DatabaseFull            Code = "database_full"
+	ArchiveInvalid          Code = "archive_invalid"
 )
 
 type entry struct {
@@ -96,6 +106,15 @@ var catalogue = map[Code]entry{
 	ServiceUnavailable:     {http.StatusServiceUnavailable, "Service unavailable"},
 	NotImplemented:         {http.StatusNotImplemented, "Not implemented"},
 	Internal:               {http.StatusInternalServerError, "Internal error"},
+
+	SQLError:                {http.StatusBadRequest, "SQL error"},
+	QueryNotReadonly:        {http.StatusForbidden, "Query is not read-only"},
+	QueryTimeout:            {http.StatusRequestTimeout, "Query timed out"},
+	DatabaseExists:          {http.StatusConflict, "Database exists"},
+	DatabaseVersionMismatch: {http.StatusConflict, "Database version mismatch"},
+	DatabaseBusy:            {http.StatusConflict, "Database busy"},
+	DatabaseFull:            {http.StatusRequestEntityTooLarge, "Database full"},
+	ArchiveInvalid:          {http.StatusUnprocessableEntity, "Archive invalid"},
 }
 
 // Codes lists every code of the catalogue (for documentation).
