@@ -141,11 +141,10 @@ func encode(e *Event, shard int) store.Item {
 	return it
 }
 
-// IsEventItem reports whether an item of the table is an audit event (and
-// not a marker, a counter or anything else sharing the table and its stream).
-func IsEventItem(it store.Item) bool {
-	return strings.HasPrefix(it.Key().PK, "aud#")
-}
+// IsEventPK reports whether a partition key of the table holds audit events
+// (and not markers, counters or anything else sharing the table and its
+// stream).
+func IsEventPK(pk string) bool { return strings.HasPrefix(pk, "aud#") }
 
 // DecodeItem reads an audit event item back, as the stream adapter and the
 // readers see it.
