@@ -20,12 +20,12 @@ var t0 = time.Date(2026, 3, 10, 20, 0, 0, 0, time.UTC)
 //	root ─┬─ a ── a1
 //	      └─ b
 type world struct {
-	st            store.Store
-	repo          *audit.Repo
-	acct          string
+	st             store.Store
+	repo           *audit.Repo
+	acct           string
 	root, a, a1, b []string // key paths
-	now           time.Time
-	mu            sync.Mutex
+	now            time.Time
+	mu             sync.Mutex
 }
 
 func newWorld(t *testing.T, be teststores.Backend) *world {
