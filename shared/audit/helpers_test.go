@@ -29,9 +29,15 @@ type world struct {
 }
 
 func newWorld(t *testing.T, be teststores.Backend) *world {
-	w := &world{acct: ids.New("acct", t0), now: t0.Add(72 * time.Hour)}
+	w := keyTree()
 	w.st = be.Open(t, w.clock)
 	w.repo = audit.NewRepo(w.st, w.clock)
+	return w
+}
+
+// keyTree is a world without its store.
+func keyTree() *world {
+	w := &world{acct: ids.New("acct", t0), now: t0.Add(72 * time.Hour)}
 	root := ids.New("key", t0)
 	w.root = []string{root}
 	w.a = []string{root, ids.New("key", t0)}

@@ -348,6 +348,10 @@ func TestEventsAndUsageExpireAfterNinetyDays(t *testing.T) {
 		if e, r := visible(); e != 1 || r != 1 {
 			t.Fatalf("just before 90 days: %d events, %d requests; want 1, 1", e, r)
 		}
+		w.setNow(t0.Add(audit.Retention))
+		if e, _ := visible(); e != 0 {
+			t.Fatalf("at 90 days: %d events, want none", e)
+		}
 		w.setNow(t0.Add(audit.Retention + time.Hour))
 		if e, r := visible(); e != 0 || r != 0 {
 			t.Fatalf("after 90 days: %d events, %d requests; want none", e, r)
