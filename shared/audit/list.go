@@ -150,7 +150,7 @@ func (f *Filter) matches(e *Event) bool {
 // maxScan bounds the events one page reads while filtering. A page that
 // reaches it ends early, possibly short or empty, with a cursor to go on:
 // a narrow filter over a busy account costs bounded work per request.
-const maxScan = 1000
+var maxScan = 1000
 
 // lowestID is the smallest event id at t: ids put the millisecond time in
 // the first 10 body characters and random bits in the other 16.
@@ -162,8 +162,9 @@ func lowestID(t time.Time) string {
 // List returns a page of the events f selects, newest first, and the cursor
 // of the next page ("" at the end).
 //
-// Each day of the range (newest first) is Shards partitions sorted by id; a
-// k-way merge takes the newest head until the page is full. The cursor is the
+// Each day of the range is Shards partitions sorted by id; a k-way merge
+// over the shards of the newest days takes the newest head until the page
+// is full, widening to older days as needed (see maxSpan). The cursor is the
 // day and id of the last event read: ids are unique and the merge is in id
 // order, so every event of every shard above that id has been read, and one
 // position serves all shards.
@@ -189,9 +190,12 @@ func (r *Repo) List(ctx context.Context, f Filter) ([]Event, string, error) {
 	lastDay := dayOf(since)
 	out := make([]Event, 0, f.Limit+1)
 	scanned := 0
-	posDay, posSK := "", ""
-	for ; day >= lastDay; day, after = prevDay(day), "" {
-		m := newMerge(r.st, f.AccountID, day, after, f.Limit+1)
+	for span := 1; day >= lastDay; span = min(2*span, maxSpan) {
+		days := []string{day}
+		for len(days) < span && prevDay(days[len(days)-1]) >= lastDay {
+			days = append(days, prevDay(days[len(days)-1]))
+		}
+		m := newMerge(r.st, f.AccountID, days, after, f.Limit+1)
 		for {
 			it, err := m.next(ctx)
 			if err != nil {
@@ -215,12 +219,11 @@ func (r *Repo) List(ctx context.Context, f Filter) ([]Event, string, error) {
 					return out[:f.Limit], listCursor(dayOf(last.OccurredAt), last.ID), nil
 				}
 			}
-			scanned++
-			posDay, posSK = day, sk
-			if scanned >= maxScan {
-				return out, listCursor(posDay, posSK), nil
+			if scanned++; scanned >= maxScan {
+				return out, listCursor(dayOf(e.OccurredAt), sk), nil
 			}
 		}
+		day, after = prevDay(days[len(days)-1]), ""
 	}
 	return out, "", nil
 }
@@ -244,7 +247,14 @@ func prevDay(day string) string {
 	return t.AddDate(0, 0, -1).Format(dayLayout)
 }
 
-// merge reads one day's shards newest first, refilling a shard's buffer only
+// maxSpan bounds how many days one round of a page reads at once. A page
+// starts with the newest day and doubles the days it reads together each
+// time the page is not yet full, so a busy day costs Shards small queries
+// and a sparse 90-day range about seven rounds instead of 91, with at most
+// maxSpan × Shards queries in flight.
+const maxSpan = 8
+
+// merge reads shards newest first, refilling a shard's buffer only
 // when its head is needed, all empty shards at once.
 type merge struct {
 	st     store.Store
@@ -259,15 +269,23 @@ type shardCursor struct {
 	more  bool
 }
 
-func newMerge(st store.Store, accountID, day, after string, want int) *merge {
-	m := &merge{st: st, batch: min(want/Shards+2, 100)}
-	for s := range Shards {
-		m.shards = append(m.shards, &shardCursor{pk: eventPK(accountID, day, s), after: after, more: true})
+// newMerge reads the shards of days (newest first), the first day from
+// after on. Days are disjoint id ranges, so one merge over all their shards
+// is still in id order.
+func newMerge(st store.Store, accountID string, days []string, after string, want int) *merge {
+	m := &merge{st: st, batch: min(want/(Shards*len(days))+2, 100)}
+	for i, day := range days {
+		for s := range Shards {
+			m.shards = append(m.shards, &shardCursor{pk: eventPK(accountID, day, s), after: after, more: true})
+		}
+		if i == 0 {
+			after = ""
+		}
 	}
 	return m
 }
 
-// next is the newest unread item of the day, or nil when it has none left.
+// next is the newest unread item of the shards, or nil when none is left.
 func (m *merge) next(ctx context.Context) (store.Item, error) {
 	if err := m.refill(ctx); err != nil {
 		return nil, err

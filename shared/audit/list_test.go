@@ -279,3 +279,33 @@ func TestAnEventRendersTheContractFieldsAndNothingElse(t *testing.T) {
 		t.Fatalf("rendered %s", b)
 	}
 }
+
+func TestANarrowFilterEndsAPageAtTheScanBudgetAndGoesOn(t *testing.T) {
+	w := newWorld(t, teststores.Embedded)
+	rec := audit.NewRecorder(w.st, w.clock)
+	ctx := context.Background()
+	var wanted []audit.Event
+	for i := range 12 {
+		status := 200
+		if i < 2 { // the two oldest are the only matches
+			status = 404
+		}
+		e := w.event(w.a, "", "", "projects.list", status, 0, t0.Add(time.Duration(i)*time.Minute))
+		if err := rec.Record(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		if status == 404 {
+			wanted = append(wanted, e)
+		}
+	}
+	defer audit.SetMaxScan(5)()
+	f := w.window(w.viewer(w.root, ""))
+	f.Status = 404
+	page, next, err := w.repo.List(ctx, f)
+	if err != nil || len(page) != 0 || next == "" {
+		t.Fatalf("first page: %d events, next %q, err %v; want an empty page with a cursor", len(page), next, err)
+	}
+	if got := w.all(t, f); !maps.Equal(requestIDs(got), requestIDs(wanted)) {
+		t.Fatalf("found %d events, want 2", len(got))
+	}
+}
