@@ -1,0 +1,177 @@
+// Package audit keeps one event per authenticated request (spec 4.2) and the
+// usage counters rolled up from them: the Recorder writes an event on the
+// request's hot path with exactly one store write, the Rollup adds events to
+// hourly counters off the hot path (exactly once, whatever the delivery), and
+// the Repo answers GET /audit-events and GET /usage with the visibility rules
+// of the CONTRACT: a key sees itself and its descendants, a project-bound key
+// only its project. It never sees HTTP, and an event must never hold a body,
+// a secret, a token or an Authorization header: only the fields below.
+//
+// Storage (single table):
+//
+//	aud#<acct>#<yyyymmdd>#<shard> | <eventId>   the event: doc JSON; expires
+//	                                            Retention after it occurred
+//	audroll#<eventId> | rolled                  the rollup marker: the event
+//	                                            is counted; same expiry
+//	audpending | <eventId>                      embedded only: an event not yet
+//	                                            counted (the crash-recovery list)
+//	use#<acct>#<yyyymmdd> | <hh>#<keyId>#<project|->#<service|->#<operation>
+//	                                            one hour's counters of one key
+//	                                            in one project, service and
+//	                                            operation: requests, errors,
+//	                                            micro; keyPath; expires with
+//	                                            the hour's events
+//
+// Why shards: DynamoDB gives one partition at most 1,000 write units per
+// second, and an event (under 1 KB) costs one. With the day alone in the
+// partition key one busy account would cap at 1,000 requests per second and
+// throttle itself; time-ordered sort keys also defeat DynamoDB's split for
+// heat, which cannot split a partition whose writes all land at its end.
+// Spreading each day over Shards partitions chosen at random lifts that to
+// Shards × 1,000 per account (a single hot key spreads as well, which a
+// shard by key id would not), and readers merge the Shards sorted partitions
+// of a day newest first.
+package audit
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"platformapi/shared/catalog"
+	"platformapi/shared/store"
+)
+
+// Retention is how long events (and the usage counted from them) are kept.
+const Retention = 90 * 24 * time.Hour
+
+// Shards is how many partitions one account's day of events is spread over.
+// Changing it is a data migration: readers must know every shard written.
+const Shards = 4
+
+// Event is one authenticated request as the audit log shows it. Everything
+// a client sees is in the JSON fields; the rest is what visibility and usage
+// need and is never rendered.
+type Event struct {
+	ID                 string    `json:"id" doc:"aud_…, sortable by occurrence"`
+	OccurredAt         time.Time `json:"occurredAt"`
+	RequestID          string    `json:"requestId"`
+	ProjectID          *string   `json:"projectId" doc:"The request's project; null at account level"`
+	KeyID              string    `json:"keyId"`
+	Operation          string    `json:"operation" doc:"Operation id, refined to services.invoke.<serviceId>.<operationId> for invokes"`
+	Method             string    `json:"method"`
+	Path               string    `json:"path"`
+	Status             int       `json:"status"`
+	Code               *string   `json:"code" doc:"The error code of a failed request, null on success"`
+	ChargedCredits     float64   `json:"chargedCredits"`
+	EndUser            *string   `json:"endUser" doc:"As sent, a pseudonym or null, by the key's privacy tier"`
+	IdempotentReplayed bool      `json:"idempotentReplayed"`
+
+	// AccountID owns the event.
+	AccountID string `json:"-"`
+	// KeyPath is the calling key's chain, root first, KeyID last: the keys
+	// that may see the event.
+	KeyPath []string `json:"-"`
+	// ServiceID is the managed service the request reached, "" for none.
+	ServiceID string `json:"-"`
+	// ChargedMicro is the charge in micro-credits; ChargedCredits renders it.
+	ChargedMicro int64 `json:"-"`
+}
+
+// stored is an event as kept: the public fields plus the internal ones.
+type stored struct {
+	Event
+	Account      string   `json:"accountId"`
+	Path         []string `json:"keyPath"`
+	Service      string   `json:"serviceId,omitempty"`
+	ChargedMicro int64    `json:"chargedMicro"`
+}
+
+func (e *Event) setCharged(micro int64) {
+	e.ChargedMicro, e.ChargedCredits = micro, float64(micro)/catalog.MicroPerCredit
+}
+
+// sees reports whether v may see an event of the key path and project:
+// the viewer is on the caller's chain (itself or an ancestor), and a
+// project-bound viewer sees only its project.
+func (v Viewer) sees(keyPath []string, projectID string) bool {
+	return slices.Contains(keyPath, v.keyID()) && (v.ProjectID == "" || projectID == v.ProjectID)
+}
+
+// Viewer is who reads events or usage: its account, its key chain (root
+// first, the viewer last) and the project it is bound to ("" at account level).
+type Viewer struct {
+	AccountID string
+	KeyPath   []string
+	ProjectID string
+}
+
+func (v Viewer) keyID() string { return v.KeyPath[len(v.KeyPath)-1] }
+
+func (v Viewer) check() error {
+	if v.AccountID == "" || len(v.KeyPath) == 0 {
+		return fmt.Errorf("audit: viewer needs an account and a key path")
+	}
+	return nil
+}
+
+const dayLayout = "20060102"
+
+func dayOf(t time.Time) string { return t.UTC().Format(dayLayout) }
+
+func eventPK(accountID, day string, shard int) string {
+	return "aud#" + accountID + "#" + day + "#" + strconv.Itoa(shard)
+}
+
+func markerKey(eventID string) store.Key { return store.Key{PK: "audroll#" + eventID, SK: "rolled"} }
+
+const pendingPK = "audpending"
+
+func pendingKey(eventID string) store.Key { return store.Key{PK: pendingPK, SK: eventID} }
+
+func expiry(occurredAt time.Time) int64 { return occurredAt.Add(Retention).Unix() }
+
+// encode is the event's item in the given shard.
+func encode(e *Event, shard int) store.Item {
+	it := store.NewItem(store.Key{PK: eventPK(e.AccountID, dayOf(e.OccurredAt), shard), SK: e.ID})
+	it.SetDoc(stored{Event: *e, Account: e.AccountID, Path: e.KeyPath, Service: e.ServiceID, ChargedMicro: e.ChargedMicro})
+	it[store.AttrExpiresAt] = expiry(e.OccurredAt)
+	return it
+}
+
+// IsEventPK reports whether a partition key of the table holds audit events
+// (and not markers, counters or anything else sharing the table and its
+// stream).
+func IsEventPK(pk string) bool { return strings.HasPrefix(pk, "aud#") }
+
+// DecodeItem reads an audit event item back, as the stream adapter and the
+// readers see it.
+func DecodeItem(it store.Item) (Event, error) {
+	var s stored
+	if err := it.Doc(&s); err != nil {
+		return Event{}, fmt.Errorf("audit: decode %s: %w", it.Key(), err)
+	}
+	e := s.Event
+	e.AccountID, e.KeyPath, e.ServiceID = s.Account, s.Path, s.Service
+	e.setCharged(s.ChargedMicro)
+	if e.ID == "" || e.AccountID == "" || len(e.KeyPath) == 0 {
+		return Event{}, fmt.Errorf("audit: decode %s: incomplete event", it.Key())
+	}
+	return e, nil
+}
+
+// Repo answers the audit and usage queries.
+type Repo struct {
+	st  store.Store
+	now func() time.Time
+}
+
+// NewRepo builds the read side; now defaults to time.Now.
+func NewRepo(st store.Store, now func() time.Time) *Repo {
+	if now == nil {
+		now = time.Now
+	}
+	return &Repo{st: st, now: now}
+}
