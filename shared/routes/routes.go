@@ -20,11 +20,12 @@ const (
 	BodyZip              // application/zip (database transfer part)
 )
 
-// MaxJSONBody bounds JSON request bodies; MaxRawBody bounds raw uploads,
-// sized to stay under API Gateway's and Lambda's synchronous payload limits.
+// MaxJSONBody bounds JSON request bodies; MaxRawBody bounds raw uploads
+// (CONTRACT: 4 MiB): API Gateway hands Lambda a binary body base64-encoded
+// inside its 6 MB synchronous payload.
 const (
 	MaxJSONBody = 1 << 20
-	MaxRawBody  = 5 << 20
+	MaxRawBody  = 4 << 20
 )
 
 // Route is one endpoint's policy.

@@ -92,6 +92,16 @@ func NewTopUp(st store.Store, now func() time.Time, cfg TopUpConfig, fac x402.Fa
 // Configured reports whether purchases can be made at all.
 func (t *TopUp) Configured() bool { return t != nil && t.fac != nil && t.cfg.PayTo != "" }
 
+// Challenge is the 402 of a purchase of req: its payment requirements and
+// why a payment is needed (none sent, or the one sent was refused).
+func (t *TopUp) Challenge(resource string, req TopUpRequest, reason string) error {
+	cents, err := req.Cents()
+	if err != nil {
+		return err
+	}
+	return t.challenge(resource, cents, reason)
+}
+
 func (t *TopUp) challenge(resource string, cents int64, reason string) *PaymentError {
 	hdr, _ := x402.EncodeHeader(x402.PaymentRequired{
 		X402Version: x402.Version, Error: reason,
@@ -121,6 +131,16 @@ func (t *TopUp) Buy(ctx context.Context, accountID, resource string, req TopUpRe
 	}
 	requirements := t.cfg.Requirements(cents)
 	p := payment.Upgrade(requirements)
+	pk := paymentKey(requirements, p.Payload.Authorization)
+	// A payment seen before resumes before anything else: once settled its
+	// nonce is used on chain, so verifying it again would refuse the very
+	// retry that must credit it.
+	switch _, err := t.st.Get(ctx, pk); {
+	case err == nil:
+		return t.resume(ctx, accountID, resource, cents, pk)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, nil, fmt.Errorf("topup: read payment: %w", err)
+	}
 	v, err := t.fac.Verify(ctx, p, requirements)
 	if err != nil {
 		return nil, nil, fmt.Errorf("topup: verify payment: %w", err)
@@ -128,7 +148,6 @@ func (t *TopUp) Buy(ctx context.Context, accountID, resource string, req TopUpRe
 	if !v.IsValid {
 		return nil, nil, t.challenge(resource, cents, v.InvalidReason)
 	}
-	pk := paymentKey(requirements, p.Payload.Authorization)
 	now := t.now()
 	rec := store.NewItem(pk)
 	rec["state"] = "settling"

@@ -72,14 +72,22 @@ func (h *handlers) buy(ctx context.Context, in *topUpInput) (*topUpOutput, error
 			hdr.Set(k, v)
 		}
 	}
-	var payment *x402.PaymentPayload
-	if p, ok, err := x402.PaymentFromHeaders(hdr); err != nil {
-		return nil, apierr.Invalid("The payment header is malformed.", apierr.Field("header.Payment-Signature", "%s", err.Error()))
-	} else if ok {
-		payment = &p
-	}
 	p := api.PrincipalFrom(ctx)
-	res, settled, err := h.topUp.Buy(ctx, p.Key().AccountID, p.URL, in.Body, payment)
+	var payment *x402.PaymentPayload
+	var err error
+	var res *topup.TopUpResult
+	var settled *x402.SettleResponse
+	if pay, ok, perr := x402.PaymentFromHeaders(hdr); perr != nil {
+		// A payment that cannot be decoded is a rejected payment, answered
+		// with a fresh challenge and never stored, so the same key can
+		// still complete the purchase.
+		err = h.topUp.Challenge(p.URL, in.Body, "malformed payment header: "+perr.Error())
+	} else {
+		if ok {
+			payment = &pay
+		}
+		res, settled, err = h.topUp.Buy(ctx, p.Key().AccountID, p.URL, in.Body, payment)
+	}
 	var pe *topup.PaymentError
 	if errors.As(err, &pe) {
 		return nil, apierr.New(apierr.PaymentRequired, "Payment required: %s. Sign the requirements in Payment-Required and retry with Payment-Signature and the same Idempotency-Key.", pe.Reason).

@@ -46,11 +46,6 @@ func pay(e *apitest.Env, key, idemKey string, usd float64, p x402.PaymentPayload
 		Headers: map[string]string{"Payment-Signature": hdr}})
 }
 
-func balance(e *apitest.Env, key string) float64 {
-	e.T.Helper()
-	return e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/credits/balance", Key: key}), 200).Body["balance"].(float64)
-}
-
 func sign(t *testing.T, e *apitest.Env, k *ecdsa.PrivateKey, req x402.PaymentRequirements, opts x402.SignOptions) x402.PaymentPayload {
 	t.Helper()
 	if opts.Now.IsZero() {
@@ -164,9 +159,6 @@ func TestRejectedPaymentsCreditNothing(t *testing.T) {
 			}
 		})
 	}
-	malformed := e.Do(apitest.Req{Method: "POST", Path: "/v1/credits/x402/top-up", Key: root, Idem: apitest.Idem(), Body: map[string]any{"amountUsd": 10},
-		Headers: map[string]string{"Payment-Signature": "!!!not base64"}})
-	e.Must(malformed, 400, "validation_failed")
 	if got := e.Balance(root); got != 1 {
 		t.Fatalf("balance = %v after rejected payments", got)
 	}
@@ -185,4 +177,30 @@ func TestTopUpBodyIsOnlyAnAmountOf5To500WithTwoDecimals(t *testing.T) {
 	for _, usd := range []float64{5, 500, 19.99} {
 		e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/credits/x402/top-up", Key: root, Idem: apitest.Idem(), Body: map[string]any{"amountUsd": usd}}), 402, "payment_required")
 	}
+}
+
+// A payment header that cannot be decoded is a rejected payment: a 402 with
+// a fresh challenge saying why, not stored, so the same Idempotency-Key can
+// still complete the purchase.
+func TestAMalformedPaymentIsRejectedAndTheSameKeyCanStillPay(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
+		root, _ := e.RootKey(1, nil)
+		ik := apitest.Idem()
+		for _, bad := range []string{"!!!not base64", "bm90IGpzb24", "e30"} {
+			r := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/credits/x402/top-up", Key: root, Idem: ik, Body: map[string]any{"amountUsd": 10},
+				Headers: map[string]string{"Payment-Signature": bad}}), 402, "payment_required")
+			pr, err := x402.DecodePaymentRequired(r.Header.Get("Payment-Required"))
+			if err != nil || len(pr.Accepts) != 1 || pr.Error == "" {
+				t.Fatalf("%q: challenge %+v %v, want requirements and the reason", bad, pr, err)
+			}
+			if r.Header.Get("Idempotent-Replayed") != "" {
+				t.Fatalf("%q: a rejected payment was replayed from storage", bad)
+			}
+		}
+		requirements := challenge(e, root, ik, 10)
+		e.Must(pay(e, root, ik, 10, sign(t, e, payer(t), requirements, x402.SignOptions{})), 200)
+		if got := e.Balance(root); got != 1001 {
+			t.Fatalf("balance = %v, want 1001", got)
+		}
+	})
 }

@@ -1,0 +1,73 @@
+package topup_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"platformapi/shared/credits"
+	"platformapi/shared/store"
+	"platformapi/shared/store/teststores"
+	"platformapi/shared/topup"
+	"platformapi/shared/x402"
+	"platformapi/shared/x402/localfacilitator"
+)
+
+var config = topup.TopUpConfig{
+	Network: "eip155:84532", Asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+	AssetName: "USDC", AssetVersion: "2", PayTo: "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", MaxTimeoutSeconds: 300,
+}
+
+// crashOnce fails the first transaction, as a process that died between
+// settling a payment and crediting it would leave things.
+type crashOnce struct {
+	store.Store
+	crashed atomic.Bool
+}
+
+func (c *crashOnce) Transact(ctx context.Context, ops []store.Op) error {
+	if c.crashed.CompareAndSwap(false, true) {
+		return errors.New("process died")
+	}
+	return c.Store.Transact(ctx, ops)
+}
+
+// A payment settled on chain but not yet credited is credited by the retry:
+// the retry resumes before verifying, which would refuse its used nonce.
+func TestASettledButUncreditedPaymentIsCreditedByTheRetry(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			st := b.Open(t, time.Now)
+			if err := st.Transact(ctx, credits.OpenAccountOps("acct_1", 0, "test", time.Now())); err != nil {
+				t.Fatal(err)
+			}
+			crashing := &crashOnce{Store: st}
+			buy := topup.NewTopUp(crashing, time.Now, config, localfacilitator.New(st, localfacilitator.Config{}))
+			req := topup.TopUpRequest{AmountUSD: 10}
+			key, _ := crypto.GenerateKey()
+			payment, err := x402.Sign(key, config.Requirements(1000), x402.SignOptions{Now: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := buy.Buy(ctx, "acct_1", "https://api.test/v1/credits/x402/top-up", req, &payment); err == nil {
+				t.Fatal("the first attempt should have died before crediting")
+			}
+			res, _, err := buy.Buy(ctx, "acct_1", "https://api.test/v1/credits/x402/top-up", req, &payment)
+			if err != nil {
+				t.Fatalf("retry: %v", err)
+			}
+			if res.CreditedCredits != 1000 || res.Balance != 1000 {
+				t.Fatalf("retry credited %+v, want 1000 credits once", res)
+			}
+			var pe *topup.PaymentError
+			if _, _, err := buy.Buy(ctx, "acct_1", "https://api.test/v1/credits/x402/top-up", req, &payment); !errors.As(err, &pe) {
+				t.Fatalf("third use: %v, want the payment refused as used", err)
+			}
+		})
+	}
+}
