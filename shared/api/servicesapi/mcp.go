@@ -1,11 +1,16 @@
 package servicesapi
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,12 +39,97 @@ func (h *handlers) mcpHandler() http.Handler {
 			api.WriteProblem(w, r, apierr.New(apierr.OriginDenied, "Origin %q may not call the MCP server; server-to-server clients send no Origin.", origin))
 			return
 		}
-		transport.ServeHTTP(w, r)
+		rec := &problemWriter{ResponseWriter: w, r: r}
+		transport.ServeHTTP(rec, r)
+		rec.finish()
 	})
 }
 
-// toolName maps a capability to an MCP tool name (letters, digits, _-.).
-func toolName(serviceID, operationID string) string { return serviceID + "." + operationID }
+// problemWriter turns the transport's own plain-text refusals (a malformed
+// JSON-RPC message, a wrong Accept header) into problem+json, the shape of
+// every other error of the API. Everything else passes through untouched.
+type problemWriter struct {
+	http.ResponseWriter
+	r      *http.Request
+	status int
+	plain  bytes.Buffer
+}
+
+func (p *problemWriter) WriteHeader(code int) {
+	if code >= 400 && strings.HasPrefix(p.Header().Get("Content-Type"), "text/plain") {
+		p.status = code
+		return
+	}
+	p.ResponseWriter.WriteHeader(code)
+}
+
+func (p *problemWriter) Write(b []byte) (int, error) {
+	if p.status != 0 {
+		return p.plain.Write(b)
+	}
+	return p.ResponseWriter.Write(b)
+}
+
+func (p *problemWriter) Flush() {
+	if f, ok := p.ResponseWriter.(http.Flusher); ok && p.status == 0 {
+		f.Flush()
+	}
+}
+
+func (p *problemWriter) finish() {
+	if p.status == 0 {
+		return
+	}
+	code := map[int]apierr.Code{
+		http.StatusBadRequest: apierr.ValidationFailed, http.StatusNotFound: apierr.NotFound,
+		http.StatusMethodNotAllowed: apierr.MethodNotAllowed, http.StatusNotAcceptable: apierr.NotAcceptable,
+		http.StatusUnsupportedMediaType: apierr.UnsupportedMediaType, http.StatusRequestEntityTooLarge: apierr.PayloadTooLarge,
+	}[p.status]
+	if code == "" {
+		code = apierr.ValidationFailed
+	}
+	p.Header().Del("Content-Type")
+	p.Header().Del("X-Content-Type-Options")
+	api.WriteProblem(p.ResponseWriter, p.r, apierr.New(code, "MCP: %s", strings.TrimSpace(p.plain.String())))
+}
+
+// toolNameRE is the tool-name rule of the major LLM tool-calling APIs
+// (dots are refused there), so every agent can call every tool.
+var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// ToolName maps a capability to its MCP tool name: the service id, two
+// underscores, the operation id with dots as underscores
+// (cloud-superbrain__memory_write). A name over 64 characters keeps its
+// first 55 and a hash of the whole, so it stays unique.
+func ToolName(serviceID, operationID string) string {
+	name := serviceID + "__" + strings.ReplaceAll(operationID, ".", "_")
+	if len(name) > 64 {
+		sum := sha256.Sum256([]byte(name))
+		name = name[:55] + "_" + hex.EncodeToString(sum[:4])
+	}
+	return name
+}
+
+// toolSchema is the tool's input: the operation's own input schema, with
+// approvalId beside the operation's fields where it is approval-gated.
+func toolSchema(c capability) map[string]any {
+	schema := map[string]any{}
+	if len(c.InputSchema) == 0 || json.Unmarshal(c.InputSchema, &schema) != nil || schema["type"] != "object" {
+		schema = map[string]any{"type": "object"}
+	}
+	if c.RequiresApproval {
+		props, _ := schema["properties"].(map[string]any)
+		if props == nil {
+			props = map[string]any{}
+		}
+		props[approvalArg] = map[string]any{"type": "string", "description": "An approved, unused approval (apr_…) for exactly the other arguments"}
+		schema["properties"] = props
+	}
+	return schema
+}
+
+// approvalArg is the tool argument naming the approval of a gated call.
+const approvalArg = "approvalId"
 
 func (h *handlers) mcpServer(p *api.Principal) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "platform-api", Version: "1.0.0"}, nil)
@@ -49,20 +139,12 @@ func (h *handlers) mcpServer(p *api.Principal) *mcp.Server {
 	}
 	for _, svc := range visibleServices(k) {
 		for _, c := range h.capabilitiesOf(k, svc) {
-			c := c
-			input := json.RawMessage(`{"type":"object"}`)
-			if len(c.InputSchema) > 0 {
-				input = c.InputSchema
+			name := ToolName(c.ServiceID, c.OperationID)
+			if !toolNameRE.MatchString(name) {
+				continue // a service or operation id outside the catalogue's rules
 			}
-			props := map[string]any{"input": input}
-			if c.RequiresApproval {
-				props["approvalId"] = map[string]any{"type": "string", "description": "An approved, unused approval for exactly this input"}
-			}
-			desc := c.Summary + " (up to " + trimFloat(c.PriceCredits) + " credits)"
-			srv.AddTool(&mcp.Tool{
-				Name: toolName(c.ServiceID, c.OperationID), Description: desc,
-				InputSchema: map[string]any{"type": "object", "properties": props, "required": []string{"input"}},
-			}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			desc := c.Summary + " (" + c.CapabilityID + ", up to " + trimFloat(c.PriceCredits) + " credits)"
+			srv.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: toolSchema(c)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return h.callTool(ctx, p, c, req.Params.Arguments), nil
 			})
 		}
@@ -74,13 +156,21 @@ func (h *handlers) mcpServer(p *api.Principal) *mcp.Server {
 // of the capability and the invoke pipeline. Failures are tool errors whose
 // text is the problem+json the HTTP API would have answered.
 func (h *handlers) callTool(ctx context.Context, p *api.Principal, c capability, args json.RawMessage) *mcp.CallToolResult {
-	var in struct {
-		Input      json.RawMessage `json:"input"`
-		ApprovalID string          `json:"approvalId"`
+	var fields map[string]json.RawMessage
+	if len(args) == 0 {
+		args = []byte("{}")
 	}
-	if err := json.Unmarshal(args, &in); err != nil {
-		return toolError(apierr.Invalid("Tool arguments must be an object with input.", apierr.Field("arguments", "%s", err.Error())))
+	if err := json.Unmarshal(args, &fields); err != nil || fields == nil {
+		return toolError(apierr.Invalid("Tool arguments must be a JSON object: the operation's input.", apierr.Field("arguments", "not a JSON object")))
 	}
+	var approvalID string
+	if raw, ok := fields[approvalArg]; ok && c.RequiresApproval {
+		if err := json.Unmarshal(raw, &approvalID); err != nil {
+			return toolError(apierr.Invalid("approvalId must be a string.", apierr.Field("arguments.approvalId", "not a string")))
+		}
+		delete(fields, approvalArg)
+	}
+	input, _ := json.Marshal(fields)
 	k := p.Key()
 	if !k.AllowsService(c.ServiceID) {
 		return toolError(apierr.New(apierr.ServiceDenied, "This key may not use service %s.", c.ServiceID))
@@ -93,7 +183,7 @@ func (h *handlers) callTool(ctx context.Context, p *api.Principal, c capability,
 		return toolError(err)
 	}
 	defer release()
-	res, err := h.pipeline.Run(ctx, invokeCaller(ctx, p), invoke.Call{ServiceID: c.ServiceID, OperationID: c.OperationID, Input: in.Input, ApprovalID: in.ApprovalID})
+	res, err := h.pipeline.Run(ctx, invokeCaller(ctx, p), invoke.Call{ServiceID: c.ServiceID, OperationID: c.OperationID, Input: input, ApprovalID: approvalID})
 	if err != nil {
 		return toolError(err)
 	}

@@ -3,12 +3,14 @@ package servicesapi_test
 import (
 	"context"
 	"net/http"
-	"platformapi/shared/api/apitest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"platformapi/shared/api/apitest"
 )
 
 // bearer adds the API key to every request of the MCP client.
@@ -53,10 +55,10 @@ func TestMCPClientListsAndCallsTheKeysCapabilities(t *testing.T) {
 		for _, tl := range tools.Tools {
 			names = append(names, tl.Name)
 		}
-		if strings.Join(names, ",") != "cloud-superbrain.memory.search,cloud-superbrain.memory.write" && strings.Join(names, ",") != "cloud-superbrain.memory.write,cloud-superbrain.memory.search" {
+		if strings.Join(names, ",") != "cloud-superbrain__memory_search,cloud-superbrain__memory_write" && strings.Join(names, ",") != "cloud-superbrain__memory_write,cloud-superbrain__memory_search" {
 			t.Fatalf("tools = %v, want exactly the key's two capabilities", names)
 		}
-		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "cloud-superbrain.memory.write", Arguments: map[string]any{"input": map[string]any{"text": "written over mcp"}}})
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "cloud-superbrain__memory_write", Arguments: map[string]any{"text": "written over mcp"}})
 		if err != nil || res.IsError {
 			t.Fatalf("call: %v %+v", err, res)
 		}
@@ -65,7 +67,7 @@ func TestMCPClientListsAndCallsTheKeysCapabilities(t *testing.T) {
 			t.Fatalf("tool result = %s", text)
 		}
 		// A tool call runs the pipeline: a bad input is the service's 400, as a tool error.
-		res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: "cloud-superbrain.memory.write", Arguments: map[string]any{"input": map[string]any{"text": ""}}})
+		res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: "cloud-superbrain__memory_write", Arguments: map[string]any{"text": ""}})
 		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "validation_failed") {
 			t.Fatalf("bad input: %v %+v", err, res)
 		}
@@ -99,5 +101,80 @@ func TestMCPIsRefusedWithoutAKeyOrWithoutActionsList(t *testing.T) {
 	}
 	if r := post(root, nil); r.Status != 200 {
 		t.Fatalf("a full key was refused: %d %s", r.Status, r.Raw)
+	}
+}
+
+// Tool names follow the rule of the major LLM tool-calling APIs, and a
+// tool's arguments are the operation's own input, with approvalId beside
+// them for an approval-gated operation.
+func TestMCPToolsAreUsableByEveryAgent(t *testing.T) {
+	e := apitest.New(t)
+	root, _ := e.RootKey(1, nil)
+	session, err := mcpSession(e, t, root, "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	ctx := context.Background()
+	tools, err := session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	var gated *mcp.Tool
+	for _, tl := range tools.Tools {
+		if !rule.MatchString(tl.Name) {
+			t.Errorf("tool name %q breaks ^[a-zA-Z0-9_-]{1,64}$", tl.Name)
+		}
+		schema, _ := tl.InputSchema.(map[string]any)
+		props, _ := schema["properties"].(map[string]any)
+		if _, wrapped := props["input"]; wrapped {
+			t.Errorf("%s: arguments wrapped in input", tl.Name)
+		}
+		if tl.Name == "cloud-superbrain__memory_delete" {
+			gated = tl
+			if _, ok := props["approvalId"]; !ok {
+				t.Errorf("the gated tool takes no approvalId: %v", props)
+			}
+		}
+	}
+	if gated == nil {
+		t.Fatal("memory.delete is not offered")
+	}
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "cloud-superbrain__memory_write", Arguments: map[string]any{"text": "to forget"}})
+	if err != nil || res.IsError {
+		t.Fatalf("write: %v %+v", err, res)
+	}
+	memoryID := res.StructuredContent.(map[string]any)["result"].(map[string]any)["memoryId"].(string)
+	res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: gated.Name, Arguments: map[string]any{"memoryId": memoryID}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "approval_required") {
+		t.Fatalf("delete without approval: %v %+v", err, res)
+	}
+	apr := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/approvals/service-actions", Key: root, Idem: apitest.Idem(),
+		Body: map[string]any{"serviceId": "cloud-superbrain", "operationId": "memory.delete", "input": map[string]any{"memoryId": memoryID}}}), 201)
+	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/approvals/" + apr.Str("id"), Key: root, Idem: apitest.Idem(), Body: map[string]any{"decision": "approve"}}), 200)
+	res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: gated.Name, Arguments: map[string]any{"memoryId": memoryID, "approvalId": apr.Str("id")}})
+	if err != nil || res.IsError {
+		t.Fatalf("approved delete: %v %+v", err, res)
+	}
+}
+
+// Only POST reaches the MCP transport; other methods are 405 with Allow, and
+// the transport's own refusals are problem+json like every other error.
+func TestMCPAnswersOtherMethodsAndMalformedRequestsAsProblems(t *testing.T) {
+	e := apitest.New(t)
+	root, _ := e.RootKey(1, nil)
+	for _, path := range []string{"/mcp", "/v1/mcp"} {
+		for _, m := range []string{"GET", "DELETE"} {
+			r := e.Must(e.Do(apitest.Req{Method: m, Path: path, Key: root}), 405, "method_not_allowed")
+			if r.Header.Get("Allow") != "POST" {
+				t.Errorf("%s %s: Allow %q", m, path, r.Header.Get("Allow"))
+			}
+		}
+	}
+	r := e.Do(apitest.Req{Method: "POST", Path: "/mcp", Key: root, Body: []byte(`{not json`),
+		Headers: map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}})
+	if r.Status < 400 || r.Status >= 500 || r.Header.Get("Content-Type") != "application/problem+json" || r.Code() == "" {
+		t.Fatalf("malformed request: %d %q %s", r.Status, r.Header.Get("Content-Type"), r.Raw)
 	}
 }
