@@ -8,14 +8,13 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/webhooksapi"
-	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/lambdaedge"
 )
 
 func main() {
 	lambdaedge.Serve("webhooks", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
 		d := webhooksapi.Deps{
-			Store: e.Kernel.Store, Sealer: kmsenvelope.New(e.AWS.KMS(), e.AWS.Names.KMSKeyID), Queue: e.Webhooks,
+			Store: e.Kernel.Store, Sealer: e.Kernel.Sealer, Queue: e.Webhooks,
 			AllowPrivate: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
 		}
 		return func(k *api.Kernel) { webhooksapi.Register(k, d) }, nil

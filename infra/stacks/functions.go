@@ -93,7 +93,7 @@ const group = UseTable | SendWebhooks
 // its resource, role, grants, environment, routes, log group and alarms.
 var Functions = []Function{
 	{Name: "public", MemoryMiB: 256, Timeout: 10 * time.Second},
-	{Name: "keys", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseCreditSecret},
+	{Name: "keys", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseCreditSecret | UseKMS}, // seals the secrets it answers for replay
 	{Name: "services", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
 	{Name: "credits", MemoryMiB: 256, Timeout: 29 * time.Second, Uses: group | UseX402},
 	{Name: "projects", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -112,6 +113,10 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 				WriteProblem(w, r, apierr.New(apierr.IdempotencyKeyInvalid, "Idempotency-Key must be 8 to 200 characters of letters, digits, colon, period, underscore or hyphen."))
 				return
 			}
+		}
+		if rt.Secret && k.cfg.Sealer == nil {
+			WriteProblem(w, r, apierr.New(apierr.ServiceUnavailable, "This deployment has no envelope key to keep the secret this operation answers.").WithHeader("Retry-After", "3600"))
+			return
 		}
 		if err := checkContentType(rt, r, body); err != nil {
 			WriteProblem(w, r, err)
@@ -377,6 +382,12 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 		return
 	}
 	if replay != nil {
+		if replay.Sealed != nil {
+			if replay.Body, err = k.cfg.Sealer.Open(r.Context(), replay.Sealed, replayBinding(scope, idemKey)); err != nil {
+				WriteProblem(w, r, fmt.Errorf("idempotency: open sealed response: %w", err))
+				return
+			}
+		}
 		for h, v := range replay.Headers {
 			w.Header().Set(h, v)
 		}
@@ -415,6 +426,16 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 		unit = nil // only a success commits its writes
 	}
 	resp := idempotency.Response{Status: rec.status, Headers: replayHeaders(rt, rec.header), Body: rec.buf.Bytes()}
+	if rt.Secret {
+		if resp.Sealed, err = k.cfg.Sealer.Seal(done, resp.Body, replayBinding(scope, idemKey)); err != nil {
+			// Without a sealed copy nothing may be stored; the claim then
+			// expires and a retry is told the request is still running.
+			Logger(r.Context()).Error("idempotency seal failed", "error", err.Error())
+			rec.flush()
+			return
+		}
+		resp.Body = nil
+	}
 	err = k.idem.CompleteUnit(done, claim, resp, unit)
 	var conflict *idempotency.CommitError
 	switch {
@@ -436,6 +457,12 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 		Logger(r.Context()).Error("idempotency completion failed", "error", err.Error())
 	}
 	rec.flush()
+}
+
+// replayBinding is the associated data of a sealed stored response: it
+// opens only for the key (or credit token) and Idempotency-Key that made it.
+func replayBinding(scope, idemKey string) []byte {
+	return []byte("platform-api/idempotent-response/v1\n" + scope + "\n" + idemKey)
 }
 
 // storable: the operation's own 2xx and 4xx are stored; 401, 403, 429,

@@ -22,6 +22,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/credittoken"
+	"platformapi/shared/envelope"
 	"platformapi/shared/idempotency"
 	"platformapi/shared/keys"
 	"platformapi/shared/limits"
@@ -54,6 +55,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Events publishes webhook events; nil publishes none.
 	Events Publisher
+	// Sealer seals the stored idempotent responses of routes that answer a
+	// secret (routes.Route.Secret); without one those routes answer 503.
+	Sealer envelope.Sealer
 }
 
 // Publisher hands an event to the webhooks of an account and project.

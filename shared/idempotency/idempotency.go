@@ -49,11 +49,14 @@ func writePart(h hash.Hash, b []byte) {
 	h.Write(b)
 }
 
-// Response is a stored operation response.
+// Response is a stored operation response. A response that carries a
+// secret (a new key, a webhook's signing secret) is stored with its body
+// sealed (Sealed instead of Body), never in clear.
 type Response struct {
 	Status  int               `json:"status"`
 	Headers map[string]string `json:"headers"`
-	Body    []byte            `json:"body"`
+	Body    []byte            `json:"body,omitempty"`
+	Sealed  []byte            `json:"sealed,omitempty"`
 }
 
 // Claim is a held Idempotency-Key.

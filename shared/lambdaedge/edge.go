@@ -21,6 +21,7 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/awsenv"
+	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/sqsqueue"
 	"platformapi/shared/routes"
@@ -115,6 +116,11 @@ func newEnv(ctx context.Context, logger *slog.Logger) (*Env, error) {
 	}
 	e := &Env{AWS: aws, Logger: logger}
 	e.Kernel = api.Config{Store: dynamostore.New(aws.DynamoDB(), aws.Names.Table), Logger: logger}
+	// A function granted the envelope key seals the secrets it answers
+	// (keys, webhooks); the grant comes with KMS_KEY_ID.
+	if os.Getenv("KMS_KEY_ID") != "" {
+		e.Kernel.Sealer = kmsenvelope.New(aws.KMS(), aws.Names.KMSKeyID)
+	}
 	if e.Webhooks, err = e.Queue(ctx, aws.Names.WebhookQueue); err != nil {
 		return nil, fmt.Errorf("lambdaedge: webhook queue: %w", err)
 	}

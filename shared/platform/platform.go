@@ -47,6 +47,9 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	if cfg.Events == nil && d.WebhookQueue != nil {
 		cfg.Events = webhooks.NewRepo(webhooks.Config{Store: cfg.Store, Sealer: d.Sealer, Queue: d.WebhookQueue, Now: cfg.Now})
 	}
+	if cfg.Sealer == nil {
+		cfg.Sealer = d.Sealer
+	}
 	k := api.New(cfg)
 	st := cfg.Store
 	publicapi.Register(k, publicapi.Deps{Backend: d.Backend})

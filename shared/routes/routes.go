@@ -64,6 +64,9 @@ type Route struct {
 	// ReplayHeaders are the response headers an idempotent replay repeats,
 	// beyond Content-Type and Location.
 	ReplayHeaders []string
+	// Secret: the response carries a secret shown once; its stored
+	// idempotent copy is sealed by the envelope key, bound to the caller.
+	Secret bool
 	// ArchivedReadable: a key bound to an archived project may still call
 	// it (reading that project); every other route refuses such a key.
 	ArchivedReadable bool
@@ -99,6 +102,7 @@ func (rt Route) metered() Route             { rt.Metered = true; return rt }
 func (rt Route) id(id string) Route         { rt.ID = id; return rt }
 func (rt Route) commit() Route              { rt.Commit = true; return rt }
 func (rt Route) archivedReadable() Route    { rt.ArchivedReadable = true; return rt }
+func (rt Route) secret() Route              { rt.Secret = true; return rt }
 func (rt Route) operationFrom(s string) Route {
 	rt.OperationFrom = s
 	return rt
@@ -118,7 +122,7 @@ var Table = []Route{
 	// 4.1 API keys, services, credits
 	r(get, "/api-keys", "keys", "apiKeys.list", "api_keys:manage", noIdem, BodyNone, "List the calling key and its descendants"),
 	func() Route {
-		rt := r(post, "/api-keys", "keys", "apiKeys.create", "api_keys:manage", idem, BodyJSON, "Create a child key, or the first key with a credit token")
+		rt := r(post, "/api-keys", "keys", "apiKeys.create", "api_keys:manage", idem, BodyJSON, "Create a child key, or the first key with a credit token").secret()
 		rt.CreditToken = true
 		return rt
 	}(),
@@ -201,9 +205,9 @@ var Table = []Route{
 	r(get, "/artifacts", "artifacts", "artifacts.list", "artifacts:read", noIdem, BodyNone, "List run artifacts"),
 	r(get, "/artifacts/{artifactId}/content", "artifacts", "artifacts.content.read", "artifacts:read", noIdem, BodyNone, "Download an artifact"),
 	r(get, "/webhooks", "webhooks", "webhooks.list", "webhooks:read", noIdem, BodyNone, "List webhooks"),
-	r(post, "/webhooks", "webhooks", "webhooks.create", "webhooks:write", idem, BodyJSON, "Create a webhook"),
+	r(post, "/webhooks", "webhooks", "webhooks.create", "webhooks:write", idem, BodyJSON, "Create a webhook").secret(),
 	r(patch, "/webhooks/{webhookId}", "webhooks", "webhooks.update", "webhooks:write", idem, BodyJSON, "Update a webhook"),
-	r(post, "/webhooks/{webhookId}/rotate-secret", "webhooks", "webhooks.rotate", "webhooks:write", idem, BodyNone, "Rotate a webhook's signing secret"),
+	r(post, "/webhooks/{webhookId}/rotate-secret", "webhooks", "webhooks.rotate", "webhooks:write", idem, BodyNone, "Rotate a webhook's signing secret").secret(),
 	r(del, "/webhooks/{webhookId}", "webhooks", "webhooks.disable", "webhooks:write", idem, BodyNone, "Disable a webhook"),
 	r(get, "/webhook-deliveries", "webhooks", "webhookDeliveries.list", "webhooks:read", noIdem, BodyNone, "List webhook deliveries"),
 	r(post, "/webhook-deliveries/{deliveryId}/replay", "webhooks", "webhookDeliveries.replay", "webhooks:write", idem, BodyNone, "Replay a webhook delivery"),

@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -347,4 +349,49 @@ func (e *Env) Stored(k store.Key) string {
 		e.T.Fatal(err)
 	}
 	return fmt.Sprintf("%v %s", it, it.Bytes(store.AttrDoc))
+}
+
+// Holds reports whether raw holds secret in any encoding a careless store
+// might use: as is, hex, or base64 (standard or URL, at every alignment).
+func Holds(raw []byte, secret string) bool {
+	s := []byte(secret)
+	forms := [][]byte{s, []byte(hex.EncodeToString(s))}
+	for off := range 3 {
+		if off >= len(s) {
+			break
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+			full := enc.EncodeToString(s[off:])
+			// The last characters of an encoding depend on what follows.
+			forms = append(forms, []byte(full[:max(0, len(full)-4)]))
+		}
+	}
+	for _, f := range forms {
+		if len(f) >= 8 && bytes.Contains(raw, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// RawPartition renders every item of a partition as the store holds it.
+func (e *Env) RawPartition(pk string) []byte {
+	e.T.Helper()
+	var out bytes.Buffer
+	page, err := e.Store.Query(context.Background(), store.Query{PK: pk})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	for _, it := range page.Items {
+		for name, v := range it {
+			fmt.Fprintf(&out, "%s=", name)
+			if b, ok := v.([]byte); ok {
+				out.Write(b)
+			} else {
+				fmt.Fprint(&out, v)
+			}
+			out.WriteByte('\n')
+		}
+	}
+	return out.Bytes()
 }

@@ -250,12 +250,6 @@ func TestLoopbackReceiversNeedTheDevelopmentSwitch(t *testing.T) {
 	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/webhooks", Key: root, Idem: apitest.Idem(), Body: map[string]any{"url": url, "events": []string{"*"}}}), 400, "validation_failed")
 }
 
-func TestWebhooksNeedASealer(t *testing.T) {
-	e := apitest.New(t, apitest.Options{NoSealer: true})
-	root, _ := e.RootKey(1, nil)
-	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/webhooks", Key: root, Idem: apitest.Idem(),
-		Body: map[string]any{"url": "https://93.184.216.34/in", "events": []string{"*"}}}), 503, "service_unavailable")
-}
 
 // The OpenAPI document lists the event catalogue, so it cannot drift.
 func TestOpenAPIListsTheEventCatalogue(t *testing.T) {
