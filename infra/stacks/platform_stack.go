@@ -282,7 +282,6 @@ func (s *PlatformStack) addFunction(f Function) {
 	logs.GrantWrite(role)
 
 	env := map[string]*string{
-		"BACKEND":   jsii.String("aws"),
 		"STAGE":     jsii.String(s.settings.Stage),
 		"LOG_LEVEL": jsii.String(s.settings.LogLevel),
 	}

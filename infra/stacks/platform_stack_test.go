@@ -248,12 +248,12 @@ func TestEveryRouteReachesItsOwnFunction(t *testing.T) {
 // wantEnv is the contract with the function code, written out by hand so a
 // change to the wiring cannot silently change what a function is told.
 var wantEnv = func() map[string][]string {
-	base := []string{"BACKEND", "LOG_LEVEL", "STAGE"}
+	base := []string{"LOG_LEVEL", "STAGE"}
 	group := append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL")
 	with := func(names ...string) []string { return append(slices.Clone(group), names...) }
 	return map[string][]string{
 		"public":         base,
-		"keys":           with("CREDIT_TOKEN_SECRET_ARN"),
+		"keys":           with("CREDIT_TOKEN_SECRET_ARN", "KMS_KEY_ID"),
 		"services":       group,
 		"credits":        with("X402_NETWORK", "X402_ASSET", "X402_PAY_TO", "X402_FACILITATOR_URL"),
 		"projects":       group,
@@ -287,7 +287,7 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 		"CREDIT_TOKEN_SECRET_ARN": st.CreditTokenSecret.SecretArn(),
 	}
 	literal := map[string]any{
-		"BACKEND": "aws", "STAGE": "dev", "LOG_LEVEL": "info",
+		"STAGE": "dev", "LOG_LEVEL": "info",
 		"X402_NETWORK": "eip155:84532", "X402_ASSET": "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
 		"X402_PAY_TO": "", "X402_FACILITATOR_URL": "https://x402.org/facilitator",
 	}
@@ -321,7 +321,7 @@ var wantAccess = func() map[string][]string {
 	with := func(more ...string) []string { return append(slices.Clone(group), more...) }
 	return map[string][]string{
 		"public":         nil,
-		"keys":           with("CreditTokenSeed:read"),
+		"keys":           with("CreditTokenSeed:read", "EnvelopeKey:encrypt-decrypt"),
 		"services":       group,
 		"credits":        group,
 		"projects":       group,

@@ -250,7 +250,6 @@ func TestLoopbackReceiversNeedTheDevelopmentSwitch(t *testing.T) {
 	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/webhooks", Key: root, Idem: apitest.Idem(), Body: map[string]any{"url": url, "events": []string{"*"}}}), 400, "validation_failed")
 }
 
-
 // The OpenAPI document lists the event catalogue, so it cannot drift.
 func TestOpenAPIListsTheEventCatalogue(t *testing.T) {
 	e := apitest.New(t, apitest.Options{AllowPrivateWebhooks: false})
