@@ -445,9 +445,13 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 	case unit != nil:
 		// Nothing was written: free the key and say why, so a retry runs.
 		abandon()
-		if errors.As(err, &conflict) {
+		var explained *apierr.Error
+		switch {
+		case errors.As(err, &conflict) && errors.As(conflict.Err, &explained):
+			WriteProblem(w, r, explained)
+		case errors.As(err, &conflict):
 			WriteProblem(w, r, apierr.New(apierr.Conflict, "The resource changed while this request ran; nothing was written. Retry."))
-		} else {
+		default:
 			WriteProblem(w, r, err)
 		}
 		return

@@ -17,9 +17,17 @@ import (
 // time. Operations whose writes are plain (no read of their own writes, no
 // condition whose failure they must interpret) opt in.
 type Unit struct {
-	mu    sync.Mutex
-	ops   []store.Op
-	after []func()
+	mu     sync.Mutex
+	ops    []store.Op
+	groups []group
+	after  []func()
+}
+
+// group is the ops of one Transact call in the unit, with the operation's
+// reading of a failed condition among them.
+type group struct {
+	start, n int
+	failed   func(i int) error
 }
 
 type unitKey struct{}
@@ -61,14 +69,55 @@ func (u *Unit) Committed() {
 // Len is the number of collected writes.
 func (u *Unit) Len() int { u.mu.Lock(); defer u.mu.Unlock(); return len(u.ops) }
 
-func (u *Unit) add(ops ...store.Op) {
+func (u *Unit) add(ops ...store.Op) { u.addGroup(ops, nil) }
+
+func (u *Unit) addGroup(ops []store.Op, failed func(i int) error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if failed != nil {
+		u.groups = append(u.groups, group{start: len(u.ops), n: len(ops), failed: failed})
+	}
 	u.ops = append(u.ops, ops...)
 }
 
+// explain is the operation's own error for the failed unit op j, or nil.
+func (u *Unit) explain(j int) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, g := range u.groups {
+		if j >= g.start && j < g.start+g.n {
+			return g.failed(j - g.start)
+		}
+	}
+	return nil
+}
+
+// Transact applies ops in one transaction; inside a unit, on a Deferring
+// store, it adds them to the unit instead. failed reads the index (into ops)
+// of a member whose condition failed as the operation's own error (a token
+// already redeemed, an ancestor revoked), whether the transaction runs now
+// or when the unit commits; nil keeps the store's error.
+func Transact(ctx context.Context, st store.Store, ops []store.Op, failed func(i int) error) error {
+	if _, ok := st.(deferring); ok {
+		if u := unitFrom(ctx); u != nil {
+			u.addGroup(ops, failed)
+			return nil
+		}
+	}
+	err := st.Transact(ctx, ops)
+	var tx *store.TxError
+	if errors.As(err, &tx) && failed != nil {
+		if explained := failed(tx.Index); explained != nil {
+			return explained
+		}
+	}
+	return err
+}
+
 // CommitError is a collected write whose condition failed at commit: the
-// state it was computed from changed concurrently. Nothing was written.
+// state it was computed from changed concurrently. Nothing was written. Err
+// is the operation's own reading of the failure where it gave one (see
+// Transact), else the store's.
 type CommitError struct{ Err error }
 
 func (e *CommitError) Error() string { return "idempotency: commit: " + e.Err.Error() }
@@ -92,6 +141,9 @@ func (s *Store) CompleteUnit(ctx context.Context, c *Claim, resp Response, u *Un
 	err = s.st.Transact(ctx, ops)
 	var tx *store.TxError
 	if errors.As(err, &tx) && tx.Index > 0 {
+		if explained := u.explain(tx.Index - 1); explained != nil {
+			return &CommitError{Err: explained}
+		}
 		return &CommitError{Err: err}
 	}
 	if err != nil {

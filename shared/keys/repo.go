@@ -11,6 +11,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/credits"
 	"platformapi/shared/credittoken"
+	"platformapi/shared/idempotency"
 	"platformapi/shared/ids"
 	"platformapi/shared/limits"
 	"platformapi/shared/paging"
@@ -95,11 +96,13 @@ func (r *Repo) CreateAccount(ctx context.Context, c credittoken.Claims, req Crea
 	ops := []store.Op{store.PutOp(redeemed, store.NotExists())}
 	ops = append(ops, credits.OpenAccountOps(accountID, c.CreditsMicro, "credit token "+c.ID, now)...)
 	ops = append(ops, r.keyOps(k)...)
-	if err := r.st.Transact(ctx, ops); err != nil {
-		var tx *store.TxError
-		if errors.As(err, &tx) && tx.Index == 0 {
-			return nil, apierr.New(apierr.InvalidCreditToken, "The credit token has already been redeemed.")
+	err = idempotency.Transact(ctx, r.st, ops, func(i int) error {
+		if i == 0 {
+			return apierr.New(apierr.InvalidCreditToken, "The credit token has already been redeemed.")
 		}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("keys: create account: %w", err)
 	}
 	k.Status = "active"
@@ -127,11 +130,13 @@ func (r *Repo) CreateChild(ctx context.Context, chain []*Key, req CreateKeyReque
 	for _, a := range chain {
 		ops = append(ops, store.CheckOp(recordKey(a.ID), store.Exists(), store.AttrNotExists(attrRevokedAt)))
 	}
-	if err := r.st.Transact(ctx, ops); err != nil {
-		var tx *store.TxError
-		if errors.As(err, &tx) && tx.Index >= 2 {
-			return nil, apierr.New(apierr.KeyRevoked, "The API key or one of its ancestors has been revoked.")
+	err = idempotency.Transact(ctx, r.st, ops, func(i int) error {
+		if i >= 2 {
+			return apierr.New(apierr.KeyRevoked, "The API key or one of its ancestors has been revoked.")
 		}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("keys: create child: %w", err)
 	}
 	k.Status = "active"

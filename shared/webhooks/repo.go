@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/idempotency"
 	"platformapi/shared/ids"
 	"platformapi/shared/paging"
 	"platformapi/shared/store"
@@ -71,9 +72,13 @@ func (r *Repo) Create(ctx context.Context, c Caller, req CreateRequest) (*Webhoo
 	}
 	it := encodeWebhook(c.AccountID, w)
 	it["rev"] = int64(1)
-	err = r.st.Transact(ctx, append([]store.Op{store.PutOp(it, store.NotExists())}, countActive(c.AccountID, 1)...))
-	var tx *store.TxError
-	if errors.As(err, &tx) && tx.Index == 1 {
+	err = idempotency.Transact(ctx, r.st, append([]store.Op{store.PutOp(it, store.NotExists())}, countActive(c.AccountID, 1)...), func(i int) error {
+		if i == 1 {
+			return errTooMany
+		}
+		return nil
+	})
+	if errors.Is(err, errTooMany) {
 		return nil, "", errTooMany
 	}
 	if err != nil {
