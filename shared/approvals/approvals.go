@@ -19,6 +19,7 @@ import (
 	"platformapi/shared/ids"
 	"platformapi/shared/paging"
 	"platformapi/shared/store"
+	"platformapi/shared/strictjson"
 )
 
 // TTL is how long an approval stays usable after it is requested.
@@ -54,9 +55,16 @@ type Approval struct {
 
 // Canonical re-encodes JSON with sorted object keys and no insignificant
 // whitespace, so that semantically equal inputs bind to the same approval.
+// An input with duplicate or case-variant keys, or with anything after its
+// value, has no canonical form (strictjson): sorting would keep one reading
+// of it while a service decoding case-insensitively may take another, and
+// the approval would authorise what nobody saw.
 func Canonical(input json.RawMessage) ([]byte, string, error) {
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = json.RawMessage("{}")
+	}
+	if err := strictjson.Check(input); err != nil {
+		return nil, "", err
 	}
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.UseNumber()
@@ -70,6 +78,15 @@ func Canonical(input json.RawMessage) ([]byte, string, error) {
 	}
 	sum := sha256.Sum256(out)
 	return out, hex.EncodeToString(sum[:]), nil
+}
+
+// inputError is the validation error of an input without a canonical form.
+func inputError(err error) error {
+	var ke *strictjson.KeyError
+	if errors.As(err, &ke) {
+		return apierr.Invalid("input has ambiguous keys.", apierr.Field(ke.Location("body.input"), "%s", ke.Message()))
+	}
+	return apierr.Invalid("input is not valid JSON.", apierr.Field("body.input", "%s", err.Error()))
 }
 
 func itemKey(accountID, id string) store.Key {
@@ -111,7 +128,7 @@ func decode(it store.Item) (*Approval, error) {
 func (r *Repo) Create(ctx context.Context, accountID string, projectID *string, keyID, serviceID, operationID string, input json.RawMessage) (*Approval, error) {
 	canon, sum, err := Canonical(input)
 	if err != nil {
-		return nil, apierr.Invalid("input is not valid JSON.", apierr.Field("body.input", "%s", err.Error()))
+		return nil, inputError(err)
 	}
 	now := r.now().UTC()
 	a := &Approval{ID: ids.New("apr", now), ServiceID: serviceID, OperationID: operationID, Input: canon, InputSHA256: sum,
@@ -233,7 +250,7 @@ func (r *Repo) Consume(ctx context.Context, accountID, projectScope, id, service
 	}
 	_, sum, err := Canonical(input)
 	if err != nil {
-		return nil, apierr.Invalid("input is not valid JSON.", apierr.Field("body.input", "%s", err.Error()))
+		return nil, inputError(err)
 	}
 	switch {
 	case a.ServiceID != serviceID || a.OperationID != operationID:

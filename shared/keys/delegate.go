@@ -2,6 +2,7 @@ package keys
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -83,6 +84,33 @@ func cloneOrNil(s []string) []string {
 	return slices.Clone(s)
 }
 
+// MaxListEntries bounds every list of a key request (and its limits map):
+// resolving selectors costs CPU per entry, and an unbounded list would let
+// one caller slow every other (issue 24, defect 8). No real boundary needs
+// more: the whole operation universe is smaller.
+const MaxListEntries = 256
+
+// requestLists names the key request's lists, in the order their errors are
+// reported.
+func requestLists(req CreateKeyRequest) []struct {
+	name string
+	list []string
+} {
+	return []struct {
+		name string
+		list []string
+	}{
+		{"scopes", req.Scopes},
+		{"allowedServices", req.AllowedServices},
+		{"excludedServices", req.ExcludedServices},
+		{"allowedOperations", req.AllowedOperations},
+		{"excludedOperations", req.ExcludedOperations},
+	}
+}
+
+// validate checks the request's shape. An over-long list is refused before
+// any of its entries is looked at, and each distinct entry is checked once,
+// so the work is bounded by MaxListEntries whatever was sent.
 func validate(req CreateKeyRequest, now time.Time) error {
 	var fields []apierr.FieldError
 	if req.AllowedServices != nil && req.ExcludedServices != nil {
@@ -91,22 +119,19 @@ func validate(req CreateKeyRequest, now time.Time) error {
 	if req.AllowedOperations != nil && req.ExcludedOperations != nil {
 		fields = append(fields, apierr.Field("body.excludedOperations", "allowedOperations and excludedOperations must not both be sent"))
 	}
-	for i, s := range req.Scopes {
-		if !IsScope(s) {
-			fields = append(fields, apierr.Field(fmt.Sprintf("body.scopes[%d]", i), "unknown scope %q", s))
+	for _, l := range requestLists(req) {
+		if len(l.list) > MaxListEntries {
+			fields = append(fields, apierr.Field("body."+l.name, "at most %d entries, got %d", MaxListEntries, len(l.list)))
+			continue
 		}
-	}
-	for name, list := range map[string][]string{"allowedServices": req.AllowedServices, "excludedServices": req.ExcludedServices} {
-		for i, s := range list {
-			if _, ok := catalog.Lookup(s); !ok {
-				fields = append(fields, apierr.Field(fmt.Sprintf("body.%s[%d]", name, i), "unknown service id %q", s))
+		seen := make(map[string]bool, len(l.list))
+		for i, s := range l.list {
+			if seen[s] {
+				continue
 			}
-		}
-	}
-	for name, list := range map[string][]string{"allowedOperations": req.AllowedOperations, "excludedOperations": req.ExcludedOperations} {
-		for i, s := range list {
-			if _, ok := Expand(s); !ok {
-				fields = append(fields, apierr.Field(fmt.Sprintf("body.%s[%d]", name, i), "unknown operation selector %q", s))
+			seen[s] = true
+			if msg := checkEntry(l.name, s); msg != "" {
+				fields = append(fields, apierr.Field(fmt.Sprintf("body.%s[%d]", l.name, i), "%s", msg))
 			}
 		}
 	}
@@ -116,24 +141,62 @@ func validate(req CreateKeyRequest, now time.Time) error {
 	if req.PrivacyTier != "" && TierRank(req.PrivacyTier) < 0 {
 		fields = append(fields, apierr.Field("body.privacyTier", "unknown privacy tier %q", req.PrivacyTier))
 	}
-	for sel, l := range req.Limits {
-		loc := "body.limits." + sel
-		switch {
-		case !ValidLimitSelector(sel):
-			fields = append(fields, apierr.Field(loc, "unknown limit selector %q", sel))
-		case l.RequestsPerMinute == nil && l.MaxConcurrent == nil && l.CreditsPerDay == nil:
-			fields = append(fields, apierr.Field(loc, "set at least one of requestsPerMinute, maxConcurrent, creditsPerDay"))
-		case l.CreditsPerDay != nil && !MeteredSelector(sel):
-			fields = append(fields, apierr.Field(loc+".creditsPerDay", "creditsPerDay applies only to the credit-metered operations services.invoke, runs.create, wallets.transactions.create, trading.orders.create, swaps.execute and their refinements"))
-		}
-		if l.RequestsPerMinute != nil && *l.RequestsPerMinute < 1 || l.MaxConcurrent != nil && *l.MaxConcurrent < 1 || l.CreditsPerDay != nil && *l.CreditsPerDay < 0 {
-			fields = append(fields, apierr.Field(loc, "limits must be positive"))
+	if len(req.Limits) > MaxListEntries {
+		fields = append(fields, apierr.Field("body.limits", "at most %d entries, got %d", MaxListEntries, len(req.Limits)))
+	} else {
+		for _, sel := range slices.Sorted(maps.Keys(req.Limits)) {
+			fields = append(fields, checkLimit(sel, req.Limits[sel])...)
 		}
 	}
 	if len(fields) > 0 {
 		return apierr.Invalid("The key request is invalid.", fields...)
 	}
 	return nil
+}
+
+// checkEntry says what is wrong with one entry of the named list, or "".
+func checkEntry(list, s string) string {
+	switch list {
+	case "scopes":
+		if !IsScope(s) {
+			return fmt.Sprintf("unknown scope %q", s)
+		}
+	case "allowedServices", "excludedServices":
+		if _, ok := catalog.Lookup(s); !ok {
+			return fmt.Sprintf("unknown service id %q", s)
+		}
+	default:
+		if _, ok := Expand(s); !ok {
+			return fmt.Sprintf("unknown operation selector %q", s)
+		}
+	}
+	return ""
+}
+
+func checkLimit(sel string, l limits.Limit) []apierr.FieldError {
+	var fields []apierr.FieldError
+	loc := "body.limits." + sel
+	switch {
+	case !ValidLimitSelector(sel):
+		fields = append(fields, apierr.Field(loc, "unknown limit selector %q", sel))
+	case l.RequestsPerMinute == nil && l.MaxConcurrent == nil && l.CreditsPerDay == nil:
+		fields = append(fields, apierr.Field(loc, "set at least one of requestsPerMinute, maxConcurrent, creditsPerDay"))
+	case l.CreditsPerDay != nil && !MeteredSelector(sel):
+		fields = append(fields, apierr.Field(loc+".creditsPerDay", "creditsPerDay applies only to the credit-metered operations services.invoke, runs.create, wallets.transactions.create, trading.orders.create, swaps.execute and their refinements"))
+	}
+	if l.RequestsPerMinute != nil && *l.RequestsPerMinute < 1 || l.MaxConcurrent != nil && *l.MaxConcurrent < 1 || l.CreditsPerDay != nil && *l.CreditsPerDay < 0 {
+		fields = append(fields, apierr.Field(loc, "limits must be positive"))
+	}
+	return fields
+}
+
+// setOf is a membership set of list.
+func setOf(list []string) map[string]bool {
+	m := make(map[string]bool, len(list))
+	for _, s := range list {
+		m[s] = true
+	}
+	return m
 }
 
 func denied(format string, args ...any) error {
@@ -144,8 +207,9 @@ func applyScopes(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 	if req.Scopes == nil {
 		return nil
 	}
+	held := setOf(k.Scopes)
 	for _, s := range req.Scopes {
-		if !slices.Contains(k.Scopes, s) {
+		if !held[s] {
 			return denied("Scope %q is not held by the parent key.", s)
 		}
 	}
@@ -160,8 +224,9 @@ func applyScopes(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 func applyServices(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 	switch {
 	case req.AllowedServices != nil:
+		parent := setOf(k.AllowedServices)
 		for _, s := range req.AllowedServices {
-			if !k.AllowsService(s) {
+			if k.AllowedServices != nil && !parent[s] {
 				return denied("Service %q is outside the parent's service boundary.", s)
 			}
 		}
@@ -171,9 +236,10 @@ func applyServices(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 		if base == nil {
 			base = catalog.IDs()
 		}
+		excluded := setOf(req.ExcludedServices)
 		out := []string{}
 		for _, s := range base {
-			if !slices.Contains(req.ExcludedServices, s) {
+			if !excluded[s] {
 				out = append(out, s)
 			}
 		}
@@ -188,11 +254,15 @@ func applyServices(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 func applyOperations(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 	switch {
 	case req.AllowedOperations != nil:
+		var parent map[string]bool // nil: the parent has no operation boundary
+		if k.AllowedOperations != nil {
+			parent = setOf(k.AllowedOperations)
+		}
 		var out []string
-		for _, sel := range req.AllowedOperations {
+		for _, sel := range sortedUnique(req.AllowedOperations) {
 			ops, _ := Expand(sel)
 			for _, op := range ops {
-				if !k.AllowsOperation(op) {
+				if parent != nil && !parent[op] {
 					if len(ops) > 1 {
 						continue // an aggregate keeps what the parent allows of it
 					}
@@ -210,14 +280,16 @@ func applyOperations(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 		if base == nil {
 			base = universe()
 		}
-		var excluded []string
-		for _, sel := range req.ExcludedOperations {
+		excluded := map[string]bool{}
+		for _, sel := range sortedUnique(req.ExcludedOperations) {
 			ops, _ := Expand(sel)
-			excluded = append(excluded, ops...)
+			for _, op := range ops {
+				excluded[op] = true
+			}
 		}
 		out := []string{}
 		for _, op := range base {
-			if !slices.Contains(excluded, op) {
+			if !excluded[op] {
 				out = append(out, op)
 			}
 		}

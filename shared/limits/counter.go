@@ -108,7 +108,8 @@ func (l *Lease) Release(ctx context.Context) error {
 // Admit counts one request against every matching requestsPerMinute limit
 // and takes a slot of every matching maxConcurrent limit, all in one
 // transaction: either every counter moves or none does, so a refused request
-// consumes nothing and exactly N requests are admitted per window.
+// consumes nothing and exactly N requests are admitted per window. Matching
+// limits with neither field (creditsPerDay alone) admit without a write.
 func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Lease, error) {
 	checks := matching(chain, ops)
 	lease := &Lease{c: c, token: newToken()}
@@ -154,6 +155,11 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 			txOps = append(txOps, store.PutOp(it, store.NotExists()))
 			what, kinds = append(what, sl.check), append(kinds, "maxConcurrent")
 			lease.slots = append(lease.slots, k)
+		}
+		if len(txOps) == 0 {
+			// Only creditsPerDay limits match: they are counted by
+			// ReserveCredits, and a transaction needs at least one member.
+			return lease, nil
 		}
 		err := c.requests.Transact(ctx, txOps)
 		if err == nil {

@@ -174,3 +174,33 @@ func TestCreditsPerDayReservesSettlesAndReleases(t *testing.T) {
 		}
 	})
 }
+
+// Issue 24, defect 2: a limit with only creditsPerDay has nothing for Admit
+// to count; it must admit (and release) without touching the store instead of
+// failing on an empty transaction.
+func TestAdmitWithOnlyCreditsPerDayLimitsIsANoOpSuccess(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *fixedClock) {
+		ctx := context.Background()
+		chain := []limits.Owner{
+			{ID: "key_parent", Limits: limits.Set{"*": {CreditsPerDay: ptr(5.0)}}},
+			{ID: "key_child", Limits: limits.Set{"services.invoke": {CreditsPerDay: ptr(1.0)}}},
+		}
+		ops := []string{"services.invoke", "services.invoke.cloud-superbrain", "services.invoke.cloud-superbrain.memory.write"}
+		for i := 0; i < 3; i++ {
+			lease, err := c.Admit(ctx, chain, ops)
+			if err != nil {
+				t.Fatalf("admit %d: %v", i, err)
+			}
+			if err := lease.Release(ctx); err != nil {
+				t.Fatalf("release %d: %v", i, err)
+			}
+		}
+		if _, err := c.ReserveCredits(ctx, chain, ops, 1_000_000); err != nil {
+			t.Fatalf("the creditsPerDay limit still reserves: %v", err)
+		}
+		var ex *limits.ExceededError
+		if _, err := c.ReserveCredits(ctx, chain, ops, 1); !errors.As(err, &ex) || ex.Kind != "creditsPerDay" {
+			t.Fatalf("the creditsPerDay limit still caps: %v", err)
+		}
+	})
+}

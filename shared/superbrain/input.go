@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"maps"
 	"reflect"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/strictjson"
 )
 
 // Input bounds. The schemas (schemas.go) are built from the same constants.
@@ -47,8 +47,11 @@ type deleteInput struct {
 }
 
 // decodeInput reads an operation's input strictly: one JSON object, no
-// unknown fields, no trailing data. An absent or null input is an empty
-// object, so operations whose fields are all optional need none.
+// unknown fields, no trailing data, and no duplicate or case-variant keys
+// (strictjson): the input an approval was bound to must be the input read
+// here, and {"MemoryId":"B","memoryId":"A"} would read as B while its
+// canonical form also holds A. An absent or null input is an empty object,
+// so operations whose fields are all optional need none.
 func decodeInput(raw json.RawMessage, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -57,13 +60,11 @@ func decodeInput(raw json.RawMessage, v any) error {
 	if raw[0] != '{' {
 		return apierr.Invalid("The input must be a JSON object.", apierr.Field("input", "must be a JSON object"))
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	var ke *strictjson.KeyError
+	if err := strictjson.Decode(raw, v, true); errors.As(err, &ke) {
+		return apierr.Invalid("The input has ambiguous keys.", apierr.Field(ke.Location("input"), "%s", ke.Message()))
+	} else if err != nil {
 		return inputError(err, v)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return apierr.Invalid("The input is not valid JSON.", apierr.Field("input", "has data after the JSON object"))
 	}
 	return nil
 }

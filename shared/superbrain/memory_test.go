@@ -89,6 +89,26 @@ func TestDeleteRemovesOnceThenNotFound(t *testing.T) {
 	})
 }
 
+// Issue 24, defect 5: an input with case-variant keys is refused, in either
+// order, so an approval bound to its canonical form can never delete the
+// record the case-insensitive decoder would have picked.
+func TestACaseVariantKeyCannotSelectAnotherRecord(t *testing.T) {
+	eachBackend(t, func(t *testing.T, h *harness) {
+		a, b := h.write(alice, "approved for deletion"), h.write(alice, "must survive")
+		for _, in := range []string{
+			`{"MemoryId":"` + b + `","memoryId":"` + a + `"}`,
+			`{"memoryId":"` + a + `","MemoryId":"` + b + `"}`,
+			`{"memoryId":"` + a + `","memoryId":"` + b + `"}`,
+		} {
+			_, err := h.invoke(alice, OpDelete, in)
+			wantAPIError(t, err, apierr.ValidationFailed)
+		}
+		if got := h.listAll(alice); len(got) != 2 || !slices.Contains(got, a) || !slices.Contains(got, b) {
+			t.Fatalf("memories left: %v, want both", got)
+		}
+	})
+}
+
 func (h *harness) countKey(w who) store.Key {
 	h.t.Helper()
 	sc, err := scopeOf(requestOf(w))
@@ -222,6 +242,9 @@ func TestInvalidInputIsRefusedWithFieldErrors(t *testing.T) {
 		{"input must be an object", OpWrite, `["text"]`, []string{"input"}},
 		{"input must be JSON", OpWrite, `{"text":`, []string{"input"}},
 		{"input may not carry trailing data", OpWrite, `{"text":"x"} {"text":"y"}`, []string{"input"}},
+		{"input keys may not repeat", OpWrite, `{"text":"x","text":"y"}`, []string{"input.text"}},
+		{"input keys may not differ only in case", OpDelete, `{"MemoryId":"mem_01ARZ3NDEKTSV4RRFFQ69G5FAV","memoryId":"mem_01ARZ3NDEKTSV4RRFFQ69G5FAW"}`, []string{"input.memoryId"}},
+		{"metadata keys may not differ only in case", OpWrite, `{"text":"x","metadata":{"Lang":"de","lang":"en"}}`, []string{"input.metadata.lang"}},
 		{"search needs a query", OpSearch, `{}`, []string{"input.query"}},
 		{"search query is at most 500 characters", OpSearch, `{"query":"` + long(501) + `"}`, []string{"input.query"}},
 		{"search limit is at least 1", OpSearch, `{"query":"x","limit":0}`, []string{"input.limit"}},

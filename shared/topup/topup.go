@@ -52,7 +52,7 @@ func (r TopUpRequest) Cents() (int64, error) {
 	if math.Abs(r.AmountUSD*100-cents) > 1e-7 {
 		return 0, apierr.Invalid("amountUsd has more than two decimals.", apierr.Field("body.amountUsd", "at most two decimal places"))
 	}
-	if cents < 500 || cents > 50000 {
+	if !(cents >= 500 && cents <= 50000) { // written so that NaN is refused too
 		return 0, apierr.Invalid("amountUsd is out of range.", apierr.Field("body.amountUsd", "must be between 5 and 500"))
 	}
 	return int64(cents), nil

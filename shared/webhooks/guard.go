@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,7 +25,8 @@ const lookupTimeout = 5 * time.Second
 // not the public internet, where a request from inside the deployment could
 // touch the account's own network, the instance metadata service or a
 // neighbour. IPv4-mapped IPv6 addresses are unmapped before the check, so
-// ::ffff:10.0.0.1 is refused as 10.0.0.1.
+// ::ffff:10.0.0.1 is refused as 10.0.0.1; IPv6 forms that carry an IPv4
+// address (6to4, NAT64, Teredo) are judged by that address too (embedded).
 var refused = []struct {
 	prefix netip.Prefix
 	why    string
@@ -36,17 +38,48 @@ var refused = []struct {
 	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
 	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignments"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
 	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
 	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
 	{netip.MustParsePrefix("::/96"), "IPv4-compatible"},
-	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64"},
+	// RFC 8215 local-use NAT64: not globally reachable, and its operator
+	// chooses where the IPv4 address sits, so it cannot be decoded safely.
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64"},
+	{netip.MustParsePrefix("100::/64"), "discard-only"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
 	{netip.MustParsePrefix("fc00::/7"), "unique-local"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local"},
 	{netip.MustParsePrefix("fe80::/10"), "link-local"},
 	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+}
+
+// IPv6 ranges whose addresses carry an IPv4 address.
+var (
+	sixToFour = netip.MustParsePrefix("2002::/16")    // RFC 3056: bits 16-47
+	nat64     = netip.MustParsePrefix("64:ff9b::/96") // RFC 6052: bits 96-127
+	teredo    = netip.MustParsePrefix("2001::/32")    // RFC 4380: server bits 32-63, client ^ bits 96-127
+)
+
+// embedded lists the IPv4 addresses an IPv6 address carries, with the name
+// of the form. A Teredo address is judged by both its server and its client.
+func embedded(a netip.Addr) (form string, v4 []netip.Addr) {
+	b := a.As16()
+	at := func(i ...int) netip.Addr { return netip.AddrFrom4([4]byte{b[i[0]], b[i[1]], b[i[2]], b[i[3]]}) }
+	switch {
+	case sixToFour.Contains(a):
+		return "6to4", []netip.Addr{at(2, 3, 4, 5)}
+	case nat64.Contains(a):
+		return "NAT64", []netip.Addr{at(12, 13, 14, 15)}
+	case teredo.Contains(a):
+		return "Teredo", []netip.Addr{at(4, 5, 6, 7), netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})}
+	}
+	return "", nil
 }
 
 // RefusedReason says why addr may not be reached, or "" when it may.
@@ -57,8 +90,21 @@ func RefusedReason(addr netip.Addr) string {
 			return r.why
 		}
 	}
+	if form, v4s := embedded(addr); form != "" {
+		for _, v4 := range v4s {
+			if why := RefusedReason(v4); why != "" {
+				return fmt.Sprintf("%s (%s embedded in a %s address)", why, v4, form)
+			}
+		}
+	}
 	return ""
 }
+
+// PortAllowed reports whether a webhook may be delivered to port: 443 or an
+// unprivileged port (1024-65535). The privileged ports below 1024 are where
+// SSH, SMTP, DNS and other non-HTTP services listen; a webhook POST there is
+// at best an error and at worst protocol smuggling.
+func PortAllowed(port uint16) bool { return port == 443 || port >= 1024 }
 
 // Resolver looks up a host's addresses; *net.Resolver is one, tests fake it.
 type Resolver interface {
@@ -75,8 +121,9 @@ type Guard struct {
 
 // CheckURL validates a webhook URL: https (http only when private addresses
 // are allowed), no userinfo, no fragment, at most MaxURLLength characters,
-// and a host whose every address is public. Errors are validation_failed
-// pointing at location.
+// an allowed port (see PortAllowed; lifted with the address rules) and a
+// host whose every address is public. Errors are validation_failed pointing
+// at location.
 func (g Guard) CheckURL(ctx context.Context, raw, location string) error {
 	bad := func(msg string, args ...any) error {
 		return apierr.Invalid("Invalid webhook URL.", apierr.Field(location, msg, args...))
@@ -100,6 +147,12 @@ func (g Guard) CheckURL(ctx context.Context, raw, location string) error {
 	}
 	if g.AllowPrivate {
 		return nil
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil || !PortAllowed(uint16(n)) {
+			return bad("port %s is not allowed; webhooks reach port 443 or 1024-65535 only", p)
+		}
 	}
 	addrs, err := g.resolve(ctx, u.Hostname())
 	if err != nil {
@@ -134,9 +187,10 @@ func (g Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 var ErrRefusedAddress = errors.New("webhooks: refused address")
 
 // Control is a net.Dialer Control function that refuses to connect to a
-// refused address. It runs on the address actually dialled, after DNS
-// resolution, so a name that resolved to a public address at creation and
-// to a private one now (DNS rebinding) is still refused.
+// refused address or port. It runs on the address actually dialled, after
+// DNS resolution, so a name that resolved to a public address at creation
+// and to a private one now (DNS rebinding) is still refused, and so is a
+// webhook stored before the port rule existed.
 func (g Guard) Control(_, address string, _ syscall.RawConn) error {
 	if g.AllowPrivate {
 		return nil
@@ -147,6 +201,9 @@ func (g Guard) Control(_, address string, _ syscall.RawConn) error {
 	}
 	if why := RefusedReason(ap.Addr()); why != "" {
 		return fmt.Errorf("%w: %s is a %s address", ErrRefusedAddress, ap.Addr(), why)
+	}
+	if !PortAllowed(ap.Port()) {
+		return fmt.Errorf("%w: port %d is not 443 or 1024-65535", ErrRefusedAddress, ap.Port())
 	}
 	return nil
 }

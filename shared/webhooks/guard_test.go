@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,7 +42,10 @@ func TestNonPublicAddressesAreRefused(t *testing.T) {
 		{"::ffff:100.64.0.1", "carrier-grade NAT"},
 		{"::ffff:192.168.0.1", "private"},
 		{"::127.0.0.1", "IPv4-compatible"},
-		{"64:ff9b::a00:1", "NAT64"},
+		{"64:ff9b::a00:1", "private (10.0.0.1 embedded in a NAT64 address)"},
+		{"192.0.2.1", "documentation"},
+		{"2001:db8::1", "documentation"},
+		{"fec0::1", "site-local"},
 	} {
 		t.Run(tc.addr, func(t *testing.T) {
 			if got := webhooks.RefusedReason(netip.MustParseAddr(tc.addr)); got != tc.why {
@@ -55,8 +59,81 @@ func TestNonPublicAddressesAreRefused(t *testing.T) {
 	}
 }
 
+// Issue 24, defect 9: an IPv6 address that carries an IPv4 address (6to4,
+// NAT64, Teredo, mapped) is refused when the IPv4 address would be; the
+// local-use NAT64 prefix, whose layout is not fixed, is refused outright.
+func TestEmbeddedIPv4AddressesAreJudgedAsIPv4(t *testing.T) {
+	for _, tc := range []struct{ addr, why string }{
+		{"2002:7f00:1::1", "loopback (127.0.0.1 embedded in a 6to4 address)"},
+		{"2002:a9fe:a9fe::", "link-local (169.254.169.254 embedded in a 6to4 address)"},
+		{"2002:c0a8:101:0:1:2:3:4", "private (192.168.1.1 embedded in a 6to4 address)"},
+		{"64:ff9b::7f00:1", "loopback (127.0.0.1 embedded in a NAT64 address)"},
+		{"64:ff9b::169.254.169.254", "link-local (169.254.169.254 embedded in a NAT64 address)"},
+		{"64:ff9b:1::a9fe:a9fe", "local-use NAT64"},
+		{"64:ff9b:1:7f00:1::", "local-use NAT64"},
+		{"64:ff9b:1::5db8:d822", "local-use NAT64"},
+		// Teredo: server 65.54.227.120, client 127.0.0.1 stored inverted.
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback (127.0.0.1 embedded in a Teredo address)"},
+		{"2001:0:4136:e378:8000:63bf:5601:5601", "link-local (169.254.169.254 embedded in a Teredo address)"},
+		// Teredo with a private server.
+		{"2001:0:a00:1:8000:63bf:a2c9:d7dd", "private (10.0.0.1 embedded in a Teredo address)"},
+		{"::ffff:7f00:1", "loopback"},
+		{"::ffff:a9fe:a9fe", "link-local"},
+		{"::169.254.169.254", "IPv4-compatible"},
+	} {
+		t.Run(tc.addr, func(t *testing.T) {
+			a := netip.MustParseAddr(tc.addr)
+			if got := webhooks.RefusedReason(a); got != tc.why {
+				t.Fatalf("RefusedReason(%s) = %q, want %q", tc.addr, got, tc.why)
+			}
+			if err := (webhooks.Guard{}).Control("tcp", netip.AddrPortFrom(a, 443).String(), nil); !errors.Is(err, webhooks.ErrRefusedAddress) {
+				t.Fatalf("dialling %s: %v, want ErrRefusedAddress", tc.addr, err)
+			}
+			err := webhooks.Guard{Resolver: resolver}.CheckURL(context.Background(), "https://["+tc.addr+"]/in", "body.url")
+			if err == nil || !strings.Contains(err.(*apierr.Error).Errors[0].Message, tc.why) {
+				t.Fatalf("creating a webhook for %s: %v, want refused as %s", tc.addr, err, tc.why)
+			}
+		})
+	}
+}
+
+// Only 443 and the unprivileged ports are reachable, at creation and at
+// every connection.
+func TestOnlyPort443AndUnprivilegedPortsAreAllowed(t *testing.T) {
+	for _, tc := range []struct {
+		port string
+		ok   bool
+	}{
+		{"", true}, {"443", true}, {"1024", true}, {"8443", true}, {"65535", true},
+		{"22", false}, {"25", false}, {"80", false}, {"0", false}, {"1023", false}, {"65536", false}, {"99999999999", false},
+	} {
+		t.Run("port "+tc.port, func(t *testing.T) {
+			raw := "https://93.184.216.34/in"
+			if tc.port != "" {
+				raw = "https://93.184.216.34:" + tc.port + "/in"
+			}
+			err := webhooks.Guard{Resolver: resolver}.CheckURL(context.Background(), raw, "body.url")
+			if tc.ok != (err == nil) {
+				t.Fatalf("CheckURL(%s) = %v, want ok=%v", raw, err, tc.ok)
+			}
+			if err != nil && !strings.Contains(err.(*apierr.Error).Errors[0].Message, "port "+tc.port+" is not allowed") {
+				t.Fatalf("message %q does not name the port", err.(*apierr.Error).Errors[0].Message)
+			}
+			n, perr := strconv.ParseUint(tc.port, 10, 16)
+			if tc.port == "" || perr != nil {
+				return
+			}
+			derr := webhooks.Guard{}.Control("tcp", netip.AddrPortFrom(netip.MustParseAddr("93.184.216.34"), uint16(n)).String(), nil)
+			if tc.ok != (derr == nil) {
+				t.Fatalf("dialling port %s: %v, want ok=%v", tc.port, derr, tc.ok)
+			}
+		})
+	}
+}
+
 func TestPublicAddressesAreAllowed(t *testing.T) {
-	for _, a := range []string{"93.184.216.34", "8.8.8.8", "100.63.255.255", "100.128.0.1", "172.32.0.1", "2606:4700:4700::1111", "::ffff:93.184.216.34"} {
+	for _, a := range []string{"93.184.216.34", "8.8.8.8", "100.63.255.255", "100.128.0.1", "172.32.0.1", "2606:4700:4700::1111", "::ffff:93.184.216.34",
+		"2002:5db8:d822::1", "64:ff9b::5db8:d822", "2001:0:4136:e378:8000:63bf:a247:27dd"} {
 		if why := webhooks.RefusedReason(netip.MustParseAddr(a)); why != "" {
 			t.Errorf("%s refused as %s", a, why)
 		}

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
+
+	"platformapi/shared/strictjson"
 )
 
 // HTTP transport header names, in Go's canonical form (http.Header matches
@@ -93,7 +94,8 @@ func DecodeSettleResponse(value string) (SettleResponse, error) {
 // decodeHeader decodes base64 JSON into v. It accepts the standard alphabet,
 // padded or not, and nothing else: the stdlib decoder silently skips CR and
 // LF, so the alphabet is checked first. The JSON must be one object with no
-// trailing data. Unknown fields are ignored, as x402 lets peers add fields.
+// trailing data, and no duplicate or case-variant keys. Unknown fields are
+// ignored, as x402 lets peers add fields.
 func decodeHeader(value string, v any) error {
 	if value == "" {
 		return fmt.Errorf("%w: empty", ErrMalformedHeader)
@@ -118,12 +120,10 @@ func decodeHeader(value string, v any) error {
 	if len(raw) == 0 || raw[0] != '{' {
 		return fmt.Errorf("%w: not a JSON object", ErrMalformedHeader)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(v); err != nil {
+	// strictjson: duplicate or case-variant keys would let this decoder and
+	// a facilitator or signer read different payments from one header.
+	if err := strictjson.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("%w: json: %v", ErrMalformedHeader, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("%w: trailing data after JSON object", ErrMalformedHeader)
 	}
 	return nil
 }

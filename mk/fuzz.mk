@@ -1,0 +1,49 @@
+# mk/fuzz.mk: Go native fuzzing of every parser of untrusted input (issue 24).
+# The root Makefile includes it.
+#
+#   make fuzz                 every target for FUZZTIME (default 30s), one at a time
+#   make fuzz FUZZTIME=5m     longer
+#   make fuzz FUZZ_TARGETS="shared/strictjson:FuzzCheck"   a subset
+#
+# Seed corpora live in each package's testdata/fuzz/<FuzzName>/ (plus f.Add
+# seeds); plain `go test` replays them, so a crasher once committed there
+# stays a regression test. A target that fails stops the run and leaves its
+# input under testdata/fuzz for go test to replay. The summary lists the
+# executions each target reached.
+
+# Keep the root Makefile's default goal: an included file must not steal it.
+fuzz_saved_goal := $(.DEFAULT_GOAL)
+
+GO ?= go
+FUZZTIME ?= 30s
+FUZZ_TARGETS ?= \
+	shared/strictjson:FuzzCheck \
+	shared/approvals:FuzzCanonical \
+	shared/keys:FuzzParseSecret \
+	shared/keys:FuzzExpand \
+	shared/webhooks:FuzzCheckURL \
+	shared/webhooks:FuzzRefusedReason \
+	shared/paging:FuzzCursor \
+	shared/credittoken:FuzzVerify \
+	shared/credits:FuzzTopUpAmount \
+	shared/x402:FuzzDecodePaymentPayload \
+	shared/x402:FuzzParseUint256 \
+	shared/redact:FuzzSecrets
+
+.PHONY: fuzz
+
+fuzz:
+	@summary=$$(mktemp); trap 'rm -f $$summary' EXIT; \
+	for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$pkg $$name ($(FUZZTIME))"; \
+		log=$$($(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) ./$$pkg 2>&1); rc=$$?; \
+		echo "$$log" | tail -n 3; \
+		execs=$$(echo "$$log" | sed -n 's/.*execs: \([0-9]*\).*/\1/p' | tail -n 1); \
+		if [ $$rc -eq 0 ]; then status=ok; else status=FAIL; fi; \
+		printf '%-22s %-26s %12s execs  %s\n' "$$pkg" "$$name" "$${execs:-?}" "$$status" >> $$summary; \
+		if [ $$rc -ne 0 ]; then echo "$$log"; cat $$summary; exit $$rc; fi; \
+	done; \
+	echo; echo "fuzz summary ($(FUZZTIME) each):"; cat $$summary
+
+.DEFAULT_GOAL := $(fuzz_saved_goal)
