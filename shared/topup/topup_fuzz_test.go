@@ -1,4 +1,4 @@
-package credits_test
+package topup_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"platformapi/shared/apierr"
-	"platformapi/shared/credits"
+	"platformapi/shared/topup"
 	"platformapi/shared/x402"
 )
 
@@ -22,7 +22,7 @@ func TestTopUpAmountsAreWholeCentsFrom5To500Dollars(t *testing.T) {
 		{4.99, 0, false}, {500.01, 0, false}, {10.001, 0, false}, {-5, 0, false},
 		{math.NaN(), 0, false}, {math.Inf(1), 0, false}, {math.Inf(-1), 0, false},
 	} {
-		cents, err := credits.TopUpRequest{AmountUSD: tc.usd}.Cents()
+		cents, err := topup.TopUpRequest{AmountUSD: tc.usd}.Cents()
 		var e *apierr.Error
 		if tc.ok != (err == nil) || cents != tc.cents || err != nil && (!errors.As(err, &e) || e.Code != apierr.ValidationFailed) {
 			t.Errorf("Cents(%v) = %d, %v; want %d ok=%v", tc.usd, cents, err, tc.cents, tc.ok)
@@ -38,7 +38,7 @@ func FuzzTopUpAmount(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, amount string) {
-		var req credits.TopUpRequest
+		var req topup.TopUpRequest
 		if json.Unmarshal([]byte(`{"amountUsd":`+amount+`}`), &req) != nil {
 			return
 		}
