@@ -63,3 +63,14 @@ func TestPrivacyTierDecidesWhatLogsKeepOfTheEndUser(t *testing.T) {
 		})
 	}
 }
+
+// A secret sent by mistake in a URL path never reaches the log verbatim.
+func TestASecretInAPathIsRedactedFromTheLog(t *testing.T) {
+	e := apitest.New(t)
+	root, _ := e.RootKey(1, nil)
+	e.Do(apitest.Req{Method: "GET", Path: "/v1/api-keys/" + root, Key: root})
+	e.Do(apitest.Req{Method: "GET", Path: "/v1/" + root})
+	if strings.Contains(e.Logs.String(), root) || strings.Contains(e.Logs.String(), root[len(root)-20:]) {
+		t.Fatalf("the secret reached the log: %s", e.Logs.String())
+	}
+}

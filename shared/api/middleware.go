@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"runtime/debug"
 	"time"
+
+	"platformapi/shared/redact"
 )
 
 type ctxKey int
@@ -91,7 +93,7 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 				}
 			}
 			attrs := []any{
-				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.String("method", r.Method), slog.String("path", redact.Secrets(r.URL.Path)),
 				slog.Int("status", rec.status), slog.Int64("latencyMicros", time.Since(start).Microseconds()),
 				slog.Int("bytes", rec.bytes),
 			}
@@ -102,7 +104,7 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 				attrs = append(attrs, slog.String("keyId", info.keyID))
 			}
 			if info.endUser != "" {
-				attrs = append(attrs, slog.String("endUser", info.endUser))
+				attrs = append(attrs, slog.String("endUser", redact.Secrets(info.endUser)))
 			}
 			logger.Info("request", attrs...)
 		}()

@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"platformapi/shared/routes"
+	"platformapi/shared/strictjson"
 )
 
 const apiDescription = `Call your account's managed services with an API key.
@@ -29,6 +30,13 @@ func humaConfig() huma.Config {
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: `Authorization: Bearer psk_…`. Keep it on your server."},
 	}
 	cfg.Transformers = append(cfg.Transformers, problemTransformer)
+	// Every JSON body is decoded strictly: a key repeated, or repeated in
+	// another case, is refused, so what an access check or an approval saw
+	// is exactly what the operation reads (encoding/json alone would take
+	// the last of the case-insensitive matches).
+	strict := huma.DefaultJSONFormat
+	strict.Unmarshal = strictjson.Unmarshal
+	cfg.Formats = map[string]huma.Format{"application/json": strict, "json": strict}
 	return cfg
 }
 
