@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -396,6 +398,7 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 		_, _ = w.Write(replay.Body)
 		return
 	}
+	r = r.WithContext(context.WithValue(r.Context(), keyCallID, callID(scope, idemKey)))
 	var unit *idempotency.Unit
 	if rt.Commit {
 		unit = &idempotency.Unit{}
@@ -461,6 +464,17 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 		Logger(r.Context()).Error("idempotency completion failed", "error", err.Error())
 	}
 	rec.flush()
+}
+
+// CallID names the operation of an idempotent request across its retries:
+// the same caller and Idempotency-Key give the same id, so what the
+// operation hands on (a credit hold, a managed service's own idempotency)
+// recognises a retry after a crash. "" outside idempotent routes.
+func CallID(ctx context.Context) string { s, _ := ctx.Value(keyCallID).(string); return s }
+
+func callID(scope, idemKey string) string {
+	sum := sha256.Sum256([]byte("platform-api/call/v1\n" + scope + "\n" + idemKey))
+	return hex.EncodeToString(sum[:16])
 }
 
 // replayBinding is the associated data of a sealed stored response: it

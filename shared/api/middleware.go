@@ -20,6 +20,7 @@ const (
 	keyLogger
 	keyPrincipal
 	keyLogInfo
+	keyCallID
 )
 
 func RequestID(ctx context.Context) string { s, _ := ctx.Value(keyRequestID).(string); return s }

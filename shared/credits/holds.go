@@ -17,6 +17,10 @@ type Hold struct {
 	accountID string
 	ID        string
 	Amount    int64
+	// Captured is set on a hold an earlier attempt of the same call already
+	// captured (HoldOnce), at Charged: it must not be captured again.
+	Captured bool
+	Charged  int64
 }
 
 func holdKey(accountID, id string) store.Key {
@@ -27,11 +31,43 @@ func holdKey(accountID, id string) store.Key {
 // changes nothing. The balance check and the debit are one conditional
 // write, so concurrent holds can never take the balance below zero.
 func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, reference string) (*Hold, error) {
+	return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()))
+}
+
+// HoldOnce is Hold for the call named callID (stable across its retries):
+// a retry after a crash or a lost answer finds the hold its first attempt
+// took, held or already captured, instead of taking a second one. A hold
+// that attempt released charged nothing, so the retry takes a fresh one.
+func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int64, reference, callID string) (*Hold, error) {
+	id := "hld_" + callID
+	for range 2 {
+		it, err := l.st.Get(ctx, holdKey(accountID, id))
+		switch {
+		case err == nil && it.String("state") == "released":
+			return l.Hold(ctx, accountID, amountMicro, reference)
+		case err == nil:
+			return &Hold{l: l, accountID: accountID, ID: id, Amount: it.Int("amount"),
+				Captured: it.String("state") == "captured", Charged: it.Int("charged")}, nil
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, fmt.Errorf("credits: read hold: %w", err)
+		}
+		h, err := l.hold(ctx, accountID, amountMicro, reference, id)
+		if !errors.Is(err, errHoldExists) {
+			return h, err
+		}
+	}
+	return nil, fmt.Errorf("credits: hold %s: taken and gone again", id)
+}
+
+// errHoldExists: the hold's id is taken (by another attempt of its call).
+var errHoldExists = errors.New("credits: hold exists")
+
+func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, reference, id string) (*Hold, error) {
 	if amountMicro < 0 {
 		return nil, fmt.Errorf("credits: negative hold %d", amountMicro)
 	}
 	now := l.now()
-	h := &Hold{l: l, accountID: accountID, ID: ids.New("hld", now), Amount: amountMicro}
+	h := &Hold{l: l, accountID: accountID, ID: id, Amount: amountMicro}
 	rec := store.NewItem(holdKey(accountID, h.ID))
 	rec["amount"] = amountMicro
 	rec["state"] = "held"
@@ -43,10 +79,12 @@ func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, 
 		entryOp(accountID, Entry{ID: ids.New("led", now), Kind: KindHold, AmountMicro: -amountMicro, Reference: h.ID, CreatedAt: now.UTC()}),
 	})
 	var tx *store.TxError
-	if errors.As(err, &tx) && tx.Index == 0 {
+	switch {
+	case errors.As(err, &tx) && tx.Index == 0:
 		return nil, ErrInsufficient
-	}
-	if err != nil {
+	case errors.As(err, &tx) && tx.Index == 1:
+		return nil, errHoldExists
+	case err != nil:
 		return nil, fmt.Errorf("credits: hold: %w", err)
 	}
 	return h, nil
@@ -55,6 +93,9 @@ func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, 
 // Capture charges exactMicro (at most the held amount) and returns the rest
 // to the balance.
 func (h *Hold) Capture(ctx context.Context, exactMicro int64) error {
+	if h.Captured {
+		return nil // an earlier attempt of the call captured it
+	}
 	if exactMicro < 0 || exactMicro > h.Amount {
 		return fmt.Errorf("credits: capture %d outside hold of %d", exactMicro, h.Amount)
 	}

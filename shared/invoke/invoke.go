@@ -38,6 +38,11 @@ type Call struct {
 	OperationID string
 	Input       json.RawMessage
 	ApprovalID  string
+	// CallID names the call across its retries (derived from the client's
+	// Idempotency-Key, or a run's id); "" when it has none. With it, a retry
+	// after a crash reuses the first attempt's credit hold (never charging
+	// twice) and the service is asked to run it once.
+	CallID string
 	// LimitRoot is the capability root whose limit selectors the call counts
 	// against (creditsPerDay) and that names its credit hold:
 	// "services.invoke" when empty, "runs.create" for a durable run.
@@ -112,7 +117,13 @@ func (p *Pipeline) charge(ctx context.Context, c Caller, svc catalog.Service, op
 	if err != nil {
 		return nil, limits.APIError(err)
 	}
-	hold, err := p.Ledger.Hold(ctx, c.AccountID, op.PriceMicro, keys.RequestOperation(root, svc.ID, op.ID))
+	reference := keys.RequestOperation(root, svc.ID, op.ID)
+	var hold *credits.Hold
+	if call.CallID != "" {
+		hold, err = p.Ledger.HoldOnce(ctx, c.AccountID, op.PriceMicro, reference, call.CallID)
+	} else {
+		hold, err = p.Ledger.Hold(ctx, c.AccountID, op.PriceMicro, reference)
+	}
 	if err != nil {
 		_ = reservation.Release(detached)
 		if errors.Is(err, credits.ErrInsufficient) {
@@ -125,12 +136,15 @@ func (p *Pipeline) charge(ctx context.Context, c Caller, svc catalog.Service, op
 	defer cancel()
 	res, err := p.Services.Invoke(callCtx, upstream.Request{
 		ServiceID: svc.ID, OperationID: op.ID, Input: call.Input, AccountID: c.AccountID, ProjectID: c.ProjectID,
-		EndUser: c.EndUser, RequestID: c.RequestID, MaxChargeMicro: op.PriceMicro,
+		EndUser: c.EndUser, RequestID: c.RequestID, MaxChargeMicro: op.PriceMicro, IdempotencyKey: call.CallID,
 	})
 	if err != nil {
 		_ = hold.Release(detached)
 		_ = reservation.Release(detached)
 		return nil, UpstreamError(err)
+	}
+	if hold.Captured {
+		res.ChargedMicro = hold.Charged // charged once, by the first attempt
 	}
 	if err := hold.Capture(detached, res.ChargedMicro); err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ func (w *Worker) execute(ctx context.Context, run *Run, m queue.Received) error 
 		return w.fail(ctx, run, attempt, err)
 	}
 	res, err := w.pipeline.Run(ctx, caller, invoke.Call{ServiceID: run.ServiceID, OperationID: run.OperationID,
-		Input: run.Input, ApprovalID: deref(run.ApprovalID), LimitRoot: "runs.create"})
+		Input: run.Input, ApprovalID: deref(run.ApprovalID), LimitRoot: "runs.create", CallID: run.ID})
 	if err != nil {
 		if asked, ok := transient(err); ok && retryable {
 			return w.retry(ctx, run, attempt, m, w.backoff(attempt, asked))

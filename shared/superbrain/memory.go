@@ -38,7 +38,12 @@ const (
 	attrCreatedAt = "createdAt" // unix milliseconds
 	attrCount     = "count"     // on the scope's count item: memories
 	attrBytes     = "bytes"     // and their stored size
+	attrWritten   = "memoryId"  // on a write record: the memory the write made
 )
+
+// writeMemory is how long a write with an idempotency key is remembered:
+// longer than the platform keeps an Idempotency-Key (24 hours).
+const writeMemory = 48 * time.Hour
 
 func encodeMemory(sc scope, m memory) store.Item {
 	it := store.NewItem(sc.memoryKey(m.ID))
@@ -72,8 +77,10 @@ type writeOutput struct {
 }
 
 // write stores a memory and counts it in the same transaction, so the
-// counts are exact and the bounds hold under concurrent writes.
-func (s *Service) write(ctx context.Context, sc scope, raw json.RawMessage) (writeOutput, error) {
+// counts are exact and the bounds hold under concurrent writes. A call with
+// an idempotency key also records which memory it wrote, in that same
+// transaction: its retry answers that memory instead of writing another.
+func (s *Service) write(ctx context.Context, sc scope, raw json.RawMessage, idemKey string) (writeOutput, error) {
 	var in writeInput
 	if err := decodeInput(raw, &in); err != nil {
 		return writeOutput{}, err
@@ -88,12 +95,27 @@ func (s *Service) write(ctx context.Context, sc scope, raw json.RawMessage) (wri
 	}
 	it := encodeMemory(sc, m)
 	size := storedSize(it)
-	err := s.st.Transact(ctx, []store.Op{
+	ops := []store.Op{
 		store.PutOp(it, store.NotExists()),
 		store.UpdateOp(sc.countKey(), store.Update{Add: map[string]int64{attrCount: 1, attrBytes: size}},
 			store.NumBelow(attrCount, MaxMemoriesPerScope), store.NumBelow(attrBytes, MaxScopeBytes-size+1)),
-	})
+	}
+	if idemKey != "" {
+		done := store.NewItem(sc.writeKey(idemKey))
+		done[attrWritten] = m.ID
+		done[attrCreatedAt] = m.CreatedAt.UnixMilli()
+		done[store.AttrExpiresAt] = now.Add(writeMemory).Unix()
+		ops = append(ops, store.PutOp(done, store.NotExists()))
+	}
+	err := s.st.Transact(ctx, ops)
 	var tx *store.TxError
+	if errors.As(err, &tx) && tx.Index == 2 {
+		prev, gerr := s.st.Get(ctx, sc.writeKey(idemKey))
+		if gerr != nil {
+			return writeOutput{}, fmt.Errorf("superbrain: read earlier write: %w", gerr)
+		}
+		return writeOutput{ID: prev.String(attrWritten), CreatedAt: time.UnixMilli(prev.Int(attrCreatedAt)).UTC()}, nil
+	}
 	if errors.As(err, &tx) && tx.Index == 1 {
 		return writeOutput{}, apierr.New(apierr.Conflict,
 			"This scope is full: it holds at most %d memories and %d MiB of text and metadata. Delete some first.",

@@ -37,3 +37,8 @@ func (sc scope) memoryKey(id string) store.Key {
 }
 
 func (sc scope) countKey() store.Key { return store.Key{PK: string(sc), SK: "count"} }
+
+// writeKey records which memory a write with an idempotency key made.
+func (sc scope) writeKey(idemKey string) store.Key {
+	return store.Key{PK: string(sc), SK: "w#" + idemKey}
+}

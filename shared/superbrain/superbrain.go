@@ -73,7 +73,7 @@ func (s *Service) Invoke(ctx context.Context, r upstream.Request) (upstream.Resu
 	results := 0
 	switch r.OperationID {
 	case OpWrite:
-		out, err = s.write(ctx, sc, r.Input)
+		out, err = s.write(ctx, sc, r.Input, r.IdempotencyKey)
 	case OpSearch:
 		var found searchOutput
 		found, err = s.search(ctx, sc, r.Input)

@@ -20,6 +20,7 @@ import (
 // authors in HTTP's doc comment).
 const (
 	HeaderRequestID         = "X-Request-Id"
+	HeaderIdempotencyKey    = "Idempotency-Key"
 	HeaderMaxChargeCredits  = "X-Max-Charge-Credits"
 	HeaderChargedCredits    = "X-Charged-Credits"
 	HeaderUpstreamRequestID = "X-Upstream-Request-Id"
@@ -144,6 +145,9 @@ func (h *HTTP) Invoke(ctx context.Context, r Request) (Result, error) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(HeaderMaxChargeCredits, formatCredits(r.MaxChargeMicro))
+	if r.IdempotencyKey != "" {
+		req.Header.Set(HeaderIdempotencyKey, r.IdempotencyKey)
+	}
 	if r.RequestID != "" {
 		req.Header.Set(HeaderRequestID, r.RequestID)
 	}

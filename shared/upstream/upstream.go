@@ -32,6 +32,11 @@ type Request struct {
 	EndUser   string
 	// RequestID is the platform's correlation id, passed on to the service.
 	RequestID string
+	// IdempotencyKey names the call across its retries (the client's
+	// Idempotency-Key, a run's id), so the service can run it once: a retry
+	// after a crash or a lost answer gets the first attempt's result. Empty
+	// when the call has no such identity.
+	IdempotencyKey string
 	// MaxChargeMicro is the most the service may charge, in micro-credits:
 	// the credits held for the call. Zero means the call must be free.
 	MaxChargeMicro int64

@@ -1,15 +1,18 @@
 package servicesapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
-	"platformapi/shared/api/apitest"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"platformapi/shared/api/apitest"
+	"platformapi/shared/store"
 )
 
 func invoke(e *apitest.Env, key, service, op string, input any, approval string) *apitest.Resp {
@@ -304,4 +307,37 @@ func TestActionsListDurableRunCapabilities(t *testing.T) {
 	if strings.Join(got, ",") != "actions.list,runs.create.cloud-superbrain.memory.search" {
 		t.Fatalf("actions = %v", got)
 	}
+}
+
+// A crash after an invoke ran but before its response was stored (the
+// stored response is lost) must not make the retry run or charge it again:
+// the retry reuses the first attempt's credit hold, and the service, asked
+// with the same idempotency identity, answers what it did the first time.
+func TestARetryAfterALostResponseNeitherRunsNorChargesTwice(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
+		root, rec := e.RootKey(1, nil)
+		req := apitest.Req{Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", Key: root, Idem: apitest.Idem(),
+			Body: map[string]any{"operationId": "memory.write", "input": map[string]any{"text": "once"}}}
+		first := e.Must(e.Do(req), 200)
+		// The process "died" before the stored response survived.
+		if err := e.Store.Delete(context.Background(), store.Key{PK: "idem#" + rec.Str("id") + "#" + req.Idem, SK: "idem"}); err != nil {
+			t.Fatal(err)
+		}
+		again := e.Must(e.Do(req), 200)
+		if again.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatal("the stored response was not lost")
+		}
+		id := func(r *apitest.Resp) string { return r.Body["result"].(map[string]any)["memoryId"].(string) }
+		if id(again) != id(first) {
+			t.Fatalf("the retry wrote memory %s, the first %s", id(again), id(first))
+		}
+		if got := e.Balance(root); got != 0.99 {
+			t.Fatalf("balance %v, want 0.99: charged once", got)
+		}
+		list := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", Key: root, Idem: apitest.Idem(),
+			Body: map[string]any{"operationId": "memory.list", "input": map[string]any{}}}), 200)
+		if n := len(list.Body["result"].(map[string]any)["data"].([]any)); n != 1 {
+			t.Fatalf("%d memories, want 1", n)
+		}
+	})
 }

@@ -242,7 +242,7 @@ type invokeOutput struct {
 
 func (h *handlers) invoke(ctx context.Context, in *invokeInput) (*invokeOutput, error) {
 	p := api.PrincipalFrom(ctx)
-	res, err := h.pipeline.Run(ctx, invokeCaller(ctx, p), invoke.Call{ServiceID: in.ServiceID, OperationID: in.Body.OperationID, Input: in.Body.Input, ApprovalID: in.Body.ApprovalID})
+	res, err := h.pipeline.Run(ctx, invokeCaller(ctx, p), invoke.Call{ServiceID: in.ServiceID, OperationID: in.Body.OperationID, Input: in.Body.Input, ApprovalID: in.Body.ApprovalID, CallID: api.CallID(ctx)})
 	if err != nil {
 		return nil, err
 	}
