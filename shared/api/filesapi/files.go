@@ -80,7 +80,9 @@ func Register(k *api.Kernel, d Deps) {
 		Store: idempotency.Deferring(d.Store), Bucket: d.Bucket, Now: k.Now, Quota: d.Quota,
 	})}
 	api.Register(k, "files.list", http.StatusOK, h.list)
-	api.Register(k, "files.create", http.StatusCreated, h.create, api.Describe(createDoc))
+	api.Register(k, "files.create", http.StatusCreated, h.create, api.Describe(createDoc), func(op *huma.Operation) {
+		op.RequestBody = &huma.RequestBody{Description: "The file's bytes, 1 byte to 4 MiB, sent in any media type: application/octet-stream is documented, and whatever Content-Type is sent is kept and answered on download."}
+	})
 	api.Register(k, "files.read", http.StatusOK, h.read)
 	api.Register(k, "files.content.read", http.StatusOK, h.download, api.Describe(downloadDoc), documentContent)
 	api.Register(k, "files.delete", http.StatusOK, h.delete, api.Describe("Deletes the record and gives its size back to the quota; the bytes are removed once that has committed. Answers the record with `\"status\": \"deleted\"`; afterwards the file is `404`."))

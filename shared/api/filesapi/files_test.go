@@ -297,7 +297,7 @@ func TestTheQuotaIsPerProjectAndFreedByDeletion(t *testing.T) {
 		e.Must(upload(e, root, []byte("123456"), inA), 409, "quota_exceeded") // 12 bytes > 10
 		e.Must(upload(e, root, []byte("1234"), inA), 201)
 		e.Must(upload(e, root, []byte("1"), inA), 409, "quota_exceeded") // 10 bytes held
-		e.Must(upload(e, root, []byte("123456"), nil), 201)               // the account level has its own
+		e.Must(upload(e, root, []byte("123456"), nil), 201)              // the account level has its own
 		e.Must(e.Do(apitest.Req{Method: "DELETE", Path: "/v1/files/" + first, Key: root, Idem: apitest.Idem(), Headers: inA}), 200)
 		e.Must(upload(e, root, []byte("123456"), inA), 201)
 	}, apitest.Options{FileQuota: files.Quota{MaxFiles: 3, MaxBytes: 10}})
