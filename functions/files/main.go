@@ -1,17 +1,23 @@
-// Command files is the Lambda function of the files group. The group is not
-// built yet: every route answers 501 not_implemented after authentication
-// and the access controls.
+// Command files is the Lambda function of the files group (spec 4.2):
+// uploads, records and downloads of project files in the files bucket.
 package main
 
 import (
 	"context"
 
 	"platformapi/shared/api"
+	"platformapi/shared/api/filesapi"
+	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/lambdaedge"
 )
 
 func main() {
 	lambdaedge.Serve("files", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
-		return func(*api.Kernel) {}, nil
+		quota, err := filesapi.QuotaFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		d := filesapi.Deps{Store: e.Kernel.Store, Bucket: s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket), Quota: quota}
+		return func(k *api.Kernel) { filesapi.Register(k, d) }, nil
 	})
 }

@@ -26,6 +26,7 @@ import (
 	"platformapi/shared/app"
 	"platformapi/shared/bench"
 	"platformapi/shared/catalog"
+	"platformapi/shared/files"
 	"platformapi/shared/platform"
 )
 
@@ -112,12 +113,17 @@ func serve(cfg app.Config) error {
 	if err != nil {
 		return err
 	}
+	sweeper, err := rt.FileSweeper()
+	if err != nil {
+		return err
+	}
 	// The workers poll the in-process queues until shutdown; each finishes
 	// what it holds before rt.Close (deferred earlier, so run later).
 	var workers sync.WaitGroup
 	defer workers.Wait()
 	workers.Go(func() { hooks.Run(ctx) })
 	workers.Go(func() { runner.Run(ctx) })
+	workers.Go(func() { sweeper.SweepEvery(ctx, files.SweepInterval, logger.With("worker", "file-sweeper")) })
 	addr := os.Getenv("ADDR")
 	if addr == "" {
 		addr = "127.0.0.1:8080"

@@ -56,6 +56,10 @@ type Function struct {
 	Uses    Use
 	// BatchSize is how many queue messages a worker takes per invocation.
 	BatchSize int
+	// Schedule, when set, has an EventBridge rule invoke the function at
+	// this rate (whole minutes); such a function has neither routes nor a
+	// queue.
+	Schedule time.Duration
 }
 
 // Routes are the HTTP API paths the function answers (method ANY), taken
@@ -84,6 +88,9 @@ func (f Function) Routes() []string {
 
 // Worker reports whether the function is fed by a queue instead of routes.
 func (f Function) Worker() bool { return f.Uses&(ConsumeWebhooks|ConsumeRuns) != 0 }
+
+// Scheduled reports whether a schedule invokes the function.
+func (f Function) Scheduled() bool { return f.Schedule > 0 }
 
 // every HTTP group except public emits webhook events and reads the table.
 const group = UseTable | SendWebhooks
@@ -114,6 +121,9 @@ var Functions = []Function{
 	// every other run in it wait for the slowest.
 	{Name: "run-worker", MemoryMiB: 1024, Timeout: 5 * time.Minute,
 		Uses: UseTable | ConsumeRuns | UseArtifactsWrite | SendWebhooks, BatchSize: 1},
+	// Deletes file objects that no record owns (an upload or a deletion
+	// that died half-way); see files.Repo.Sweep.
+	{Name: "file-sweeper", MemoryMiB: 256, Timeout: 5 * time.Minute, Uses: UseTable | UseFiles, Schedule: time.Hour},
 }
 
 // consumerTimeout is the longest timeout among the queue's consumers. A

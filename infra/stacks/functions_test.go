@@ -50,8 +50,11 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 		switch {
 		case f.Worker() && (len(f.Routes()) > 0 || consumes != 1 || f.BatchSize < 1 || f.BatchSize > 10):
 			t.Errorf("%s: a worker consumes one queue, in batches of 1-10, and has no routes", f.Name)
+		case f.Scheduled() && (f.Worker() || len(f.Routes()) > 0 || f.Schedule%time.Minute != 0 || f.Timeout >= f.Schedule):
+			t.Errorf("%s: a scheduled function has no routes nor queue, a rate of whole minutes and a timeout under it", f.Name)
+		case f.Scheduled():
 		case !f.Worker() && len(f.Routes()) == 0:
-			t.Errorf("%s: neither routes nor a queue; nothing would ever invoke it", f.Name)
+			t.Errorf("%s: neither routes, a queue nor a schedule; nothing would ever invoke it", f.Name)
 		case !f.Worker() && f.Timeout >= 30*time.Second:
 			t.Errorf("%s: timeout %v; the HTTP API gives up at 30s", f.Name, f.Timeout)
 		}

@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -316,11 +318,25 @@ func (s *PlatformStack) addFunction(f Function) {
 	}
 	s.Functions[f.Name] = fn
 	s.route(f, fn)
+	s.schedule(f, fn)
 
 	s.alarm(f.Name+"-errors", fn.MetricErrors(period("Sum")),
 		fmt.Sprintf("The %s function returned errors (crash, timeout or unhandled failure).", f.Name))
 	s.alarm(f.Name+"-throttles", fn.MetricThrottles(period("Sum")),
 		fmt.Sprintf("The %s function was throttled: the account's concurrency is exhausted.", f.Name))
+}
+
+// schedule has an EventBridge rule invoke a scheduled function; the target
+// adds the one invoke permission, for that rule alone.
+func (s *PlatformStack) schedule(f Function, fn awslambda.Function) {
+	if !f.Scheduled() {
+		return
+	}
+	awsevents.NewRule(s.Stack, jsii.String(f.Name+"-schedule"), &awsevents.RuleProps{
+		Description: jsii.String(fmt.Sprintf("platformapi %s: run %s every %v", s.settings.Stage, f.Name, f.Schedule)),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(f.Schedule.Minutes()))),
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
+	})
 }
 
 // route attaches the function's routes. Each function gets one invoke

@@ -17,8 +17,11 @@ import (
 // function table, and the types listed here are all the template has.
 func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 	s := defaults(t)
-	var routes, http, workers, publicRoutes int
+	var routes, http, workers, scheduled, publicRoutes int
 	for _, f := range Functions {
+		if f.Scheduled() {
+			scheduled++
+		}
 		routes += len(f.Routes())
 		if len(f.Routes()) > 0 {
 			http++
@@ -41,7 +44,8 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 		"AWS::ApiGatewayV2::Stage":        1,
 		"AWS::ApiGatewayV2::Route":        routes,
 		"AWS::ApiGatewayV2::Integration":  http,
-		"AWS::Lambda::Permission":         publicRoutes + http - 1,
+		"AWS::Lambda::Permission":         publicRoutes + http - 1 + scheduled,
+		"AWS::Events::Rule":               scheduled,
 		"AWS::Lambda::EventSourceMapping": workers,
 		"AWS::DynamoDB::Table":            1,
 		"AWS::S3::Bucket":                 3,
@@ -206,6 +210,45 @@ func TestWorkersReportBatchItemFailures(t *testing.T) {
 	})
 }
 
+// TestScheduledFunctionsRunAtTheirRate: each scheduled function has one
+// enabled rule at its rate targeting it, and may be invoked by that rule
+// alone.
+func TestScheduledFunctionsRunAtTheirRate(t *testing.T) {
+	s := defaults(t)
+	n := 0
+	for _, f := range Functions {
+		if !f.Scheduled() {
+			continue
+		}
+		n++
+		fn := s.logicalID(t, s.stack.Functions[f.Name].FunctionName())
+		rate := fmt.Sprintf("rate(%d minutes)", int(f.Schedule.Minutes()))
+		if f.Schedule.Minutes() == 1 {
+			rate = "rate(1 minute)"
+		}
+		if f.Schedule.Minutes() == 60 {
+			rate = "rate(1 hour)"
+		}
+		must(t, func() {
+			s.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+				"ScheduleExpression": rate,
+				"State":              "ENABLED",
+				"Targets":            assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{"Arn": map[string]any{"Fn::GetAtt": []any{fn, "Arn"}}})}),
+			})
+		})
+		must(t, func() {
+			s.template.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
+				"Action":       "lambda:InvokeFunction",
+				"FunctionName": map[string]any{"Fn::GetAtt": []any{fn, "Arn"}},
+				"Principal":    "events.amazonaws.com",
+			})
+		})
+	}
+	if n == 0 {
+		t.Fatal("no scheduled function: the file sweeper should be one")
+	}
+}
+
 // TestEveryRouteReachesItsOwnFunction walks route → integration → function.
 func TestEveryRouteReachesItsOwnFunction(t *testing.T) {
 	s := defaults(t)
@@ -270,6 +313,7 @@ var wantEnv = func() map[string][]string {
 		"mcp":            group,
 		"webhook-worker": append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL", "KMS_KEY_ID"),
 		"run-worker":     append(slices.Clone(base), "TABLE_NAME", "RUNS_QUEUE_URL", "ARTIFACTS_BUCKET", "WEBHOOK_QUEUE_URL"),
+		"file-sweeper":   append(slices.Clone(base), "TABLE_NAME", "FILES_BUCKET"),
 	}
 }()
 
@@ -338,6 +382,7 @@ var wantAccess = func() map[string][]string {
 		"mcp":            group,
 		"webhook-worker": {"Table:rw", "WebhookQueue:consume", "EnvelopeKey:encrypt-decrypt"},
 		"run-worker":     {"Table:rw", "RunsQueue:consume", "ArtifactsBucket:rw", "WebhookQueue:send"},
+		"file-sweeper":   {"Table:rw", "FilesBucket:rw"},
 	}
 }()
 

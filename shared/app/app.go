@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"platformapi/shared/api"
+	"platformapi/shared/api/filesapi"
 	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/blob"
@@ -73,6 +74,9 @@ type Runtime struct {
 	// storage round trips); nil in embedded mode.
 	AWS     *awsenv.Env
 	closers []func() error
+
+	// Files holds uploaded files (DATA_DIR/files, or FILES_BUCKET).
+	Files blob.Bucket
 }
 
 // Close releases storage cleanly (bbolt must be closed to release its lock).
@@ -122,6 +126,13 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		}
 		rt.Artifacts = artifacts
 		rt.closers = append(rt.closers, artifacts.Close)
+		filesBucket, err := fsblob.Open(filepath.Join(c.DataDir, "files"))
+		if err != nil {
+			_ = rt.Close()
+			return nil, fmt.Errorf("app: files: %w", err)
+		}
+		rt.Files = filesBucket
+		rt.closers = append(rt.closers, filesBucket.Close)
 	case "aws":
 		if err := openAWS(ctx, c, rt); err != nil {
 			_ = rt.Close()
@@ -188,12 +199,17 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 	if err != nil {
 		return nil, err
 	}
+	fileQuota, err := filesapi.QuotaFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	return platform.New(api.Config{
 		Store: r.Store, Counters: r.Counters, CreditTokens: r.Signer, Logger: logger, Groups: groups,
 		RequestTimeout: 30 * time.Second,
 	}, platform.Deps{
 		Backend: r.Config.Backend, TopUp: topUp, Facilitator: fac,
 		WebhookQueue: r.WebhookQueue, RunsQueue: r.RunsQueue, Artifacts: r.Artifacts, Sealer: r.Sealer,
+		Files: r.Files, FileQuota: fileQuota,
 		Services: r.Services(), Schemas: servicesapi.BuiltinSchemas(),
 		MCPAllowedOrigins:    servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
 		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",

@@ -37,6 +37,7 @@ func openAWS(ctx context.Context, c Config, rt *Runtime) error {
 		return fmt.Errorf("app: runs queue: %w", err)
 	}
 	rt.Artifacts = s3blob.New(env.S3(), env.Names.ArtifactsBucket)
+	rt.Files = s3blob.New(env.S3(), env.Names.FilesBucket)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 
+	"platformapi/shared/files"
 	"platformapi/shared/runs"
 	"platformapi/shared/webhooks"
 )
@@ -32,4 +33,13 @@ func (r *Runtime) RunWorker(logger *slog.Logger) (*runs.Worker, error) {
 		Config:   runs.Config{Store: r.Store, Queue: r.RunsQueue, Artifacts: r.Artifacts},
 		Services: r.Services(), Logger: logger,
 	}), nil
+}
+
+// FileSweeper is the files repository that sweeps orphaned file objects
+// (files.Repo.Sweep): the local server runs it every hour.
+func (r *Runtime) FileSweeper() (*files.Repo, error) {
+	if r.Files == nil {
+		return nil, errors.New("app: the file sweeper needs the files bucket (FILES_BUCKET)")
+	}
+	return files.NewRepo(files.Config{Store: r.Store, Bucket: r.Files}), nil
 }

@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"platformapi/shared/store"
@@ -74,4 +75,33 @@ func (r *Repo) Sweep(ctx context.Context, olderThan time.Duration) (int, error) 
 		}
 	}
 	return swept, flush()
+}
+
+// SweepInterval is how often a deployment sweeps: orphans are rare (a
+// process that died mid-upload, or a lost quota race) and an hour older
+// than MinOrphanAge at most.
+const SweepInterval = time.Hour
+
+// SweepEvery sweeps at once and then every interval until ctx ends, taking
+// objects older than MinOrphanAge. A failed sweep is logged and retried at
+// the next tick: what it did not delete, the next one finds.
+func (r *Repo) SweepEvery(ctx context.Context, interval time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		n, err := r.Sweep(ctx, MinOrphanAge)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			logger.Error("file sweep failed", "swept", n, "error", err.Error())
+		case n > 0:
+			logger.Info("file sweep", "swept", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/approvalsapi"
 	"platformapi/shared/api/creditsapi"
+	"platformapi/shared/api/filesapi"
 	"platformapi/shared/api/keysapi"
 	"platformapi/shared/api/projectsapi"
 	"platformapi/shared/api/publicapi"
@@ -15,6 +16,7 @@ import (
 	"platformapi/shared/api/webhooksapi"
 	"platformapi/shared/blob"
 	"platformapi/shared/envelope"
+	"platformapi/shared/files"
 	"platformapi/shared/queue"
 	"platformapi/shared/topup"
 	"platformapi/shared/upstream"
@@ -37,6 +39,9 @@ type Deps struct {
 	RunsQueue         queue.Queue
 	Artifacts         blob.Bucket
 	Sealer            envelope.Sealer
+	// Files holds uploaded files' bytes; FileQuota bounds each project's.
+	Files     blob.Bucket
+	FileQuota files.Quota
 	// AllowPrivateWebhooks is the local development switch of webhooksapi.
 	AllowPrivateWebhooks bool
 }
@@ -60,6 +65,7 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	approvalsapi.Register(k, approvalsapi.Deps{Store: st})
 	runsapi.Register(k, runsapi.Deps{Store: st, Queue: d.RunsQueue, Artifacts: d.Artifacts, Services: d.Services})
 	webhooksapi.Register(k, webhooksapi.Deps{Store: st, Sealer: d.Sealer, Queue: d.WebhookQueue, AllowPrivate: d.AllowPrivateWebhooks})
+	filesapi.Register(k, filesapi.Deps{Store: st, Bucket: d.Files, Quota: d.FileQuota})
 	return k
 }
 

@@ -25,9 +25,13 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/awsenv/awstest"
+	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
+	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/envelope/localkey"
+	"platformapi/shared/files"
 	"platformapi/shared/platform"
 	"platformapi/shared/queue/memqueue"
 	"platformapi/shared/runs"
@@ -83,10 +87,13 @@ type Env struct {
 	Remote       *FakeUpstream
 	RunsQueue    *memqueue.Queue
 	WebhookQueue *memqueue.Queue
-	runWorker    *runs.Worker
-	hookWorker   *webhooks.Worker
-	startRuns    sync.Once
-	startHooks   sync.Once
+	// Files is the files bucket: fsblob with the embedded store, S3 (the
+	// emulator) with DynamoDB.
+	Files      blob.Bucket
+	runWorker  *runs.Worker
+	hookWorker *webhooks.Worker
+	startRuns  sync.Once
+	startHooks sync.Once
 }
 
 // SyncBuffer collects the server's log lines.
@@ -114,6 +121,8 @@ type Options struct {
 	AllowPrivateWebhooks bool
 	// Leave out a part to see the API answer without it.
 	NoRunsQueue, NoSealer, NoRemoteService bool
+	// FileQuota bounds each project's files; zero is files.DefaultQuota.
+	FileQuota files.Quota
 }
 
 // Backends are the storage backends this run can reach.
@@ -153,6 +162,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	filesBucket := openFiles(t, b)
 	hooks := memqueue.New(memqueue.WithDeadLetter(memqueue.New(), 3))
 	runsQ := memqueue.New()
 	t.Cleanup(func() { hooks.Close(); runsQ.Close() })
@@ -165,7 +175,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		Backend: b.Name, TopUp: TopUpConfig, Facilitator: localfacilitator.New(st, localfacilitator.Config{Now: c.Now}),
 		Services: services, Schemas: servicesapi.BuiltinSchemas(),
 		WebhookQueue: hooks, RunsQueue: runsQ, Artifacts: artifacts, Sealer: sealer,
-		AllowPrivateWebhooks: o.AllowPrivateWebhooks,
+		AllowPrivateWebhooks: o.AllowPrivateWebhooks, Files: filesBucket, FileQuota: o.FileQuota,
 	}
 	if o.NoRunsQueue {
 		d.RunsQueue = nil
@@ -180,7 +190,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	}, d)
 	hs := httptest.NewServer(k)
 	t.Cleanup(hs.Close)
-	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks}
+	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks, Files: filesBucket}
 	e.runWorker = runs.NewWorker(runs.WorkerConfig{Config: runs.Config{Store: st, Queue: runsQ, Artifacts: artifacts, Now: c.Now},
 		Services: services, Timeout: 10 * time.Second, Logger: logger})
 	e.hookWorker = webhooks.NewWorker(webhooks.WorkerConfig{
@@ -189,6 +199,19 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	return e
+}
+
+// openFiles is the files bucket of backend b.
+func openFiles(t *testing.T, b teststores.Backend) blob.Bucket {
+	if b.Name == teststores.DynamoDB.Name {
+		client, name := awstest.Bucket(t, awstest.Env(t))
+		return s3blob.New(client, name)
+	}
+	bucket, err := fsblob.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bucket
 }
 
 // StartRunWorker runs the run worker loop, as functions/local does, until
