@@ -19,6 +19,8 @@
 //	acct#<acct> | trd#<p>#coid#<clientId>  orderId: a clientOrderId is used once per book
 //	acct#<acct> | trd#<p>#ddp#<sha256>     orderId: the order a dedupe key created (24 h)
 //	trading#open | <orderId>               acct, project: the orders Recheck visits
+//	                                       (open, or done with a credit action pending)
+//	acct#<acct> | hold#<id>                the order's credit hold (package credits)
 //
 // Every fill is written in one transaction with its order (conditional on
 // the order's revision, so no fill is ever applied twice), the position
@@ -28,8 +30,10 @@ package trading
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
+	"platformapi/shared/credits"
 	"platformapi/shared/decimal"
 	"platformapi/shared/store"
 )
@@ -122,14 +126,19 @@ type Config struct {
 	// "" means DefaultPaperCash.
 	PaperCash string
 	Now       func() time.Time
+	// Logger receives what a request cannot report: a credit settlement
+	// that failed and waits for the next read or Recheck.
+	Logger *slog.Logger
 }
 
 // Service is managed trading on one venue.
 type Service struct {
-	st    store.Store
-	venue Venue
-	cash  int64
-	now   func() time.Time
+	st     store.Store
+	ledger *credits.Ledger
+	venue  Venue
+	cash   int64
+	now    func() time.Time
+	log    *slog.Logger
 }
 
 // New builds a Service; an unreadable PaperCash is a configuration error.
@@ -147,7 +156,11 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{st: cfg.Store, venue: cfg.Venue, cash: cash, now: func() time.Time { return cfg.Now().UTC() }}, nil
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	now := func() time.Time { return cfg.Now().UTC() }
+	return &Service{st: cfg.Store, ledger: credits.NewLedger(cfg.Store, now), venue: cfg.Venue, cash: cash, now: now, log: cfg.Logger}, nil
 }
 
 // Quote is a price for a trade, firm on the paper venue until ExpiresAt.
@@ -208,15 +221,16 @@ type Position struct {
 	RealizedPl    string `json:"realizedPl"`
 }
 
-// Credit actions a transition asks of the caller.
+// Credit actions on an order's hold.
 const (
 	CreditCapture = "capture" // the order's first fill: capture its hold
-	CreditRelease = "release" // rejected, or expired without a fill: release its hold
+	CreditRelease = "release" // expired without a fill: release its hold
 )
 
 // Transition is one change of an order's status, for events
-// (trading.order.<To>) and credits. Credit names what to do with the
-// order's credit hold (HoldID, CreditsMicro), "" for nothing.
+// (trading.order.<To>). Credit names what the transition did to the
+// order's credit hold (HoldID, CreditsMicro), "" for nothing; the Service
+// settles it itself.
 type Transition struct {
 	Scope        Scope
 	Order        *Order
