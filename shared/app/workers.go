@@ -1,11 +1,14 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
 
 	"platformapi/shared/runs"
+	"platformapi/shared/trading"
+	"platformapi/shared/trading/tradingenv"
 	"platformapi/shared/webhooks"
 )
 
@@ -32,4 +35,21 @@ func (r *Runtime) RunWorker(logger *slog.Logger) (*runs.Worker, error) {
 		Config:   runs.Config{Store: r.Store, Queue: r.RunsQueue, Artifacts: r.Artifacts},
 		Services: r.Services(), Logger: logger,
 	}), nil
+}
+
+// TradingRecheck is managed trading's scheduled pass (Recheck, then each
+// transition's trading.order.<status> event to the webhook queue), on the
+// venue the environment names, as the server uses it.
+func (r *Runtime) TradingRecheck(logger *slog.Logger) (func(context.Context) error, error) {
+	cfg, err := tradingenv.Config(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Store, cfg.Logger = r.Store, logger
+	svc, err := trading.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pub := webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue})
+	return func(ctx context.Context) error { return svc.RecheckAndPublish(ctx, pub) }, nil
 }

@@ -155,6 +155,9 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 			what, kinds = append(what, sl.check), append(kinds, "maxConcurrent")
 			lease.slots = append(lease.slots, k)
 		}
+		if len(txOps) == 0 {
+			return lease, nil // only creditsPerDay limits match: ReserveCredits counts them
+		}
 		err := c.requests.Transact(ctx, txOps)
 		if err == nil {
 			return lease, nil

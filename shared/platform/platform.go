@@ -12,11 +12,13 @@ import (
 	"platformapi/shared/api/publicapi"
 	"platformapi/shared/api/runsapi"
 	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/api/tradingapi"
 	"platformapi/shared/api/webhooksapi"
 	"platformapi/shared/blob"
 	"platformapi/shared/envelope"
 	"platformapi/shared/queue"
 	"platformapi/shared/topup"
+	"platformapi/shared/trading"
 	"platformapi/shared/upstream"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/x402"
@@ -39,6 +41,9 @@ type Deps struct {
 	Sealer            envelope.Sealer
 	// AllowPrivateWebhooks is the local development switch of webhooksapi.
 	AllowPrivateWebhooks bool
+	// Trading is the managed-trading venue (package tradingenv); the zero
+	// value is the paper venue.
+	Trading trading.Config
 }
 
 // New builds the kernel with every group registered. Webhook events are
@@ -57,6 +62,7 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	approvalsapi.Register(k, approvalsapi.Deps{Store: st})
 	runsapi.Register(k, runsapi.Deps{Store: st, Queue: d.RunsQueue, Artifacts: d.Artifacts, Services: d.Services})
 	webhooksapi.Register(k, webhooksapi.Deps{Store: st, Sealer: d.Sealer, Queue: d.WebhookQueue, AllowPrivate: d.AllowPrivateWebhooks})
+	tradingapi.Register(k, tradingapi.Deps{Store: st, Trading: d.Trading})
 	return k
 }
 

@@ -18,15 +18,15 @@ import (
 // OrderRequest is the body of POST /trading/orders: a quoteId, or a symbol,
 // side, type, size and time in force.
 type OrderRequest struct {
-	QuoteID       string `json:"quoteId,omitempty"`
-	Symbol        string `json:"symbol,omitempty"`
-	Side          string `json:"side,omitempty" enum:"buy,sell"`
-	Type          string `json:"type,omitempty" enum:"market,limit"`
-	Qty           string `json:"qty,omitempty"`
+	QuoteID       string `json:"quoteId,omitempty" doc:"A firm quote: the order takes its symbol, side, qty and price and fills whole at once (fok)" example:"trq_01J9Z3K4M5N6P7Q8R9S0T1V2W3"`
+	Symbol        string `json:"symbol,omitempty" doc:"Instrument, e.g. ETH-USD, BTC-USD" example:"ETH-USD"`
+	Side          string `json:"side,omitempty" enum:"buy,sell" example:"buy"`
+	Type          string `json:"type,omitempty" enum:"market,limit" example:"limit"`
+	Qty           string `json:"qty,omitempty" doc:"Quantity, a decimal string with up to 8 decimals" example:"0.5"`
 	Notional      string `json:"notional,omitempty" doc:"Market orders only: dollars to spend (buy) or raise (sell); converted to qty at the submission price"`
-	LimitPrice    string `json:"limitPrice,omitempty"`
-	TimeInForce   string `json:"timeInForce,omitempty" enum:"day,gtc,ioc,fok"`
-	ClientOrderID string `json:"clientOrderId,omitempty" maxLength:"128"`
+	LimitPrice    string `json:"limitPrice,omitempty" doc:"Limit orders: a decimal string with up to 2 decimals" example:"2500.00"`
+	TimeInForce   string `json:"timeInForce,omitempty" enum:"day,gtc,ioc,fok" doc:"day: until 00:00 UTC; gtc: 90 days; ioc: what the submission minute offers; fok: all at once or nothing" example:"gtc"`
+	ClientOrderID string `json:"clientOrderId,omitempty" maxLength:"128" doc:"Your id, unique in the book" example:"rebalance-2026-01-05"`
 }
 
 // Submission is an order request with what the caller settled around it.

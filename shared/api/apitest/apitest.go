@@ -33,6 +33,7 @@ import (
 	"platformapi/shared/store/teststores"
 	"platformapi/shared/superbrain"
 	"platformapi/shared/topup"
+	"platformapi/shared/trading"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/x402/localfacilitator"
 )
@@ -114,6 +115,9 @@ type Options struct {
 	NoRunsQueue, NoSealer, NoRemoteService bool
 }
 
+// PaperCash is each trading book's starting paper cash in tests, dollars.
+const PaperCash = "1000000"
+
 // Backends are the storage backends this run can reach.
 var Backends = teststores.All
 
@@ -164,6 +168,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		Services: services, Schemas: servicesapi.BuiltinSchemas(),
 		WebhookQueue: hooks, RunsQueue: runsQ, Artifacts: artifacts, Sealer: sealer,
 		AllowPrivateWebhooks: o.AllowPrivateWebhooks,
+		Trading:              trading.Config{PaperCash: PaperCash},
 	}
 	if o.NoRunsQueue {
 		d.RunsQueue = nil
