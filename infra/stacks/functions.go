@@ -56,6 +56,9 @@ type Function struct {
 	Uses    Use
 	// BatchSize is how many queue messages a worker takes per invocation.
 	BatchSize int
+	// Schedule, when set, is the EventBridge schedule expression that
+	// invokes the function (a scheduled worker has no routes and no queue).
+	Schedule string
 }
 
 // Routes are the HTTP API paths the function answers (method ANY), taken
@@ -114,6 +117,11 @@ var Functions = []Function{
 	// every other run in it wait for the slowest.
 	{Name: "run-worker", MemoryMiB: 1024, Timeout: 5 * time.Minute,
 		Uses: UseTable | ConsumeRuns | UseArtifactsWrite | SendWebhooks, BatchSize: 1},
+	// Advances resting trading orders each minute (the paper tape's
+	// resolution) and publishes their trading.order.<status> events; its
+	// timeout stays under the period so passes rarely overlap (an overlap
+	// is harmless: every order write is conditional on its revision).
+	{Name: "trading-recheck", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: UseTable | SendWebhooks, Schedule: "rate(1 minute)"},
 }
 
 // consumerTimeout is the longest timeout among the queue's consumers. A

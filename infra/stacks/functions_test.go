@@ -48,6 +48,9 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 			}
 		}
 		switch {
+		case f.Schedule != "" && (f.Worker() || len(f.Routes()) > 0 || f.Timeout >= time.Minute):
+			t.Errorf("%s: a scheduled function has no routes and no queue, and finishes within the minute", f.Name)
+		case f.Schedule != "":
 		case f.Worker() && (len(f.Routes()) > 0 || consumes != 1 || f.BatchSize < 1 || f.BatchSize > 10):
 			t.Errorf("%s: a worker consumes one queue, in batches of 1-10, and has no routes", f.Name)
 		case !f.Worker() && len(f.Routes()) == 0:

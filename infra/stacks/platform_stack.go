@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -317,6 +319,16 @@ func (s *PlatformStack) addFunction(f Function) {
 	}
 	s.Functions[f.Name] = fn
 	s.route(f, fn)
+	if f.Schedule != "" {
+		// No retries: the next scheduled pass redoes whatever this one missed.
+		awsevents.NewRule(s.Stack, jsii.String(f.Name+"-schedule"), &awsevents.RuleProps{
+			Description: jsii.String(fmt.Sprintf("platformapi %s: runs %s %s", s.settings.Stage, f.Name, f.Schedule)),
+			Schedule:    awsevents.Schedule_Expression(jsii.String(f.Schedule)),
+			Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, &awseventstargets.LambdaFunctionProps{
+				RetryAttempts: jsii.Number(0),
+			})},
+		})
+	}
 
 	s.alarm(f.Name+"-errors", fn.MetricErrors(period("Sum")),
 		fmt.Sprintf("The %s function returned errors (crash, timeout or unhandled failure).", f.Name))

@@ -17,8 +17,11 @@ import (
 // function table, and the types listed here are all the template has.
 func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 	s := defaults(t)
-	var routes, http, workers, publicRoutes int
+	var routes, http, workers, publicRoutes, scheduled int
 	for _, f := range Functions {
+		if f.Schedule != "" {
+			scheduled++
+		}
 		routes += len(f.Routes())
 		if len(f.Routes()) > 0 {
 			http++
@@ -41,7 +44,8 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 		"AWS::ApiGatewayV2::Stage":        1,
 		"AWS::ApiGatewayV2::Route":        routes,
 		"AWS::ApiGatewayV2::Integration":  http,
-		"AWS::Lambda::Permission":         publicRoutes + http - 1,
+		"AWS::Lambda::Permission":         publicRoutes + http - 1 + scheduled,
+		"AWS::Events::Rule":               scheduled,
 		"AWS::Lambda::EventSourceMapping": workers,
 		"AWS::DynamoDB::Table":            1,
 		"AWS::S3::Bucket":                 3,
@@ -252,24 +256,25 @@ var wantEnv = func() map[string][]string {
 	group := append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL")
 	with := func(names ...string) []string { return append(slices.Clone(group), names...) }
 	return map[string][]string{
-		"public":         base,
-		"keys":           with("CREDIT_TOKEN_SECRET_ARN"),
-		"services":       group,
-		"credits":        with("X402_NETWORK", "X402_ASSET", "X402_PAY_TO", "X402_FACILITATOR_URL"),
-		"projects":       group,
-		"files":          with("FILES_BUCKET"),
-		"connections":    with("KMS_KEY_ID"),
-		"databases":      with("ARCHIVES_BUCKET", "KMS_KEY_ID"),
-		"wallets":        with("KMS_KEY_ID"),
-		"trading":        group,
-		"swaps":          group,
-		"runs":           with("RUNS_QUEUE_URL", "ARTIFACTS_BUCKET"),
-		"approvals":      group,
-		"artifacts":      with("ARTIFACTS_BUCKET"),
-		"webhooks":       with("KMS_KEY_ID"),
-		"mcp":            group,
-		"webhook-worker": append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL", "KMS_KEY_ID"),
-		"run-worker":     append(slices.Clone(base), "TABLE_NAME", "RUNS_QUEUE_URL", "ARTIFACTS_BUCKET", "WEBHOOK_QUEUE_URL"),
+		"public":          base,
+		"keys":            with("CREDIT_TOKEN_SECRET_ARN"),
+		"services":        group,
+		"credits":         with("X402_NETWORK", "X402_ASSET", "X402_PAY_TO", "X402_FACILITATOR_URL"),
+		"projects":        group,
+		"files":           with("FILES_BUCKET"),
+		"connections":     with("KMS_KEY_ID"),
+		"databases":       with("ARCHIVES_BUCKET", "KMS_KEY_ID"),
+		"wallets":         with("KMS_KEY_ID"),
+		"trading":         group,
+		"swaps":           group,
+		"runs":            with("RUNS_QUEUE_URL", "ARTIFACTS_BUCKET"),
+		"approvals":       group,
+		"artifacts":       with("ARTIFACTS_BUCKET"),
+		"webhooks":        with("KMS_KEY_ID"),
+		"mcp":             group,
+		"webhook-worker":  append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL", "KMS_KEY_ID"),
+		"run-worker":      append(slices.Clone(base), "TABLE_NAME", "RUNS_QUEUE_URL", "ARTIFACTS_BUCKET", "WEBHOOK_QUEUE_URL"),
+		"trading-recheck": group,
 	}
 }()
 
@@ -320,24 +325,25 @@ var wantAccess = func() map[string][]string {
 	group := []string{"Table:rw", "WebhookQueue:send"}
 	with := func(more ...string) []string { return append(slices.Clone(group), more...) }
 	return map[string][]string{
-		"public":         nil,
-		"keys":           with("CreditTokenSeed:read"),
-		"services":       group,
-		"credits":        group,
-		"projects":       group,
-		"files":          with("FilesBucket:rw"),
-		"connections":    with("EnvelopeKey:encrypt-decrypt"),
-		"databases":      with("ArchivesBucket:rw", "EnvelopeKey:encrypt-decrypt"),
-		"wallets":        with("EnvelopeKey:encrypt-decrypt"),
-		"trading":        group,
-		"swaps":          group,
-		"runs":           with("RunsQueue:send", "ArtifactsBucket:r"),
-		"approvals":      group,
-		"artifacts":      with("ArtifactsBucket:r"),
-		"webhooks":       with("EnvelopeKey:encrypt-decrypt"),
-		"mcp":            group,
-		"webhook-worker": {"Table:rw", "WebhookQueue:consume", "EnvelopeKey:encrypt-decrypt"},
-		"run-worker":     {"Table:rw", "RunsQueue:consume", "ArtifactsBucket:rw", "WebhookQueue:send"},
+		"public":          nil,
+		"keys":            with("CreditTokenSeed:read"),
+		"services":        group,
+		"credits":         group,
+		"projects":        group,
+		"files":           with("FilesBucket:rw"),
+		"connections":     with("EnvelopeKey:encrypt-decrypt"),
+		"databases":       with("ArchivesBucket:rw", "EnvelopeKey:encrypt-decrypt"),
+		"wallets":         with("EnvelopeKey:encrypt-decrypt"),
+		"trading":         group,
+		"swaps":           group,
+		"runs":            with("RunsQueue:send", "ArtifactsBucket:r"),
+		"approvals":       group,
+		"artifacts":       with("ArtifactsBucket:r"),
+		"webhooks":        with("EnvelopeKey:encrypt-decrypt"),
+		"mcp":             group,
+		"webhook-worker":  {"Table:rw", "WebhookQueue:consume", "EnvelopeKey:encrypt-decrypt"},
+		"run-worker":      {"Table:rw", "RunsQueue:consume", "ArtifactsBucket:rw", "WebhookQueue:send"},
+		"trading-recheck": group,
 	}
 }()
 
@@ -632,5 +638,42 @@ func asList(v any) []any {
 		return nil
 	default:
 		return []any{x}
+	}
+}
+
+// The trading recheck runs each minute, invoked by EventBridge and by
+// nothing else: a rule with the schedule targets the function, and the
+// function's only invoke permission is that rule's.
+func TestTheTradingRecheckRunsEachMinute(t *testing.T) {
+	s := defaults(t)
+	fn := s.logicalID(t, s.stack.Functions["trading-recheck"].FunctionArn())
+	var rules []string
+	for id, r := range s.resources {
+		if r.Type == "AWS::Events::Rule" {
+			rules = append(rules, id)
+		}
+	}
+	if len(rules) != 1 {
+		t.Fatalf("%d rules, want 1", len(rules))
+	}
+	p := s.resources[rules[0]].Properties
+	if p["ScheduleExpression"] != "rate(1 minute)" || p["State"] != "ENABLED" {
+		t.Fatalf("rule %v", p)
+	}
+	targets, _ := p["Targets"].([]any)
+	if len(targets) != 1 || !refersTo(targets[0].(map[string]any)["Arn"], fn) {
+		t.Fatalf("targets %v, want only %s", targets, fn)
+	}
+	var perms int
+	for _, r := range s.resources {
+		if r.Type == "AWS::Lambda::Permission" && refersTo(r.Properties["FunctionName"], fn) {
+			perms++
+			if r.Properties["Principal"] != "events.amazonaws.com" || !refersTo(r.Properties["SourceArn"], rules[0]) {
+				t.Errorf("permission %v", r.Properties)
+			}
+		}
+	}
+	if perms != 1 {
+		t.Fatalf("%d invoke permissions, want 1", perms)
 	}
 }
