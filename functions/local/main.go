@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -124,6 +125,11 @@ func serve(cfg app.Config) error {
 	workers.Go(func() { hooks.Run(ctx) })
 	workers.Go(func() { runner.Run(ctx) })
 	workers.Go(func() { sweeper.SweepEvery(ctx, files.SweepInterval, logger.With("worker", "file-sweeper")) })
+	recheck, err := rt.TradingRecheck(logger.With("worker", "trading-recheck"))
+	if err != nil {
+		return err
+	}
+	workers.Go(func() { tradingLoop(ctx, logger, recheck) })
 	addr := os.Getenv("ADDR")
 	if addr == "" {
 		addr = "127.0.0.1:8080"
@@ -150,4 +156,27 @@ func serve(cfg app.Config) error {
 		return err
 	}
 	return nil
+}
+
+// tradingRecheckEvery is how often the local server re-checks resting
+// trading orders (on AWS an EventBridge rule runs functions/trading-recheck
+// each minute): often enough that a limit order fills within seconds of the
+// tape's minute crossing it.
+const tradingRecheckEvery = 5 * time.Second
+
+// tradingLoop runs the trading recheck until shutdown; a failed pass is
+// logged and the next one tries again.
+func tradingLoop(ctx context.Context, logger *slog.Logger, recheck func(context.Context) error) {
+	t := time.NewTicker(tradingRecheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := recheck(ctx); err != nil && ctx.Err() == nil {
+				logger.Error("trading recheck failed", "error", err.Error())
+			}
+		}
+	}
 }

@@ -1,17 +1,27 @@
-// Command trading is the Lambda function of the trading group. The group is not
-// built yet: every route answers 501 not_implemented after authentication
-// and the access controls.
+// Command trading is the Lambda function of the managed-trading group
+// (spec 4.4): quotes, orders and positions on the venue the environment
+// names (package tradingenv; the paper venue by default). Resting orders
+// are also advanced by functions/trading-recheck each minute.
 package main
 
 import (
 	"context"
+	"os"
 
 	"platformapi/shared/api"
+	"platformapi/shared/api/tradingapi"
 	"platformapi/shared/lambdaedge"
+	"platformapi/shared/trading/tradingenv"
 )
 
 func main() {
 	lambdaedge.Serve("trading", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
-		return func(*api.Kernel) {}, nil
+		venue, err := tradingenv.Config(os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		venue.Logger = e.Logger
+		d := tradingapi.Deps{Store: e.Kernel.Store, Trading: venue}
+		return func(k *api.Kernel) { tradingapi.Register(k, d) }, nil
 	})
 }

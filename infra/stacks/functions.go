@@ -124,6 +124,11 @@ var Functions = []Function{
 	// Deletes file objects that no record owns (an upload or a deletion
 	// that died half-way); see files.Repo.Sweep.
 	{Name: "file-sweeper", MemoryMiB: 256, Timeout: 5 * time.Minute, Uses: UseTable | UseFiles, Schedule: time.Hour},
+	// Advances resting trading orders each minute (the paper tape's
+	// resolution) and publishes their trading.order.<status> events; its
+	// timeout stays under the period so passes rarely overlap (an overlap
+	// is harmless: every order write is conditional on its revision).
+	{Name: "trading-recheck", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: UseTable | SendWebhooks, Schedule: time.Minute},
 }
 
 // consumerTimeout is the longest timeout among the queue's consumers. A

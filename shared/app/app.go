@@ -31,6 +31,7 @@ import (
 	"platformapi/shared/store/boltstore"
 	"platformapi/shared/superbrain"
 	"platformapi/shared/topup"
+	"platformapi/shared/trading/tradingenv"
 	"platformapi/shared/upstream"
 )
 
@@ -203,6 +204,10 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 	if err != nil {
 		return nil, err
 	}
+	venue, err := tradingenv.Config(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	return platform.New(api.Config{
 		Store: r.Store, Counters: r.Counters, CreditTokens: r.Signer, Logger: logger, Groups: groups,
 		RequestTimeout: 30 * time.Second,
@@ -213,5 +218,6 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 		Services: r.Services(), Schemas: servicesapi.BuiltinSchemas(),
 		MCPAllowedOrigins:    servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
 		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
+		Trading:              venue,
 	}), nil
 }

@@ -1,12 +1,15 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
 
 	"platformapi/shared/files"
 	"platformapi/shared/runs"
+	"platformapi/shared/trading"
+	"platformapi/shared/trading/tradingenv"
 	"platformapi/shared/webhooks"
 )
 
@@ -42,4 +45,21 @@ func (r *Runtime) FileSweeper() (*files.Repo, error) {
 		return nil, errors.New("app: the file sweeper needs the files bucket (FILES_BUCKET)")
 	}
 	return files.NewRepo(files.Config{Store: r.Store, Bucket: r.Files}), nil
+}
+
+// TradingRecheck is managed trading's scheduled pass (Recheck, then each
+// transition's trading.order.<status> event to the webhook queue), on the
+// venue the environment names, as the server uses it.
+func (r *Runtime) TradingRecheck(logger *slog.Logger) (func(context.Context) error, error) {
+	cfg, err := tradingenv.Config(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Store, cfg.Logger = r.Store, logger
+	svc, err := trading.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pub := webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue})
+	return func(ctx context.Context) error { return svc.RecheckAndPublish(ctx, pub) }, nil
 }

@@ -66,7 +66,7 @@ var services = []Service{
 		Operations: []Operation{{ID: "databases.query", Summary: "Run a read query"}, {ID: "databases.actions", Summary: "Change structure or records"}}},
 	{ID: "managed-wallets", Name: "Managed Wallets", Description: "Custodial EVM wallets with policies and approvals.", Available: false,
 		Operations: []Operation{{ID: "wallets.transactions.create", Summary: "Execute a wallet transaction", PriceMicro: credits(0.1)}}},
-	{ID: "managed-trading", Name: "Managed Trading", Description: "Managed spot trading.", Available: false,
+	{ID: "managed-trading", Name: "Managed Trading", Description: "Managed spot trading: firm quotes, orders and positions on a paper venue (or an Alpaca-compatible one).", Available: true,
 		Operations: []Operation{{ID: "trading.orders.create", Summary: "Submit a spot trade", PriceMicro: credits(0.1)}}},
 	{ID: "universal-swaps", Name: "Universal Swaps", Description: "Token swaps from managed wallets.", Available: false,
 		Operations: []Operation{{ID: "swaps.execute", Summary: "Execute a swap", PriceMicro: credits(0.1)}}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"platformapi/shared/accounts"
 	"platformapi/shared/ids"
@@ -25,6 +26,34 @@ type Hold struct {
 
 func holdKey(accountID, id string) store.Key {
 	return store.Key{PK: "acct#" + accountID, SK: "hold#" + id}
+}
+
+// ErrHoldEnded means the hold was already captured or released: ending it
+// again changes nothing, so a settlement retried after a crash is safe.
+var ErrHoldEnded = errors.New("credits: hold already ended")
+
+// HoldOps are the transaction members that take amountMicro from the
+// balance as a new hold with the given id, for a caller that commits the
+// hold with its own effect (a trading order and its hold exist together or
+// not at all). ops[0] is the balance check: a TxError at its index means
+// the balance cannot cover the hold.
+func HoldOps(accountID, holdID string, amountMicro int64, reference string, now time.Time) []store.Op {
+	rec := store.NewItem(holdKey(accountID, holdID))
+	rec["amount"] = amountMicro
+	rec["state"] = "held"
+	rec["reference"] = reference
+	return []store.Op{
+		store.UpdateOp(accounts.Key(accountID), store.Update{Add: map[string]int64{accounts.AttrBalance: -amountMicro}},
+			store.Exists(), store.NumAtLeast(accounts.AttrBalance, amountMicro)),
+		store.PutOp(rec, store.NotExists()),
+		entryOp(accountID, Entry{ID: ids.New("led", now), Kind: KindHold, AmountMicro: -amountMicro, Reference: holdID, CreatedAt: now.UTC()}),
+	}
+}
+
+// HoldOf is a hold taken earlier (with HoldOps or Hold), to capture or
+// release it from another process.
+func (l *Ledger) HoldOf(accountID, holdID string, amountMicro int64) *Hold {
+	return &Hold{l: l, accountID: accountID, ID: holdID, Amount: amountMicro}
 }
 
 // Hold takes amountMicro from the balance, or fails with ErrInsufficient and
@@ -68,16 +97,7 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 	}
 	now := l.now()
 	h := &Hold{l: l, accountID: accountID, ID: id, Amount: amountMicro}
-	rec := store.NewItem(holdKey(accountID, h.ID))
-	rec["amount"] = amountMicro
-	rec["state"] = "held"
-	rec["reference"] = reference
-	err := l.st.Transact(ctx, []store.Op{
-		store.UpdateOp(accounts.Key(accountID), store.Update{Add: map[string]int64{accounts.AttrBalance: -amountMicro}},
-			store.Exists(), store.NumAtLeast(accounts.AttrBalance, amountMicro)),
-		store.PutOp(rec, store.NotExists()),
-		entryOp(accountID, Entry{ID: ids.New("led", now), Kind: KindHold, AmountMicro: -amountMicro, Reference: h.ID, CreatedAt: now.UTC()}),
-	})
+	err := l.st.Transact(ctx, HoldOps(accountID, h.ID, amountMicro, reference, now))
 	var tx *store.TxError
 	switch {
 	case errors.As(err, &tx) && tx.Index == 0:
@@ -120,7 +140,12 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 			store.UpdateOp(accounts.Key(h.accountID), store.Update{Add: map[string]int64{accounts.AttrBalance: refund}}, store.Exists()),
 			entryOp(h.accountID, Entry{ID: ids.New("led", now.Add(1)), Kind: KindRelease, AmountMicro: refund, Reference: h.ID, CreatedAt: now.UTC()}))
 	}
-	if err := h.l.st.Transact(ctx, ops); err != nil {
+	err := h.l.st.Transact(ctx, ops)
+	var tx *store.TxError
+	if errors.As(err, &tx) && tx.Index == 0 {
+		return ErrHoldEnded
+	}
+	if err != nil {
 		return fmt.Errorf("credits: %s hold %s: %w", state, h.ID, err)
 	}
 	return nil

@@ -116,3 +116,35 @@ func TestCaptureChargesExactlyAndReturnsTheRest(t *testing.T) {
 		})
 	}
 }
+
+func TestEndingAHoldAgainChangesNothing(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			acct := openAccount(t, st, 1_000_000)
+			l := credits.NewLedger(st, time.Now)
+			ctx := context.Background()
+			if err := st.Transact(ctx, credits.HoldOps(acct, "hld_a", 300_000, "test", time.Now())); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.HoldOf(acct, "hld_a", 300_000).Capture(ctx, 300_000); err != nil {
+				t.Fatal(err)
+			}
+			for _, end := range []func() error{
+				func() error { return l.HoldOf(acct, "hld_a", 300_000).Capture(ctx, 300_000) },
+				func() error { return l.HoldOf(acct, "hld_a", 300_000).Release(ctx) },
+				func() error { return l.HoldOf(acct, "hld_never", 300_000).Release(ctx) },
+			} {
+				if err := end(); !errors.Is(err, credits.ErrHoldEnded) {
+					t.Fatalf("ending again: %v, want ErrHoldEnded", err)
+				}
+			}
+			if bal, _ := l.Balance(ctx, acct); bal != 700_000 {
+				t.Fatalf("balance %d, want 700000", bal)
+			}
+			if bal, charged := sumEntries(t, l, acct); bal != 700_000 || charged != 300_000 {
+				t.Fatalf("ledger sums to %d charged %d", bal, charged)
+			}
+		})
+	}
+}

@@ -13,12 +13,14 @@ import (
 	"platformapi/shared/api/publicapi"
 	"platformapi/shared/api/runsapi"
 	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/api/tradingapi"
 	"platformapi/shared/api/webhooksapi"
 	"platformapi/shared/blob"
 	"platformapi/shared/envelope"
 	"platformapi/shared/files"
 	"platformapi/shared/queue"
 	"platformapi/shared/topup"
+	"platformapi/shared/trading"
 	"platformapi/shared/upstream"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/x402"
@@ -44,6 +46,9 @@ type Deps struct {
 	FileQuota files.Quota
 	// AllowPrivateWebhooks is the local development switch of webhooksapi.
 	AllowPrivateWebhooks bool
+	// Trading is the managed-trading venue (package tradingenv); the zero
+	// value is the paper venue.
+	Trading trading.Config
 }
 
 // New builds the kernel with every group registered. Webhook events are
@@ -66,6 +71,7 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	runsapi.Register(k, runsapi.Deps{Store: st, Queue: d.RunsQueue, Artifacts: d.Artifacts, Services: d.Services})
 	webhooksapi.Register(k, webhooksapi.Deps{Store: st, Sealer: d.Sealer, Queue: d.WebhookQueue, AllowPrivate: d.AllowPrivateWebhooks})
 	filesapi.Register(k, filesapi.Deps{Store: st, Bucket: d.Files, Quota: d.FileQuota})
+	tradingapi.Register(k, tradingapi.Deps{Store: st, Trading: d.Trading})
 	return k
 }
 

@@ -55,6 +55,14 @@ func (s *Service) advance(o *orderRec, ex Execution, now time.Time) change {
 	if ch.firstFill {
 		o.ChargedMicro = o.CreditsMicro
 	}
+	if o.HoldID != "" {
+		switch {
+		case ch.firstFill:
+			o.CreditPending = CreditCapture
+		case o.done() && o.FilledQty == 0:
+			o.CreditPending = CreditRelease
+		}
+	}
 	if o.done() {
 		if o.Side == SideBuy {
 			ch.cashBack, o.Reserved = o.Reserved, 0
@@ -71,6 +79,7 @@ func (s *Service) advance(o *orderRec, ex Execution, now time.Time) change {
 func (s *Service) transition(o *orderRec, from string, ch change) Transition {
 	t := Transition{Scope: o.scope(), Order: o.view(), From: from, To: o.Status, HoldID: o.HoldID, CreditsMicro: o.CreditsMicro}
 	switch {
+	case o.HoldID == "":
 	case ch.firstFill:
 		t.Credit = CreditCapture
 	case o.Status == StatusRejected || o.Status == StatusExpired && o.FilledQty == 0:
@@ -91,8 +100,14 @@ const checkpointMinutes = 60
 func (s *Service) recheck(ctx context.Context, sc Scope, id string, now time.Time) (*orderRec, []Transition, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		o, rev, err := s.load(ctx, sc, id)
-		if err != nil || o.done() {
-			return o, nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		// A credit action a crash left pending is settled before anything
+		// else, so it never waits for the order's next transition.
+		rev = s.settle(ctx, o, rev)
+		if o.done() {
+			return o, nil, nil
 		}
 		ex, err := s.venue.Poll(ctx, o.venueOrder(), now)
 		if err != nil {
@@ -132,7 +147,7 @@ func (s *Service) recheck(ctx context.Context, sc Scope, id string, now time.Tim
 				ops = append(ops, store.UpdateOp(sc.key("cash"), store.Update{Add: map[string]int64{"debit": -ch.money}}))
 			}
 		}
-		if o.done() {
+		if o.done() && o.CreditPending == "" {
 			ops = append(ops, store.DeleteOp(openKey(o.ID)))
 		}
 		err = s.st.Transact(ctx, ops)
@@ -143,6 +158,7 @@ func (s *Service) recheck(ctx context.Context, sc Scope, id string, now time.Tim
 			if o.Status != ch.from || ch.firstFill {
 				ts = append(ts, s.transition(o, ch.from, ch))
 			}
+			s.settle(ctx, o, rev+1)
 			return o, ts, nil
 		case errors.As(err, &tx) && (tx.Index == 0 || tx.Index == iPos):
 			continue // another worker advanced the order, or the position moved: start again from the store
@@ -164,36 +180,60 @@ func (s *Service) GetOrder(ctx context.Context, sc Scope, id string) (*Result, e
 	return &Result{Order: o.view(), Transitions: ts}, nil
 }
 
-// Recheck advances every open order of every book to now; the scheduled
-// worker calls it (every minute). It is idempotent and safe to run
-// concurrently with itself and with reads: each order's write is
-// conditional on its revision. It returns the transitions it caused.
+// Recheck advances every open order of every book to now, and settles the
+// credit holds a crash left pending; the scheduled worker calls it (every
+// minute). It is idempotent and safe to run concurrently with itself and
+// with reads: each order's write is conditional on its revision. It returns
+// the transitions it caused; an order it could not advance is reported in
+// the error and the others are still visited.
 func (s *Service) Recheck(ctx context.Context, now time.Time) ([]Transition, error) {
 	var out []Transition
+	var errs []error
 	after := ""
 	for {
 		page, err := s.st.Query(ctx, store.Query{PK: openKey("").PK, After: after, Limit: 100})
 		if err != nil {
-			return out, fmt.Errorf("trading: list open orders: %w", err)
+			return out, errors.Join(append(errs, fmt.Errorf("trading: list open orders: %w", err))...)
 		}
 		for _, it := range page.Items {
 			after = it.Key().SK
 			sc := Scope{AccountID: it.String("acct"), ProjectID: it.String("project")}
 			o, ts, err := s.recheck(ctx, sc, after, now)
-			if err != nil && !errors.Is(err, errOrderNotFound) {
-				return out, err
-			}
 			out = append(out, ts...)
-			if o == nil || o.done() {
-				// The order is gone or done (its last transaction removes the
-				// entry, so only a deleted account leaves one): stop visiting.
+			switch {
+			case errors.Is(err, errOrderNotFound), err == nil && o.done() && o.CreditPending == "":
+				// The order is gone (a deleted account) or done and settled:
+				// stop visiting it. Usually its last transaction already did.
 				if err := s.st.Delete(ctx, openKey(after)); err != nil {
-					return out, fmt.Errorf("trading: clear open order: %w", err)
+					errs = append(errs, fmt.Errorf("trading: clear open order: %w", err))
 				}
+			case err != nil:
+				errs = append(errs, fmt.Errorf("trading: recheck %s: %w", after, err))
 			}
 		}
 		if !page.More {
-			return out, nil
+			return out, errors.Join(errs...)
 		}
 	}
+}
+
+// Publisher hands an event to the webhooks of an account and project.
+type Publisher interface {
+	Publish(ctx context.Context, accountID, projectID, event string, data any) error
+}
+
+// EventName is the webhook event of a transition: trading.order.<status>.
+func EventName(t Transition) string { return "trading.order." + t.To }
+
+// RecheckAndPublish is the scheduled worker's pass: Recheck, then each
+// transition published as its event. A publishing failure is logged and
+// the next event still goes out.
+func (s *Service) RecheckAndPublish(ctx context.Context, pub Publisher) error {
+	ts, err := s.Recheck(ctx, s.now())
+	for _, t := range ts {
+		if perr := pub.Publish(ctx, t.Scope.AccountID, t.Scope.ProjectID, EventName(t), t.Order); perr != nil {
+			s.log.Error("trading: publish", "event", EventName(t), "order", t.Order.ID, "error", perr.Error())
+		}
+	}
+	return err
 }

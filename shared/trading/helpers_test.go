@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/credits"
 	"platformapi/shared/decimal"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
@@ -139,3 +140,20 @@ var (
 	goldenETH = Top{Minute: 28928160, Mid: 284864, Bid: 284778, Ask: 284950, Depth: 3080000000}
 	goldenBTC = Top{Minute: 28928160, Mid: 6198300, Bid: 6197060, Ask: 6199540, Depth: 210000000}
 )
+
+// openAccount creates an account item funded with micro credits.
+func (f *fixture) openAccount(accountID string, micro int64) {
+	f.t.Helper()
+	if err := f.st.Transact(context.Background(), credits.OpenAccountOps(accountID, micro, "test", f.clock.Now())); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) balance(accountID string) int64 {
+	f.t.Helper()
+	b, err := credits.NewLedger(f.st, f.clock.Now).Balance(context.Background(), accountID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return b
+}

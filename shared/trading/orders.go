@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/credits"
 	"platformapi/shared/decimal"
 	"platformapi/shared/ids"
 	"platformapi/shared/store"
@@ -17,15 +18,15 @@ import (
 // OrderRequest is the body of POST /trading/orders: a quoteId, or a symbol,
 // side, type, size and time in force.
 type OrderRequest struct {
-	QuoteID       string `json:"quoteId,omitempty"`
-	Symbol        string `json:"symbol,omitempty"`
-	Side          string `json:"side,omitempty" enum:"buy,sell"`
-	Type          string `json:"type,omitempty" enum:"market,limit"`
-	Qty           string `json:"qty,omitempty"`
+	QuoteID       string `json:"quoteId,omitempty" doc:"A firm quote: the order takes its symbol, side, qty and price and fills whole at once (fok)" example:"trq_01J9Z3K4M5N6P7Q8R9S0T1V2W3"`
+	Symbol        string `json:"symbol,omitempty" doc:"Instrument, e.g. ETH-USD, BTC-USD" example:"ETH-USD"`
+	Side          string `json:"side,omitempty" enum:"buy,sell" example:"buy"`
+	Type          string `json:"type,omitempty" enum:"market,limit" example:"limit"`
+	Qty           string `json:"qty,omitempty" doc:"Quantity, a decimal string with up to 8 decimals" example:"0.5"`
 	Notional      string `json:"notional,omitempty" doc:"Market orders only: dollars to spend (buy) or raise (sell); converted to qty at the submission price"`
-	LimitPrice    string `json:"limitPrice,omitempty"`
-	TimeInForce   string `json:"timeInForce,omitempty" enum:"day,gtc,ioc,fok"`
-	ClientOrderID string `json:"clientOrderId,omitempty" maxLength:"128"`
+	LimitPrice    string `json:"limitPrice,omitempty" doc:"Limit orders: a decimal string with up to 2 decimals" example:"2500.00"`
+	TimeInForce   string `json:"timeInForce,omitempty" enum:"day,gtc,ioc,fok" doc:"day: until 00:00 UTC; gtc: 90 days; ioc: what the submission minute offers; fok: all at once or nothing" example:"gtc"`
+	ClientOrderID string `json:"clientOrderId,omitempty" maxLength:"128" doc:"Your id, unique in the book" example:"rebalance-2026-01-05"`
 }
 
 // Submission is an order request with what the caller settled around it.
@@ -36,9 +37,11 @@ type Submission struct {
 	// instead of trading again, even if the first call's response was lost.
 	// The HTTP layer passes the key id and Idempotency-Key.
 	DedupeKey string
-	// HoldID and CreditsMicro are the credit hold taken for the order; they
-	// come back in Transitions that ask to capture or release it.
-	HoldID       string
+	// CreditsMicro is the order's price in micro-credits. When positive, a
+	// credit hold of it is taken in the same transaction that writes the
+	// order (an order never exists without its hold, nor a hold without its
+	// order), captured at the first fill and released when the order ends
+	// unfilled. An order rejected at submission takes no hold.
 	CreditsMicro int64
 }
 
@@ -55,6 +58,7 @@ var (
 	errQuoteUsed     = apierr.New(apierr.QuoteAlreadyUsed, "The quote has already been used by an order.")
 	errQuoteExpired  = apierr.New(apierr.QuoteExpired, "The quote has expired; request a new one.")
 	errBusy          = apierr.New(apierr.ServiceUnavailable, "The book is changing under heavy concurrency; retry.").WithHeader("Retry-After", "1")
+	errNoCredits     = apierr.New(apierr.InsufficientCredits, "The balance cannot cover the order's credit charge. Top up with POST /v1/credits/x402/top-up.")
 )
 
 // maxAttempts bounds the retries of a write that lost a race.
@@ -65,8 +69,9 @@ const maxAttempts = 12
 // reserves qty × its price bound of the book's cash and a sell reserves the
 // quantity of its position, each with a conditional write, so concurrent
 // orders never promise more than the book has; an order that does not fit
-// is written as rejected. It interprets failed conditions, so it is NOT
-// safe under idempotency.Deferring: use DedupeKey instead.
+// is written as rejected. The credit hold (sub.CreditsMicro) is part of the
+// same transaction. It interprets failed conditions, so it is NOT safe
+// under idempotency.Deferring: use DedupeKey instead.
 func (s *Service) CreateOrder(ctx context.Context, sc Scope, sub Submission) (*Result, error) {
 	now := s.now()
 	o, err := s.prepare(ctx, sc, sub, now)
@@ -89,8 +94,11 @@ func (s *Service) prepare(ctx context.Context, sc Scope, sub Submission, now tim
 		return nil, apierr.Invalid("clientOrderId too long.", apierr.Field("body.clientOrderId", "at most 128 bytes"))
 	}
 	o := &orderRec{ID: ids.New("ord", now), AccountID: sc.AccountID, ProjectID: sc.ProjectID, Venue: s.venue.Name(),
-		ClientOrderID: req.ClientOrderID, Status: StatusNew, Fills: []fillRec{}, HoldID: sub.HoldID, CreditsMicro: sub.CreditsMicro,
+		ClientOrderID: req.ClientOrderID, Status: StatusNew, Fills: []fillRec{}, CreditsMicro: max(sub.CreditsMicro, 0),
 		CreatedAt: now, UpdatedAt: now}
+	if o.CreditsMicro > 0 {
+		o.HoldID = ids.New("hld", now)
+	}
 	if req.QuoteID != "" {
 		if req.Symbol != "" || req.Side != "" || req.Type != "" || req.Qty != "" || req.Notional != "" || req.LimitPrice != "" {
 			return nil, apierr.Invalid("An order with a quoteId takes everything else from the quote.", apierr.Field("body.quoteId", "send only quoteId, timeInForce and clientOrderId"))
@@ -243,14 +251,21 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 			store.Exists(), store.AttrNotExists("used"), store.NumAtLeast("validUntil", now.UnixMilli()+1)))
 	}
 	ops, iCoid, iDedupe = s.uniqueness(ops, sc, &o, sub, now)
-	if !o.done() {
+	iHold := -1
+	if o.HoldID != "" {
+		iHold = len(ops)
+		ops = append(ops, credits.HoldOps(sc.AccountID, o.HoldID, o.CreditsMicro, "trading.orders.create "+o.ID, now)...)
+	}
+	if !o.done() || o.CreditPending != "" {
 		ops = append(ops, openOp(&o))
 	}
 	err = s.st.Transact(ctx, ops)
 	var tx *store.TxError
 	switch {
 	case err == nil:
-		return &Result{Order: o.view(), Transitions: []Transition{s.transition(&o, "", ch)}}, false, nil
+		t := s.transition(&o, "", ch)
+		s.settle(ctx, &o, 1)
+		return &Result{Order: o.view(), Transitions: []Transition{t}}, false, nil
 	case !errors.As(err, &tx):
 		return nil, false, fmt.Errorf("trading: create order: %w", err)
 	case tx.Index == iCash:
@@ -272,6 +287,8 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 	case tx.Index == iDedupe:
 		res, err := s.replay(ctx, sc, sub.DedupeKey)
 		return res, false, err
+	case tx.Index == iHold:
+		return nil, false, errNoCredits
 	default:
 		return nil, false, fmt.Errorf("trading: create order: %w", err)
 	}
@@ -306,10 +323,12 @@ func openOp(o *orderRec) store.Op {
 	return store.PutOp(it)
 }
 
-// reject writes o as rejected for reason: nothing reserved, nothing filled.
+// reject writes o as rejected for reason: nothing reserved, nothing filled,
+// no credit held (a hold and its release in one transaction cancel out).
 func (s *Service) reject(ctx context.Context, sc Scope, o *orderRec, sub Submission, reason string) (*Result, error) {
 	r := *o
 	r.Fills, r.FilledQty, r.FilledMoney, r.Reserved, r.ChargedMicro = []fillRec{}, 0, 0, 0, 0
+	r.HoldID, r.CreditPending = "", "" // nothing to hold: the order never reaches the venue
 	r.Status, r.RejectReason = StatusRejected, reason
 	ops, iCoid, iDedupe := s.uniqueness([]store.Op{store.PutOp(encodeOrder(&r, 1), store.NotExists())}, sc, &r, sub, r.CreatedAt)
 	err := s.st.Transact(ctx, ops)

@@ -15,10 +15,10 @@ import (
 // QuoteRequest is the body of POST /trading/quotes: exactly one of Qty and
 // Notional, decimal strings.
 type QuoteRequest struct {
-	Symbol   string `json:"symbol"`
-	Side     string `json:"side" enum:"buy,sell"`
-	Qty      string `json:"qty,omitempty"`
-	Notional string `json:"notional,omitempty"`
+	Symbol   string `json:"symbol" doc:"Instrument, e.g. ETH-USD, BTC-USD" example:"ETH-USD"`
+	Side     string `json:"side" enum:"buy,sell" example:"buy"`
+	Qty      string `json:"qty,omitempty" doc:"Quantity, a decimal string with up to 8 decimals" example:"0.5"`
+	Notional string `json:"notional,omitempty" doc:"Or dollars to spend or raise, a decimal string with up to 2 decimals"`
 }
 
 // quoteRec is a quote as stored.

@@ -41,8 +41,13 @@ type orderRec struct {
 	HoldID         string    `json:"holdId,omitempty"`
 	CreditsMicro   int64     `json:"creditsMicro"`
 	ChargedMicro   int64     `json:"chargedMicro"`
-	CreatedAt      time.Time `json:"createdAt"`
-	UpdatedAt      time.Time `json:"updatedAt"`
+	// CreditPending is what is still to be done with the hold
+	// (CreditCapture, CreditRelease), written in the transaction of the
+	// transition that asks for it and cleared once done, so a crash in
+	// between leaves a debt Recheck and the next read settle.
+	CreditPending string    `json:"creditPending,omitempty"`
+	CreatedAt     time.Time `json:"createdAt"`
+	UpdatedAt     time.Time `json:"updatedAt"`
 }
 
 type fillRec struct {

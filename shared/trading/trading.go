@@ -19,6 +19,8 @@
 //	acct#<acct> | trd#<p>#coid#<clientId>  orderId: a clientOrderId is used once per book
 //	acct#<acct> | trd#<p>#ddp#<sha256>     orderId: the order a dedupe key created (24 h)
 //	trading#open | <orderId>               acct, project: the orders Recheck visits
+//	                                       (open, or done with a credit action pending)
+//	acct#<acct> | hold#<id>                the order's credit hold (package credits)
 //
 // Every fill is written in one transaction with its order (conditional on
 // the order's revision, so no fill is ever applied twice), the position
@@ -28,8 +30,10 @@ package trading
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
+	"platformapi/shared/credits"
 	"platformapi/shared/decimal"
 	"platformapi/shared/store"
 )
@@ -122,14 +126,19 @@ type Config struct {
 	// "" means DefaultPaperCash.
 	PaperCash string
 	Now       func() time.Time
+	// Logger receives what a request cannot report: a credit settlement
+	// that failed and waits for the next read or Recheck.
+	Logger *slog.Logger
 }
 
 // Service is managed trading on one venue.
 type Service struct {
-	st    store.Store
-	venue Venue
-	cash  int64
-	now   func() time.Time
+	st     store.Store
+	ledger *credits.Ledger
+	venue  Venue
+	cash   int64
+	now    func() time.Time
+	log    *slog.Logger
 }
 
 // New builds a Service; an unreadable PaperCash is a configuration error.
@@ -147,76 +156,81 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{st: cfg.Store, venue: cfg.Venue, cash: cash, now: func() time.Time { return cfg.Now().UTC() }}, nil
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	now := func() time.Time { return cfg.Now().UTC() }
+	return &Service{st: cfg.Store, ledger: credits.NewLedger(cfg.Store, now), venue: cfg.Venue, cash: cash, now: now, log: cfg.Logger}, nil
 }
 
 // Quote is a price for a trade, firm on the paper venue until ExpiresAt.
 type Quote struct {
-	ID             string    `json:"id"`
-	Symbol         string    `json:"symbol"`
-	Side           string    `json:"side" enum:"buy,sell"`
-	Qty            string    `json:"qty"`
-	Price          string    `json:"price" doc:"The price an order with this quote fills at (the ask for a buy, the bid for a sell)"`
-	Bid            string    `json:"bid"`
-	Ask            string    `json:"ask"`
-	EstimatedTotal string    `json:"estimatedTotal" doc:"qty × price, exactly"`
-	Firm           bool      `json:"firm" doc:"An order with this quote's id before expiresAt fills at exactly price"`
-	ExpiresAt      time.Time `json:"expiresAt"`
+	ID             string    `json:"id" example:"trq_01J9Z3K4M5N6P7Q8R9S0T1V2W3"`
+	Symbol         string    `json:"symbol" example:"ETH-USD"`
+	Side           string    `json:"side" enum:"buy,sell" example:"buy"`
+	Qty            string    `json:"qty" example:"0.5"`
+	Price          string    `json:"price" doc:"The price an order with this quote fills at (the ask for a buy, the bid for a sell)" example:"2849.50"`
+	Bid            string    `json:"bid" example:"2847.78"`
+	Ask            string    `json:"ask" example:"2849.50"`
+	EstimatedTotal string    `json:"estimatedTotal" doc:"qty × price, exactly" example:"1424.75"`
+	Firm           bool      `json:"firm" doc:"An order with this quote's id before expiresAt fills at exactly price" example:"true"`
+	ExpiresAt      time.Time `json:"expiresAt" example:"2026-01-05T14:03:25Z"`
 }
 
 // Fill is one execution of an order.
 type Fill struct {
-	ID       string    `json:"id"`
-	Qty      string    `json:"qty"`
-	Price    string    `json:"price"`
-	Notional string    `json:"notional" doc:"qty × price, exactly"`
-	At       time.Time `json:"at"`
+	ID       string    `json:"id" example:"fil_01J9Z3K4M5N6P7Q8R9S0T1V2W4"`
+	Qty      string    `json:"qty" example:"0.5"`
+	Price    string    `json:"price" example:"2849.50"`
+	Notional string    `json:"notional" doc:"qty × price, exactly" example:"1424.75"`
+	At       time.Time `json:"at" example:"2026-01-05T14:03:12Z"`
 }
 
 // Order is the order record clients see.
 type Order struct {
-	ID             string      `json:"id"`
-	Symbol         string      `json:"symbol"`
-	Side           string      `json:"side" enum:"buy,sell"`
-	Type           string      `json:"type" enum:"market,limit"`
-	Qty            string      `json:"qty"`
+	ID             string      `json:"id" example:"ord_01J9Z3K4M5N6P7Q8R9S0T1V2W3"`
+	Symbol         string      `json:"symbol" example:"ETH-USD"`
+	Side           string      `json:"side" enum:"buy,sell" example:"buy"`
+	Type           string      `json:"type" enum:"market,limit" example:"market"`
+	Qty            string      `json:"qty" doc:"Quantity in units of the base asset, up to 8 decimals" example:"0.5"`
 	Notional       *string     `json:"notional" doc:"The notional asked for; qty is what it bought at the submission price"`
-	LimitPrice     *string     `json:"limitPrice"`
-	TimeInForce    string      `json:"timeInForce" enum:"day,gtc,ioc,fok"`
+	LimitPrice     *string     `json:"limitPrice" doc:"Limit orders: the worst price accepted, in cents precision"`
+	TimeInForce    string      `json:"timeInForce" enum:"day,gtc,ioc,fok" example:"fok"`
 	ClientOrderID  *string     `json:"clientOrderId"`
 	QuoteID        *string     `json:"quoteId"`
-	Status         string      `json:"status" enum:"new,partially_filled,filled,expired,rejected"`
-	FilledQty      string      `json:"filledQty"`
-	FilledAvgPrice *string     `json:"filledAvgPrice"`
-	Fills          []Fill      `json:"fills"`
-	RejectReason   *string     `json:"rejectReason" enum:"insufficient_buying_power,insufficient_position"`
-	ChargedCredits json.Number `json:"chargedCredits"`
+	Status         string      `json:"status" enum:"new,partially_filled,filled,expired,rejected" doc:"new → partially_filled → filled; or expired (time in force ran out), or rejected (see rejectReason)" example:"filled"`
+	FilledQty      string      `json:"filledQty" doc:"Σ qty of fills" example:"0.5"`
+	FilledAvgPrice *string     `json:"filledAvgPrice" doc:"Σ notional / Σ qty of the fills, 8 decimals half up; null before the first fill" example:"2849.5"`
+	Fills          []Fill      `json:"fills" doc:"Every execution, oldest first; their sum is filledQty"`
+	RejectReason   *string     `json:"rejectReason" enum:"insufficient_buying_power,insufficient_position" doc:"Why a rejected order was refused"`
+	ChargedCredits json.Number `json:"chargedCredits" doc:"Credits charged: the order's price from its first fill, 0 for an order that never filled" example:"0.1"`
 	ExpiresAt      *time.Time  `json:"expiresAt" doc:"When a resting order expires; null once it is done"`
-	CreatedAt      time.Time   `json:"createdAt"`
-	UpdatedAt      time.Time   `json:"updatedAt"`
+	CreatedAt      time.Time   `json:"createdAt" example:"2026-01-05T14:03:12Z"`
+	UpdatedAt      time.Time   `json:"updatedAt" example:"2026-01-05T14:03:12Z"`
 }
 
 // Position is a book's holding in one symbol, at average cost.
 type Position struct {
-	Symbol        string `json:"symbol"`
-	Qty           string `json:"qty"`
-	AvgEntryPrice string `json:"avgEntryPrice"`
-	CostBasis     string `json:"costBasis"`
-	MarketValue   string `json:"marketValue" doc:"qty × currentPrice"`
-	CurrentPrice  string `json:"currentPrice" doc:"The tape's mid at the time of the request"`
-	UnrealizedPl  string `json:"unrealizedPl"`
-	RealizedPl    string `json:"realizedPl"`
+	Symbol        string `json:"symbol" example:"ETH-USD"`
+	Qty           string `json:"qty" example:"0.5"`
+	AvgEntryPrice string `json:"avgEntryPrice" example:"2849.5"`
+	CostBasis     string `json:"costBasis" example:"1424.75"`
+	MarketValue   string `json:"marketValue" doc:"qty × currentPrice" example:"1430.1"`
+	CurrentPrice  string `json:"currentPrice" doc:"The tape's mid at the time of the request" example:"2860.20"`
+	UnrealizedPl  string `json:"unrealizedPl" example:"5.35"`
+	RealizedPl    string `json:"realizedPl" example:"0"`
 }
 
-// Credit actions a transition asks of the caller.
+// Credit actions on an order's hold.
 const (
 	CreditCapture = "capture" // the order's first fill: capture its hold
-	CreditRelease = "release" // rejected, or expired without a fill: release its hold
+	CreditRelease = "release" // expired without a fill: release its hold
 )
 
 // Transition is one change of an order's status, for events
-// (trading.order.<To>) and credits. Credit names what to do with the
-// order's credit hold (HoldID, CreditsMicro), "" for nothing.
+// (trading.order.<To>). Credit names what the transition did to the
+// order's credit hold (HoldID, CreditsMicro), "" for nothing; the Service
+// settles it itself.
 type Transition struct {
 	Scope        Scope
 	Order        *Order

@@ -32,6 +32,11 @@ const (
 	EventConnectionDeleted    = "connection.deleted"
 	EventFileCreated          = "file.created"
 	EventFileDeleted          = "file.deleted"
+	EventTradingOrderNew      = "trading.order.new"
+	EventTradingOrderPartial  = "trading.order.partially_filled"
+	EventTradingOrderFilled   = "trading.order.filled"
+	EventTradingOrderExpired  = "trading.order.expired"
+	EventTradingOrderRejected = "trading.order.rejected"
 )
 
 // EventType is one entry of the catalogue.
@@ -64,6 +69,11 @@ var Catalogue = []EventType{
 	{EventConnectionDeleted, "connections.delete", "A connection and every sealed version of its credentials were destroyed (data: the connection record as it was)."},
 	{EventFileCreated, "files.create", "A file was uploaded (data: the file record, never its bytes)."},
 	{EventFileDeleted, "files.delete", "A file was deleted (data: the file record with status deleted)."},
+	{EventTradingOrderNew, "trading.orders.create", "An order was accepted and rests on the venue, nothing filled yet (data: the order)."},
+	{EventTradingOrderPartial, "trading.orders.create", "An order filled in part, at submission or later (data: the order with its fills)."},
+	{EventTradingOrderFilled, "trading.orders.create", "An order filled completely, at submission or later (data: the order with its fills)."},
+	{EventTradingOrderExpired, "trading.orders.create", "An order's time in force ran out; what filled stays filled, an unfilled order's credits are released (data: the order)."},
+	{EventTradingOrderRejected, "trading.orders.create", "An order was refused at submission, e.g. insufficient_buying_power; nothing traded or charged (data: the order)."},
 }
 
 // EventNames lists the catalogue's names in order.

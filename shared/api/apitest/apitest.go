@@ -39,6 +39,7 @@ import (
 	"platformapi/shared/store/teststores"
 	"platformapi/shared/superbrain"
 	"platformapi/shared/topup"
+	"platformapi/shared/trading"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/x402/localfacilitator"
 )
@@ -125,6 +126,9 @@ type Options struct {
 	FileQuota files.Quota
 }
 
+// PaperCash is each trading book's starting paper cash in tests, dollars.
+const PaperCash = "1000000"
+
 // Backends are the storage backends this run can reach.
 var Backends = teststores.All
 
@@ -176,6 +180,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		Services: services, Schemas: servicesapi.BuiltinSchemas(),
 		WebhookQueue: hooks, RunsQueue: runsQ, Artifacts: artifacts, Sealer: sealer,
 		AllowPrivateWebhooks: o.AllowPrivateWebhooks, Files: filesBucket, FileQuota: o.FileQuota,
+		Trading: trading.Config{PaperCash: PaperCash},
 	}
 	if o.NoRunsQueue {
 		d.RunsQueue = nil
