@@ -27,7 +27,7 @@ func (r *Repo) Resolve(ctx context.Context, accountID, projectID, serviceID stri
 // Check applies Resolve's rules without opening anything and returns the
 // current credential version of each slot's connection: what a durable run
 // records when it is created, to be opened by ResolvePinned when it
-// executes. It writes nothing.
+// executes. It writes nothing and needs no sealer.
 func (r *Repo) Check(ctx context.Context, accountID, projectID, serviceID string, slots map[string]string) (map[string]int64, error) {
 	names, conns, err := r.checked(ctx, accountID, projectID, serviceID, slots)
 	if err != nil || len(names) == 0 {
@@ -47,6 +47,9 @@ func (r *Repo) Check(ctx context.Context, accountID, projectID, serviceID string
 // with the credentials it was created with; once it is gone, or without a
 // pin, the current version. The connection must still be usable now.
 func (r *Repo) ResolvePinned(ctx context.Context, accountID, projectID, serviceID string, slots map[string]string, pinned map[string]int64) (map[string]Credential, error) {
+	if len(slots) > 0 && r.sealer == nil {
+		return nil, errNotConfigured
+	}
 	names, conns, err := r.checked(ctx, accountID, projectID, serviceID, slots)
 	if err != nil || len(names) == 0 {
 		return nil, err
@@ -113,9 +116,6 @@ func (r *Repo) checked(ctx context.Context, accountID, projectID, serviceID stri
 		names = append(names, slot)
 	}
 	slices.Sort(names)
-	if r.sealer == nil {
-		return nil, nil, errNotConfigured
-	}
 	var keys []store.Key
 	for _, slot := range names {
 		id := slots[slot]

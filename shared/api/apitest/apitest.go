@@ -180,7 +180,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	t.Cleanup(hs.Close)
 	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks}
 	e.runWorker = runs.NewWorker(runs.WorkerConfig{Config: runs.Config{Store: st, Queue: runsQ, Artifacts: artifacts, Now: c.Now},
-		Services: services, Timeout: 10 * time.Second, Logger: logger})
+		Services: services, Sealer: d.Sealer, Timeout: 10 * time.Second, Logger: logger})
 	e.hookWorker = webhooks.NewWorker(webhooks.WorkerConfig{
 		Config:      webhooks.Config{Store: st, Sealer: sealer, Queue: hooks, Now: c.Now, Guard: webhooks.Guard{AllowPrivate: o.AllowPrivateWebhooks}},
 		MaxAttempts: 3, Backoff: func(int) time.Duration { return 10 * time.Millisecond }, Timeout: 2 * time.Second,

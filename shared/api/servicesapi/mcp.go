@@ -12,6 +12,7 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/apierr"
 	"platformapi/shared/catalog"
+	"platformapi/shared/connections"
 	"platformapi/shared/invoke"
 	"platformapi/shared/keys"
 	"platformapi/shared/routes"
@@ -54,7 +55,10 @@ func (h *handlers) mcpServer(p *api.Principal) *mcp.Server {
 			if len(c.InputSchema) > 0 {
 				input = c.InputSchema
 			}
-			props := map[string]any{"input": input}
+			props := map[string]any{"input": input, "connections": map[string]any{
+				"type": "object", "maxProperties": connections.MaxSlots, "additionalProperties": map[string]any{"type": "string"},
+				"description": "Protected connections the service uses, by slot: {\"<slot>\": \"con_…\"}",
+			}}
 			if c.RequiresApproval {
 				props["approvalId"] = map[string]any{"type": "string", "description": "An approved, unused approval for exactly this input"}
 			}
@@ -75,8 +79,9 @@ func (h *handlers) mcpServer(p *api.Principal) *mcp.Server {
 // text is the problem+json the HTTP API would have answered.
 func (h *handlers) callTool(ctx context.Context, p *api.Principal, c capability, args json.RawMessage) *mcp.CallToolResult {
 	var in struct {
-		Input      json.RawMessage `json:"input"`
-		ApprovalID string          `json:"approvalId"`
+		Input       json.RawMessage   `json:"input"`
+		ApprovalID  string            `json:"approvalId"`
+		Connections map[string]string `json:"connections"`
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		return toolError(apierr.Invalid("Tool arguments must be an object with input.", apierr.Field("arguments", "%s", err.Error())))
@@ -93,7 +98,7 @@ func (h *handlers) callTool(ctx context.Context, p *api.Principal, c capability,
 		return toolError(err)
 	}
 	defer release()
-	res, err := h.pipeline.Run(ctx, invokeCaller(ctx, p), invoke.Call{ServiceID: c.ServiceID, OperationID: c.OperationID, Input: in.Input, ApprovalID: in.ApprovalID})
+	res, err := h.call(ctx, p, invoke.Call{ServiceID: c.ServiceID, OperationID: c.OperationID, Input: in.Input, ApprovalID: in.ApprovalID}, in.Connections)
 	if err != nil {
 		return toolError(err)
 	}
