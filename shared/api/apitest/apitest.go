@@ -85,6 +85,7 @@ type Env struct {
 	hookWorker   *webhooks.Worker
 	startRuns    sync.Once
 	startHooks   sync.Once
+	rec          *recorder
 }
 
 // SyncBuffer collects the server's log lines.
@@ -142,7 +143,8 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := b.Open(t, c.Now)
+	rec := &recorder{Store: b.Open(t, c.Now)}
+	st := store.Store(rec)
 	sealer, err := localkey.Open(filepath.Join(t.TempDir(), "master.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +180,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	}, d)
 	hs := httptest.NewServer(k)
 	t.Cleanup(hs.Close)
-	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks}
+	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks, rec: rec}
 	e.runWorker = runs.NewWorker(runs.WorkerConfig{Config: runs.Config{Store: st, Queue: runsQ, Artifacts: artifacts, Now: c.Now},
 		Services: services, Sealer: d.Sealer, Timeout: 10 * time.Second, Logger: logger})
 	e.hookWorker = webhooks.NewWorker(webhooks.WorkerConfig{

@@ -112,7 +112,7 @@ func (credentials) Schema(huma.Registry) *huma.Schema {
 	}
 }
 
-type createBody struct {
+type connectionCreateBody struct {
 	Label       string            `json:"label" minLength:"1" maxLength:"128" doc:"A name for people"`
 	Type        string            `json:"type" enum:"api_key,bearer,basic,oauth2" doc:"How the service receives the secret"`
 	Credentials credentials       `json:"credentials"`
@@ -120,7 +120,7 @@ type createBody struct {
 	Metadata    map[string]string `json:"metadata,omitempty" maxProperties:"16" doc:"Free pairs for the client (keys up to 64, values up to 512 characters); never secret"`
 }
 
-func (h *handlers) create(ctx context.Context, in *api.Body[createBody]) (*api.Body[*connections.Connection], error) {
+func (h *handlers) create(ctx context.Context, in *api.Body[connectionCreateBody]) (*api.Body[*connections.Connection], error) {
 	accountID, projectID := scope(ctx)
 	b := in.Body
 	c, err := h.conns.Create(ctx, accountID, projectID, connections.CreateRequest{
@@ -155,7 +155,7 @@ func (h *handlers) read(ctx context.Context, in *connectionIDInput) (*api.Body[*
 	return api.Reply(c), nil
 }
 
-type updateBody struct {
+type connectionUpdateBody struct {
 	Label       *string     `json:"label,omitempty" minLength:"1" maxLength:"128" doc:"A new name"`
 	Status      *string     `json:"status,omitempty" enum:"active,disabled" doc:"Disable (services can no longer use it: 409 connection_disabled), or enable again"`
 	Credentials credentials `json:"credentials,omitempty" doc:"New credentials of the connection's type: rotates (credentialVersion + 1). The replaced version stays usable for 24 hours by runs created before the rotation, then it is destroyed."`
@@ -163,7 +163,7 @@ type updateBody struct {
 
 type updateInput struct {
 	ConnectionID string `path:"connectionId" maxLength:"64" doc:"Connection id (con_…)"`
-	Body         updateBody
+	Body         connectionUpdateBody
 }
 
 func (h *handlers) update(ctx context.Context, in *updateInput) (*api.Body[*connections.Connection], error) {
