@@ -89,7 +89,7 @@ type createRunRequest struct {
 	OperationID string            `json:"operationId" minLength:"1" maxLength:"100" doc:"A durable operation of it (a capability with durable: true), e.g. memory.search"`
 	Input       json.RawMessage   `json:"input,omitempty" doc:"The operation's input (see the capability's inputSchema), at most 256 KiB of JSON"`
 	ApprovalID  string            `json:"approvalId,omitempty" doc:"An approved, unused approval for exactly this service, operation and input (approval-gated operations); consumed when the run executes"`
-	Connections map[string]string `json:"connections,omitempty" maxProperties:"8" doc:"Protected connections the service uses, by slot: {\"<slot>\": \"con_…\"}. Checked now (same account and project, active, this service in serviceIds) and again when the run executes; the run uses the credential version current now, or the current one if a rotation has meanwhile replaced it for more than 24 hours."`
+	Connections map[string]string `json:"connections,omitempty" maxProperties:"8" doc:"Protected connections the service uses, by slot: {\"<slot>\": \"con_…\"}. Checked now (same account and project, active, this service in serviceIds) and again when the run executes. The run executes with the credentials current now while a rotation keeps them (24 hours), then with the current ones."`
 }
 
 type runOutput struct {
