@@ -107,7 +107,7 @@ var Functions = []Function{
 	{Name: "approvals", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
 	{Name: "artifacts", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseArtifactsRead},
 	{Name: "webhooks", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS}, // seals signing secrets
-	{Name: "mcp", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS}, // opens the connections a tool call names
+	{Name: "mcp", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS},      // opens the connections a tool call names
 	{Name: "webhook-worker", MemoryMiB: 256, Timeout: 60 * time.Second,
 		Uses: UseTable | ConsumeWebhooks | UseKMS, BatchSize: 10}, // KMS opens signing secrets
 	// One run per invocation: a run can take minutes, and a batch would make
