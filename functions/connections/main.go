@@ -1,17 +1,20 @@
-// Command connections is the Lambda function of the connections group. The group is not
-// built yet: every route answers 501 not_implemented after authentication
-// and the access controls.
+// Command connections is the Lambda function of the protected-connections
+// group (spec 4.2). Credentials are sealed with the KMS envelope key; the
+// encryption context binds account, connection and version.
 package main
 
 import (
 	"context"
 
 	"platformapi/shared/api"
+	"platformapi/shared/api/connectionsapi"
+	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/lambdaedge"
 )
 
 func main() {
 	lambdaedge.Serve("connections", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
-		return func(*api.Kernel) {}, nil
+		d := connectionsapi.Deps{Store: e.Kernel.Store, Sealer: kmsenvelope.New(e.AWS.KMS(), e.AWS.Names.KMSKeyID)}
+		return func(k *api.Kernel) { connectionsapi.Register(k, d) }, nil
 	})
 }

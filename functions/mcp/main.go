@@ -8,6 +8,7 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/superbrain"
 )
@@ -18,6 +19,7 @@ func main() {
 		d := servicesapi.Deps{
 			Store: st, Services: superbrain.Router(st, time.Now), Schemas: servicesapi.BuiltinSchemas(),
 			MCPAllowedOrigins: servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
+			Sealer:            kmsenvelope.New(e.AWS.KMS(), e.AWS.Names.KMSKeyID), // opens the connections a call names
 		}
 		return func(k *api.Kernel) { servicesapi.Register(k, d) }, nil
 	})

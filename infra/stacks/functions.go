@@ -101,7 +101,7 @@ const group = UseTable | SendWebhooks
 var Functions = []Function{
 	{Name: "public", MemoryMiB: 256, Timeout: 10 * time.Second},
 	{Name: "keys", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseCreditSecret | UseKMS}, // seals the secrets it answers for replay
-	{Name: "services", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	{Name: "services", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS},               // opens the connections a call names
 	{Name: "credits", MemoryMiB: 256, Timeout: 29 * time.Second, Uses: group | UseX402},
 	{Name: "projects", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
 	{Name: "files", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseFiles},
@@ -114,13 +114,13 @@ var Functions = []Function{
 	{Name: "approvals", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
 	{Name: "artifacts", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseArtifactsRead},
 	{Name: "webhooks", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS}, // seals signing secrets
-	{Name: "mcp", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	{Name: "mcp", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS},      // opens the connections a tool call names
 	{Name: "webhook-worker", MemoryMiB: 256, Timeout: 60 * time.Second,
 		Uses: UseTable | ConsumeWebhooks | UseKMS, BatchSize: 10}, // KMS opens signing secrets
 	// One run per invocation: a run can take minutes, and a batch would make
 	// every other run in it wait for the slowest.
 	{Name: "run-worker", MemoryMiB: 1024, Timeout: 5 * time.Minute,
-		Uses: UseTable | ConsumeRuns | UseArtifactsWrite | SendWebhooks, BatchSize: 1},
+		Uses: UseTable | ConsumeRuns | UseArtifactsWrite | SendWebhooks | UseKMS, BatchSize: 1}, // KMS opens the connections a run names
 	// Deletes file objects that no record owns (an upload or a deletion
 	// that died half-way); see files.Repo.Sweep.
 	{Name: "file-sweeper", MemoryMiB: 256, Timeout: 5 * time.Minute, Uses: UseTable | UseFiles, Schedule: time.Hour},

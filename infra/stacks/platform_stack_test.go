@@ -297,7 +297,7 @@ var wantEnv = func() map[string][]string {
 	return map[string][]string{
 		"public":          base,
 		"keys":            with("CREDIT_TOKEN_SECRET_ARN", "KMS_KEY_ID"),
-		"services":        group,
+		"services":        with("KMS_KEY_ID"),
 		"credits":         with("X402_NETWORK", "X402_ASSET", "X402_PAY_TO", "X402_FACILITATOR_URL"),
 		"projects":        group,
 		"files":           with("FILES_BUCKET"),
@@ -310,9 +310,9 @@ var wantEnv = func() map[string][]string {
 		"approvals":       group,
 		"artifacts":       with("ARTIFACTS_BUCKET"),
 		"webhooks":        with("KMS_KEY_ID"),
-		"mcp":             group,
+		"mcp":             with("KMS_KEY_ID"),
 		"webhook-worker":  append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL", "KMS_KEY_ID"),
-		"run-worker":      append(slices.Clone(base), "TABLE_NAME", "RUNS_QUEUE_URL", "ARTIFACTS_BUCKET", "WEBHOOK_QUEUE_URL"),
+		"run-worker":      append(slices.Clone(base), "TABLE_NAME", "RUNS_QUEUE_URL", "ARTIFACTS_BUCKET", "WEBHOOK_QUEUE_URL", "KMS_KEY_ID"),
 		"file-sweeper":    append(slices.Clone(base), "TABLE_NAME", "FILES_BUCKET"),
 		"trading-recheck": group,
 	}
@@ -367,7 +367,7 @@ var wantAccess = func() map[string][]string {
 	return map[string][]string{
 		"public":          nil,
 		"keys":            with("CreditTokenSeed:read", "EnvelopeKey:encrypt-decrypt"),
-		"services":        group,
+		"services":        with("EnvelopeKey:encrypt-decrypt"),
 		"credits":         group,
 		"projects":        group,
 		"files":           with("FilesBucket:rw"),
@@ -380,9 +380,9 @@ var wantAccess = func() map[string][]string {
 		"approvals":       group,
 		"artifacts":       with("ArtifactsBucket:r"),
 		"webhooks":        with("EnvelopeKey:encrypt-decrypt"),
-		"mcp":             group,
+		"mcp":             with("EnvelopeKey:encrypt-decrypt"),
 		"webhook-worker":  {"Table:rw", "WebhookQueue:consume", "EnvelopeKey:encrypt-decrypt"},
-		"run-worker":      {"Table:rw", "RunsQueue:consume", "ArtifactsBucket:rw", "WebhookQueue:send"},
+		"run-worker":      {"Table:rw", "RunsQueue:consume", "ArtifactsBucket:rw", "WebhookQueue:send", "EnvelopeKey:encrypt-decrypt"},
 		"file-sweeper":    {"Table:rw", "FilesBucket:rw"},
 		"trading-recheck": group,
 	}

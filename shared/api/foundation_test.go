@@ -180,7 +180,7 @@ func TestUnbuiltEndpointsAnswer501AfterAuthentication(t *testing.T) {
 	secret, _ := e.RootKey(1, nil)
 	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/wallets"}), 401, "missing_credentials")
 	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/wallets", Key: secret}), 501, "not_implemented")
-	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/connections", Key: secret, Idem: apitest.Idem(), Body: map[string]any{}}), 501, "not_implemented")
+	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/wallets", Key: secret, Idem: apitest.Idem(), Body: map[string]any{}}), 501, "not_implemented")
 }
 
 // specEndpoints is spec section 4 with the CONTRACT's additions (GET

@@ -34,7 +34,7 @@ func (r *Runtime) RunWorker(logger *slog.Logger) (*runs.Worker, error) {
 	}
 	return runs.NewWorker(runs.WorkerConfig{
 		Config:   runs.Config{Store: r.Store, Queue: r.RunsQueue, Artifacts: r.Artifacts},
-		Services: r.Services(), Logger: logger,
+		Services: r.Services(), Sealer: r.Sealer, Logger: logger,
 	}), nil
 }
 

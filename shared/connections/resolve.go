@@ -10,6 +10,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/ids"
 	"platformapi/shared/store"
+	"platformapi/shared/upstream"
 )
 
 // Resolve checks and opens the connections an invoke or run names for
@@ -20,56 +21,53 @@ import (
 // opens each connection's current version and records lastUsedAt at most
 // once per TouchInterval. No slots: nil, nil.
 func (r *Repo) Resolve(ctx context.Context, accountID, projectID, serviceID string, slots map[string]string) (map[string]Credential, error) {
-	if len(slots) == 0 {
-		return nil, nil
+	return r.ResolvePinned(ctx, accountID, projectID, serviceID, slots, nil)
+}
+
+// Check applies Resolve's rules without opening anything and returns the
+// current credential version of each slot's connection: what a durable run
+// records when it is created, to be opened by ResolvePinned when it
+// executes. It writes nothing and needs no sealer.
+func (r *Repo) Check(ctx context.Context, accountID, projectID, serviceID string, slots map[string]string) (map[string]int64, error) {
+	names, conns, err := r.checked(ctx, accountID, projectID, serviceID, slots)
+	if err != nil || len(names) == 0 {
+		return nil, err
 	}
-	if len(slots) > MaxSlots {
-		return nil, apierr.Invalid("Too many connections.", apierr.Field("body.connections", "at most %d", MaxSlots))
+	out := make(map[string]int64, len(names))
+	for _, slot := range names {
+		out[slot] = conns[slots[slot]].CredentialVersion
 	}
-	names := make([]string, 0, len(slots))
-	for slot := range slots {
-		if err := checkSlot(slot); err != nil {
-			return nil, err
-		}
-		names = append(names, slot)
-	}
-	slices.Sort(names)
-	if r.sealer == nil {
+	return out, nil
+}
+
+// ResolvePinned is Resolve for a call that recorded, by slot, the version
+// each connection had when it was accepted (Check): a slot whose pinned
+// version a rotation has replaced since gets that previous version while it
+// lasts (PreviousVersionTTL), so a run queued before a rotation executes
+// with the credentials it was created with; once it is gone, or without a
+// pin, the current version. The connection must still be usable now.
+func (r *Repo) ResolvePinned(ctx context.Context, accountID, projectID, serviceID string, slots map[string]string, pinned map[string]int64) (map[string]Credential, error) {
+	if len(slots) > 0 && r.sealer == nil {
 		return nil, errNotConfigured
 	}
-	var keys []store.Key
-	for _, slot := range names {
-		id := slots[slot]
-		if !ids.Valid("con", id) {
-			return nil, slotNotFound(slot)
-		}
-		if k := itemKey(accountID, projectID, id); !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
+	names, conns, err := r.checked(ctx, accountID, projectID, serviceID, slots)
+	if err != nil || len(names) == 0 {
+		return nil, err
 	}
-	records, err := r.st.BatchGet(ctx, keys)
-	if err != nil {
-		return nil, fmt.Errorf("connections: resolve: %w", err)
-	}
-	conns := map[string]*Connection{}
+	// previous is the replaced version to prefer per connection; only the
+	// one just before the current version is ever kept.
+	previous := map[string]int64{}
 	var versions []store.Key
 	for _, slot := range names {
 		id := slots[slot]
-		it, ok := records[itemKey(accountID, projectID, id).String()]
-		if !ok {
-			return nil, slotNotFound(slot)
+		c := conns[id]
+		if v, ok := pinned[slot]; ok && v >= 1 && v == c.CredentialVersion-1 && previous[id] == 0 {
+			previous[id] = v
+			versions = append(versions, versionKey(accountID, id, v))
 		}
-		c, err := decode(it)
-		if err != nil {
-			return nil, err
-		}
-		if err := usable(c, slot, serviceID); err != nil {
-			return nil, err
-		}
-		if _, seen := conns[id]; !seen {
-			conns[id] = c
-			versions = append(versions, versionKey(accountID, id, c.CredentialVersion))
-		}
+	}
+	for id, c := range conns {
+		versions = append(versions, versionKey(accountID, id, c.CredentialVersion))
 	}
 	sealed, err := r.st.BatchGet(ctx, versions)
 	if err != nil {
@@ -77,11 +75,17 @@ func (r *Repo) Resolve(ctx context.Context, accountID, projectID, serviceID stri
 	}
 	opened := map[string]Credential{}
 	for id, c := range conns {
-		it, ok := sealed[versionKey(accountID, id, c.CredentialVersion).String()]
-		if !ok {
-			return nil, fmt.Errorf("connections: %s has no sealed version %d", id, c.CredentialVersion)
+		version := c.CredentialVersion
+		it, ok := sealed[versionKey(accountID, id, version).String()]
+		if v := previous[id]; v != 0 {
+			if prev, found := sealed[versionKey(accountID, id, v).String()]; found {
+				version, it, ok = v, prev, true
+			}
 		}
-		if opened[id], err = r.open(ctx, accountID, c, c.CredentialVersion, it); err != nil {
+		if !ok {
+			return nil, fmt.Errorf("connections: %s has no sealed version %d", id, version)
+		}
+		if opened[id], err = r.open(ctx, accountID, c, version, it); err != nil {
 			return nil, err
 		}
 	}
@@ -93,6 +97,56 @@ func (r *Repo) Resolve(ctx context.Context, accountID, projectID, serviceID stri
 		out[slot] = opened[slots[slot]]
 	}
 	return out, nil
+}
+
+// checked reads the slots' connections and applies the rules of Resolve.
+// It returns the slot names in order and the connections by id.
+func (r *Repo) checked(ctx context.Context, accountID, projectID, serviceID string, slots map[string]string) ([]string, map[string]*Connection, error) {
+	if len(slots) == 0 {
+		return nil, nil, nil
+	}
+	if len(slots) > MaxSlots {
+		return nil, nil, apierr.Invalid("Too many connections.", apierr.Field("body.connections", "at most %d", MaxSlots))
+	}
+	names := make([]string, 0, len(slots))
+	for slot := range slots {
+		if err := checkSlot(slot); err != nil {
+			return nil, nil, err
+		}
+		names = append(names, slot)
+	}
+	slices.Sort(names)
+	var keys []store.Key
+	for _, slot := range names {
+		id := slots[slot]
+		if !ids.Valid("con", id) {
+			return nil, nil, slotNotFound(slot)
+		}
+		if k := itemKey(accountID, projectID, id); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	records, err := r.st.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connections: resolve: %w", err)
+	}
+	conns := map[string]*Connection{}
+	for _, slot := range names {
+		id := slots[slot]
+		it, ok := records[itemKey(accountID, projectID, id).String()]
+		if !ok {
+			return nil, nil, slotNotFound(slot)
+		}
+		c, err := decode(it)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := usable(c, slot, serviceID); err != nil {
+			return nil, nil, err
+		}
+		conns[id] = c
+	}
+	return names, conns, nil
 }
 
 // ResolveVersion opens one version of a connection under the same rules as
@@ -170,6 +224,22 @@ func (r *Repo) touch(ctx context.Context, accountID, projectID string, conns map
 			store.Exists(), store.NumBelow(attrLastUsedAt, stale))
 		if err != nil && !errors.Is(err, store.ErrConditionFailed) {
 			return fmt.Errorf("connections: touch: %w", err)
+		}
+	}
+	return nil
+}
+
+// MarkRejected marks every connection a call used when the call failed
+// because the service refused a credential (upstream.ErrCredentialRejected
+// anywhere in err's chain); the service does not say which one, so each
+// used version is marked. Any other error, or none, marks nothing.
+func (r *Repo) MarkRejected(ctx context.Context, accountID, projectID string, used map[string]Credential, err error) error {
+	if !errors.Is(err, upstream.ErrCredentialRejected) {
+		return nil
+	}
+	for _, c := range used {
+		if err := r.MarkUnauthorized(ctx, accountID, projectID, c.ConnectionID, c.Version); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/connections"
 	"platformapi/shared/store"
+	"platformapi/shared/upstream"
 )
 
 func TestResolveRules(t *testing.T) {
@@ -286,4 +287,97 @@ func TestTheRawSearchFindsASecretInEveryEncoding(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestAPinnedVersionIsUsedWhileItLastsThenTheCurrent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		c := create(t, e, prj, bearer("tok-first-0123456789"))
+		slots := map[string]string{"vendor": c.ID}
+		pins, err := e.repo.Check(ctx, acct, prj, "core-research", slots)
+		if err != nil || pins["vendor"] != 1 {
+			t.Fatalf("check: %v %v", pins, err)
+		}
+		if _, _, err := e.repo.Update(ctx, acct, prj, c.ID, connections.UpdateRequest{Credentials: json.RawMessage(`{"token":"tok-second-0123456789"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		secretOf := func(pins map[string]int64) string {
+			t.Helper()
+			got, err := e.repo.ResolvePinned(ctx, acct, prj, "core-research", slots, pins)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got["vendor"].Secret
+		}
+		if s := secretOf(pins); s != "tok-first-0123456789" {
+			t.Fatalf("pinned before the rotation, within 24 h: %q", s)
+		}
+		if s := secretOf(nil); s != "tok-second-0123456789" {
+			t.Fatalf("unpinned: %q", s)
+		}
+		if s := secretOf(map[string]int64{"vendor": 2}); s != "tok-second-0123456789" {
+			t.Fatalf("pinned to the current version: %q", s)
+		}
+		e.clock.Advance(connections.PreviousVersionTTL)
+		if s := secretOf(pins); s != "tok-second-0123456789" {
+			t.Fatalf("pinned version gone after 24 h: got %q, want the current one", s)
+		}
+		if _, _, err := e.repo.Update(ctx, acct, prj, c.ID, connections.UpdateRequest{Status: ptr("disabled")}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.repo.ResolvePinned(ctx, acct, prj, "core-research", slots, pins)
+		wantCode(t, err, apierr.ConnectionDisabled)
+	})
+}
+
+func TestCheckAppliesTheRulesAndWritesNothing(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		c := create(t, e, prj, bearer("tok-first-0123456789"))
+		before := e.st.writes.Load()
+		_, err := e.repo.Check(ctx, acct, prj, "managed-agents", map[string]string{"vendor": c.ID})
+		wantCode(t, err, apierr.ConnectionNotAllowed)
+		_, err = e.repo.Check(ctx, acct, other, "core-research", map[string]string{"vendor": c.ID})
+		wantCode(t, err, apierr.NotFound)
+		if pins, err := e.repo.Check(ctx, acct, prj, "core-research", nil); err != nil || pins != nil {
+			t.Fatalf("no slots: %v %v", pins, err)
+		}
+		if _, err := e.repo.Check(ctx, acct, prj, "core-research", map[string]string{"vendor": c.ID}); err != nil {
+			t.Fatal(err)
+		}
+		if n := e.st.writes.Load() - before; n != 0 {
+			t.Fatalf("check wrote %d times", n)
+		}
+		if got, _ := e.repo.Get(ctx, acct, prj, c.ID); got.LastUsedAt != nil {
+			t.Fatal("check recorded a use")
+		}
+	})
+}
+
+func TestMarkRejectedMarksOnlyOnARejectedCredential(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		a := create(t, e, prj, bearer("tok-a-0123456789"))
+		b := create(t, e, prj, connections.CreateRequest{Label: "k", Type: "api_key", ServiceIDs: []string{"core-research"}, Credentials: json.RawMessage(`{"key":"key-b-0123456789"}`)})
+		used, err := e.repo.Resolve(ctx, acct, prj, "core-research", map[string]string{"a": a.ID, "b": b.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, other := range []error{nil, upstream.ErrBadUpstream, &upstream.UnavailableError{}} {
+			if err := e.repo.MarkRejected(ctx, acct, prj, used, other); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []*connections.Connection{a, b} {
+			if got, _ := e.repo.Get(ctx, acct, prj, c.ID); got.StatusReason != nil {
+				t.Fatalf("%s marked without a rejection", c.ID)
+			}
+		}
+		rejected := fmt.Errorf("wrapped: %w", upstream.ErrCredentialRejected)
+		if err := e.repo.MarkRejected(ctx, acct, prj, used, rejected); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []*connections.Connection{a, b} {
+			if got, _ := e.repo.Get(ctx, acct, prj, c.ID); got.StatusReason == nil || *got.StatusReason != connections.ReasonUnauthorized {
+				t.Fatalf("%s not marked", c.ID)
+			}
+		}
+	})
 }

@@ -47,6 +47,10 @@ type Call struct {
 	// against (creditsPerDay) and that names its credit hold:
 	// "services.invoke" when empty, "runs.create" for a durable run.
 	LimitRoot string
+	// Connections are the protected connections the call names, by slot,
+	// already checked and opened by the caller (connections.Repo.Resolve);
+	// they go to the service in the upstream request and nowhere else.
+	Connections map[string]upstream.Credential
 }
 
 // Result is a successful call.
@@ -137,6 +141,7 @@ func (p *Pipeline) charge(ctx context.Context, c Caller, svc catalog.Service, op
 	res, err := p.Services.Invoke(callCtx, upstream.Request{
 		ServiceID: svc.ID, OperationID: op.ID, Input: call.Input, AccountID: c.AccountID, ProjectID: c.ProjectID,
 		EndUser: c.EndUser, RequestID: c.RequestID, MaxChargeMicro: op.PriceMicro, IdempotencyKey: call.CallID,
+		Connections: call.Connections,
 	})
 	if err != nil {
 		_ = hold.Release(detached)
@@ -163,6 +168,12 @@ func UpstreamError(err error) error {
 		return apierr.New(apierr.UpstreamRateLimited, "The managed service asked to slow down; nothing was charged.").WithHeader("Retry-After", retrySeconds(rl.RetryAfter))
 	case errors.As(err, &un):
 		e := apierr.New(apierr.ServiceUnavailable, "The managed service is unavailable; nothing was charged.").WithHeader("Retry-After", retrySeconds(un.RetryAfter))
+		e.Cause = err
+		return e
+	case errors.Is(err, upstream.ErrCredentialRejected):
+		// Not transient: the same credentials will be refused again, so a
+		// run fails rather than retries; the connections are marked.
+		e := apierr.New(apierr.Conflict, "The managed service refused the credentials of a connection the call named (401); nothing was charged. Rotate them with PATCH /v1/connections/{connectionId}.")
 		e.Cause = err
 		return e
 	case errors.Is(err, upstream.ErrNotConfigured):

@@ -6,6 +6,7 @@ package platform
 import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/approvalsapi"
+	"platformapi/shared/api/connectionsapi"
 	"platformapi/shared/api/creditsapi"
 	"platformapi/shared/api/filesapi"
 	"platformapi/shared/api/keysapi"
@@ -64,11 +65,12 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	st := cfg.Store
 	publicapi.Register(k, publicapi.Deps{Backend: d.Backend})
 	keysapi.Register(k, keysapi.Deps{Store: st})
-	servicesapi.Register(k, servicesapi.Deps{Store: st, Services: d.Services, Schemas: d.Schemas, MCPAllowedOrigins: d.MCPAllowedOrigins})
+	servicesapi.Register(k, servicesapi.Deps{Store: st, Services: d.Services, Schemas: d.Schemas, MCPAllowedOrigins: d.MCPAllowedOrigins, Sealer: d.Sealer})
 	creditsapi.Register(k, creditsapi.Deps{Store: st, TopUp: d.TopUp, Facilitator: d.Facilitator})
 	projectsapi.Register(k, projectsapi.Deps{Store: st})
 	approvalsapi.Register(k, approvalsapi.Deps{Store: st})
 	runsapi.Register(k, runsapi.Deps{Store: st, Queue: d.RunsQueue, Artifacts: d.Artifacts, Services: d.Services})
+	connectionsapi.Register(k, connectionsapi.Deps{Store: st, Sealer: d.Sealer})
 	webhooksapi.Register(k, webhooksapi.Deps{Store: st, Sealer: d.Sealer, Queue: d.WebhookQueue, AllowPrivate: d.AllowPrivateWebhooks})
 	filesapi.Register(k, filesapi.Deps{Store: st, Bucket: d.Files, Quota: d.FileQuota})
 	tradingapi.Register(k, tradingapi.Deps{Store: st, Trading: d.Trading})

@@ -150,10 +150,10 @@ var Table = []Route{
 	r(get, "/files/{fileId}/content", "files", "files.read", "files:read", noIdem, BodyNone, "Download a file's bytes").id("files.content.read"),
 	r(del, "/files/{fileId}", "files", "files.delete", "files:write", idem, BodyNone, "Delete a project file").commit(),
 	r(get, "/connections", "connections", "connections.list", "connections:read", noIdem, BodyNone, "List protected connections"),
-	r(post, "/connections", "connections", "connections.create", "connections:write", idem, BodyJSON, "Create a protected connection"),
+	r(post, "/connections", "connections", "connections.create", "connections:write", idem, BodyJSON, "Create a protected connection").commit(),
 	r(get, "/connections/{connectionId}", "connections", "connections.read", "connections:read", noIdem, BodyNone, "Read a protected connection's metadata"),
-	r(patch, "/connections/{connectionId}", "connections", "connections.update", "connections:write", idem, BodyJSON, "Rotate or disable a protected connection"),
-	r(del, "/connections/{connectionId}", "connections", "connections.delete", "connections:write", idem, BodyNone, "Delete a protected connection"),
+	r(patch, "/connections/{connectionId}", "connections", "connections.update", "connections:write", idem, BodyJSON, "Rotate or disable a protected connection").commit(),
+	r(del, "/connections/{connectionId}", "connections", "connections.delete", "connections:write", idem, BodyNone, "Delete a protected connection").commit(),
 
 	// 4.3 Managed databases
 	r(get, "/databases/account", "databases", "databases.account.read", "databases:read", noIdem, BodyNone, "Read the managed database").service("core-database"),

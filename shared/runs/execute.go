@@ -28,9 +28,24 @@ func (w *Worker) execute(ctx context.Context, run *Run, m queue.Received) error 
 		}
 		return w.fail(ctx, run, attempt, err)
 	}
-	res, err := w.pipeline.Run(ctx, caller, invoke.Call{ServiceID: run.ServiceID, OperationID: run.OperationID,
-		Input: run.Input, ApprovalID: deref(run.ApprovalID), LimitRoot: "runs.create", CallID: run.ID})
+	call := invoke.Call{ServiceID: run.ServiceID, OperationID: run.OperationID,
+		Input: run.Input, ApprovalID: deref(run.ApprovalID), LimitRoot: "runs.create", CallID: run.ID}
+	if len(run.Connections) > 0 {
+		// Checked again now: a connection disabled, deleted or no longer
+		// allowed since the run was created fails it, uncharged.
+		call.Connections, err = w.conns.ResolvePinned(ctx, run.AccountID, deref(run.ProjectID), run.ServiceID, run.Connections, run.ConnectionVersions)
+		if err != nil {
+			if retryable && errors.Is(err, store.ErrUnavailable) {
+				return w.retry(ctx, run, attempt, m, w.backoff(attempt, 0))
+			}
+			return w.fail(ctx, run, attempt, err)
+		}
+	}
+	res, err := w.pipeline.Run(ctx, caller, call)
 	if err != nil {
+		if markErr := w.conns.MarkRejected(context.WithoutCancel(ctx), run.AccountID, deref(run.ProjectID), call.Connections, err); markErr != nil {
+			w.log.Error("marking rejected connections failed", "runId", run.ID, "error", markErr.Error())
+		}
 		if asked, ok := transient(err); ok && retryable {
 			return w.retry(ctx, run, attempt, m, w.backoff(attempt, asked))
 		}

@@ -31,14 +31,15 @@ func runKey(accountID, id string) store.Key {
 // record is a run as stored: the resource plus what only the worker reads.
 type record struct {
 	Run
-	AccountID    string     `json:"accountId"`
-	ChargedMicro int64      `json:"chargedMicro"`
-	LeaseUntil   *time.Time `json:"leaseUntil,omitempty"`
+	AccountID          string           `json:"accountId"`
+	ChargedMicro       int64            `json:"chargedMicro"`
+	LeaseUntil         *time.Time       `json:"leaseUntil,omitempty"`
+	ConnectionVersions map[string]int64 `json:"connectionVersions,omitempty"`
 }
 
 func encode(r *Run) store.Item {
 	it := store.NewItem(runKey(r.AccountID, r.ID))
-	it.SetDoc(record{Run: *r, AccountID: r.AccountID, ChargedMicro: r.ChargedMicro, LeaseUntil: r.LeaseUntil})
+	it.SetDoc(record{Run: *r, AccountID: r.AccountID, ChargedMicro: r.ChargedMicro, LeaseUntil: r.LeaseUntil, ConnectionVersions: r.ConnectionVersions})
 	it[attrVersion] = r.version
 	return it
 }
@@ -49,7 +50,7 @@ func decode(it store.Item) (*Run, error) {
 		return nil, fmt.Errorf("runs: decode %s: %w", it.Key(), err)
 	}
 	r := rec.Run
-	r.AccountID, r.LeaseUntil, r.version = rec.AccountID, rec.LeaseUntil, it.Int(attrVersion)
+	r.AccountID, r.LeaseUntil, r.ConnectionVersions, r.version = rec.AccountID, rec.LeaseUntil, rec.ConnectionVersions, it.Int(attrVersion)
 	r.setCharged(rec.ChargedMicro)
 	if r.ArtifactIDs == nil {
 		r.ArtifactIDs = []string{}
@@ -88,6 +89,10 @@ type NewRun struct {
 	ServiceID, OperationID               string
 	Input                                json.RawMessage
 	ApprovalID                           string
+	// Connections are the slots the run names and ConnectionVersions their
+	// versions, as connections.Repo.Check returned them.
+	Connections        map[string]string
+	ConnectionVersions map[string]int64
 }
 
 // Validate checks what a run is created with: a durable operation of a
@@ -139,6 +144,9 @@ func (r *Repo) Create(ctx context.Context, n NewRun) (*Run, error) {
 		Status: StatusQueued, ArtifactIDs: []string{}, CreatedByKeyID: n.KeyID, CreatedAt: now,
 		ApprovalID: optional(n.ApprovalID), ProjectID: optional(n.ProjectID), EndUser: optional(n.EndUser),
 		AccountID: n.AccountID, version: 1}
+	if len(n.Connections) > 0 {
+		run.Connections, run.ConnectionVersions = n.Connections, n.ConnectionVersions
+	}
 	if err := r.st.Put(ctx, encode(run), store.NotExists()); err != nil {
 		return nil, fmt.Errorf("runs: create: %w", err)
 	}

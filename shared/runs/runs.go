@@ -38,31 +38,36 @@ const MaxInlineResultBytes = 64 << 10
 
 // Run is the resource.
 type Run struct {
-	ID                string          `json:"id" doc:"Run id (run_…)"`
-	ServiceID         string          `json:"serviceId"`
-	OperationID       string          `json:"operationId"`
-	Input             json.RawMessage `json:"input" doc:"The operation's input, as sent"`
-	ApprovalID        *string         `json:"approvalId" doc:"The approval consumed when the run executes (approval-gated operations)"`
-	Status            string          `json:"status" enum:"queued,running,succeeded,failed,cancelled"`
-	Result            json.RawMessage `json:"result" doc:"The operation's output when succeeded and at most 64 KiB, else null; the full output is always the run's artifact"`
-	Error             *Failure        `json:"error" doc:"Why the run failed (failed runs only)"`
-	ChargedCredits    float64         `json:"chargedCredits" doc:"Exact amount charged, as reported by the service; 0 unless succeeded"`
-	ArtifactIDs       []string        `json:"artifactIds" doc:"Artifacts the run produced (its output, application/json)"`
-	Attempts          int             `json:"attempts" doc:"Executions started; a transient upstream failure is retried with backoff"`
-	CreatedByKeyID    string          `json:"createdByKeyId" doc:"The key on whose authority the run executes; revoking it (or an ancestor) fails the run if it has not started"`
-	ProjectID         *string         `json:"projectId"`
-	EndUser           *string         `json:"endUser"`
-	UpstreamRequestID *string         `json:"upstreamRequestId" doc:"The managed service's correlation id, when it has one"`
-	CreatedAt         time.Time       `json:"createdAt"`
-	StartedAt         *time.Time      `json:"startedAt" doc:"When the latest attempt started"`
-	FinishedAt        *time.Time      `json:"finishedAt"`
-	NextAttemptAt     *time.Time      `json:"nextAttemptAt" doc:"When a queued run waiting to be retried is next attempted"`
-	CancelRequestedAt *time.Time      `json:"cancelRequestedAt" doc:"When cancellation was asked for; a running run then finishes its current attempt but is not retried"`
+	ID                string            `json:"id" doc:"Run id (run_…)"`
+	ServiceID         string            `json:"serviceId"`
+	OperationID       string            `json:"operationId"`
+	Input             json.RawMessage   `json:"input" doc:"The operation's input, as sent"`
+	ApprovalID        *string           `json:"approvalId" doc:"The approval consumed when the run executes (approval-gated operations)"`
+	Connections       map[string]string `json:"connections,omitempty" doc:"The protected connections the run uses, by slot, as sent; checked when the run is created and again when it executes"`
+	Status            string            `json:"status" enum:"queued,running,succeeded,failed,cancelled"`
+	Result            json.RawMessage   `json:"result" doc:"The operation's output when succeeded and at most 64 KiB, else null; the full output is always the run's artifact"`
+	Error             *Failure          `json:"error" doc:"Why the run failed (failed runs only)"`
+	ChargedCredits    float64           `json:"chargedCredits" doc:"Exact amount charged, as reported by the service; 0 unless succeeded"`
+	ArtifactIDs       []string          `json:"artifactIds" doc:"Artifacts the run produced (its output, application/json)"`
+	Attempts          int               `json:"attempts" doc:"Executions started; a transient upstream failure is retried with backoff"`
+	CreatedByKeyID    string            `json:"createdByKeyId" doc:"The key on whose authority the run executes; revoking it (or an ancestor) fails the run if it has not started"`
+	ProjectID         *string           `json:"projectId"`
+	EndUser           *string           `json:"endUser"`
+	UpstreamRequestID *string           `json:"upstreamRequestId" doc:"The managed service's correlation id, when it has one"`
+	CreatedAt         time.Time         `json:"createdAt"`
+	StartedAt         *time.Time        `json:"startedAt" doc:"When the latest attempt started"`
+	FinishedAt        *time.Time        `json:"finishedAt"`
+	NextAttemptAt     *time.Time        `json:"nextAttemptAt" doc:"When a queued run waiting to be retried is next attempted"`
+	CancelRequestedAt *time.Time        `json:"cancelRequestedAt" doc:"When cancellation was asked for; a running run then finishes its current attempt but is not retried"`
 
-	AccountID    string     `json:"-"`
-	ChargedMicro int64      `json:"-"`
-	LeaseUntil   *time.Time `json:"-"` // a running attempt is presumed dead after this
-	version      int64
+	AccountID    string `json:"-"`
+	ChargedMicro int64  `json:"-"`
+	// ConnectionVersions is each slot's credential version when the run
+	// was created: it executes with those credentials while a rotation
+	// keeps them (connections.Repo.ResolvePinned).
+	ConnectionVersions map[string]int64 `json:"-"`
+	LeaseUntil         *time.Time       `json:"-"` // a running attempt is presumed dead after this
+	version            int64
 }
 
 // Failure is why a run failed: a code of the API's error catalogue (for

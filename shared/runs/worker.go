@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"platformapi/shared/approvals"
+	"platformapi/shared/connections"
 	"platformapi/shared/credits"
+	"platformapi/shared/envelope"
 	"platformapi/shared/invoke"
 	"platformapi/shared/keys"
 	"platformapi/shared/limits"
@@ -42,7 +44,10 @@ func Backoff(n int, asked time.Duration) time.Duration {
 type WorkerConfig struct {
 	Config
 	// Services reaches the managed services, as for synchronous invokes.
-	Services    upstream.Invoker
+	Services upstream.Invoker
+	// Sealer opens the protected connections runs name; nil: such a run
+	// fails with service_unavailable.
+	Sealer      envelope.Sealer
 	Timeout     time.Duration                                  // default DefaultTimeout
 	MaxAttempts int                                            // default DefaultMaxAttempts
 	Backoff     func(n int, asked time.Duration) time.Duration // default Backoff
@@ -55,6 +60,7 @@ type Worker struct {
 	keys        *keys.Repo
 	projects    *projects.Repo
 	pipeline    *invoke.Pipeline
+	conns       *connections.Repo
 	lease       time.Duration
 	maxAttempts int
 	backoff     func(int, time.Duration) time.Duration
@@ -84,6 +90,7 @@ func NewWorker(c WorkerConfig) *Worker {
 			Ledger: credits.NewLedger(c.Store, c.Now), Limits: limits.NewCounter(c.Store, c.Now, c.Timeout),
 			Approvals: approvals.NewRepo(c.Store, c.Now), Services: c.Services, Timeout: c.Timeout,
 		},
+		conns: connections.NewRepo(c.Store, c.Sealer, c.Now),
 		// A running attempt is presumed dead once it has had its whole
 		// timeout and a minute of storage writes on top.
 		lease:       c.Timeout + time.Minute,

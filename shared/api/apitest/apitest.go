@@ -95,6 +95,7 @@ type Env struct {
 	hookWorker *webhooks.Worker
 	startRuns  sync.Once
 	startHooks sync.Once
+	rec        *recorder
 }
 
 // SyncBuffer collects the server's log lines.
@@ -157,7 +158,8 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := b.Open(t, c.Now)
+	rec := &recorder{Store: b.Open(t, c.Now)}
+	st := store.Store(rec)
 	sealer, err := localkey.Open(filepath.Join(t.TempDir(), "master.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -195,9 +197,9 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	}, d)
 	hs := httptest.NewServer(k)
 	t.Cleanup(hs.Close)
-	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks, Files: filesBucket}
+	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks, Files: filesBucket, rec: rec}
 	e.runWorker = runs.NewWorker(runs.WorkerConfig{Config: runs.Config{Store: st, Queue: runsQ, Artifacts: artifacts, Now: c.Now},
-		Services: services, Timeout: 10 * time.Second, Logger: logger})
+		Services: services, Sealer: d.Sealer, Timeout: 10 * time.Second, Logger: logger})
 	e.hookWorker = webhooks.NewWorker(webhooks.WorkerConfig{
 		Config:      webhooks.Config{Store: st, Sealer: sealer, Queue: hooks, Now: c.Now, Guard: webhooks.Guard{AllowPrivate: o.AllowPrivateWebhooks}},
 		MaxAttempts: 3, Backoff: func(int) time.Duration { return 10 * time.Millisecond }, Timeout: 2 * time.Second,

@@ -14,6 +14,7 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/apierr"
 	"platformapi/shared/blob"
+	"platformapi/shared/connections"
 	"platformapi/shared/invoke"
 	"platformapi/shared/queue"
 	"platformapi/shared/runs"
@@ -35,6 +36,9 @@ type Deps struct {
 type handlers struct {
 	d    Deps
 	runs *runs.Repo
+	// conns only checks connections (no opening, no writes): the run
+	// worker opens them when the run executes.
+	conns *connections.Repo
 }
 
 // Register adds the operations of both groups (runs, artifacts) to the
@@ -54,7 +58,8 @@ type handlers struct {
 // before), the embedded and AWS backends answer alike, and run outputs are
 // small (an upstream answer is at most 1 MiB).
 func Register(k *api.Kernel, d Deps) {
-	h := &handlers{d: d, runs: runs.NewRepo(runs.Config{Store: d.Store, Queue: d.Queue, Artifacts: d.Artifacts, Now: k.Now})}
+	h := &handlers{d: d, runs: runs.NewRepo(runs.Config{Store: d.Store, Queue: d.Queue, Artifacts: d.Artifacts, Now: k.Now}),
+		conns: connections.NewRepo(d.Store, nil, k.Now)}
 	api.Register(k, "runs.create", http.StatusAccepted, h.create)
 	api.Register(k, "runs.list", http.StatusOK, h.list)
 	api.Register(k, "runs.read", http.StatusOK, h.read)
@@ -80,10 +85,11 @@ func viewer(ctx context.Context) runs.Viewer {
 }
 
 type createRunRequest struct {
-	ServiceID   string          `json:"serviceId" minLength:"1" doc:"The managed service"`
-	OperationID string          `json:"operationId" minLength:"1" maxLength:"100" doc:"A durable operation of it (a capability with durable: true), e.g. memory.search"`
-	Input       json.RawMessage `json:"input,omitempty" doc:"The operation's input (see the capability's inputSchema), at most 256 KiB of JSON"`
-	ApprovalID  string          `json:"approvalId,omitempty" doc:"An approved, unused approval for exactly this service, operation and input (approval-gated operations); consumed when the run executes"`
+	ServiceID   string            `json:"serviceId" minLength:"1" doc:"The managed service"`
+	OperationID string            `json:"operationId" minLength:"1" maxLength:"100" doc:"A durable operation of it (a capability with durable: true), e.g. memory.search"`
+	Input       json.RawMessage   `json:"input,omitempty" doc:"The operation's input (see the capability's inputSchema), at most 256 KiB of JSON"`
+	ApprovalID  string            `json:"approvalId,omitempty" doc:"An approved, unused approval for exactly this service, operation and input (approval-gated operations); consumed when the run executes"`
+	Connections map[string]string `json:"connections,omitempty" maxProperties:"8" doc:"Protected connections the service uses, by slot: {\"<slot>\": \"con_…\"}. Checked now (same account and project, active, this service in serviceIds) and again when the run executes. The run executes with the credentials current now while a rotation keeps them (24 hours), then with the current ones."`
 }
 
 type runOutput struct {
@@ -106,9 +112,14 @@ func (h *handlers) create(ctx context.Context, in *api.Body[createRunRequest]) (
 		return nil, invoke.UpstreamError(upstream.ErrNotConfigured)
 	}
 	p := api.PrincipalFrom(ctx)
+	versions, err := h.conns.Check(ctx, p.Key().AccountID, p.ProjectID, b.ServiceID, b.Connections)
+	if err != nil {
+		return nil, err
+	}
 	run, err := h.runs.Create(ctx, runs.NewRun{
 		AccountID: p.Key().AccountID, ProjectID: p.ProjectID, EndUser: p.EndUser, KeyID: p.Key().ID,
 		ServiceID: b.ServiceID, OperationID: b.OperationID, Input: b.Input, ApprovalID: b.ApprovalID,
+		Connections: b.Connections, ConnectionVersions: versions,
 	})
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/apierr"
 	"platformapi/shared/catalog"
+	"platformapi/shared/connections"
 	"platformapi/shared/invoke"
 	"platformapi/shared/keys"
 	"platformapi/shared/routes"
@@ -117,19 +118,27 @@ func toolSchema(c capability) map[string]any {
 	if len(c.InputSchema) == 0 || json.Unmarshal(c.InputSchema, &schema) != nil || schema["type"] != "object" {
 		schema = map[string]any{"type": "object"}
 	}
-	if c.RequiresApproval {
-		props, _ := schema["properties"].(map[string]any)
-		if props == nil {
-			props = map[string]any{}
-		}
-		props[approvalArg] = map[string]any{"type": "string", "description": "An approved, unused approval (apr_…) for exactly the other arguments"}
-		schema["properties"] = props
+	props, _ := schema["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
 	}
+	if c.RequiresApproval {
+		props[approvalArg] = map[string]any{"type": "string", "description": "An approved, unused approval (apr_…) for exactly the other arguments"}
+	}
+	props[connectionsArg] = map[string]any{
+		"type": "object", "maxProperties": connections.MaxSlots, "additionalProperties": map[string]any{"type": "string"},
+		"description": "Protected connections the service uses, by slot: {\"<slot>\": \"con_…\"}",
+	}
+	schema["properties"] = props
 	return schema
 }
 
-// approvalArg is the tool argument naming the approval of a gated call.
-const approvalArg = "approvalId"
+// The tool arguments beside the operation's own input: the approval of a
+// gated call, and the protected connections the call names.
+const (
+	approvalArg    = "approvalId"
+	connectionsArg = "connections"
+)
 
 func (h *handlers) mcpServer(p *api.Principal) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "platform-api", Version: "1.0.0"}, nil)
@@ -170,6 +179,13 @@ func (h *handlers) callTool(ctx context.Context, p *api.Principal, c capability,
 		}
 		delete(fields, approvalArg)
 	}
+	var slots map[string]string
+	if raw, ok := fields[connectionsArg]; ok {
+		if err := json.Unmarshal(raw, &slots); err != nil {
+			return toolError(apierr.Invalid("connections must map slots to connection ids.", apierr.Field("arguments.connections", "not an object of strings")))
+		}
+		delete(fields, connectionsArg)
+	}
 	input, _ := json.Marshal(fields)
 	k := p.Key()
 	if !k.AllowsService(c.ServiceID) {
@@ -183,7 +199,7 @@ func (h *handlers) callTool(ctx context.Context, p *api.Principal, c capability,
 		return toolError(err)
 	}
 	defer release()
-	res, err := h.pipeline.Run(ctx, invokeCaller(ctx, p), invoke.Call{ServiceID: c.ServiceID, OperationID: c.OperationID, Input: input, ApprovalID: approvalID})
+	res, err := h.call(ctx, p, invoke.Call{ServiceID: c.ServiceID, OperationID: c.OperationID, Input: input, ApprovalID: approvalID}, slots)
 	if err != nil {
 		return toolError(err)
 	}

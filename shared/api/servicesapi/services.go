@@ -13,10 +13,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"platformapi/shared/api"
 	"platformapi/shared/approvals"
 	"platformapi/shared/catalog"
+	"platformapi/shared/connections"
 	"platformapi/shared/credits"
+	"platformapi/shared/envelope"
 	"platformapi/shared/invoke"
 	"platformapi/shared/keys"
 	"platformapi/shared/limits"
@@ -39,6 +43,9 @@ type Deps struct {
 	// MCPAllowedOrigins are the browser origins that may call the MCP
 	// server (MCP_ALLOWED_ORIGINS); server-to-server clients send none.
 	MCPAllowedOrigins []string
+	// Sealer opens the protected connections a call names; nil: a call
+	// naming connections answers 503.
+	Sealer envelope.Sealer
 }
 
 // Schema is one operation's input and output JSON Schema.
@@ -50,6 +57,9 @@ type handlers struct {
 	k        *api.Kernel
 	d        Deps
 	pipeline *invoke.Pipeline
+	// conns works on the store itself, never inside an idempotency unit:
+	// resolving records lastUsedAt, which must not fail the unit's commit.
+	conns *connections.Repo
 }
 
 // Register adds the group's operations, and the MCP transport, to the kernel.
@@ -57,7 +67,7 @@ func Register(k *api.Kernel, d Deps) {
 	h := &handlers{k: k, d: d, pipeline: &invoke.Pipeline{
 		Ledger: credits.NewLedger(d.Store, k.Now), Limits: k.Limits(), Approvals: approvals.NewRepo(d.Store, k.Now),
 		Services: d.Services, Timeout: k.RequestTimeout() - 2*time.Second,
-	}}
+	}, conns: connections.NewRepo(d.Store, d.Sealer, k.Now)}
 	api.Register(k, "services.list", http.StatusOK, h.listServices)
 	api.Register(k, "capabilities.list", http.StatusOK, h.listCapabilities)
 	api.Register(k, "capabilities.list.byService", http.StatusOK, h.listServiceCapabilities)
@@ -219,6 +229,19 @@ type invokeRequest struct {
 	OperationID string          `json:"operationId" minLength:"1" maxLength:"100" doc:"An operation of the service, e.g. memory.write"`
 	Input       json.RawMessage `json:"input,omitempty" doc:"The operation's input (see the capability's inputSchema)"`
 	ApprovalID  string          `json:"approvalId,omitempty" doc:"An approved, unused approval for exactly this service, operation and input (approval-gated operations)"`
+	Connections connectionSlots `json:"connections,omitempty"`
+}
+
+// connectionSlots names the protected connections a call uses, by slot.
+type connectionSlots map[string]string
+
+func (connectionSlots) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeObject, MaxProperties: new(connections.MaxSlots),
+		Description: "Protected connections the service uses for this call, by slot name (the service documents its slots): `{\"<slot>\": \"con_…\"}`. " +
+			"Each must be in the caller's account and project, `active` (else `409 connection_disabled`) and list this service in its `serviceIds` (else `403 connection_not_allowed`); " +
+			"only the service receives the credentials. A `401` from the service marks the connections' `statusReason`.",
+		AdditionalProperties: &huma.Schema{Type: huma.TypeString, Pattern: "^con_", MaxLength: new(64)},
+		Examples:             []any{map[string]any{"vendor": "con_01JQ3Y6V1W2X3Y4Z5A6B7C8D9E"}}}
 }
 
 type invokeInput struct {
@@ -242,7 +265,7 @@ type invokeOutput struct {
 
 func (h *handlers) invoke(ctx context.Context, in *invokeInput) (*invokeOutput, error) {
 	p := api.PrincipalFrom(ctx)
-	res, err := h.pipeline.Run(ctx, invokeCaller(ctx, p), invoke.Call{ServiceID: in.ServiceID, OperationID: in.Body.OperationID, Input: in.Body.Input, ApprovalID: in.Body.ApprovalID, CallID: api.CallID(ctx)})
+	res, err := h.call(ctx, p, invoke.Call{ServiceID: in.ServiceID, OperationID: in.Body.OperationID, Input: in.Body.Input, ApprovalID: in.Body.ApprovalID, CallID: api.CallID(ctx)}, in.Body.Connections)
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +277,32 @@ func (h *handlers) invoke(ctx context.Context, in *invokeInput) (*invokeOutput, 
 		Charged: strconv.FormatFloat(charged, 'f', -1, 64), Upstream: res.UpstreamRequestID,
 		Body: invokeResult{ServiceID: res.ServiceID, OperationID: res.OperationID, Status: "succeeded", Result: res.Output, ChargedCredits: charged},
 	}, nil
+}
+
+// call runs one call through the pipeline with the connections it names:
+// resolved (checked and opened) once the service and operation are known,
+// so an unknown operation is reported as such; marked when the service
+// refused their credentials.
+func (h *handlers) call(ctx context.Context, p *api.Principal, c invoke.Call, slots map[string]string) (*invoke.Result, error) {
+	caller := invokeCaller(ctx, p)
+	if len(slots) > 0 {
+		if _, _, err := invoke.Operation(c.ServiceID, c.OperationID); err != nil {
+			return nil, err
+		}
+		creds, err := h.conns.Resolve(ctx, caller.AccountID, caller.ProjectID, c.ServiceID, slots)
+		if err != nil {
+			return nil, err
+		}
+		c.Connections = creds
+	}
+	res, err := h.pipeline.Run(ctx, caller, c)
+	if err != nil {
+		if markErr := h.conns.MarkRejected(context.WithoutCancel(ctx), caller.AccountID, caller.ProjectID, c.Connections, err); markErr != nil {
+			api.Logger(ctx).Error("marking rejected connections failed", "error", markErr.Error())
+		}
+		return nil, err
+	}
+	return res, nil
 }
 
 // invokeCaller is the principal as the invoke pipeline sees it.
