@@ -95,7 +95,7 @@ func TestCreateResourcesCreatesWhatIsMissingAndIsRepeatable(t *testing.T) {
 			t.Fatalf("bucket %s: %v", b, err)
 		}
 	}
-	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue} {
+	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue, n.DatabasesQueue} {
 		url, err := env.QueueURL(ctx, awsenv.Queue{Name: q.Name})
 		if err != nil || url != q.URL {
 			t.Fatalf("queue %s: %q, %v; recorded %q", q.Name, url, err, q.URL)
@@ -117,7 +117,7 @@ func deleteResources(env *awsenv.Env) {
 	for _, b := range []string{n.FilesBucket, n.ArchivesBucket, n.ArtifactsBucket} {
 		_, _ = env.S3().DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &b})
 	}
-	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue} {
+	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue, n.DatabasesQueue} {
 		for _, name := range []string{q.Name, q.Name + "-dlq"} {
 			if url, err := env.QueueURL(ctx, awsenv.Queue{Name: name}); err == nil {
 				_, _ = env.SQS().DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &url})

@@ -7,6 +7,7 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/approvalsapi"
 	"platformapi/shared/api/creditsapi"
+	"platformapi/shared/api/databasesapi"
 	"platformapi/shared/api/keysapi"
 	"platformapi/shared/api/projectsapi"
 	"platformapi/shared/api/publicapi"
@@ -14,6 +15,7 @@ import (
 	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/api/webhooksapi"
 	"platformapi/shared/blob"
+	"platformapi/shared/databases"
 	"platformapi/shared/envelope"
 	"platformapi/shared/queue"
 	"platformapi/shared/topup"
@@ -39,6 +41,12 @@ type Deps struct {
 	Sealer            envelope.Sealer
 	// AllowPrivateWebhooks is the local development switch of webhooksapi.
 	AllowPrivateWebhooks bool
+	// Databases is the managed-databases service (nil: its routes answer
+	// 503), DatabasesQueue its worker's queue, ArchivePublicKey the key
+	// /health publishes.
+	Databases        *databases.Service
+	DatabasesQueue   queue.Queue
+	ArchivePublicKey string
 }
 
 // New builds the kernel with every group registered. Webhook events are
@@ -49,7 +57,7 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	}
 	k := api.New(cfg)
 	st := cfg.Store
-	publicapi.Register(k, publicapi.Deps{Backend: d.Backend})
+	publicapi.Register(k, publicapi.Deps{Backend: d.Backend, ArchivePublicKey: d.ArchivePublicKey})
 	keysapi.Register(k, keysapi.Deps{Store: st})
 	servicesapi.Register(k, servicesapi.Deps{Store: st, Services: d.Services, Schemas: d.Schemas, MCPAllowedOrigins: d.MCPAllowedOrigins})
 	creditsapi.Register(k, creditsapi.Deps{Store: st, TopUp: d.TopUp, Facilitator: d.Facilitator})
@@ -57,6 +65,7 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	approvalsapi.Register(k, approvalsapi.Deps{Store: st})
 	runsapi.Register(k, runsapi.Deps{Store: st, Queue: d.RunsQueue, Artifacts: d.Artifacts, Services: d.Services})
 	webhooksapi.Register(k, webhooksapi.Deps{Store: st, Sealer: d.Sealer, Queue: d.WebhookQueue, AllowPrivate: d.AllowPrivateWebhooks})
+	databasesapi.Register(k, databasesapi.Deps{Store: st, Databases: d.Databases, Queue: d.DatabasesQueue})
 	return k
 }
 

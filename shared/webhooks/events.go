@@ -32,6 +32,11 @@ const (
 	EventConnectionDeleted    = "connection.deleted"
 	EventFileCreated          = "file.created"
 	EventFileDeleted          = "file.deleted"
+
+	EventDatabaseProvisioned       = "database.provisioned"
+	EventDatabaseDeprovisioned     = "database.deprovisioned"
+	EventDatabaseTransferCompleted = "database.transfer.completed" // published by the databases worker
+	EventDatabaseTransferFailed    = "database.transfer.failed"    // published by the databases worker
 )
 
 // EventType is one entry of the catalogue.
@@ -64,6 +69,10 @@ var Catalogue = []EventType{
 	{EventConnectionDeleted, "connections.delete", "A connection and every sealed version of its credentials were destroyed (data: the connection record as it was)."},
 	{EventFileCreated, "files.create", "A file was uploaded (data: the file record, never its bytes)."},
 	{EventFileDeleted, "files.delete", "A file was deleted (data: the file record with status deleted)."},
+	{EventDatabaseProvisioned, "databases.account.provision", "A managed database was provisioned for the account or project (data: the database)."},
+	{EventDatabaseDeprovisioned, "databases.account.deprovision", "A managed database and its data were deleted (data: id, status deleted)."},
+	{EventDatabaseTransferCompleted, "databases.transfers.create", "An export's archive is ready to download, or an import replaced the database (data: the transfer). Sent by the worker, after POST /databases/transfers (export) or …/complete (import)."},
+	{EventDatabaseTransferFailed, "databases.transfers.create", "A transfer failed and the database is unchanged; the reason is in error (data: the transfer)."},
 }
 
 // EventNames lists the catalogue's names in order.
