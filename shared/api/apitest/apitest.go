@@ -25,6 +25,7 @@ import (
 	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/blob/fsblob"
 	"platformapi/shared/credittoken"
+	"platformapi/shared/databases"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/platform"
 	"platformapi/shared/queue/memqueue"
@@ -85,6 +86,12 @@ type Env struct {
 	hookWorker   *webhooks.Worker
 	startRuns    sync.Once
 	startHooks   sync.Once
+	// Databases is the managed-databases service (Options.Databases), its
+	// archives signed by ArchiveKey.
+	Databases      *databases.Service
+	DatabasesQueue *memqueue.Queue
+	ArchiveKey     string
+	startDBs       sync.Once
 }
 
 // SyncBuffer collects the server's log lines.
@@ -112,6 +119,11 @@ type Options struct {
 	AllowPrivateWebhooks bool
 	// Leave out a part to see the API answer without it.
 	NoRunsQueue, NoSealer, NoRemoteService bool
+	// Databases builds the managed-databases service on the backend
+	// (DynamoDB: with a fresh S3 bucket), its files capped at
+	// DatabaseMaxBytes (default 1 MiB).
+	Databases        bool
+	DatabaseMaxBytes int64
 }
 
 // Backends are the storage backends this run can reach.
@@ -171,6 +183,17 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if o.NoSealer {
 		d.Sealer = nil
 	}
+	var dbs *databases.Service
+	var dbq *memqueue.Queue
+	if o.Databases {
+		maxBytes := o.DatabaseMaxBytes
+		if maxBytes == 0 {
+			maxBytes = 1 << 20
+		}
+		svc, signer := newDatabases(t, b, st, c.Now, maxBytes)
+		dbs, dbq = svc, newDatabasesQueue(t)
+		d.Databases, d.DatabasesQueue, d.ArchivePublicKey = dbs, dbq, signer.PublicKey()
+	}
 	logs := &SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	k := platform.New(api.Config{
@@ -178,7 +201,8 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	}, d)
 	hs := httptest.NewServer(k)
 	t.Cleanup(hs.Close)
-	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks}
+	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks,
+		Databases: dbs, DatabasesQueue: dbq, ArchiveKey: d.ArchivePublicKey}
 	e.runWorker = runs.NewWorker(runs.WorkerConfig{Config: runs.Config{Store: st, Queue: runsQ, Artifacts: artifacts, Now: c.Now},
 		Services: services, Timeout: 10 * time.Second, Logger: logger})
 	e.hookWorker = webhooks.NewWorker(webhooks.WorkerConfig{
