@@ -379,8 +379,11 @@ func TestHostileArchivesAreRefusedAndChangeNothing(t *testing.T) {
 	for name, b := range hostile {
 		t.Run(name, func(t *testing.T) {
 			tr := importArchive(t, s, b, 1)
-			if tr.Status != databases.TransferFailed || tr.Error == "" {
+			if tr.Status != databases.TransferFailed || !strings.HasPrefix(tr.Error, "archive_invalid: ") {
 				t.Fatalf("%+v", tr)
+			}
+			if _, _, err := s.Archive(ctx(), scope, tr.ID); code(err) != apierr.ArchiveInvalid {
+				t.Fatalf("archive of a refused import: %v", err)
 			}
 			res, err := s.Query(ctx(), scope, databases.QueryRequest{SQL: "SELECT name FROM t"})
 			if err != nil || len(res.Rows) != 1 {
@@ -390,7 +393,7 @@ func TestHostileArchivesAreRefusedAndChangeNothing(t *testing.T) {
 	}
 }
 
-func TestAMissingPartFailsTheImportAndADifferentPartConflicts(t *testing.T) {
+func TestAMissingPartIsRefusedAtCompleteAndADifferentPartConflicts(t *testing.T) {
 	s := provisioned(t, databases.DefaultLimits)
 	good, _, _ := exportArchive(t, s)
 	sum := sha256.Sum256(good)
@@ -404,12 +407,11 @@ func TestAMissingPartFailsTheImportAndADifferentPartConflicts(t *testing.T) {
 	if _, err := s.GetTransfer(ctx(), databases.Scope{AccountID: scope.AccountID, ProjectID: "prj_other"}, tr.ID); code(err) != apierr.NotFound {
 		t.Fatalf("other project sees the transfer: %v", err)
 	}
-	s.CompleteImport(ctx(), scope, tr.ID)
-	if err := s.RunImport(ctx(), scope.AccountID, tr.ID); err != nil {
-		t.Fatal(err)
+	if _, err := s.CompleteImport(ctx(), scope, tr.ID); code(err) != apierr.ArchiveInvalid {
+		t.Fatalf("complete with part 2 missing: %v", err)
 	}
 	got, _ := s.GetTransfer(ctx(), scope, tr.ID)
-	if got.Status != databases.TransferFailed {
-		t.Fatalf("%+v", got)
+	if got.Status != databases.TransferAwaitingParts {
+		t.Fatalf("the import must keep waiting for the missing part: %+v", got)
 	}
 }
