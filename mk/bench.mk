@@ -2,7 +2,8 @@
 # (issue 9). The root Makefile includes it.
 #
 #   make bench        the micro-benchmarks, then the full run
-#   make bench-micro  only the go test -bench micro-benchmarks
+#   make bench-micro  only the go test -bench micro-benchmarks (with the
+#                     managed databases: API over bare SQLite, shared/databases)
 #
 # The full run (shared/bench) goes through .ci/with-moto, so that storage
 # round trips are counted at the SDK against moto, or against LocalStack when
@@ -23,6 +24,6 @@ bench: bench-micro
 	.ci/with-moto $(GO) run ./functions/local bench $(BENCH_ARGS)
 
 bench-micro:
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/idempotency
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/idempotency ./shared/databases
 
 .DEFAULT_GOAL := $(bench_saved_goal)
