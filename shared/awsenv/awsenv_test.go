@@ -19,13 +19,14 @@ import (
 
 func TestNamesHaveLocalDefaultsAndFollowTheEnvironment(t *testing.T) {
 	for _, v := range []string{"TABLE_NAME", "FILES_BUCKET", "ARCHIVES_BUCKET", "ARTIFACTS_BUCKET",
-		"WEBHOOK_QUEUE_URL", "WEBHOOK_QUEUE_NAME", "RUNS_QUEUE_URL", "RUNS_QUEUE_NAME", "KMS_KEY_ID"} {
+		"WEBHOOK_QUEUE_URL", "WEBHOOK_QUEUE_NAME", "RUNS_QUEUE_URL", "RUNS_QUEUE_NAME", "DATABASES_QUEUE_URL", "DATABASES_QUEUE_NAME", "KMS_KEY_ID"} {
 		t.Setenv(v, "")
 	}
 	want := awsenv.Names{
 		Table: "platform-api", FilesBucket: "platform-api-files", ArchivesBucket: "platform-api-archives",
 		ArtifactsBucket: "platform-api-artifacts", WebhookQueue: awsenv.Queue{Name: "platform-api-webhooks"},
-		RunsQueue: awsenv.Queue{Name: "platform-api-runs"}, KMSKeyID: "alias/platform-api",
+		RunsQueue: awsenv.Queue{Name: "platform-api-runs"}, DatabasesQueue: awsenv.Queue{Name: "platform-api-databases"},
+		KMSKeyID: "alias/platform-api",
 	}
 	if got := awsenv.NamesFromEnv(); got != want {
 		t.Fatalf("defaults = %+v; want %+v", got, want)

@@ -24,7 +24,7 @@ type DatabaseAction struct {
 
 // ActionsRequest is the body of POST /databases/actions.
 type ActionsRequest struct {
-	IfVersion *int64   `json:"ifVersion,omitempty" doc:"Apply only if the database is at this version"`
+	IfVersion *int64           `json:"ifVersion,omitempty" doc:"Apply only if the database is at this version"`
 	Actions   []DatabaseAction `json:"actions"`
 }
 
