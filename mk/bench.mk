@@ -3,7 +3,8 @@
 #
 #   make bench        the micro-benchmarks, then the full run
 #   make bench-micro  only the go test -bench micro-benchmarks (with a 4 MiB
-#                     file upload and download on embedded storage, in MB/s)
+#                     file upload and download on embedded storage, in MB/s,
+#                     and the managed databases: API over bare SQLite)
 #
 # The full run (shared/bench) goes through .ci/with-moto, so that storage
 # round trips are counted at the SDK against moto, or against LocalStack when
@@ -24,6 +25,6 @@ bench: bench-micro
 	.ci/with-moto $(GO) run ./functions/local bench $(BENCH_ARGS)
 
 bench-micro:
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/idempotency ./shared/files
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/idempotency ./shared/files ./shared/databases
 
 .DEFAULT_GOAL := $(bench_saved_goal)

@@ -1,17 +1,28 @@
-// Command databases is the Lambda function of the databases group. The group is not
-// built yet: every route answers 501 not_implemented after authentication
-// and the access controls.
+// Command databases is the Lambda function of the managed-databases group
+// (spec 4.3): queries and actions on the SQLite files in S3, transfers
+// recorded here and run by databases-worker.
 package main
 
 import (
 	"context"
 
 	"platformapi/shared/api"
+	"platformapi/shared/api/databasesapi"
+	"platformapi/shared/databases/dbsetup"
 	"platformapi/shared/lambdaedge"
 )
 
 func main() {
 	lambdaedge.Serve("databases", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
-		return func(*api.Kernel) {}, nil
+		svc, err := dbsetup.Service(ctx, e.AWS, e.Kernel.Store, "/tmp")
+		if err != nil {
+			return nil, err
+		}
+		q, err := e.Queue(ctx, e.AWS.Names.DatabasesQueue)
+		if err != nil {
+			return nil, err
+		}
+		d := databasesapi.Deps{Store: e.Kernel.Store, Databases: svc, Queue: q}
+		return func(k *api.Kernel) { databasesapi.Register(k, d) }, nil
 	})
 }

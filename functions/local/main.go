@@ -118,6 +118,10 @@ func serve(cfg app.Config) error {
 	if err != nil {
 		return err
 	}
+	dbWorker, err := rt.DatabasesWorker(logger.With("worker", "databases"))
+	if err != nil {
+		return err
+	}
 	// The workers poll the in-process queues until shutdown; each finishes
 	// what it holds before rt.Close (deferred earlier, so run later).
 	var workers sync.WaitGroup
@@ -130,6 +134,7 @@ func serve(cfg app.Config) error {
 		return err
 	}
 	workers.Go(func() { tradingLoop(ctx, logger, recheck) })
+	workers.Go(func() { dbWorker.Run(ctx, rt.DatabasesQueue) })
 	addr := os.Getenv("ADDR")
 	if addr == "" {
 		addr = "127.0.0.1:8080"

@@ -5,14 +5,26 @@ package main
 
 import (
 	"context"
+	"os"
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/publicapi"
+	"platformapi/shared/databases/dbsetup"
 	"platformapi/shared/lambdaedge"
 )
 
 func main() {
 	lambdaedge.Serve("public", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
-		return func(k *api.Kernel) { publicapi.Register(k, publicapi.Deps{Backend: "aws"}) }, nil
+		d := publicapi.Deps{Backend: "aws"}
+		// /health publishes the database archive key when the function is
+		// granted its secret (one read at cold start).
+		if os.Getenv(dbsetup.SecretEnv) != "" {
+			signer, err := dbsetup.Signer(ctx, e.AWS)
+			if err != nil {
+				return nil, err
+			}
+			d.ArchivePublicKey = signer.PublicKey()
+		}
+		return func(k *api.Kernel) { publicapi.Register(k, d) }, nil
 	})
 }

@@ -38,6 +38,13 @@ const (
 	ConsumeWebhooks
 	// ConsumeRuns: triggered by the runs queue (RUNS_QUEUE_URL).
 	ConsumeRuns
+	// UseArchiveSecret: read the database archive signing seed
+	// (ARCHIVE_SIGNING_SECRET_ARN).
+	UseArchiveSecret
+	// SendDatabases: send to the database transfer queue (DATABASES_QUEUE_URL).
+	SendDatabases
+	// ConsumeDatabases: triggered by the database transfer queue (DATABASES_QUEUE_URL).
+	ConsumeDatabases
 )
 
 // Has reports whether every bit of o is in u.
@@ -60,6 +67,9 @@ type Function struct {
 	// this rate (whole minutes); such a function has neither routes nor a
 	// queue.
 	Schedule time.Duration
+	// EphemeralMiB is the size of /tmp (Lambda's default 512 when 0): the
+	// databases functions keep SQLite files and archives there.
+	EphemeralMiB int
 }
 
 // Routes are the HTTP API paths the function answers (method ANY), taken
@@ -87,7 +97,7 @@ func (f Function) Routes() []string {
 }
 
 // Worker reports whether the function is fed by a queue instead of routes.
-func (f Function) Worker() bool { return f.Uses&(ConsumeWebhooks|ConsumeRuns) != 0 }
+func (f Function) Worker() bool { return f.Uses&(ConsumeWebhooks|ConsumeRuns|ConsumeDatabases) != 0 }
 
 // Scheduled reports whether a schedule invokes the function.
 func (f Function) Scheduled() bool { return f.Schedule > 0 }
@@ -99,14 +109,15 @@ const group = UseTable | SendWebhooks
 // adding a line here (and its functions/<name>/main.go); the stack derives
 // its resource, role, grants, environment, routes, log group and alarms.
 var Functions = []Function{
-	{Name: "public", MemoryMiB: 256, Timeout: 10 * time.Second},
+	{Name: "public", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: UseArchiveSecret},               // /health publishes the archive key
 	{Name: "keys", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseCreditSecret | UseKMS}, // seals the secrets it answers for replay
 	{Name: "services", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS},               // opens the connections a call names
 	{Name: "credits", MemoryMiB: 256, Timeout: 29 * time.Second, Uses: group | UseX402},
 	{Name: "projects", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
 	{Name: "files", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseFiles},
 	{Name: "connections", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS},
-	{Name: "databases", MemoryMiB: 1024, Timeout: 29 * time.Second, Uses: group | UseArchives | UseKMS},
+	{Name: "databases", MemoryMiB: 1024, Timeout: 29 * time.Second, Uses: group | UseArchives | UseKMS | UseArchiveSecret | SendDatabases,
+		EphemeralMiB: 2048}, // two versions of a 256 MiB database in the /tmp cache
 	{Name: "wallets", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS},
 	{Name: "trading", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
 	{Name: "swaps", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
@@ -129,6 +140,11 @@ var Functions = []Function{
 	// timeout stays under the period so passes rarely overlap (an overlap
 	// is harmless: every order write is conditional on its revision).
 	{Name: "trading-recheck", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: UseTable | SendWebhooks, Schedule: time.Minute},
+	// One transfer per invocation: a snapshot or a validation of a 256 MiB
+	// database takes minutes and its /tmp space. The timeout stays above
+	// the worker's job timeout (databases.DefaultJobTimeout, 10 minutes).
+	{Name: "databases-worker", MemoryMiB: 2048, Timeout: 12 * time.Minute,
+		Uses: UseTable | ConsumeDatabases | UseArchives | UseArchiveSecret | SendWebhooks, BatchSize: 1, EphemeralMiB: 4096},
 }
 
 // consumerTimeout is the longest timeout among the queue's consumers. A

@@ -42,7 +42,7 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 			routes[r] = f.Name
 		}
 		consumes := 0
-		for _, u := range []Use{ConsumeWebhooks, ConsumeRuns} {
+		for _, u := range []Use{ConsumeWebhooks, ConsumeRuns, ConsumeDatabases} {
 			if f.Uses.Has(u) {
 				consumes++
 			}

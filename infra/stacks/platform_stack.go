@@ -35,8 +35,9 @@ import (
 // receiver being down for a while is normal; a run that failed three times
 // fails for a reason a fourth attempt will not fix.
 const (
-	webhookMaxReceives = 8
-	runsMaxReceives    = 3
+	webhookMaxReceives   = 8
+	runsMaxReceives      = 3
+	databasesMaxReceives = 3
 )
 
 // PlatformStackProps configure one deployment.
@@ -67,9 +68,13 @@ type PlatformStack struct {
 	WebhookDLQ        awssqs.Queue
 	RunsQueue         awssqs.Queue
 	RunsDLQ           awssqs.Queue
+	DatabasesQueue    awssqs.Queue
+	DatabasesDLQ      awssqs.Queue
 	EnvelopeKey       awskms.Key
 	CreditTokenSecret awssecretsmanager.Secret
-	API               awsapigatewayv2.HttpApi
+	// ArchiveSecret seeds the Ed25519 key that signs database archives.
+	ArchiveSecret awssecretsmanager.Secret
+	API           awsapigatewayv2.HttpApi
 	// Functions by Function.Name.
 	Functions map[string]awslambda.Function
 
@@ -138,6 +143,7 @@ func (s *PlatformStack) addData() {
 
 	s.WebhookQueue, s.WebhookDLQ = s.queue("WebhookQueue", ConsumeWebhooks, webhookMaxReceives)
 	s.RunsQueue, s.RunsDLQ = s.queue("RunsQueue", ConsumeRuns, runsMaxReceives)
+	s.DatabasesQueue, s.DatabasesDLQ = s.queue("DatabasesQueue", ConsumeDatabases, databasesMaxReceives)
 
 	keyProps := &awskms.KeyProps{
 		Description:       jsii.String(fmt.Sprintf("platformapi %s: wraps the data keys of connection secrets and wallet keys", s.settings.Stage)),
@@ -162,10 +168,22 @@ func (s *PlatformStack) addData() {
 		RemovalPolicy: s.removal(),
 	})
 
+	s.ArchiveSecret = awssecretsmanager.NewSecret(s.Stack, jsii.String("ArchiveSigningSeed"), &awssecretsmanager.SecretProps{
+		Description: jsii.String(fmt.Sprintf("platformapi %s: seed of the database archive signing key", s.settings.Stage)),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+			PasswordLength:     jsii.Number(64),
+			ExcludePunctuation: jsii.Bool(true),
+			IncludeSpace:       jsii.Bool(false),
+		},
+		RemovalPolicy: s.removal(),
+	})
+
 	s.alarm("WebhookDLQDepth", s.WebhookDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
 		"A webhook delivery exhausted its retries and waits in the dead-letter queue.")
 	s.alarm("RunsDLQDepth", s.RunsDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
 		"A durable run failed repeatedly and waits in the dead-letter queue.")
+	s.alarm("DatabasesDLQDepth", s.DatabasesDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
+		"A database transfer job failed repeatedly and waits in the dead-letter queue.")
 }
 
 // bucket is private (public access blocked, owner-enforced objects),
@@ -257,6 +275,12 @@ func (s *PlatformStack) wirings() []wiring {
 			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.WebhookQueue) }},
 		{ConsumeRuns, map[string]*string{"RUNS_QUEUE_URL": s.RunsQueue.QueueUrl()},
 			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.RunsQueue) }},
+		{UseArchiveSecret, map[string]*string{"ARCHIVE_SIGNING_SECRET_ARN": s.ArchiveSecret.SecretArn()},
+			func(_ Function, fn awslambda.Function) { s.ArchiveSecret.GrantRead(fn, nil) }},
+		{SendDatabases, map[string]*string{"DATABASES_QUEUE_URL": s.DatabasesQueue.QueueUrl()},
+			func(_ Function, fn awslambda.Function) { s.DatabasesQueue.GrantSendMessages(fn) }},
+		{ConsumeDatabases, map[string]*string{"DATABASES_QUEUE_URL": s.DatabasesQueue.QueueUrl()},
+			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.DatabasesQueue) }},
 	}
 }
 
@@ -298,6 +322,10 @@ func (s *PlatformStack) addFunction(f Function) {
 		}
 	}
 
+	var ephemeral awscdk.Size
+	if f.EphemeralMiB > 0 {
+		ephemeral = awscdk.Size_Mebibytes(jsii.Number(float64(f.EphemeralMiB)))
+	}
 	fn := awslambda.NewFunction(s.Stack, jsii.String(f.Name), &awslambda.FunctionProps{
 		Description:  jsii.String(fmt.Sprintf("platformapi %s: %s", s.settings.Stage, f.Name)),
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
@@ -308,6 +336,8 @@ func (s *PlatformStack) addFunction(f Function) {
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(f.Timeout.Seconds())),
 		Role:         role,
 		LogGroup:     logs,
+		// nil keeps Lambda's default of 512 MiB.
+		EphemeralStorageSize: ephemeral,
 	})
 	// Sorted so the template, and so the diff of a deployment, is stable.
 	for _, k := range slices.Sorted(maps.Keys(env)) {

@@ -39,7 +39,7 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 		"AWS::IAM::Role":                  n,
 		"AWS::IAM::Policy":                n,
 		"AWS::Logs::LogGroup":             n,
-		"AWS::CloudWatch::Alarm":          2*n + 3, // errors and throttles per function, API 5xx, two DLQs
+		"AWS::CloudWatch::Alarm":          2*n + 4, // errors and throttles per function, API 5xx, three DLQs
 		"AWS::ApiGatewayV2::Api":          1,
 		"AWS::ApiGatewayV2::Stage":        1,
 		"AWS::ApiGatewayV2::Route":        routes,
@@ -50,10 +50,10 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 		"AWS::DynamoDB::Table":            1,
 		"AWS::S3::Bucket":                 3,
 		"AWS::S3::BucketPolicy":           3,
-		"AWS::SQS::Queue":                 4,
-		"AWS::SQS::QueuePolicy":           4,
+		"AWS::SQS::Queue":                 6,
+		"AWS::SQS::QueuePolicy":           6,
 		"AWS::KMS::Key":                   1,
-		"AWS::SecretsManager::Secret":     1,
+		"AWS::SecretsManager::Secret":     2,
 	}
 	got := map[string]int{}
 	for _, r := range s.resources {
@@ -161,6 +161,7 @@ func TestWorkQueuesRedriveToTheirDeadLetterQueues(t *testing.T) {
 	}{
 		{"webhook", s.stack.WebhookQueue.QueueName(), s.stack.WebhookDLQ.QueueName(), ConsumeWebhooks, webhookMaxReceives},
 		{"runs", s.stack.RunsQueue.QueueName(), s.stack.RunsDLQ.QueueName(), ConsumeRuns, runsMaxReceives},
+		{"databases", s.stack.DatabasesQueue.QueueName(), s.stack.DatabasesDLQ.QueueName(), ConsumeDatabases, databasesMaxReceives},
 	} {
 		queue, dlq := s.logicalID(t, q.queue), s.logicalID(t, q.dlq)
 		p := s.resources[queue].Properties
@@ -183,7 +184,7 @@ func TestWorkQueuesRedriveToTheirDeadLetterQueues(t *testing.T) {
 
 func TestWorkersReportBatchItemFailures(t *testing.T) {
 	s := defaults(t)
-	queues := map[Use]*string{ConsumeWebhooks: s.stack.WebhookQueue.QueueName(), ConsumeRuns: s.stack.RunsQueue.QueueName()}
+	queues := map[Use]*string{ConsumeWebhooks: s.stack.WebhookQueue.QueueName(), ConsumeRuns: s.stack.RunsQueue.QueueName(), ConsumeDatabases: s.stack.DatabasesQueue.QueueName()}
 	for _, f := range Functions {
 		if !f.Worker() {
 			continue
@@ -295,14 +296,14 @@ var wantEnv = func() map[string][]string {
 	group := append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL")
 	with := func(names ...string) []string { return append(slices.Clone(group), names...) }
 	return map[string][]string{
-		"public":          base,
+		"public":          append(slices.Clone(base), "ARCHIVE_SIGNING_SECRET_ARN"),
 		"keys":            with("CREDIT_TOKEN_SECRET_ARN", "KMS_KEY_ID"),
 		"services":        with("KMS_KEY_ID"),
 		"credits":         with("X402_NETWORK", "X402_ASSET", "X402_PAY_TO", "X402_FACILITATOR_URL"),
 		"projects":        group,
 		"files":           with("FILES_BUCKET"),
 		"connections":     with("KMS_KEY_ID"),
-		"databases":       with("ARCHIVES_BUCKET", "KMS_KEY_ID"),
+		"databases":       with("ARCHIVES_BUCKET", "KMS_KEY_ID", "ARCHIVE_SIGNING_SECRET_ARN", "DATABASES_QUEUE_URL"),
 		"wallets":         with("KMS_KEY_ID"),
 		"trading":         group,
 		"swaps":           group,
@@ -315,6 +316,8 @@ var wantEnv = func() map[string][]string {
 		"run-worker":      append(slices.Clone(base), "TABLE_NAME", "RUNS_QUEUE_URL", "ARTIFACTS_BUCKET", "WEBHOOK_QUEUE_URL", "KMS_KEY_ID"),
 		"file-sweeper":    append(slices.Clone(base), "TABLE_NAME", "FILES_BUCKET"),
 		"trading-recheck": group,
+		"databases-worker": append(slices.Clone(base), "TABLE_NAME", "DATABASES_QUEUE_URL", "ARCHIVES_BUCKET",
+			"ARCHIVE_SIGNING_SECRET_ARN", "WEBHOOK_QUEUE_URL"),
 	}
 }()
 
@@ -322,14 +325,16 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 	s := defaults(t)
 	st := s.stack
 	refs := map[string]*string{ // variable → the resource its value must name
-		"TABLE_NAME":              st.Table.TableName(),
-		"FILES_BUCKET":            st.FilesBucket.BucketName(),
-		"ARCHIVES_BUCKET":         st.ArchivesBucket.BucketName(),
-		"ARTIFACTS_BUCKET":        st.ArtifactsBucket.BucketName(),
-		"WEBHOOK_QUEUE_URL":       st.WebhookQueue.QueueName(),
-		"RUNS_QUEUE_URL":          st.RunsQueue.QueueName(),
-		"KMS_KEY_ID":              st.EnvelopeKey.KeyId(),
-		"CREDIT_TOKEN_SECRET_ARN": st.CreditTokenSecret.SecretArn(),
+		"TABLE_NAME":                 st.Table.TableName(),
+		"FILES_BUCKET":               st.FilesBucket.BucketName(),
+		"ARCHIVES_BUCKET":            st.ArchivesBucket.BucketName(),
+		"ARTIFACTS_BUCKET":           st.ArtifactsBucket.BucketName(),
+		"WEBHOOK_QUEUE_URL":          st.WebhookQueue.QueueName(),
+		"RUNS_QUEUE_URL":             st.RunsQueue.QueueName(),
+		"KMS_KEY_ID":                 st.EnvelopeKey.KeyId(),
+		"CREDIT_TOKEN_SECRET_ARN":    st.CreditTokenSecret.SecretArn(),
+		"ARCHIVE_SIGNING_SECRET_ARN": st.ArchiveSecret.SecretArn(),
+		"DATABASES_QUEUE_URL":        st.DatabasesQueue.QueueName(),
 	}
 	literal := map[string]any{
 		"STAGE": "dev", "LOG_LEVEL": "info",
@@ -365,26 +370,27 @@ var wantAccess = func() map[string][]string {
 	group := []string{"Table:rw", "WebhookQueue:send"}
 	with := func(more ...string) []string { return append(slices.Clone(group), more...) }
 	return map[string][]string{
-		"public":          nil,
-		"keys":            with("CreditTokenSeed:read", "EnvelopeKey:encrypt-decrypt"),
-		"services":        with("EnvelopeKey:encrypt-decrypt"),
-		"credits":         group,
-		"projects":        group,
-		"files":           with("FilesBucket:rw"),
-		"connections":     with("EnvelopeKey:encrypt-decrypt"),
-		"databases":       with("ArchivesBucket:rw", "EnvelopeKey:encrypt-decrypt"),
-		"wallets":         with("EnvelopeKey:encrypt-decrypt"),
-		"trading":         group,
-		"swaps":           group,
-		"runs":            with("RunsQueue:send", "ArtifactsBucket:r"),
-		"approvals":       group,
-		"artifacts":       with("ArtifactsBucket:r"),
-		"webhooks":        with("EnvelopeKey:encrypt-decrypt"),
-		"mcp":             with("EnvelopeKey:encrypt-decrypt"),
-		"webhook-worker":  {"Table:rw", "WebhookQueue:consume", "EnvelopeKey:encrypt-decrypt"},
-		"run-worker":      {"Table:rw", "RunsQueue:consume", "ArtifactsBucket:rw", "WebhookQueue:send", "EnvelopeKey:encrypt-decrypt"},
-		"file-sweeper":    {"Table:rw", "FilesBucket:rw"},
-		"trading-recheck": group,
+		"public":           {"ArchiveSigningSeed:read"},
+		"keys":             with("CreditTokenSeed:read", "EnvelopeKey:encrypt-decrypt"),
+		"services":         with("EnvelopeKey:encrypt-decrypt"),
+		"credits":          group,
+		"projects":         group,
+		"files":            with("FilesBucket:rw"),
+		"connections":      with("EnvelopeKey:encrypt-decrypt"),
+		"databases":        with("ArchivesBucket:rw", "EnvelopeKey:encrypt-decrypt", "ArchiveSigningSeed:read", "DatabasesQueue:send"),
+		"wallets":          with("EnvelopeKey:encrypt-decrypt"),
+		"trading":          group,
+		"swaps":            group,
+		"runs":             with("RunsQueue:send", "ArtifactsBucket:r"),
+		"approvals":        group,
+		"artifacts":        with("ArtifactsBucket:r"),
+		"webhooks":         with("EnvelopeKey:encrypt-decrypt"),
+		"mcp":              with("EnvelopeKey:encrypt-decrypt"),
+		"webhook-worker":   {"Table:rw", "WebhookQueue:consume", "EnvelopeKey:encrypt-decrypt"},
+		"run-worker":       {"Table:rw", "RunsQueue:consume", "ArtifactsBucket:rw", "WebhookQueue:send", "EnvelopeKey:encrypt-decrypt"},
+		"file-sweeper":     {"Table:rw", "FilesBucket:rw"},
+		"trading-recheck":  group,
+		"databases-worker": {"Table:rw", "DatabasesQueue:consume", "ArchivesBucket:rw", "ArchiveSigningSeed:read", "WebhookQueue:send"},
 	}
 }()
 
@@ -402,6 +408,9 @@ func TestFunctionsMayTouchOnlyWhatTheyUse(t *testing.T) {
 		s.logicalID(t, st.RunsDLQ.QueueName()):           "RunsDLQ",
 		s.logicalID(t, st.EnvelopeKey.KeyId()):           "EnvelopeKey",
 		s.logicalID(t, st.CreditTokenSecret.SecretArn()): "CreditTokenSeed",
+		s.logicalID(t, st.ArchiveSecret.SecretArn()):     "ArchiveSigningSeed",
+		s.logicalID(t, st.DatabasesQueue.QueueName()):    "DatabasesQueue",
+		s.logicalID(t, st.DatabasesDLQ.QueueName()):      "DatabasesDLQ",
 	}
 	for _, f := range Functions {
 		fn := st.Functions[f.Name]
@@ -573,7 +582,7 @@ func TestAlarmsWatchDeadLettersFunctionsAndTheAPI(t *testing.T) {
 			})
 		})
 	}
-	for _, dlq := range []*string{s.stack.WebhookDLQ.QueueName(), s.stack.RunsDLQ.QueueName()} {
+	for _, dlq := range []*string{s.stack.WebhookDLQ.QueueName(), s.stack.RunsDLQ.QueueName(), s.stack.DatabasesDLQ.QueueName()} {
 		alarm("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", "QueueName", s.stack.Resolve(dlq))
 	}
 	for _, f := range Functions {

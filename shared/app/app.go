@@ -22,6 +22,7 @@ import (
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
 	"platformapi/shared/credittoken"
+	"platformapi/shared/databases"
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/platform"
@@ -71,6 +72,11 @@ type Runtime struct {
 	RunsQueue    queue.Queue
 	Artifacts    blob.Bucket
 	Sealer       envelope.Sealer
+	// Databases is the managed-databases service, DatabasesQueue its
+	// worker's queue, ArchivePublicKey its archive key for /health.
+	Databases        *databases.Service
+	DatabasesQueue   queue.Queue
+	ArchivePublicKey string
 	// AWS is the AWS environment in BACKEND=aws (its Calls counter counts
 	// storage round trips); nil in embedded mode.
 	AWS     *awsenv.Env
@@ -120,6 +126,7 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		rt.Sealer = sealer
 		rt.WebhookQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.WebhookMaxReceives))
 		rt.RunsQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.RunsMaxReceives))
+		rt.DatabasesQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.DatabasesMaxReceives))
 		artifacts, err := fsblob.Open(filepath.Join(c.DataDir, "artifacts"))
 		if err != nil {
 			_ = rt.Close()
@@ -141,6 +148,10 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		}
 	default:
 		return nil, fmt.Errorf("app: unknown BACKEND %q (embedded or aws)", c.Backend)
+	}
+	if err := openDatabases(ctx, c, rt); err != nil {
+		_ = rt.Close()
+		return nil, err
 	}
 	signer, err := loadSigner(ctx, c, rt)
 	switch {
@@ -215,6 +226,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 		Backend: r.Config.Backend, TopUp: topUp, Facilitator: fac,
 		WebhookQueue: r.WebhookQueue, RunsQueue: r.RunsQueue, Artifacts: r.Artifacts, Sealer: r.Sealer,
 		Files: r.Files, FileQuota: fileQuota,
+		Databases: r.Databases, DatabasesQueue: r.DatabasesQueue, ArchivePublicKey: r.ArchivePublicKey,
 		Services: r.Services(), Schemas: servicesapi.BuiltinSchemas(),
 		MCPAllowedOrigins:    servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
 		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",

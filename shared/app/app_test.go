@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"platformapi/shared/awsenv"
+	"platformapi/shared/databases"
 	"platformapi/shared/runs"
 	"platformapi/shared/webhooks"
 )
@@ -16,5 +17,8 @@ func TestQueueReceiveLimitsMatchTheWorkersAttempts(t *testing.T) {
 	}
 	if awsenv.RunsMaxReceives != runs.DefaultMaxAttempts {
 		t.Errorf("runs queue: %d receives, worker: %d attempts", awsenv.RunsMaxReceives, runs.DefaultMaxAttempts)
+	}
+	if awsenv.DatabasesMaxReceives != databases.DefaultMaxAttempts {
+		t.Errorf("databases queue: %d receives, worker: %d attempts", awsenv.DatabasesMaxReceives, databases.DefaultMaxAttempts)
 	}
 }

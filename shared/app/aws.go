@@ -36,6 +36,9 @@ func openAWS(ctx context.Context, c Config, rt *Runtime) error {
 	if rt.RunsQueue, err = openQueue(ctx, env, env.Names.RunsQueue); err != nil {
 		return fmt.Errorf("app: runs queue: %w", err)
 	}
+	if rt.DatabasesQueue, err = openQueue(ctx, env, env.Names.DatabasesQueue); err != nil {
+		return fmt.Errorf("app: databases queue: %w", err)
+	}
 	rt.Artifacts = s3blob.New(env.S3(), env.Names.ArtifactsBucket)
 	rt.Files = s3blob.New(env.S3(), env.Names.FilesBucket)
 	return nil

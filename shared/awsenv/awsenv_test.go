@@ -19,13 +19,14 @@ import (
 
 func TestNamesHaveLocalDefaultsAndFollowTheEnvironment(t *testing.T) {
 	for _, v := range []string{"TABLE_NAME", "FILES_BUCKET", "ARCHIVES_BUCKET", "ARTIFACTS_BUCKET",
-		"WEBHOOK_QUEUE_URL", "WEBHOOK_QUEUE_NAME", "RUNS_QUEUE_URL", "RUNS_QUEUE_NAME", "KMS_KEY_ID"} {
+		"WEBHOOK_QUEUE_URL", "WEBHOOK_QUEUE_NAME", "RUNS_QUEUE_URL", "RUNS_QUEUE_NAME", "DATABASES_QUEUE_URL", "DATABASES_QUEUE_NAME", "KMS_KEY_ID"} {
 		t.Setenv(v, "")
 	}
 	want := awsenv.Names{
 		Table: "platform-api", FilesBucket: "platform-api-files", ArchivesBucket: "platform-api-archives",
 		ArtifactsBucket: "platform-api-artifacts", WebhookQueue: awsenv.Queue{Name: "platform-api-webhooks"},
-		RunsQueue: awsenv.Queue{Name: "platform-api-runs"}, KMSKeyID: "alias/platform-api",
+		RunsQueue: awsenv.Queue{Name: "platform-api-runs"}, DatabasesQueue: awsenv.Queue{Name: "platform-api-databases"},
+		KMSKeyID: "alias/platform-api",
 	}
 	if got := awsenv.NamesFromEnv(); got != want {
 		t.Fatalf("defaults = %+v; want %+v", got, want)
@@ -95,7 +96,7 @@ func TestCreateResourcesCreatesWhatIsMissingAndIsRepeatable(t *testing.T) {
 			t.Fatalf("bucket %s: %v", b, err)
 		}
 	}
-	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue} {
+	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue, n.DatabasesQueue} {
 		url, err := env.QueueURL(ctx, awsenv.Queue{Name: q.Name})
 		if err != nil || url != q.URL {
 			t.Fatalf("queue %s: %q, %v; recorded %q", q.Name, url, err, q.URL)
@@ -117,7 +118,7 @@ func deleteResources(env *awsenv.Env) {
 	for _, b := range []string{n.FilesBucket, n.ArchivesBucket, n.ArtifactsBucket} {
 		_, _ = env.S3().DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &b})
 	}
-	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue} {
+	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue, n.DatabasesQueue} {
 		for _, name := range []string{q.Name, q.Name + "-dlq"} {
 			if url, err := env.QueueURL(ctx, awsenv.Queue{Name: name}); err == nil {
 				_, _ = env.SQS().DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &url})

@@ -11,6 +11,7 @@ type Names struct {
 	ArtifactsBucket string // ARTIFACTS_BUCKET
 	WebhookQueue    Queue  // WEBHOOK_QUEUE_URL / WEBHOOK_QUEUE_NAME
 	RunsQueue       Queue  // RUNS_QUEUE_URL / RUNS_QUEUE_NAME
+	DatabasesQueue  Queue  // DATABASES_QUEUE_URL / DATABASES_QUEUE_NAME: database transfer jobs
 	KMSKeyID        string // KMS_KEY_ID: a key id, ARN or alias
 }
 
@@ -30,6 +31,7 @@ func NamesFromEnv() Names {
 		ArtifactsBucket: env("ARTIFACTS_BUCKET", "platform-api-artifacts"),
 		WebhookQueue:    Queue{URL: os.Getenv("WEBHOOK_QUEUE_URL"), Name: env("WEBHOOK_QUEUE_NAME", "platform-api-webhooks")},
 		RunsQueue:       Queue{URL: os.Getenv("RUNS_QUEUE_URL"), Name: env("RUNS_QUEUE_NAME", "platform-api-runs")},
+		DatabasesQueue:  Queue{URL: os.Getenv("DATABASES_QUEUE_URL"), Name: env("DATABASES_QUEUE_NAME", "platform-api-databases")},
 		KMSKeyID:        env("KMS_KEY_ID", "alias/platform-api"),
 	}
 }

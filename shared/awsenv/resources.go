@@ -18,8 +18,9 @@ import (
 // numbers (webhooks.DefaultMaxAttempts, runs.DefaultMaxAttempts, checked by
 // a test in shared/app), and CDK sets them on the real queues.
 const (
-	WebhookMaxReceives = 8
-	RunsMaxReceives    = 3
+	WebhookMaxReceives   = 8
+	RunsMaxReceives      = 3
+	DatabasesMaxReceives = 3
 )
 
 // CreateResources creates whatever named resource is missing: the table,
@@ -38,7 +39,7 @@ func (e *Env) CreateResources(ctx context.Context) error {
 		}
 	}
 	sqsc := e.SQS()
-	for q, maxReceives := range map[*Queue]int{&e.Names.WebhookQueue: WebhookMaxReceives, &e.Names.RunsQueue: RunsMaxReceives} {
+	for q, maxReceives := range map[*Queue]int{&e.Names.WebhookQueue: WebhookMaxReceives, &e.Names.RunsQueue: RunsMaxReceives, &e.Names.DatabasesQueue: DatabasesMaxReceives} {
 		if q.URL != "" {
 			continue
 		}

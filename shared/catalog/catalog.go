@@ -23,6 +23,30 @@ type Operation struct {
 	Invocable bool `json:"invocable"`
 	Durable   bool `json:"durable"`
 	Approval  bool `json:"requiresApproval"`
+	// Rates price a metered operation per unit it consumes (databases: rows
+	// read and written); its charge is Charge's, never above PriceMicro.
+	Rates []Rate `json:"-"`
+}
+
+// Rate is the price of one unit of a metered operation.
+type Rate struct {
+	Unit       string // e.g. row_read, row_written
+	PriceMicro int64  // micro-credits per unit
+}
+
+// Charge is the exact charge of a metered operation that consumed units
+// (by Rate.Unit): the sum of units × rate, capped at PriceMicro, the most
+// the operation holds and ever charges.
+func (o Operation) Charge(units map[string]int64) int64 {
+	var total int64
+	for _, r := range o.Rates {
+		n := units[r.Unit]
+		if n > 0 && r.PriceMicro > 0 && n > (o.PriceMicro-total)/r.PriceMicro {
+			return o.PriceMicro
+		}
+		total += n * r.PriceMicro
+	}
+	return min(total, o.PriceMicro)
 }
 
 // Service is one managed service.
@@ -44,6 +68,12 @@ func (s Service) Op(id string) (Operation, bool) {
 	return Operation{}, false
 }
 
+// Units of metered operations.
+const (
+	UnitRowRead    = "row_read"
+	UnitRowWritten = "row_written"
+)
+
 func credits(c float64) int64 { return int64(c * MicroPerCredit) }
 
 var services = []Service{
@@ -62,8 +92,13 @@ var services = []Service{
 		Operations: []Operation{{ID: "agents.run", Summary: "Run an agent task", PriceMicro: credits(1), Invocable: true, Durable: true}}},
 	{ID: "managed-workflows", Name: "Managed Workflows", Description: "Hosted workflows over an operator-configured upstream.", Available: false,
 		Operations: []Operation{{ID: "workflows.run", Summary: "Run a workflow", PriceMicro: credits(1), Invocable: true, Durable: true}}},
-	{ID: "core-database", Name: "Managed Databases", Description: "One managed SQL database per account with portable archives.", Available: false,
-		Operations: []Operation{{ID: "databases.query", Summary: "Run a read query"}, {ID: "databases.actions", Summary: "Change structure or records"}}},
+	{ID: "core-database", Name: "Managed Databases", Description: "One managed SQLite database per account or project, with signed portable archives.", Available: true,
+		Operations: []Operation{
+			{ID: "databases.query", Summary: "Run a read query: per row read, at most 50,000 rows' worth", PriceMicro: credits(0.05),
+				Rates: []Rate{{Unit: UnitRowRead, PriceMicro: 1}}},
+			{ID: "databases.actions", Summary: "Change structure or records: per row read and per row written, at most 0.1 credits", PriceMicro: credits(0.1),
+				Rates: []Rate{{Unit: UnitRowRead, PriceMicro: 1}, {Unit: UnitRowWritten, PriceMicro: 10}}},
+		}},
 	{ID: "managed-wallets", Name: "Managed Wallets", Description: "Custodial EVM wallets with policies and approvals.", Available: false,
 		Operations: []Operation{{ID: "wallets.transactions.create", Summary: "Execute a wallet transaction", PriceMicro: credits(0.1)}}},
 	{ID: "managed-trading", Name: "Managed Trading", Description: "Managed spot trading: firm quotes, orders and positions on a paper venue (or an Alpaca-compatible one).", Available: true,

@@ -12,10 +12,10 @@ import (
 	"platformapi/shared/databases/engine"
 )
 
-// Action is one member of a batch: {"type":"execute","sql","params"} runs
+// DatabaseAction is one member of a batch: {"type":"execute","sql","params"} runs
 // one statement; {"type":"migrate","id","sql"} runs its statements once per
 // database, recorded in the _migrations table.
-type Action struct {
+type DatabaseAction struct {
 	Type   string          `json:"type" enum:"execute,migrate"`
 	SQL    string          `json:"sql"`
 	Params json.RawMessage `json:"params,omitempty"`
@@ -24,8 +24,8 @@ type Action struct {
 
 // ActionsRequest is the body of POST /databases/actions.
 type ActionsRequest struct {
-	IfVersion *int64   `json:"ifVersion,omitempty" doc:"Apply only if the database is at this version"`
-	Actions   []Action `json:"actions"`
+	IfVersion *int64           `json:"ifVersion,omitempty" doc:"Apply only if the database is at this version"`
+	Actions   []DatabaseAction `json:"actions"`
 }
 
 // ActionResult reports one action.
@@ -137,7 +137,7 @@ func (s *Service) Actions(ctx context.Context, sc Scope, req ActionsRequest) (*A
 	return res, nil
 }
 
-func hasMigration(actions []Action) bool {
+func hasMigration(actions []DatabaseAction) bool {
 	for _, a := range actions {
 		if a.Type == "migrate" {
 			return true
@@ -146,7 +146,7 @@ func hasMigration(actions []Action) bool {
 	return false
 }
 
-func (s *Service) validateActions(actions []Action) error {
+func (s *Service) validateActions(actions []DatabaseAction) error {
 	if len(actions) == 0 || len(actions) > s.limits.MaxActions {
 		return apierr.Invalid("Wrong number of actions.", apierr.Field("body.actions", "between 1 and %d actions", s.limits.MaxActions))
 	}

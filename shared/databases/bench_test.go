@@ -19,7 +19,7 @@ func benchService(b *testing.B) (*databases.Service, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, err = s.Actions(ctx(), scope, databases.ActionsRequest{Actions: []databases.Action{
+	_, err = s.Actions(ctx(), scope, databases.ActionsRequest{Actions: []databases.DatabaseAction{
 		{Type: "migrate", ID: "1", SQL: "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL); CREATE INDEX t_name ON t(name)"},
 		{Type: "execute", SQL: "WITH RECURSIVE g(v) AS (SELECT 1 UNION ALL SELECT v+1 FROM g WHERE v < 10000) INSERT INTO t(name, score) SELECT 'n' || v, v / 7.0 FROM g"},
 	}})
@@ -105,7 +105,7 @@ func BenchmarkScan1000Bare(b *testing.B) {
 
 func BenchmarkOneRowActionAPI(b *testing.B) {
 	s, _ := benchService(b)
-	req := databases.ActionsRequest{Actions: []databases.Action{{Type: "execute", SQL: "UPDATE t SET score = score + 1 WHERE id = ?", Params: json.RawMessage(`[42]`)}}}
+	req := databases.ActionsRequest{Actions: []databases.DatabaseAction{{Type: "execute", SQL: "UPDATE t SET score = score + 1 WHERE id = ?", Params: json.RawMessage(`[42]`)}}}
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := s.Actions(ctx(), scope, req); err != nil {

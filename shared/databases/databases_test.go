@@ -67,11 +67,11 @@ func provisioned(t *testing.T, limits databases.Limits) *databases.Service {
 	if _, err := s.Provision(ctx(), scope); err != nil {
 		t.Fatal(err)
 	}
-	mustAct(t, s, databases.Action{Type: "migrate", ID: "001", SQL: "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, data BLOB); CREATE INDEX t_name ON t(name)"})
+	mustAct(t, s, databases.DatabaseAction{Type: "migrate", ID: "001", SQL: "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, data BLOB); CREATE INDEX t_name ON t(name)"})
 	return s
 }
 
-func mustAct(t *testing.T, s *databases.Service, actions ...databases.Action) *databases.ActionsResult {
+func mustAct(t *testing.T, s *databases.Service, actions ...databases.DatabaseAction) *databases.ActionsResult {
 	t.Helper()
 	res, err := s.Actions(ctx(), scope, databases.ActionsRequest{Actions: actions})
 	if err != nil {
@@ -146,7 +146,7 @@ func TestQueriesThatWriteAreRefusedBySQLite(t *testing.T) {
 
 func TestValuesKeepTheirTypes(t *testing.T) {
 	s := provisioned(t, databases.DefaultLimits)
-	mustAct(t, s, databases.Action{Type: "execute", SQL: "INSERT INTO t(id, name, score, data) VALUES(?, ?, ?, ?)",
+	mustAct(t, s, databases.DatabaseAction{Type: "execute", SQL: "INSERT INTO t(id, name, score, data) VALUES(?, ?, ?, ?)",
 		Params: json.RawMessage(`[9007199254740993, "big", 1.5, {"base64":"AAEC"}]`)})
 	res, err := s.Query(ctx(), scope, databases.QueryRequest{SQL: "SELECT id, name, score, data, NULL AS n FROM t WHERE name = :name",
 		Params: json.RawMessage(`{"name":"big"}`), RowMode: "arrays"})
@@ -166,7 +166,7 @@ func TestBoundsAreClearClientErrors(t *testing.T) {
 	lim := databases.DefaultLimits
 	lim.MaxSQLBytes, lim.MaxParams, lim.QueryTimeout, lim.MaxResponseBytes = 200, 3, 50*time.Millisecond, 1000
 	s := provisioned(t, lim)
-	mustAct(t, s, databases.Action{Type: "execute", SQL: "WITH RECURSIVE g(value) AS (SELECT 1 UNION ALL SELECT value+1 FROM g WHERE value < 300) INSERT INTO t(name) SELECT 'n' || value FROM g"})
+	mustAct(t, s, databases.DatabaseAction{Type: "execute", SQL: "WITH RECURSIVE g(value) AS (SELECT 1 UNION ALL SELECT value+1 FROM g WHERE value < 300) INSERT INTO t(name) SELECT 'n' || value FROM g"})
 	cases := []struct {
 		name string
 		req  databases.QueryRequest
@@ -198,7 +198,7 @@ func TestBoundsAreClearClientErrors(t *testing.T) {
 
 func TestABatchIsAllOrNothing(t *testing.T) {
 	s := provisioned(t, databases.DefaultLimits)
-	_, err := s.Actions(ctx(), scope, databases.ActionsRequest{Actions: []databases.Action{
+	_, err := s.Actions(ctx(), scope, databases.ActionsRequest{Actions: []databases.DatabaseAction{
 		{Type: "execute", SQL: "INSERT INTO t(name) VALUES('a')"},
 		{Type: "execute", SQL: "INSERT INTO nowhere VALUES(1)"},
 	}})
@@ -216,7 +216,7 @@ func TestABatchIsAllOrNothing(t *testing.T) {
 func TestTransactionControlIsRefusedInActions(t *testing.T) {
 	s := provisioned(t, databases.DefaultLimits)
 	for _, sql := range []string{"BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT a", "RELEASE a", "ATTACH ':memory:' AS m", "DETACH m", "/* x */ VACUUM", "PRAGMA user_version=99", "INSERT INTO _migrations VALUES('x','y')", "CREATE TEMP TABLE x(a)", "INSERT INTO t(name) VALUES('a'); DELETE FROM t"} {
-		_, err := s.Actions(ctx(), scope, databases.ActionsRequest{Actions: []databases.Action{{Type: "execute", SQL: sql}}})
+		_, err := s.Actions(ctx(), scope, databases.ActionsRequest{Actions: []databases.DatabaseAction{{Type: "execute", SQL: sql}}})
 		if c := code(err); c != apierr.SQLError && c != apierr.ValidationFailed {
 			t.Errorf("%s: %v", sql, err)
 		}
@@ -225,9 +225,9 @@ func TestTransactionControlIsRefusedInActions(t *testing.T) {
 
 func TestAMigrationRunsOncePerDatabase(t *testing.T) {
 	s := provisioned(t, databases.DefaultLimits)
-	m := databases.Action{Type: "migrate", ID: "002", SQL: "INSERT INTO t(name) VALUES('seed')"}
+	m := databases.DatabaseAction{Type: "migrate", ID: "002", SQL: "INSERT INTO t(name) VALUES('seed')"}
 	first := mustAct(t, s, m)
-	second := mustAct(t, s, m, databases.Action{Type: "execute", SQL: "INSERT INTO t(name) VALUES(?)", Params: json.RawMessage(`["x"]`)})
+	second := mustAct(t, s, m, databases.DatabaseAction{Type: "execute", SQL: "INSERT INTO t(name) VALUES(?)", Params: json.RawMessage(`["x"]`)})
 	if first.Results[0].Skipped || first.Results[0].Changes != 1 || !second.Results[0].Skipped || second.Results[1].Changes != 1 || second.Meta.RowsWritten != 1 {
 		t.Fatalf("%+v %+v", first, second)
 	}
@@ -239,12 +239,12 @@ func TestAMigrationRunsOncePerDatabase(t *testing.T) {
 func TestIfVersionGuardsABatch(t *testing.T) {
 	s := provisioned(t, databases.DefaultLimits)
 	stale := int64(0)
-	_, err := s.Actions(ctx(), scope, databases.ActionsRequest{IfVersion: &stale, Actions: []databases.Action{{Type: "execute", SQL: "DELETE FROM t"}}})
+	_, err := s.Actions(ctx(), scope, databases.ActionsRequest{IfVersion: &stale, Actions: []databases.DatabaseAction{{Type: "execute", SQL: "DELETE FROM t"}}})
 	if code(err) != apierr.DatabaseVersionMismatch {
 		t.Fatalf("%v", err)
 	}
 	cur := int64(1)
-	res, err := s.Actions(ctx(), scope, databases.ActionsRequest{IfVersion: &cur, Actions: []databases.Action{{Type: "execute", SQL: "DELETE FROM t"}}})
+	res, err := s.Actions(ctx(), scope, databases.ActionsRequest{IfVersion: &cur, Actions: []databases.DatabaseAction{{Type: "execute", SQL: "DELETE FROM t"}}})
 	if err != nil || res.DatabaseVersion != 2 {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -252,7 +252,7 @@ func TestIfVersionGuardsABatch(t *testing.T) {
 
 func TestAFullDatabaseRefusesTheWrite(t *testing.T) {
 	s := provisioned(t, databases.DefaultLimits) // storage capped at 1 MiB
-	_, err := s.Actions(ctx(), scope, databases.ActionsRequest{Actions: []databases.Action{{Type: "execute", SQL: "WITH RECURSIVE g(value) AS (SELECT 1 UNION ALL SELECT value+1 FROM g WHERE value < 200) INSERT INTO t(data) SELECT randomblob(10000) FROM g"}}})
+	_, err := s.Actions(ctx(), scope, databases.ActionsRequest{Actions: []databases.DatabaseAction{{Type: "execute", SQL: "WITH RECURSIVE g(value) AS (SELECT 1 UNION ALL SELECT value+1 FROM g WHERE value < 200) INSERT INTO t(data) SELECT randomblob(10000) FROM g"}}})
 	if code(err) != apierr.DatabaseFull {
 		t.Fatalf("%v", err)
 	}
@@ -313,7 +313,7 @@ func importArchive(t *testing.T, s *databases.Service, zipBytes []byte, parts in
 
 func TestAnExportedArchiveImportedAgainYieldsTheSameData(t *testing.T) {
 	s := provisioned(t, databases.DefaultLimits)
-	mustAct(t, s, databases.Action{Type: "execute", SQL: "WITH RECURSIVE g(value) AS (SELECT 1 UNION ALL SELECT value+1 FROM g WHERE value < 500) INSERT INTO t(name, score) SELECT 'n' || value, value / 3.0 FROM g"})
+	mustAct(t, s, databases.DatabaseAction{Type: "execute", SQL: "WITH RECURSIVE g(value) AS (SELECT 1 UNION ALL SELECT value+1 FROM g WHERE value < 500) INSERT INTO t(name, score) SELECT 'n' || value, value / 3.0 FROM g"})
 	zipBytes, info, id := exportArchive(t, s)
 	sum := sha256.Sum256(zipBytes)
 	if info.SHA256 != hex.EncodeToString(sum[:]) || info.SizeBytes != int64(len(zipBytes)) ||
@@ -321,7 +321,7 @@ func TestAnExportedArchiveImportedAgainYieldsTheSameData(t *testing.T) {
 		t.Fatalf("archive info %+v", info)
 	}
 	before, _ := s.Query(ctx(), scope, databases.QueryRequest{SQL: "SELECT * FROM t ORDER BY id", MaxRows: 1000})
-	mustAct(t, s, databases.Action{Type: "execute", SQL: "DELETE FROM t"})
+	mustAct(t, s, databases.DatabaseAction{Type: "execute", SQL: "DELETE FROM t"})
 	tr := importArchive(t, s, zipBytes, 3)
 	if tr.Status != databases.TransferCompleted {
 		t.Fatalf("%+v", tr)
@@ -353,7 +353,7 @@ func zipOf(t *testing.T, entries map[string][]byte, method uint16) []byte {
 
 func TestHostileArchivesAreRefusedAndChangeNothing(t *testing.T) {
 	s := provisioned(t, databases.DefaultLimits)
-	mustAct(t, s, databases.Action{Type: "execute", SQL: "INSERT INTO t(name) VALUES('keep')"})
+	mustAct(t, s, databases.DatabaseAction{Type: "execute", SQL: "INSERT INTO t(name) VALUES('keep')"})
 	good, _, _ := exportArchive(t, s)
 	zr, _ := zip.NewReader(bytes.NewReader(good), int64(len(good)))
 	var dbBytes, manifest []byte
@@ -379,8 +379,11 @@ func TestHostileArchivesAreRefusedAndChangeNothing(t *testing.T) {
 	for name, b := range hostile {
 		t.Run(name, func(t *testing.T) {
 			tr := importArchive(t, s, b, 1)
-			if tr.Status != databases.TransferFailed || tr.Error == "" {
+			if tr.Status != databases.TransferFailed || !strings.HasPrefix(tr.Error, "archive_invalid: ") {
 				t.Fatalf("%+v", tr)
+			}
+			if _, _, err := s.Archive(ctx(), scope, tr.ID); code(err) != apierr.ArchiveInvalid {
+				t.Fatalf("archive of a refused import: %v", err)
 			}
 			res, err := s.Query(ctx(), scope, databases.QueryRequest{SQL: "SELECT name FROM t"})
 			if err != nil || len(res.Rows) != 1 {
@@ -390,7 +393,7 @@ func TestHostileArchivesAreRefusedAndChangeNothing(t *testing.T) {
 	}
 }
 
-func TestAMissingPartFailsTheImportAndADifferentPartConflicts(t *testing.T) {
+func TestAMissingPartIsRefusedAtCompleteAndADifferentPartConflicts(t *testing.T) {
 	s := provisioned(t, databases.DefaultLimits)
 	good, _, _ := exportArchive(t, s)
 	sum := sha256.Sum256(good)
@@ -404,12 +407,11 @@ func TestAMissingPartFailsTheImportAndADifferentPartConflicts(t *testing.T) {
 	if _, err := s.GetTransfer(ctx(), databases.Scope{AccountID: scope.AccountID, ProjectID: "prj_other"}, tr.ID); code(err) != apierr.NotFound {
 		t.Fatalf("other project sees the transfer: %v", err)
 	}
-	s.CompleteImport(ctx(), scope, tr.ID)
-	if err := s.RunImport(ctx(), scope.AccountID, tr.ID); err != nil {
-		t.Fatal(err)
+	if _, err := s.CompleteImport(ctx(), scope, tr.ID); code(err) != apierr.ArchiveInvalid {
+		t.Fatalf("complete with part 2 missing: %v", err)
 	}
 	got, _ := s.GetTransfer(ctx(), scope, tr.ID)
-	if got.Status != databases.TransferFailed {
-		t.Fatalf("%+v", got)
+	if got.Status != databases.TransferAwaitingParts {
+		t.Fatalf("the import must keep waiting for the missing part: %+v", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"platformapi/shared/apierr"
@@ -193,7 +194,9 @@ func (s *Service) PutPart(ctx context.Context, sc Scope, id string, n int, data 
 }
 
 // CompleteImport closes an import for validation (the caller enqueues
-// RunImport). One conditional Update: safe under idempotency.Deferring.
+// RunImport). A missing part is 422 archive_invalid at once, and the import
+// keeps waiting for it; the rest of the validation is the worker's. Its
+// one write is a conditional Update.
 func (s *Service) CompleteImport(ctx context.Context, sc Scope, id string) (*Transfer, error) {
 	t, err := s.loadIn(ctx, sc, id)
 	if err != nil {
@@ -201,6 +204,17 @@ func (s *Service) CompleteImport(ctx context.Context, sc Scope, id string) (*Tra
 	}
 	if t.Direction != "import" {
 		return nil, apierr.New(apierr.Conflict, "Only an import is completed.")
+	}
+	if t.Status == TransferAwaitingParts {
+		for n := 1; n <= t.PartCount; n++ {
+			_, err := s.bucket.Head(ctx, partKey(id, n))
+			if errors.Is(err, blob.ErrNotFound) {
+				return nil, apierr.New(apierr.ArchiveInvalid, "Part %d of %d is missing; upload it, then complete again.", n, t.PartCount)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
 	}
 	t.Status = TransferValidating
 	if err := s.advance(ctx, sc.AccountID, t, TransferAwaitingParts); err != nil {
@@ -404,6 +418,9 @@ func (s *Service) Archive(ctx context.Context, sc Scope, id string) (io.ReadClos
 	t, err := s.loadIn(ctx, sc, id)
 	if err != nil {
 		return nil, nil, err
+	}
+	if t.Status == TransferFailed && strings.HasPrefix(t.Error, archive.ErrInvalid.Error()) {
+		return nil, nil, apierr.New(apierr.ArchiveInvalid, "The archive was refused and the database left unchanged: %s", t.Error)
 	}
 	if t.Status != TransferReady && t.Status != TransferCompleted {
 		return nil, nil, apierr.New(apierr.Conflict, "The transfer has no archive (status %s).", t.Status)

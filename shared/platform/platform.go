@@ -8,6 +8,7 @@ import (
 	"platformapi/shared/api/approvalsapi"
 	"platformapi/shared/api/connectionsapi"
 	"platformapi/shared/api/creditsapi"
+	"platformapi/shared/api/databasesapi"
 	"platformapi/shared/api/filesapi"
 	"platformapi/shared/api/keysapi"
 	"platformapi/shared/api/projectsapi"
@@ -17,6 +18,7 @@ import (
 	"platformapi/shared/api/tradingapi"
 	"platformapi/shared/api/webhooksapi"
 	"platformapi/shared/blob"
+	"platformapi/shared/databases"
 	"platformapi/shared/envelope"
 	"platformapi/shared/files"
 	"platformapi/shared/queue"
@@ -50,6 +52,12 @@ type Deps struct {
 	// Trading is the managed-trading venue (package tradingenv); the zero
 	// value is the paper venue.
 	Trading trading.Config
+	// Databases is the managed-databases service (nil: its routes answer
+	// 503), DatabasesQueue its worker's queue, ArchivePublicKey the key
+	// /health publishes.
+	Databases        *databases.Service
+	DatabasesQueue   queue.Queue
+	ArchivePublicKey string
 }
 
 // New builds the kernel with every group registered. Webhook events are
@@ -63,7 +71,7 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	}
 	k := api.New(cfg)
 	st := cfg.Store
-	publicapi.Register(k, publicapi.Deps{Backend: d.Backend})
+	publicapi.Register(k, publicapi.Deps{Backend: d.Backend, ArchivePublicKey: d.ArchivePublicKey})
 	keysapi.Register(k, keysapi.Deps{Store: st})
 	servicesapi.Register(k, servicesapi.Deps{Store: st, Services: d.Services, Schemas: d.Schemas, MCPAllowedOrigins: d.MCPAllowedOrigins, Sealer: d.Sealer})
 	creditsapi.Register(k, creditsapi.Deps{Store: st, TopUp: d.TopUp, Facilitator: d.Facilitator})
@@ -74,6 +82,7 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	webhooksapi.Register(k, webhooksapi.Deps{Store: st, Sealer: d.Sealer, Queue: d.WebhookQueue, AllowPrivate: d.AllowPrivateWebhooks})
 	filesapi.Register(k, filesapi.Deps{Store: st, Bucket: d.Files, Quota: d.FileQuota})
 	tradingapi.Register(k, tradingapi.Deps{Store: st, Trading: d.Trading})
+	databasesapi.Register(k, databasesapi.Deps{Store: st, Databases: d.Databases, Queue: d.DatabasesQueue})
 	return k
 }
 

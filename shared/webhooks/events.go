@@ -37,6 +37,11 @@ const (
 	EventTradingOrderFilled   = "trading.order.filled"
 	EventTradingOrderExpired  = "trading.order.expired"
 	EventTradingOrderRejected = "trading.order.rejected"
+
+	EventDatabaseProvisioned       = "database.provisioned"
+	EventDatabaseDeprovisioned     = "database.deprovisioned"
+	EventDatabaseTransferCompleted = "database.transfer.completed" // published by the databases worker
+	EventDatabaseTransferFailed    = "database.transfer.failed"    // published by the databases worker
 )
 
 // EventType is one entry of the catalogue.
@@ -74,6 +79,10 @@ var Catalogue = []EventType{
 	{EventTradingOrderFilled, "trading.orders.create", "An order filled completely, at submission or later (data: the order with its fills)."},
 	{EventTradingOrderExpired, "trading.orders.create", "An order's time in force ran out; what filled stays filled, an unfilled order's credits are released (data: the order)."},
 	{EventTradingOrderRejected, "trading.orders.create", "An order was refused at submission, e.g. insufficient_buying_power; nothing traded or charged (data: the order)."},
+	{EventDatabaseProvisioned, "databases.account.provision", "A managed database was provisioned for the account or project (data: the database)."},
+	{EventDatabaseDeprovisioned, "databases.account.deprovision", "A managed database and its data were deleted (data: id, status deleted)."},
+	{EventDatabaseTransferCompleted, "databases.transfers.create", "An export's archive is ready to download, or an import replaced the database (data: the transfer). Sent by the worker, after POST /databases/transfers (export) or …/complete (import)."},
+	{EventDatabaseTransferFailed, "databases.transfers.create", "A transfer failed and the database is unchanged; the reason is in error (data: the transfer)."},
 }
 
 // EventNames lists the catalogue's names in order.

@@ -30,6 +30,7 @@ import (
 	"platformapi/shared/blob/fsblob"
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/credittoken"
+	"platformapi/shared/databases"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/files"
 	"platformapi/shared/platform"
@@ -96,6 +97,12 @@ type Env struct {
 	startRuns  sync.Once
 	startHooks sync.Once
 	rec        *recorder
+	// Databases is the managed-databases service (Options.Databases), its
+	// archives signed by ArchiveKey.
+	Databases      *databases.Service
+	DatabasesQueue *memqueue.Queue
+	ArchiveKey     string
+	startDBs       sync.Once
 }
 
 // SyncBuffer collects the server's log lines.
@@ -125,6 +132,11 @@ type Options struct {
 	NoRunsQueue, NoSealer, NoRemoteService bool
 	// FileQuota bounds each project's files; zero is files.DefaultQuota.
 	FileQuota files.Quota
+	// Databases builds the managed-databases service on the backend
+	// (DynamoDB: with a fresh S3 bucket), its files capped at
+	// DatabaseMaxBytes (default 1 MiB).
+	Databases        bool
+	DatabaseMaxBytes int64
 }
 
 // PaperCash is each trading book's starting paper cash in tests, dollars.
@@ -190,6 +202,17 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if o.NoSealer {
 		d.Sealer = nil
 	}
+	var dbs *databases.Service
+	var dbq *memqueue.Queue
+	if o.Databases {
+		maxBytes := o.DatabaseMaxBytes
+		if maxBytes == 0 {
+			maxBytes = 1 << 20
+		}
+		svc, signer := newDatabases(t, b, st, c.Now, maxBytes)
+		dbs, dbq = svc, newDatabasesQueue(t)
+		d.Databases, d.DatabasesQueue, d.ArchivePublicKey = dbs, dbq, signer.PublicKey()
+	}
 	logs := &SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	k := platform.New(api.Config{
@@ -197,7 +220,8 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	}, d)
 	hs := httptest.NewServer(k)
 	t.Cleanup(hs.Close)
-	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks, Files: filesBucket, rec: rec}
+	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks,
+		Files: filesBucket, rec: rec, Databases: dbs, DatabasesQueue: dbq, ArchiveKey: d.ArchivePublicKey}
 	e.runWorker = runs.NewWorker(runs.WorkerConfig{Config: runs.Config{Store: st, Queue: runsQ, Artifacts: artifacts, Now: c.Now},
 		Services: services, Sealer: d.Sealer, Timeout: 10 * time.Second, Logger: logger})
 	e.hookWorker = webhooks.NewWorker(webhooks.WorkerConfig{

@@ -29,6 +29,9 @@ var Document []byte
 type Deps struct {
 	// Backend names the storage backend in /health.
 	Backend string
+	// ArchivePublicKey verifies database archive signatures
+	// ("ed25519:<base64>"); published in /health so clients can pin it.
+	ArchivePublicKey string
 }
 
 type healthBody struct {
@@ -36,6 +39,8 @@ type healthBody struct {
 	APIVersion string `json:"apiVersion" enum:"v1"`
 	Backend    string `json:"backend" doc:"Storage backend: embedded or aws"`
 	Time       string `json:"time" doc:"Server time, RFC 3339 UTC"`
+	// ArchivePublicKey is absent where the deployment signs no archives.
+	ArchivePublicKey string `json:"archivePublicKey,omitempty" doc:"Ed25519 key that signs database archives (X-Service-Archive-Signature), as ed25519:<base64>" example:"ed25519:MCowBQYDK2VwAyEA..."`
 }
 
 type pricedOperation struct {
@@ -43,6 +48,13 @@ type pricedOperation struct {
 	Summary          string  `json:"summary"`
 	PriceCredits     float64 `json:"priceCredits" doc:"Maximum charge in credits; the exact charge is what the service reports"`
 	RequiresApproval bool    `json:"requiresApproval"`
+	// Rates are present on metered operations only.
+	Rates []pricedRate `json:"rates,omitempty" doc:"Metered operations: the charge is the sum of units consumed × priceCredits, at most the operation's priceCredits"`
+}
+
+type pricedRate struct {
+	Unit         string  `json:"unit" enum:"row_read,row_written" doc:"What is counted"`
+	PriceCredits float64 `json:"priceCredits" doc:"Credits per unit"`
 }
 
 type pricedService struct {
@@ -64,7 +76,7 @@ type pricingInput struct {
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) {
 	api.Register(k, "health.read", http.StatusOK, func(ctx context.Context, _ *struct{}) (*api.Body[healthBody], error) {
-		return api.Reply(healthBody{Status: "ok", APIVersion: api.APIVersion, Backend: d.Backend, Time: k.Now().UTC().Format("2006-01-02T15:04:05Z")}), nil
+		return api.Reply(healthBody{Status: "ok", APIVersion: api.APIVersion, Backend: d.Backend, ArchivePublicKey: d.ArchivePublicKey, Time: k.Now().UTC().Format("2006-01-02T15:04:05Z")}), nil
 	})
 	api.Register(k, "pricing.read", http.StatusOK, pricing)
 	api.Register(k, "openapi.read", http.StatusOK, func(ctx context.Context, _ *struct{}) (*huma.StreamResponse, error) {
@@ -89,7 +101,11 @@ func pricing(ctx context.Context, in *pricingInput) (*api.Body[pricingBody], err
 		}
 		ps := pricedService{ServiceID: svc.ID, Name: svc.Name, Available: svc.Available, Operations: []pricedOperation{}}
 		for _, o := range svc.Operations {
-			ps.Operations = append(ps.Operations, pricedOperation{OperationID: o.ID, Summary: o.Summary, PriceCredits: float64(o.PriceMicro) / catalog.MicroPerCredit, RequiresApproval: o.Approval})
+			po := pricedOperation{OperationID: o.ID, Summary: o.Summary, PriceCredits: float64(o.PriceMicro) / catalog.MicroPerCredit, RequiresApproval: o.Approval}
+			for _, r := range o.Rates {
+				po.Rates = append(po.Rates, pricedRate{Unit: r.Unit, PriceCredits: float64(r.PriceMicro) / catalog.MicroPerCredit})
+			}
+			ps.Operations = append(ps.Operations, po)
 		}
 		out.Services = append(out.Services, ps)
 	}

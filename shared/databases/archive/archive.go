@@ -41,8 +41,9 @@ type Manifest struct {
 	CreatedAt       time.Time `json:"createdAt"`
 }
 
-// ErrInvalid wraps every reason an archive is refused.
-var ErrInvalid = errors.New("archive invalid")
+// ErrInvalid wraps every reason an archive is refused. Its text is the
+// API's error code, so a failed transfer's error starts with it.
+var ErrInvalid = errors.New("archive_invalid")
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))

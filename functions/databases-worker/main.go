@@ -1,0 +1,32 @@
+// Command databases-worker runs database transfer jobs from the databases
+// queue (SQS event source with partial batch failures): it builds export
+// archives and validates and swaps in imports, then publishes
+// database.transfer.completed or database.transfer.failed.
+package main
+
+import (
+	"context"
+	"errors"
+
+	"platformapi/shared/databases"
+	"platformapi/shared/databases/dbsetup"
+	"platformapi/shared/lambdaedge"
+	"platformapi/shared/webhooks"
+)
+
+func main() {
+	lambdaedge.ServeWorker("databases-worker", func(ctx context.Context, e *lambdaedge.Env) (lambdaedge.Batcher, error) {
+		svc, err := dbsetup.Service(ctx, e.AWS, e.Kernel.Store, "/tmp")
+		if err != nil {
+			return nil, err
+		}
+		if e.Webhooks == nil {
+			return nil, errors.New("databases-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
+		}
+		return databases.NewWorker(databases.WorkerConfig{
+			Service: svc,
+			Events:  webhooks.NewRepo(webhooks.Config{Store: e.Kernel.Store, Queue: e.Webhooks}),
+			Logger:  e.Logger,
+		}), nil
+	})
+}

@@ -1,0 +1,58 @@
+// Package dbsetup builds the managed-databases service on AWS for the two
+// Lambda functions that use it (the databases group and its worker): the
+// SQLite files in the archives bucket (versioned) behind DynamoDB heads,
+// the Lambda's /tmp as read cache and scratch space, and the archive
+// signing key derived from its Secrets Manager secret.
+package dbsetup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"platformapi/shared/awsenv"
+	"platformapi/shared/awsenv/secretseed"
+	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/databases"
+	"platformapi/shared/databases/archive"
+	"platformapi/shared/databases/dbstore"
+	"platformapi/shared/store"
+)
+
+// SecretEnv names the signing secret's ARN (CDK sets it).
+const SecretEnv = "ARCHIVE_SIGNING_SECRET_ARN"
+
+// Signer loads the archive signing key from the secret named by SecretEnv.
+func Signer(ctx context.Context, env *awsenv.Env) (*archive.Signer, error) {
+	arn := os.Getenv(SecretEnv)
+	if arn == "" {
+		return nil, errors.New("dbsetup: " + SecretEnv + " is not set")
+	}
+	seed, err := secretseed.Load(ctx, env.Config, arn)
+	if err != nil {
+		return nil, err
+	}
+	return archive.NewSigner(seed)
+}
+
+// Service builds the service on st and the archives bucket, with tmp as
+// its local directory (/tmp on Lambda).
+func Service(ctx context.Context, env *awsenv.Env, st store.Store, tmp string) (*databases.Service, error) {
+	signer, err := Signer(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	bucket := s3blob.New(env.S3(), env.Names.ArchivesBucket)
+	files, err := dbstore.NewRemote(st, bucket, filepath.Join(tmp, "database-cache"))
+	if err != nil {
+		return nil, fmt.Errorf("dbsetup: %w", err)
+	}
+	scratch := filepath.Join(tmp, "database-scratch")
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		return nil, err
+	}
+	return databases.New(st, files, bucket, signer, scratch, time.Now, databases.DefaultLimits), nil
+}
