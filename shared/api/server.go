@@ -54,6 +54,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Events publishes webhook events; nil publishes none.
 	Events Publisher
+	// Audit records one event per authenticated request (see audit.go);
+	// nil records none.
+	Audit AuditRecorder
 }
 
 // Publisher hands an event to the webhooks of an account and project.

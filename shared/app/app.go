@@ -17,6 +17,7 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/audit"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
@@ -69,6 +70,10 @@ type Runtime struct {
 	RunsQueue    queue.Queue
 	Artifacts    blob.Bucket
 	Sealer       envelope.Sealer
+	// Audit records every authenticated request's event: embedded, it also
+	// rolls usage up in process (and first counts what a previous process
+	// left pending); on AWS, the table's stream does.
+	Audit *audit.Recorder
 	// AWS is the AWS environment in BACKEND=aws (its Calls counter counts
 	// storage round trips); nil in embedded mode.
 	AWS     *awsenv.Env
@@ -122,11 +127,14 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		}
 		rt.Artifacts = artifacts
 		rt.closers = append(rt.closers, artifacts.Close)
+		rt.Audit = audit.NewEmbeddedRecorder(st, nil)
+		rt.closers = append(rt.closers, func() error { rt.Audit.Close(); return nil })
 	case "aws":
 		if err := openAWS(ctx, c, rt); err != nil {
 			_ = rt.Close()
 			return nil, err
 		}
+		rt.Audit = audit.NewRecorder(rt.Store, nil)
 	default:
 		return nil, fmt.Errorf("app: unknown BACKEND %q (embedded or aws)", c.Backend)
 	}
@@ -190,7 +198,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 	}
 	return platform.New(api.Config{
 		Store: r.Store, Counters: r.Counters, CreditTokens: r.Signer, Logger: logger, Groups: groups,
-		RequestTimeout: 30 * time.Second,
+		RequestTimeout: 30 * time.Second, Audit: r.Audit,
 	}, platform.Deps{
 		Backend: r.Config.Backend, TopUp: topUp, Facilitator: fac,
 		WebhookQueue: r.WebhookQueue, RunsQueue: r.RunsQueue, Artifacts: r.Artifacts, Sealer: r.Sealer,

@@ -12,6 +12,7 @@ import (
 	"platformapi/shared/api/publicapi"
 	"platformapi/shared/api/runsapi"
 	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/api/usageapi"
 	"platformapi/shared/api/webhooksapi"
 	"platformapi/shared/blob"
 	"platformapi/shared/envelope"
@@ -57,6 +58,7 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	approvalsapi.Register(k, approvalsapi.Deps{Store: st})
 	runsapi.Register(k, runsapi.Deps{Store: st, Queue: d.RunsQueue, Artifacts: d.Artifacts, Services: d.Services})
 	webhooksapi.Register(k, webhooksapi.Deps{Store: st, Sealer: d.Sealer, Queue: d.WebhookQueue, AllowPrivate: d.AllowPrivateWebhooks})
+	usageapi.Register(k, usageapi.Deps{Store: st})
 	return k
 }
 
