@@ -38,6 +38,10 @@ const (
 	ConsumeWebhooks
 	// ConsumeRuns: triggered by the runs queue (RUNS_QUEUE_URL).
 	ConsumeRuns
+	// ConsumeAuditStream: triggered by the table's stream, audit events'
+	// inserts only (no environment; reads the stream, on failure sends to
+	// the audit rollup's dead-letter queue).
+	ConsumeAuditStream
 )
 
 // Has reports whether every bit of o is in u.
@@ -83,7 +87,7 @@ func (f Function) Routes() []string {
 }
 
 // Worker reports whether the function is fed by a queue instead of routes.
-func (f Function) Worker() bool { return f.Uses&(ConsumeWebhooks|ConsumeRuns) != 0 }
+func (f Function) Worker() bool { return f.Uses&(ConsumeWebhooks|ConsumeRuns|ConsumeAuditStream) != 0 }
 
 // every HTTP group except public emits webhook events and reads the table.
 const group = UseTable | SendWebhooks
@@ -114,6 +118,11 @@ var Functions = []Function{
 	// every other run in it wait for the slowest.
 	{Name: "run-worker", MemoryMiB: 1024, Timeout: 5 * time.Minute,
 		Uses: UseTable | ConsumeRuns | UseArtifactsWrite | SendWebhooks, BatchSize: 1},
+	// Usage counters from the audit events on the table's stream, off the
+	// request path: 100 inserts per invocation, each batch one transaction
+	// per 33 events (see audit.Rollup).
+	{Name: "audit-rollup", MemoryMiB: 256, Timeout: 60 * time.Second,
+		Uses: UseTable | ConsumeAuditStream, BatchSize: 100},
 }
 
 // consumerTimeout is the longest timeout among the queue's consumers. A
