@@ -72,7 +72,7 @@ type Runtime struct {
 	Sealer       envelope.Sealer
 	// Audit records every authenticated request's event: embedded, it also
 	// rolls usage up in process (and first counts what a previous process
-	// left pending); on AWS, the table's stream does.
+	// left pending); on AWS, the table's stream does. Nil records none.
 	Audit *audit.Recorder
 	// AWS is the AWS environment in BACKEND=aws (its Calls counter counts
 	// storage round trips); nil in embedded mode.
@@ -127,8 +127,9 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		}
 		rt.Artifacts = artifacts
 		rt.closers = append(rt.closers, artifacts.Close)
-		rt.Audit = audit.NewEmbeddedRecorder(st, nil)
-		rt.closers = append(rt.closers, func() error { rt.Audit.Close(); return nil })
+		rec := audit.NewEmbeddedRecorder(st, nil)
+		rt.Audit = rec
+		rt.closers = append(rt.closers, func() error { rec.Close(); return nil })
 	case "aws":
 		if err := openAWS(ctx, c, rt); err != nil {
 			_ = rt.Close()
@@ -196,9 +197,13 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 	if err != nil {
 		return nil, err
 	}
+	var rec api.AuditRecorder // a nil *audit.Recorder must stay a nil interface
+	if r.Audit != nil {
+		rec = r.Audit
+	}
 	return platform.New(api.Config{
 		Store: r.Store, Counters: r.Counters, CreditTokens: r.Signer, Logger: logger, Groups: groups,
-		RequestTimeout: 30 * time.Second, Audit: r.Audit,
+		RequestTimeout: 30 * time.Second, Audit: rec,
 	}, platform.Deps{
 		Backend: r.Config.Backend, TopUp: topUp, Facilitator: fac,
 		WebhookQueue: r.WebhookQueue, RunsQueue: r.RunsQueue, Artifacts: r.Artifacts, Sealer: r.Sealer,
