@@ -6,11 +6,15 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/projectsapi"
+	"platformapi/shared/api/usageapi"
 	"platformapi/shared/lambdaedge"
 )
 
 func main() {
 	lambdaedge.Serve("projects", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
-		return func(k *api.Kernel) { projectsapi.Register(k, projectsapi.Deps{Store: e.Kernel.Store}) }, nil
+		return func(k *api.Kernel) {
+			projectsapi.Register(k, projectsapi.Deps{Store: e.Kernel.Store})
+			usageapi.Register(k, usageapi.Deps{Store: e.Kernel.Store})
+		}, nil
 	})
 }

@@ -45,6 +45,10 @@ const (
 	SendDatabases
 	// ConsumeDatabases: triggered by the database transfer queue (DATABASES_QUEUE_URL).
 	ConsumeDatabases
+	// ConsumeAuditStream: triggered by the table's stream, audit events'
+	// inserts only (no environment; reads the stream, on failure sends to
+	// the audit rollup's dead-letter queue).
+	ConsumeAuditStream
 )
 
 // Has reports whether every bit of o is in u.
@@ -97,7 +101,9 @@ func (f Function) Routes() []string {
 }
 
 // Worker reports whether the function is fed by a queue instead of routes.
-func (f Function) Worker() bool { return f.Uses&(ConsumeWebhooks|ConsumeRuns|ConsumeDatabases) != 0 }
+func (f Function) Worker() bool {
+	return f.Uses&(ConsumeWebhooks|ConsumeRuns|ConsumeDatabases|ConsumeAuditStream) != 0
+}
 
 // Scheduled reports whether a schedule invokes the function.
 func (f Function) Scheduled() bool { return f.Schedule > 0 }
@@ -145,6 +151,11 @@ var Functions = []Function{
 	// the worker's job timeout (databases.DefaultJobTimeout, 10 minutes).
 	{Name: "databases-worker", MemoryMiB: 2048, Timeout: 12 * time.Minute,
 		Uses: UseTable | ConsumeDatabases | UseArchives | UseArchiveSecret | SendWebhooks, BatchSize: 1, EphemeralMiB: 4096},
+	// Usage counters from the audit events on the table's stream, off the
+	// request path: 100 inserts per invocation, each batch one transaction
+	// per 33 events (see audit.Rollup).
+	{Name: "audit-rollup", MemoryMiB: 256, Timeout: 60 * time.Second,
+		Uses: UseTable | ConsumeAuditStream, BatchSize: 100},
 }
 
 // consumerTimeout is the longest timeout among the queue's consumers. A

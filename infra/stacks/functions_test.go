@@ -42,14 +42,14 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 			routes[r] = f.Name
 		}
 		consumes := 0
-		for _, u := range []Use{ConsumeWebhooks, ConsumeRuns, ConsumeDatabases} {
+		for _, u := range []Use{ConsumeWebhooks, ConsumeRuns, ConsumeDatabases, ConsumeAuditStream} {
 			if f.Uses.Has(u) {
 				consumes++
 			}
 		}
 		switch {
-		case f.Worker() && (len(f.Routes()) > 0 || consumes != 1 || f.BatchSize < 1 || f.BatchSize > 10):
-			t.Errorf("%s: a worker consumes one queue, in batches of 1-10, and has no routes", f.Name)
+		case f.Worker() && (len(f.Routes()) > 0 || consumes != 1 || f.BatchSize < 1 || f.BatchSize > maxBatch(f)):
+			t.Errorf("%s: a worker consumes one queue or stream, in batches of 1-%d, and has no routes", f.Name, maxBatch(f))
 		case f.Scheduled() && (f.Worker() || len(f.Routes()) > 0 || f.Schedule%time.Minute != 0 || f.Timeout >= f.Schedule):
 			t.Errorf("%s: a scheduled function has no routes nor queue, a rate of whole minutes and a timeout under it", f.Name)
 		case f.Scheduled():
@@ -62,6 +62,15 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 	if defaults != 1 {
 		t.Errorf("%d functions own $default, want exactly one", defaults)
 	}
+}
+
+// maxBatch is the largest batch a worker takes: 10 SQS messages, or 100
+// stream records (a rollup of 100 events is 4 transactions).
+func maxBatch(f Function) int {
+	if f.Uses.Has(ConsumeAuditStream) {
+		return 100
+	}
+	return 10
 }
 
 // TestEveryFunctionInTheTreeIsDeployed fails when functions/<name>/main.go

@@ -60,16 +60,19 @@ type PlatformStackProps struct {
 type PlatformStack struct {
 	awscdk.Stack
 
-	Table             awsdynamodb.Table
-	FilesBucket       awss3.Bucket
-	ArchivesBucket    awss3.Bucket
-	ArtifactsBucket   awss3.Bucket
-	WebhookQueue      awssqs.Queue
-	WebhookDLQ        awssqs.Queue
-	RunsQueue         awssqs.Queue
-	RunsDLQ           awssqs.Queue
-	DatabasesQueue    awssqs.Queue
-	DatabasesDLQ      awssqs.Queue
+	Table           awsdynamodb.Table
+	FilesBucket     awss3.Bucket
+	ArchivesBucket  awss3.Bucket
+	ArtifactsBucket awss3.Bucket
+	WebhookQueue    awssqs.Queue
+	WebhookDLQ      awssqs.Queue
+	RunsQueue       awssqs.Queue
+	RunsDLQ         awssqs.Queue
+	DatabasesQueue  awssqs.Queue
+	DatabasesDLQ    awssqs.Queue
+	// AuditRollupDLQ receives the stream positions of audit batches the
+	// rollup could not count after its retries.
+	AuditRollupDLQ    awssqs.Queue
 	EnvelopeKey       awskms.Key
 	CreditTokenSecret awssecretsmanager.Secret
 	// ArchiveSecret seeds the Ed25519 key that signs database archives.
@@ -135,6 +138,9 @@ func (s *PlatformStack) addData() {
 		},
 		DeletionProtection: jsii.Bool(s.settings.Retain),
 		RemovalPolicy:      s.removal(),
+		// The audit rollup reads new audit events from the stream, which
+		// costs no read units; the new image is all it needs.
+		Stream: awsdynamodb.StreamViewType_NEW_IMAGE,
 	})
 
 	s.FilesBucket = s.bucket("FilesBucket")
@@ -184,6 +190,13 @@ func (s *PlatformStack) addData() {
 		"A durable run failed repeatedly and waits in the dead-letter queue.")
 	s.alarm("DatabasesDLQDepth", s.DatabasesDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
 		"A database transfer job failed repeatedly and waits in the dead-letter queue.")
+	s.AuditRollupDLQ = awssqs.NewQueue(s.Stack, jsii.String("AuditRollupDLQ"), &awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+	})
+	s.alarm("AuditRollupDLQDepth", s.AuditRollupDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
+		"Audit events could not be counted into usage after every retry; their stream positions wait in the dead-letter queue.")
 }
 
 // bucket is private (public access blocked, owner-enforced objects),
@@ -281,6 +294,7 @@ func (s *PlatformStack) wirings() []wiring {
 			func(_ Function, fn awslambda.Function) { s.DatabasesQueue.GrantSendMessages(fn) }},
 		{ConsumeDatabases, map[string]*string{"DATABASES_QUEUE_URL": s.DatabasesQueue.QueueUrl()},
 			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.DatabasesQueue) }},
+		{ConsumeAuditStream, nil, s.consumeAuditStream},
 	}
 }
 
@@ -290,6 +304,34 @@ func (s *PlatformStack) consume(f Function, fn awslambda.Function, q awssqs.Queu
 	fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(float64(max(f.BatchSize, 1))),
 		ReportBatchItemFailures: jsii.Bool(true),
+	}))
+}
+
+// auditRetries bounds how often a failing audit batch is retried before its
+// position goes to the dead-letter queue; counting is idempotent, so a
+// retry never counts an event twice.
+const auditRetries = 10
+
+// consumeAuditStream subscribes the rollup to the table's stream. The
+// filter (evaluated by Lambda, not billed as invocations) passes only
+// inserts of audit events, so the rest of the table's writes never wake
+// it. Partial batch responses retry from the first uncounted record; the
+// stream is read from its oldest record, so a first deployment counts
+// every event the stream still holds.
+func (s *PlatformStack) consumeAuditStream(f Function, fn awslambda.Function) {
+	fn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(s.Table, &awslambdaeventsources.DynamoEventSourceProps{
+		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
+		BatchSize:               jsii.Number(float64(max(f.BatchSize, 1))),
+		MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(1)),
+		ReportBatchItemFailures: jsii.Bool(true),
+		RetryAttempts:           jsii.Number(auditRetries),
+		OnFailure:               awslambdaeventsources.NewSqsDlq(s.AuditRollupDLQ),
+		Filters: &[]*map[string]interface{}{awslambda.FilterCriteria_Filter(&map[string]interface{}{
+			"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+			"dynamodb": map[string]interface{}{
+				"Keys": map[string]interface{}{"pk": map[string]interface{}{"S": awslambda.FilterRule_BeginsWith(jsii.String("aud#"))}},
+			},
+		})},
 	}))
 }
 

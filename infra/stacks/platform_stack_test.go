@@ -39,7 +39,7 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 		"AWS::IAM::Role":                  n,
 		"AWS::IAM::Policy":                n,
 		"AWS::Logs::LogGroup":             n,
-		"AWS::CloudWatch::Alarm":          2*n + 4, // errors and throttles per function, API 5xx, three DLQs
+		"AWS::CloudWatch::Alarm":          2*n + 5, // errors and throttles per function, API 5xx, four DLQs
 		"AWS::ApiGatewayV2::Api":          1,
 		"AWS::ApiGatewayV2::Stage":        1,
 		"AWS::ApiGatewayV2::Route":        routes,
@@ -50,8 +50,8 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 		"AWS::DynamoDB::Table":            1,
 		"AWS::S3::Bucket":                 3,
 		"AWS::S3::BucketPolicy":           3,
-		"AWS::SQS::Queue":                 6,
-		"AWS::SQS::QueuePolicy":           6,
+		"AWS::SQS::Queue":                 7,
+		"AWS::SQS::QueuePolicy":           7,
 		"AWS::KMS::Key":                   1,
 		"AWS::SecretsManager::Secret":     2,
 	}
@@ -318,6 +318,7 @@ var wantEnv = func() map[string][]string {
 		"trading-recheck": group,
 		"databases-worker": append(slices.Clone(base), "TABLE_NAME", "DATABASES_QUEUE_URL", "ARCHIVES_BUCKET",
 			"ARCHIVE_SIGNING_SECRET_ARN", "WEBHOOK_QUEUE_URL"),
+		"audit-rollup": append(slices.Clone(base), "TABLE_NAME"),
 	}
 }()
 
@@ -391,6 +392,7 @@ var wantAccess = func() map[string][]string {
 		"file-sweeper":     {"Table:rw", "FilesBucket:rw"},
 		"trading-recheck":  group,
 		"databases-worker": {"Table:rw", "DatabasesQueue:consume", "ArchivesBucket:rw", "ArchiveSigningSeed:read", "WebhookQueue:send"},
+		"audit-rollup":     {"Table:rw", "Table:stream", "AuditRollupDLQ:send"},
 	}
 }()
 
@@ -406,6 +408,7 @@ func TestFunctionsMayTouchOnlyWhatTheyUse(t *testing.T) {
 		s.logicalID(t, st.RunsQueue.QueueName()):         "RunsQueue",
 		s.logicalID(t, st.WebhookDLQ.QueueName()):        "WebhookDLQ",
 		s.logicalID(t, st.RunsDLQ.QueueName()):           "RunsDLQ",
+		s.logicalID(t, st.AuditRollupDLQ.QueueName()):    "AuditRollupDLQ",
 		s.logicalID(t, st.EnvelopeKey.KeyId()):           "EnvelopeKey",
 		s.logicalID(t, st.CreditTokenSecret.SecretArn()): "CreditTokenSeed",
 		s.logicalID(t, st.ArchiveSecret.SecretArn()):     "ArchiveSigningSeed",
@@ -441,6 +444,8 @@ func TestFunctionsMayTouchOnlyWhatTheyUse(t *testing.T) {
 					level = "rw"
 				case has("s3:GetObject*"):
 					level = "r"
+				case has("dynamodb:GetRecords"):
+					level = "stream"
 				case has("sqs:ReceiveMessage"):
 					level = "consume"
 				case has("sqs:SendMessage"):
@@ -451,6 +456,9 @@ func TestFunctionsMayTouchOnlyWhatTheyUse(t *testing.T) {
 					level = "read"
 				}
 				access[name+":"+level] = true
+			}
+			if exc := findException("AWS::IAM::Policy", strings.Join(actions, ",")); exc != nil && exc.anyResource {
+				continue // an action without resource-level permissions (see wildcardExceptions)
 			}
 			if touched == 0 {
 				t.Errorf("%s: statement on no resource of this stack: %v", f.Name, st)
@@ -488,6 +496,8 @@ var wildcardExceptions = []wildcardException{
 	{"AWS::IAM::Policy", "s3:Abort*", false, "Bucket.grantReadWrite (abort multipart uploads); one bucket only"},
 	{"AWS::IAM::Policy", "kms:ReEncrypt*", false, "Key.grantEncryptDecrypt; on the envelope key's ARN only"},
 	{"AWS::IAM::Policy", "kms:GenerateDataKey*", false, "Key.grantEncryptDecrypt; on the envelope key's ARN only"},
+	{"AWS::IAM::Policy", "dynamodb:ListStreams", true,
+		"DynamoEventSource (audit rollup): ListStreams has no resource-level permission; reading records is granted on the table's stream only"},
 }
 
 // TestNoPolicyAllowsWildcardsBeyondWhatCDKNeeds walks every policy document
@@ -689,4 +699,41 @@ func asList(v any) []any {
 	default:
 		return []any{x}
 	}
+}
+
+// TestTheAuditRollupReadsOnlyAuditInsertsFromTheTableStream: the stream
+// carries new images, the mapping passes only inserts of audit events, is
+// retried a bounded number of times from the first uncounted record, and
+// then parks the batch in a dead-letter queue with an alarm.
+func TestTheAuditRollupReadsOnlyAuditInsertsFromTheTableStream(t *testing.T) {
+	s := defaults(t)
+	st := s.stack
+	table := s.logicalID(t, st.Table.TableName())
+	dlq := s.logicalID(t, st.AuditRollupDLQ.QueueName())
+	fn := s.logicalID(t, st.Functions["audit-rollup"].FunctionName())
+	must(t, func() {
+		s.template.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"StreamSpecification": map[string]any{"StreamViewType": "NEW_IMAGE"},
+		})
+	})
+	must(t, func() {
+		s.template.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":          map[string]any{"Ref": fn},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{table, "StreamArn"}},
+			"StartingPosition":      "TRIM_HORIZON",
+			"BatchSize":             100,
+			"MaximumRetryAttempts":  auditRetries,
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+			"DestinationConfig":     map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}}},
+			"FilterCriteria": map[string]any{"Filters": []any{map[string]any{
+				"Pattern": `{"dynamodb":{"Keys":{"pk":{"S":[{"prefix":"aud#"}]}}},"eventName":["INSERT"]}`,
+			}}},
+		})
+	})
+	must(t, func() {
+		s.template.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+			"MetricName": "ApproximateNumberOfMessagesVisible",
+			"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{dlq, "QueueName"}}}},
+		})
+	})
 }

@@ -83,7 +83,7 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
 		info.operation = rt.Operation
-		ctx, cancel := context.WithTimeout(r.Context(), k.cfg.RequestTimeout)
+		ctx, cancel := context.WithTimeout(withOutcome(r.Context()), k.cfg.RequestTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)
 
@@ -99,6 +99,9 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 		}
 		if key := p.Key(); key != nil {
 			info.keyID = key.ID
+			var recordAudit func()
+			w, recordAudit = k.auditing(w, r, rt, p)
+			defer recordAudit()
 		}
 		if err := k.authorize(ctx, rt, r, body, p); err != nil {
 			WriteProblem(w, r, err)

@@ -41,6 +41,7 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, err error) {
 	e := ToAPIError(err)
 	out := *e
 	out.RequestID = RequestID(r.Context())
+	noteProblem(r.Context(), out.Code)
 	if out.Status >= 500 && out.Cause != nil {
 		Logger(r.Context()).Error("request failed", slog.String("code", string(out.Code)), slog.String("error", out.Cause.Error()))
 	}
@@ -119,6 +120,7 @@ func problemTransformer(ctx huma.Context, _ string, v any) (any, error) {
 	if cp.RequestID == "" {
 		cp.RequestID = RequestID(ctx.Context())
 	}
+	noteProblem(ctx.Context(), cp.Code)
 	for k, val := range cp.Headers {
 		ctx.SetHeader(k, val)
 	}

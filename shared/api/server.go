@@ -58,6 +58,9 @@ type Config struct {
 	// Sealer seals the stored idempotent responses of routes that answer a
 	// secret (routes.Route.Secret); without one those routes answer 503.
 	Sealer envelope.Sealer
+	// Audit records one event per authenticated request (see audit.go);
+	// nil records none.
+	Audit AuditRecorder
 }
 
 // Publisher hands an event to the webhooks of an account and project.

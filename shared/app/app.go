@@ -18,6 +18,7 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/filesapi"
 	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/audit"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
@@ -77,6 +78,10 @@ type Runtime struct {
 	Databases        *databases.Service
 	DatabasesQueue   queue.Queue
 	ArchivePublicKey string
+	// Audit records every authenticated request's event: embedded, it also
+	// rolls usage up in process (and first counts what a previous process
+	// left pending); on AWS, the table's stream does. Nil records none.
+	Audit *audit.Recorder
 	// AWS is the AWS environment in BACKEND=aws (its Calls counter counts
 	// storage round trips); nil in embedded mode.
 	AWS     *awsenv.Env
@@ -141,11 +146,15 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		}
 		rt.Files = filesBucket
 		rt.closers = append(rt.closers, filesBucket.Close)
+		rec := audit.NewEmbeddedRecorder(st, nil)
+		rt.Audit = rec
+		rt.closers = append(rt.closers, func() error { rec.Close(); return nil })
 	case "aws":
 		if err := openAWS(ctx, c, rt); err != nil {
 			_ = rt.Close()
 			return nil, err
 		}
+		rt.Audit = audit.NewRecorder(rt.Store, nil)
 	default:
 		return nil, fmt.Errorf("app: unknown BACKEND %q (embedded or aws)", c.Backend)
 	}
@@ -219,9 +228,13 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 	if err != nil {
 		return nil, err
 	}
+	var rec api.AuditRecorder // a nil *audit.Recorder must stay a nil interface
+	if r.Audit != nil {
+		rec = r.Audit
+	}
 	return platform.New(api.Config{
 		Store: r.Store, Counters: r.Counters, CreditTokens: r.Signer, Logger: logger, Groups: groups,
-		RequestTimeout: 30 * time.Second,
+		RequestTimeout: 30 * time.Second, Audit: rec,
 	}, platform.Deps{
 		Backend: r.Config.Backend, TopUp: topUp, Facilitator: fac,
 		WebhookQueue: r.WebhookQueue, RunsQueue: r.RunsQueue, Artifacts: r.Artifacts, Sealer: r.Sealer,

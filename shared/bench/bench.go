@@ -82,6 +82,10 @@ type Report struct {
 	Errors        int     `json:"errors"` // non-200 answers under load
 
 	StorageOpsPerIdempotentReplay float64 `json:"storageOpsPerIdempotentReplay"`
+	// StorageOpsPerReadWithoutAudit and CostPerMillionReadsWithoutAuditUsd
+	// are the read with auditing off: the price of the audit event.
+	StorageOpsPerReadWithoutAudit      float64 `json:"storageOpsPerReadWithoutAudit"`
+	CostPerMillionReadsWithoutAuditUsd float64 `json:"costPerMillionReadsWithoutAuditUsd"`
 	// Storage holds each counted request's round trips and request units
 	// per DynamoDB operation.
 	Storage       map[string]storageCase `json:"storage"`
@@ -238,32 +242,36 @@ func report(o options, m measurements) Report {
 	cost := USEast1.PerMillion(Usage{ReadUnits: rru, WriteUnits: wru, Duration: p50})
 	wrru, wwru := st.Write.Units()
 	writeCost := USEast1.PerMillion(Usage{ReadUnits: wrru, WriteUnits: wwru, Duration: p50})
+	nrru, nwru := st.ReadNoAudit.Units()
+	noAuditCost := USEast1.PerMillion(Usage{ReadUnits: nrru, WriteUnits: nwru, Duration: p50})
 	r := Report{
-		RPSBare:                           round(bare.RPS(), 0),
-		RPSAuthenticated:                  round(authed.RPS(), 0),
-		OverheadRatio:                     round(ratio(p50, bare.Percentile(50)), 2),
-		P50Micros:                         micros(p50),
-		P99Micros:                         micros(authed.Percentile(99)),
-		StorageOpsPerRead:                 round(st.Read.Total(), 2),
-		StorageOpsPerIdempotentWrite:      round(st.Write.Total(), 2),
-		BareP50Micros:                     micros(bare.Percentile(50)),
-		BareP99Micros:                     micros(bare.Percentile(99)),
-		Errors:                            bare.Errors + authed.Errors,
-		StorageOpsPerIdempotentReplay:     round(st.Replay.Total(), 2),
-		Storage:                           map[string]storageCase{"read": st.Read, "idempotentWrite": st.Write, "idempotentReplay": st.Replay},
-		StorageSource:                     st.Source,
-		ColdStartMillisByFunction:         map[string]float64{},
-		BootstrapBytesByFunction:          m.sizes,
-		CostPerMillionRequestsUsd:         round(cost.Total(), 4),
-		CostBreakdownUsd:                  roundCost(cost),
-		CostDominatedBy:                   cost.Dominant().Name,
-		CostPerMillionIdempotentWritesUsd: round(writeCost.Total(), 4),
-		PricesDate:                        USEast1.Date,
-		PricesRegion:                      USEast1.Region,
-		Concurrency:                       o.concurrency,
-		LoadSeconds:                       o.duration.Seconds(),
-		Machine:                           fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
-		Date:                              time.Now().UTC().Format(time.RFC3339),
+		StorageOpsPerReadWithoutAudit:      round(st.ReadNoAudit.Total(), 2),
+		CostPerMillionReadsWithoutAuditUsd: round(noAuditCost.Total(), 4),
+		RPSBare:                            round(bare.RPS(), 0),
+		RPSAuthenticated:                   round(authed.RPS(), 0),
+		OverheadRatio:                      round(ratio(p50, bare.Percentile(50)), 2),
+		P50Micros:                          micros(p50),
+		P99Micros:                          micros(authed.Percentile(99)),
+		StorageOpsPerRead:                  round(st.Read.Total(), 2),
+		StorageOpsPerIdempotentWrite:       round(st.Write.Total(), 2),
+		BareP50Micros:                      micros(bare.Percentile(50)),
+		BareP99Micros:                      micros(bare.Percentile(99)),
+		Errors:                             bare.Errors + authed.Errors,
+		StorageOpsPerIdempotentReplay:      round(st.Replay.Total(), 2),
+		Storage:                            map[string]storageCase{"read": st.Read, "readWithoutAudit": st.ReadNoAudit, "idempotentWrite": st.Write, "idempotentReplay": st.Replay},
+		StorageSource:                      st.Source,
+		ColdStartMillisByFunction:          map[string]float64{},
+		BootstrapBytesByFunction:           m.sizes,
+		CostPerMillionRequestsUsd:          round(cost.Total(), 4),
+		CostBreakdownUsd:                   roundCost(cost),
+		CostDominatedBy:                    cost.Dominant().Name,
+		CostPerMillionIdempotentWritesUsd:  round(writeCost.Total(), 4),
+		PricesDate:                         USEast1.Date,
+		PricesRegion:                       USEast1.Region,
+		Concurrency:                        o.concurrency,
+		LoadSeconds:                        o.duration.Seconds(),
+		Machine:                            fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
+		Date:                               time.Now().UTC().Format(time.RFC3339),
 	}
 	var all []time.Duration
 	for g, d := range m.starts {
@@ -309,7 +317,8 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 		c      storageCase
 		target string
 	}{
-		{"GET " + balancePath, st.Read, fmt.Sprintf("(target ≤ %d)", targetOpsPerRead)},
+		{"GET " + balancePath, st.Read, fmt.Sprintf("(target ≤ %d + 1 audit write)", targetOpsPerRead)},
+		{"GET " + balancePath + " (audit off)", st.ReadNoAudit, fmt.Sprintf("(target ≤ %d)", targetOpsPerRead)},
 		{"POST " + projectsPath + " (new key)", st.Write, fmt.Sprintf("(target ≤ %d)", targetOpsPerWrite)},
 		{"POST " + projectsPath + " (replay)", st.Replay, ""},
 	} {
@@ -349,6 +358,8 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 		p("%s\t%.4f\t%.0f%%", l.Name, l.USD, 100*l.USD/total)
 	}
 	p("costPerMillionRequestsUsd\t%.4f\t(target ≤ %.2f); dominated by %s", r.CostPerMillionRequestsUsd, targetCostPerMillion, r.CostDominatedBy)
+	p("the same read with auditing off\t%.4f\t(%g round trips instead of %g; the audit event adds %.4f)", r.CostPerMillionReadsWithoutAuditUsd,
+		r.StorageOpsPerReadWithoutAudit, r.StorageOpsPerRead, r.CostPerMillionRequestsUsd-r.CostPerMillionReadsWithoutAuditUsd)
 	p("idempotent POST %s, priced alike\t%.4f\t(%g RRU + %g WRU; the read's p50 as its duration)", projectsPath, r.CostPerMillionIdempotentWritesUsd, round(wrru, 2), round(wwru, 2))
 	p("")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"platformapi/shared/app"
+	"platformapi/shared/audit"
 	"platformapi/shared/awsenv"
 )
 
@@ -67,9 +68,12 @@ func (c storageCase) Ops() []string {
 // storageResult holds the counted requests.
 type storageResult struct {
 	Source string
-	Read   storageCase // GET /v1/credits/balance
-	Write  storageCase // POST /v1/projects with a fresh Idempotency-Key
-	Replay storageCase // the same POST again: the stored answer is replayed
+	Read   storageCase // GET /v1/credits/balance, audited as deployed
+	// ReadNoAudit is the same read with auditing off: what it cost before
+	// every request left an audit event.
+	ReadNoAudit storageCase
+	Write       storageCase // POST /v1/projects with a fresh Idempotency-Key
+	Replay      storageCase // the same POST again: the stored answer is replayed
 }
 
 // callCounter is the SDK's awsenv.CallCounter, or the meter standing in for
@@ -125,7 +129,16 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 	if rt.AWS != nil {
 		calls = rt.AWS.Calls
 	}
+	// The request path's audit write as a Lambda does it: one Put, counted
+	// with the rest. The rollup runs off the path (the stream) and is not
+	// part of a request's round trips.
+	rt.Audit = audit.NewRecorder(m, nil)
 	srv, err := rt.NewServer(slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		return res, err
+	}
+	rt.Audit = nil
+	unaudited, err := rt.NewServer(slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		return res, err
 	}
@@ -139,6 +152,10 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 		_, err := c.expect(http.StatusOK, http.MethodGet, balancePath, auth, nil)
 		return err
 	}
+	readNoAudit := func(int) error {
+		_, err := apiClient{h: unaudited}.expect(http.StatusOK, http.MethodGet, balancePath, auth, nil)
+		return err
+	}
 	write := func(i int) error {
 		h := map[string]string{"Authorization": auth["Authorization"], "Idempotency-Key": fmt.Sprintf("bench-write-%06d", i)}
 		_, err := c.expect(http.StatusCreated, http.MethodPost, projectsPath, h, map[string]any{"name": fmt.Sprintf("bench project %d", i)})
@@ -150,6 +167,7 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 		send func(int) error
 	}{
 		{&res.Read, read},
+		{&res.ReadNoAudit, readNoAudit},
 		{&res.Write, write},
 		{&res.Replay, replay},
 	} {

@@ -20,6 +20,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"platformapi/shared/api"
+	"platformapi/shared/audit"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/queue"
@@ -97,6 +98,9 @@ func build(ctx context.Context, logger *slog.Logger, group string, setup Setup) 
 		return nil, err
 	}
 	e.Kernel.Groups, e.Kernel.RequestTimeout = []string{group}, RequestTimeout
+	// Every request's audit event is one Put; the table's stream carries it
+	// to the audit-rollup function.
+	e.Kernel.Audit = audit.NewRecorder(e.Kernel.Store, nil)
 	if e.Webhooks != nil {
 		e.Kernel.Events = webhooks.NewRepo(webhooks.Config{Store: e.Kernel.Store, Queue: e.Webhooks})
 	}

@@ -16,6 +16,7 @@ import (
 	"platformapi/shared/api/runsapi"
 	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/api/tradingapi"
+	"platformapi/shared/api/usageapi"
 	"platformapi/shared/api/webhooksapi"
 	"platformapi/shared/blob"
 	"platformapi/shared/databases"
@@ -83,6 +84,7 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	filesapi.Register(k, filesapi.Deps{Store: st, Bucket: d.Files, Quota: d.FileQuota})
 	tradingapi.Register(k, tradingapi.Deps{Store: st, Trading: d.Trading})
 	databasesapi.Register(k, databasesapi.Deps{Store: st, Databases: d.Databases, Queue: d.DatabasesQueue})
+	usageapi.Register(k, usageapi.Deps{Store: st})
 	return k
 }
 

@@ -25,6 +25,7 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/audit"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
@@ -85,6 +86,10 @@ type Env struct {
 	Signer *credittoken.Signer
 	Kernel *api.Kernel
 	Logs   *SyncBuffer
+	// Audit records the server's audit events and rolls usage up in
+	// process, on every backend (the emulator has no stream); Catchup
+	// waits until every recorded event is counted.
+	Audit *audit.Recorder
 	// Remote is core-research, an HTTP upstream the test scripts.
 	Remote       *FakeUpstream
 	RunsQueue    *memqueue.Queue
@@ -215,12 +220,14 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	}
 	logs := &SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	auditRec := audit.NewEmbeddedRecorder(st, c.Now)
+	t.Cleanup(auditRec.Close)
 	k := platform.New(api.Config{
-		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b),
+		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: auditRec,
 	}, d)
 	hs := httptest.NewServer(k)
 	t.Cleanup(hs.Close)
-	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks,
+	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Audit: auditRec, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks,
 		Files: filesBucket, rec: rec, Databases: dbs, DatabasesQueue: dbq, ArchiveKey: d.ArchivePublicKey}
 	e.runWorker = runs.NewWorker(runs.WorkerConfig{Config: runs.Config{Store: st, Queue: runsQ, Artifacts: artifacts, Now: c.Now},
 		Services: services, Sealer: d.Sealer, Timeout: 10 * time.Second, Logger: logger})

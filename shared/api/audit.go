@@ -1,0 +1,187 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/audit"
+	"platformapi/shared/catalog"
+	"platformapi/shared/keys"
+	"platformapi/shared/routes"
+)
+
+// AuditRecorder keeps the audit event of a request (spec 4.2). Record is the
+// one storage write auditing adds to a request: *audit.Recorder is one Put
+// on DynamoDB (its stream feeds the rollup) and one transaction embedded.
+type AuditRecorder interface {
+	Record(ctx context.Context, e audit.Event) error
+}
+
+// auditTimeout bounds the event's write after the response is known; it
+// runs even when the request's own deadline has passed.
+const auditTimeout = 5 * time.Second
+
+// outcome is what the request path learns about a response that the
+// status alone does not say: the error code of the problem it answered and
+// the credits its operation charged. It travels in the request's context so
+// that WriteProblem, huma's error path and the handlers can fill it in.
+type outcome struct {
+	mu      sync.Mutex
+	code    apierr.Code
+	charged int64
+}
+
+type outcomeKey struct{}
+
+func withOutcome(ctx context.Context) context.Context {
+	return context.WithValue(ctx, outcomeKey{}, &outcome{})
+}
+
+func outcomeFrom(ctx context.Context) *outcome {
+	o, _ := ctx.Value(outcomeKey{}).(*outcome)
+	return o
+}
+
+// noteProblem remembers the code of the problem a request answers; the last
+// one written is the one the client saw.
+func noteProblem(ctx context.Context, code apierr.Code) {
+	if o := outcomeFrom(ctx); o != nil {
+		o.mu.Lock()
+		o.code = code
+		o.mu.Unlock()
+	}
+}
+
+// AddCharged adds micro-credits the request's operation charged to its audit
+// event (an invoke, or each tool call of an MCP request). Operations call it
+// once the charge is committed; a request that charged nothing need not.
+func AddCharged(ctx context.Context, micro int64) {
+	if o := outcomeFrom(ctx); o != nil {
+		o.mu.Lock()
+		o.charged += micro
+		o.mu.Unlock()
+	}
+}
+
+// auditWriter sees the status of the response and, for an idempotent
+// replay of an error, its body: a replay never passes through WriteProblem,
+// so the stored problem's code is read from the replayed bytes.
+type auditWriter struct {
+	http.ResponseWriter
+	status     int
+	replayCode apierr.Code
+}
+
+func (a *auditWriter) WriteHeader(code int) {
+	if a.status == 0 {
+		a.status = code
+	}
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *auditWriter) Write(b []byte) (int, error) {
+	if a.status == 0 {
+		a.status = http.StatusOK
+	}
+	if a.status >= 400 && a.replayCode == "" && a.replayed() {
+		var p struct {
+			Code apierr.Code `json:"code"`
+		}
+		if json.Unmarshal(b, &p) == nil {
+			a.replayCode = p.Code
+		}
+	}
+	return a.ResponseWriter.Write(b)
+}
+
+func (a *auditWriter) replayed() bool { return a.Header().Get("Idempotent-Replayed") == "true" }
+
+func (a *auditWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
+// auditing wraps w when the kernel records audit events; the returned
+// finish records the request's event once the response is known.
+func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Route, p *Principal) (http.ResponseWriter, func()) {
+	if k.cfg.Audit == nil {
+		return w, func() {}
+	}
+	aw := &auditWriter{ResponseWriter: w}
+	return aw, func() { k.recordAudit(r, rt, p, aw) }
+}
+
+// recordAudit writes the event of an authenticated request: who called
+// (account, key chain, project, end user by the key's privacy tier), what
+// (operation, method, path, service) and how it ended (status, code,
+// charge, replay). Never a body, a header value or a secret. A failed write
+// is logged; the client already has its answer.
+func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw *auditWriter) {
+	key := p.Key()
+	o := outcomeFrom(r.Context())
+	status := aw.status
+	if status == 0 {
+		// Nothing was written: the operation panicked, and the edge
+		// answers 500.
+		status = http.StatusInternalServerError
+	}
+	e := audit.Event{
+		RequestID: RequestID(r.Context()), AccountID: key.AccountID, KeyPath: p.KeyPath(),
+		Operation: auditOperation(rt, p.Service, p.Operation), ServiceID: p.Service,
+		Method: r.Method, Path: r.URL.Path, Status: status, IdempotentReplayed: aw.replayed(),
+	}
+	switch project := p.ProjectID; {
+	case project != "":
+		e.ProjectID = &project
+	case key.ProjectID != nil:
+		// A bound key refused before its project was selected still acted
+		// in its project, and must see the event.
+		bound := *key.ProjectID
+		e.ProjectID = &bound
+	}
+	if eu := endUserForLog(p); eu != "" {
+		e.EndUser = &eu
+	}
+	o.mu.Lock()
+	code, charged := o.code, o.charged
+	o.mu.Unlock()
+	if e.IdempotentReplayed {
+		code, charged = aw.replayCode, 0 // a replay charges nothing again
+	}
+	if status >= 400 {
+		if code == "" && status == http.StatusInternalServerError {
+			code = apierr.Internal
+		}
+		if code != "" {
+			c := string(code)
+			e.Code = &c
+		}
+	}
+	e.ChargedMicro = charged
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), auditTimeout)
+	defer cancel()
+	if err := k.cfg.Audit.Record(ctx, e); err != nil {
+		Logger(r.Context()).Error("audit record failed", "error", err.Error())
+	}
+}
+
+// auditOperation is the route's operation, refined for invokes and runs to
+// services.invoke.<service>.<operation> when the catalogue knows the
+// operation (or .<service> when it knows only the service), so usage can be
+// grouped by the capability called. A name the client made up never
+// becomes an operation: it would be unbounded cardinality in the counters.
+func auditOperation(rt routes.Route, svc, op string) string {
+	exact := keys.RequestOperation(rt.Operation, svc, op)
+	if exact == rt.Operation {
+		return exact
+	}
+	s, ok := catalog.Lookup(svc)
+	if !ok {
+		return rt.Operation
+	}
+	if o, ok := s.Op(op); ok && (rt.Operation == "services.invoke" && o.Invocable || rt.Operation == "runs.create" && o.Durable) {
+		return exact
+	}
+	return rt.Operation + "." + svc
+}
