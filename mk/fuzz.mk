@@ -25,10 +25,12 @@ FUZZ_TARGETS ?= \
 	shared/webhooks:FuzzRefusedReason \
 	shared/paging:FuzzCursor \
 	shared/credittoken:FuzzVerify \
-	shared/credits:FuzzTopUpAmount \
+	shared/topup:FuzzTopUpAmount \
 	shared/x402:FuzzDecodePaymentPayload \
 	shared/x402:FuzzParseUint256 \
-	shared/redact:FuzzSecrets
+	shared/redact:FuzzSecrets \
+	shared/decimal:FuzzParse \
+	shared/files:FuzzParseFileName
 
 .PHONY: fuzz
 
