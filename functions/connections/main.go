@@ -8,13 +8,12 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/connectionsapi"
-	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/lambdaedge"
 )
 
 func main() {
 	lambdaedge.Serve("connections", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
-		d := connectionsapi.Deps{Store: e.Kernel.Store, Sealer: kmsenvelope.New(e.AWS.KMS(), e.AWS.Names.KMSKeyID)}
+		d := connectionsapi.Deps{Store: e.Kernel.Store, Sealer: e.Kernel.Sealer}
 		return func(k *api.Kernel) { connectionsapi.Register(k, d) }, nil
 	})
 }

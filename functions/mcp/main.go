@@ -1,26 +1,19 @@
-// Command mcp is the Lambda function of the remote MCP server (spec 1.5), whose tools are the key's capabilities. The built-in services run in process.
+// Command mcp is the Lambda function of the remote MCP server (spec 1.5), whose tools are the key's capabilities.
+// The built-in services run in process; the envelope key (KMS) opens the
+// protected connections a call names.
 package main
 
 import (
 	"context"
-	"os"
-	"time"
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/servicesapi"
-	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/superbrain"
 )
 
 func main() {
 	lambdaedge.Serve("mcp", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
-		st := e.Kernel.Store
-		d := servicesapi.Deps{
-			Store: st, Services: superbrain.Router(st, time.Now), Schemas: servicesapi.BuiltinSchemas(),
-			MCPAllowedOrigins: servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
-			Sealer:            kmsenvelope.New(e.AWS.KMS(), e.AWS.Names.KMSKeyID), // opens the connections a call names
-		}
+		d := servicesapi.DeployedDeps(e.Kernel.Store, e.Kernel.Sealer)
 		return func(k *api.Kernel) { servicesapi.Register(k, d) }, nil
 	})
 }

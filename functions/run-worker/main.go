@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"platformapi/shared/blob/s3blob"
-	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/runs"
 	"platformapi/shared/superbrain"
@@ -27,7 +26,7 @@ func main() {
 		return runs.NewWorker(runs.WorkerConfig{
 			Config:   runs.Config{Store: st, Queue: q, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket)},
 			Services: superbrain.Router(st, time.Now), Logger: e.Logger,
-			Sealer: kmsenvelope.New(e.AWS.KMS(), e.AWS.Names.KMSKeyID), // opens the connections a run names
+			Sealer: e.Kernel.Sealer, // opens the connections a run names
 		}), nil
 	})
 }

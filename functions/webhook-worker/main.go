@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 
-	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/webhooks"
 )
@@ -20,7 +19,7 @@ func main() {
 		}
 		return webhooks.NewWorker(webhooks.WorkerConfig{
 			Config: webhooks.Config{
-				Store: e.Kernel.Store, Sealer: kmsenvelope.New(e.AWS.KMS(), e.AWS.Names.KMSKeyID), Queue: e.Webhooks,
+				Store: e.Kernel.Store, Sealer: e.Kernel.Sealer, Queue: e.Webhooks,
 				Guard: webhooks.Guard{AllowPrivate: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true"},
 			},
 			Logger: e.Logger,

@@ -39,8 +39,9 @@ type Env struct {
 	AWS    *awsenv.Env
 	Logger *slog.Logger
 	// Kernel is the kernel's configuration (the table, the logger, the
-	// webhook publisher); a group's setup may add to it, e.g. the keys
-	// function's credit-token signer.
+	// webhook publisher, and the envelope key where the function is
+	// granted it); a group's setup may add to it, e.g. the keys function's
+	// credit-token signer.
 	Kernel api.Config
 	// Webhooks is the webhook queue, when the function was granted it.
 	Webhooks queue.Queue
