@@ -279,6 +279,7 @@ func (s *PlatformStack) wirings() []wiring {
 			"X402_ASSET":           &x.Asset,
 			"X402_PAY_TO":          &x.PayTo,
 			"X402_FACILITATOR_URL": &x.FacilitatorURL,
+			"X402_RPC_URL":         &x.RPCURL,
 		}, nil},
 		{SendWebhooks, map[string]*string{"WEBHOOK_QUEUE_URL": s.WebhookQueue.QueueUrl()},
 			func(_ Function, fn awslambda.Function) { s.WebhookQueue.GrantSendMessages(fn) }},

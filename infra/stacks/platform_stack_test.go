@@ -299,7 +299,7 @@ var wantEnv = func() map[string][]string {
 		"public":          append(slices.Clone(base), "ARCHIVE_SIGNING_SECRET_ARN"),
 		"keys":            with("CREDIT_TOKEN_SECRET_ARN", "KMS_KEY_ID"),
 		"services":        with("KMS_KEY_ID"),
-		"credits":         with("X402_NETWORK", "X402_ASSET", "X402_PAY_TO", "X402_FACILITATOR_URL"),
+		"credits":         with("X402_NETWORK", "X402_ASSET", "X402_PAY_TO", "X402_FACILITATOR_URL", "X402_RPC_URL"),
 		"projects":        group,
 		"files":           with("FILES_BUCKET"),
 		"connections":     with("KMS_KEY_ID"),
@@ -340,7 +340,7 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 	literal := map[string]any{
 		"STAGE": "dev", "LOG_LEVEL": "info",
 		"X402_NETWORK": "eip155:84532", "X402_ASSET": "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
-		"X402_PAY_TO": "", "X402_FACILITATOR_URL": "https://x402.org/facilitator",
+		"X402_PAY_TO": "", "X402_FACILITATOR_URL": "https://x402.org/facilitator", "X402_RPC_URL": "",
 	}
 	if len(wantEnv) != len(Functions) {
 		t.Fatalf("wantEnv lists %d functions, the table %d", len(wantEnv), len(Functions))

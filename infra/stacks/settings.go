@@ -41,6 +41,9 @@ type X402Settings struct {
 	Asset          string
 	PayTo          string
 	FacilitatorURL string
+	// RPCURL is a JSON-RPC endpoint of Network, to reconcile a settlement
+	// whose answer was lost; empty leaves such payments waiting.
+	RPCURL string
 }
 
 // setting is one knob: its context key, its environment variable and its
@@ -66,6 +69,7 @@ var SettingsTable = []setting{
 	{"x402Asset", "X402_ASSET", "0x036CbD53842c5426634e7929541eC2318f3dCF7e", "x402 asset: USDC on Base Sepolia by default"},
 	{"x402PayTo", "X402_PAY_TO", "", "address that receives top-up payments; empty disables top-ups (503)"},
 	{"x402FacilitatorUrl", "X402_FACILITATOR_URL", "https://x402.org/facilitator", "x402 facilitator that verifies and settles payments"},
+	{"x402RpcUrl", "X402_RPC_URL", "", "JSON-RPC endpoint of the x402 network, to reconcile a settlement whose answer was lost (none when empty)"},
 }
 
 var (
@@ -114,6 +118,7 @@ func LoadSettings(node constructs.Node, lookupEnv func(string) (string, bool)) (
 			Asset:          v["x402Asset"],
 			PayTo:          v["x402PayTo"],
 			FacilitatorURL: v["x402FacilitatorUrl"],
+			RPCURL:         v["x402RpcUrl"],
 		},
 	}
 	if !stagePattern.MatchString(out.Stage) {

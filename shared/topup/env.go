@@ -17,6 +17,7 @@ const devPayTo = "0x000000000000000000000000000000000000dEaD"
 
 // FromEnv reads the x402 configuration: X402_NETWORK, X402_ASSET,
 // X402_ASSET_NAME, X402_ASSET_VERSION, X402_PAY_TO, X402_MAX_TIMEOUT_SECONDS,
+// X402_RPC_URL (a JSON-RPC endpoint of the network, to reconcile lost settlements),
 // and the facilitator: X402_FACILITATOR_URL (+ X402_FACILITATOR_API_KEY), or
 // X402_FACILITATOR=local for the development-only local facilitator, which
 // is the default in embedded mode only. Defaults are Base Sepolia USDC.
@@ -27,6 +28,7 @@ func FromEnv(embedded bool, st store.Store) (TopUpConfig, x402.Facilitator, erro
 		AssetName:    envOr("X402_ASSET_NAME", "USDC"),
 		AssetVersion: envOr("X402_ASSET_VERSION", "2"),
 		PayTo:        os.Getenv("X402_PAY_TO"),
+		RPCURL:       os.Getenv("X402_RPC_URL"),
 	}
 	timeout, err := strconv.ParseInt(envOr("X402_MAX_TIMEOUT_SECONDS", "600"), 10, 64)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"platformapi/shared/ids"
 	"platformapi/shared/store"
 	"platformapi/shared/x402"
+	"platformapi/shared/x402/chainstate"
 )
 
 // TopUpConfig is the server-owned side of a purchase: what is paid, in what,
@@ -30,6 +32,10 @@ type TopUpConfig struct {
 	AssetVersion      string // EIP-712 domain version
 	PayTo             string // empty: top-up is not configured (503)
 	MaxTimeoutSeconds int64
+	// RPCURL is a JSON-RPC endpoint of Network, used to reconcile a
+	// settlement whose answer was lost (X402_RPC_URL); empty: such a
+	// payment waits until an operator configures one.
+	RPCURL string
 }
 
 // Requirements builds the exact-scheme payment requirements for cents.
@@ -82,11 +88,33 @@ type TopUp struct {
 	ledger *credits.Ledger
 	cfg    TopUpConfig
 	fac    x402.Facilitator
+	chain  AuthorizationChecker
 }
+
+// AuthorizationChecker says whether an EIP-3009 authorization was used on
+// chain (chainstate.Client).
+type AuthorizationChecker interface {
+	AuthorizationUsed(ctx context.Context, asset, from, nonce string) (bool, error)
+}
+
+// settleGrace is how long a settlement in flight is left alone before a
+// retry reconciles it with the chain: longer than a facilitator's answer
+// can take.
+const settleGrace = 2 * time.Minute
 
 // NewTopUp builds the purchase flow.
 func NewTopUp(st store.Store, now func() time.Time, cfg TopUpConfig, fac x402.Facilitator) *TopUp {
-	return &TopUp{st: st, now: now, ledger: credits.NewLedger(st, now), cfg: cfg, fac: fac}
+	t := &TopUp{st: st, now: now, ledger: credits.NewLedger(st, now), cfg: cfg, fac: fac}
+	if cfg.RPCURL != "" {
+		t.chain = chainstate.New(cfg.RPCURL)
+	}
+	return t
+}
+
+// WithChain makes t reconcile lost settlements with c.
+func (t *TopUp) WithChain(c AuthorizationChecker) *TopUp {
+	t.chain = c
+	return t
 }
 
 // Configured reports whether purchases can be made at all.
@@ -151,6 +179,9 @@ func (t *TopUp) Buy(ctx context.Context, accountID, resource string, req TopUpRe
 	now := t.now()
 	rec := store.NewItem(pk)
 	rec["state"] = "settling"
+	rec["settlingSince"] = now.Unix()
+	rec["from"] = p.Payload.Authorization.From
+	rec["nonce"] = p.Payload.Authorization.Nonce
 	rec["accountId"] = accountID
 	rec["receiptId"] = ids.New("rcpt", now)
 	if err := t.st.Put(ctx, rec, store.NotExists()); err != nil {
@@ -160,18 +191,29 @@ func (t *TopUp) Buy(ctx context.Context, accountID, resource string, req TopUpRe
 		return t.resume(ctx, accountID, resource, cents, pk)
 	}
 	s, err := t.fac.Settle(ctx, p, requirements)
-	if err != nil || !s.Success {
+	if err != nil {
+		// The transfer may have happened with its answer lost: the record
+		// stays settling, and a retry with this payment reconciles it with
+		// the chain once the grace has passed.
+		e := apierr.New(apierr.ServiceUnavailable, "The payment's settlement did not answer; retry with the same payment to complete it.").
+			WithHeader("Retry-After", strconv.Itoa(int(settleGrace.Seconds())))
+		e.Cause = err
+		return nil, nil, e
+	}
+	if !s.Success {
 		_ = t.st.Delete(context.WithoutCancel(ctx), pk, store.AttrEquals("state", "settling"))
-		if err != nil {
-			return nil, nil, fmt.Errorf("topup: settle payment: %w", err)
-		}
 		return nil, nil, t.challenge(resource, cents, s.ErrorReason)
 	}
+	return t.settled(ctx, accountID, resource, cents, pk, rec.String("receiptId"), s)
+}
+
+// settled records the settlement, then credits it.
+func (t *TopUp) settled(ctx context.Context, accountID, resource string, cents int64, pk store.Key, receiptID string, s x402.SettleResponse) (*TopUpResult, *x402.SettleResponse, error) {
 	settled, _ := json.Marshal(s)
 	if _, err := t.st.Update(ctx, pk, store.Update{Set: map[string]any{"state": "settled", "settle": settled}}, store.AttrEquals("state", "settling")); err != nil {
 		return nil, nil, fmt.Errorf("topup: record settlement: %w", err)
 	}
-	return t.credit(ctx, accountID, resource, cents, pk, rec.String("receiptId"), s)
+	return t.credit(ctx, accountID, resource, cents, pk, receiptID, s)
 }
 
 // resume handles a payment seen before: credit it if it was settled but not
@@ -188,7 +230,40 @@ func (t *TopUp) resume(ctx context.Context, accountID, resource string, cents in
 		}
 		return t.credit(ctx, accountID, resource, cents, pk, it.String("receiptId"), s)
 	}
+	if it.String("state") == "settling" && it.String("accountId") == accountID {
+		return t.reconcile(ctx, accountID, resource, cents, pk, it)
+	}
 	return nil, nil, t.challenge(resource, cents, "payment authorization already used")
+}
+
+// reconcile settles the question a lost settlement answer left open: the
+// token contract's authorizationState says whether the transfer happened.
+// Used: it is recorded as settled and credited, exactly once. Unused: the
+// attempt is forgotten, so the payment can be settled afresh.
+func (t *TopUp) reconcile(ctx context.Context, accountID, resource string, cents int64, pk store.Key, it store.Item) (*TopUpResult, *x402.SettleResponse, error) {
+	wait := func(detail string) *apierr.Error {
+		return apierr.New(apierr.ServiceUnavailable, "%s", detail).WithHeader("Retry-After", strconv.Itoa(int(settleGrace.Seconds())))
+	}
+	if t.now().Sub(time.Unix(it.Int("settlingSince"), 0)) < settleGrace {
+		return nil, nil, wait("This payment's settlement is still in progress; retry shortly.")
+	}
+	if t.chain == nil {
+		return nil, nil, wait("This payment's settlement is unconfirmed and cannot be checked on chain here (X402_RPC_URL); retry later.")
+	}
+	used, err := t.chain.AuthorizationUsed(ctx, t.cfg.Asset, it.String("from"), it.String("nonce"))
+	if err != nil {
+		e := wait("The chain could not be asked whether this payment settled; retry later.")
+		e.Cause = err
+		return nil, nil, e
+	}
+	if !used {
+		if err := t.st.Delete(ctx, pk, store.AttrEquals("state", "settling")); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+			return nil, nil, fmt.Errorf("topup: forget unsettled payment: %w", err)
+		}
+		return nil, nil, wait("This payment never settled; retry with it to settle it now.")
+	}
+	s := x402.SettleResponse{Success: true, Payer: it.String("from"), Network: t.cfg.Network}
+	return t.settled(ctx, accountID, resource, cents, pk, it.String("receiptId"), s)
 }
 
 // credit moves a settled payment to credited together with the balance. A
