@@ -91,7 +91,9 @@ func (l lostAnswer) Settle(ctx context.Context, p x402.PaymentPayload, req x402.
 // chain answers authorizationState from what the facilitator settled.
 type chain struct{ used bool }
 
-func (c chain) AuthorizationUsed(context.Context, string, string, string) (bool, error) { return c.used, nil }
+func (c chain) AuthorizationUsed(context.Context, string, string, string) (bool, error) {
+	return c.used, nil
+}
 
 // A settlement whose answer was lost is reconciled with the chain once its
 // grace has passed: credited exactly once when the transfer happened, and
