@@ -109,6 +109,11 @@ func (s *Store) Claim(ctx context.Context, scope, key, fingerprint string) (*Cla
 		if err != nil {
 			return nil, nil, fmt.Errorf("idempotency: read claim: %w", err)
 		}
+		if cur.String("token") == c.token {
+			// Our own write, applied although its answer was lost and the
+			// SDK's retry then failed the condition: the claim is ours.
+			return c, nil, nil
+		}
 		if cur.String("fp") != fingerprint {
 			return nil, nil, ErrReused
 		}

@@ -26,7 +26,8 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 	name := awstest.Name(t, "fn")
 	e.Names = awsenv.Names{
 		Table: name, FilesBucket: name + "-files", ArchivesBucket: name + "-archives", ArtifactsBucket: name + "-artifacts",
-		WebhookQueue: awsenv.Queue{Name: name + "-webhooks"}, RunsQueue: awsenv.Queue{Name: name + "-runs"}, KMSKeyID: "alias/" + name,
+		WebhookQueue: awsenv.Queue{Name: name + "-webhooks"}, RunsQueue: awsenv.Queue{Name: name + "-runs"},
+		DatabasesQueue: awsenv.Queue{Name: name + "-databases"}, KMSKeyID: "alias/" + name,
 	}
 	if err := e.CreateResources(ctx); err != nil {
 		t.Fatal(err)
