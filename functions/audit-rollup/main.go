@@ -9,32 +9,19 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 
 	"platformapi/shared/audit"
 	"platformapi/shared/audit/auditstream"
-	"platformapi/shared/awsenv"
-	"platformapi/shared/store/dynamostore"
+	"platformapi/shared/lambdaedge"
 )
 
 func main() {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(strings.ToUpper(os.Getenv("LOG_LEVEL"))))
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With(slog.String("function", "audit-rollup"))
-	slog.SetDefault(logger)
-	// Built once at cold start; a warm process reuses it for every batch.
-	env, err := awsenv.New(context.Background())
-	if err != nil {
-		logger.Error("startup failed", slog.String("error", err.Error()))
-		os.Exit(1)
-	}
-	rollup := audit.NewRollup(dynamostore.New(env.DynamoDB(), env.Names.Table))
-	lambda.Start(func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		return auditstream.Handle(ctx, rollup, ev), nil
+	lambdaedge.ServeHandler("audit-rollup", func(ctx context.Context, e *lambdaedge.Env) (any, error) {
+		rollup := audit.NewRollup(e.Kernel.Store)
+		return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			return auditstream.Handle(ctx, rollup, ev), nil
+		}, nil
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
@@ -142,17 +143,50 @@ type Batcher interface {
 // built once at cold start, and never returns. A startup failure is
 // handled as in Serve.
 func ServeWorker(name string, worker func(ctx context.Context, e *Env) (Batcher, error)) {
+	ServeHandler(name, func(ctx context.Context, e *Env) (any, error) {
+		b, err := worker(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		return QueueHandler(b), nil
+	})
+}
+
+// ServeScheduled turns the process into a function an EventBridge schedule
+// invokes: each event runs pass once. A failed pass fails the invocation,
+// which the function's error alarm shows; the next one retries.
+func ServeScheduled(name string, setup func(ctx context.Context, e *Env) (pass func(context.Context) error, err error)) {
+	ServeHandler(name, func(ctx context.Context, e *Env) (any, error) {
+		pass, err := setup(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, _ events.EventBridgeEvent) error {
+			if err := pass(ctx); err != nil {
+				e.Logger.Error("scheduled pass failed", slog.String("error", err.Error()))
+				return err
+			}
+			return nil
+		}, nil
+	})
+}
+
+// ServeHandler turns the process into a function whose aws-lambda-go
+// handler setup builds once, at cold start, from the shared environment (a
+// DynamoDB Streams consumer, for one). A startup failure is handled as in
+// Serve.
+func ServeHandler(name string, setup func(ctx context.Context, e *Env) (handler any, err error)) {
 	logger := newLogger(name)
 	ctx := context.Background()
 	e, err := newEnv(ctx, logger)
-	var b Batcher
+	var handler any
 	if err == nil {
-		b, err = worker(ctx, e)
+		handler, err = setup(ctx, e)
 	}
 	if err != nil {
 		fail(logger, err)
 	}
-	lambda.Start(QueueHandler(b))
+	lambda.Start(handler)
 }
 
 func newLogger(function string) *slog.Logger {
