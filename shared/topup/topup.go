@@ -245,7 +245,9 @@ func (t *TopUp) reconcile(ctx context.Context, accountID, resource string, cents
 		return apierr.New(apierr.ServiceUnavailable, "%s", detail).WithHeader("Retry-After", strconv.Itoa(int(settleGrace.Seconds())))
 	}
 	if t.now().Sub(time.Unix(it.Int("settlingSince"), 0)) < settleGrace {
-		return nil, nil, wait("This payment's settlement is still in progress; retry shortly.")
+		// Another request is settling it now (or its answer was lost a
+		// moment ago): this one may not use the payment meanwhile.
+		return nil, nil, t.challenge(resource, cents, "payment authorization is being settled by another request")
 	}
 	if t.chain == nil {
 		return nil, nil, wait("This payment's settlement is unconfirmed and cannot be checked on chain here (X402_RPC_URL); retry later.")
