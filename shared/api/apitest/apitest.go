@@ -336,7 +336,7 @@ func (e *Env) Do(r Req) *Resp {
 func (e *Env) Must(r *Resp, status int, code ...string) *Resp {
 	e.T.Helper()
 	if r.Status != status || len(code) > 0 && r.Code() != code[0] {
-		e.T.Fatalf("got %d %s, want %d %v: %s", r.Status, r.Code(), status, code, r.Raw)
+		e.T.Fatalf("got %d %s, want %d %v: %s%s", r.Status, r.Code(), status, code, r.Raw, e.logOf(r))
 	}
 	return r
 }
@@ -455,4 +455,20 @@ func (e *Env) RawPartition(pk string) []byte {
 		}
 	}
 	return out.Bytes()
+}
+
+// logOf is what the server logged for a failed request: the cause of a
+// 5xx is logged, never answered.
+func (e *Env) logOf(r *Resp) string {
+	id := r.Header.Get("X-Request-Id")
+	if r.Status < 500 || id == "" {
+		return ""
+	}
+	var lines []string
+	for _, l := range strings.Split(e.Logs.String(), "\n") {
+		if strings.Contains(l, id) {
+			lines = append(lines, l)
+		}
+	}
+	return "\nserver log:\n" + strings.Join(lines, "\n")
 }
