@@ -45,6 +45,15 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	archiveName, archiveValue := name+"-archive", strings.Repeat("4rch1v3", 10)
+	archive, err := secretsmanager.NewFromConfig(e.Config).CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: &archiveName, SecretString: &archiveValue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	databasesURL, err := e.QueueURL(ctx, e.Names.DatabasesQueue)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seed := sha256.Sum256([]byte(secretValue))
 	signer, err = credittoken.NewSigner(seed[:])
 	if err != nil {
@@ -55,6 +64,8 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
 		"TABLE_NAME=" + name, "WEBHOOK_QUEUE_URL=" + queueURL, "KMS_KEY_ID=alias/" + name,
 		"CREDIT_TOKEN_SECRET_ARN=" + *sec.ARN, "ARTIFACTS_BUCKET=" + e.Names.ArtifactsBucket, "RUNS_QUEUE_URL=" + runsURL,
+		"FILES_BUCKET=" + e.Names.FilesBucket, "ARCHIVES_BUCKET=" + e.Names.ArchivesBucket,
+		"ARCHIVE_SIGNING_SECRET_ARN=" + *archive.ARN, "DATABASES_QUEUE_URL=" + databasesURL,
 	}
 	return env, signer
 }
