@@ -234,7 +234,8 @@ func (k *Kernel) authenticate(ctx context.Context, rt routes.Route, r *http.Requ
 	return &Principal{Chain: chain, Account: account}, nil
 }
 
-// authorize applies project selection and the first three access controls.
+// authorize applies the client-address check, project selection and the
+// first three access controls.
 func (k *Kernel) authorize(ctx context.Context, rt routes.Route, r *http.Request, body []byte, p *Principal) error {
 	if eu := r.Header.Get("X-Service-End-User"); eu != "" {
 		if !endUserRE.MatchString(eu) {
