@@ -3,6 +3,7 @@ package keysapi_test
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,4 +153,36 @@ func TestWebhooksOfARolledKeyKeepWorkingUnderItsSuccessor(t *testing.T) {
 			t.Fatalf("%d deliveries after the rolled key expired, want 1: %s", n, ds.Raw)
 		}
 	}, apitest.Options{AllowPrivateWebhooks: true})
+}
+
+func TestConcurrentRollsOfOneKeyMakeOneSuccessor(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
+		root, _ := e.RootKey(1, nil)
+		_, rec := e.Child(root, map[string]any{})
+		const n = 6
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i] = roll(e, root, rec.Str("id"), e.Clock.Now().Add(time.Hour)).Status
+			}()
+		}
+		wg.Wait()
+		rolled := 0
+		for _, s := range statuses {
+			switch s {
+			case 201:
+				rolled++
+			case 409:
+			default:
+				t.Errorf("status %d", s)
+			}
+		}
+		page := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/api-keys?limit=100", Key: root}), 200)
+		if keys := len(page.Body["data"].([]any)); rolled != 1 || keys != 3 {
+			t.Fatalf("%d rolls answered 201 and %d keys exist, want 1 and 3 (root, rolled, successor)", rolled, keys)
+		}
+	})
 }
