@@ -107,6 +107,9 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 			WriteProblem(w, r, err)
 			return
 		}
+		if key := p.Key(); key != nil && keys.TouchDue(key, k.now()) {
+			defer k.touch(r, key.ID)
+		}
 		info.endUser = endUserForLog(p)
 		idemKey := r.Header.Get("Idempotency-Key")
 		if rt.Idem {
@@ -231,7 +234,8 @@ func (k *Kernel) authenticate(ctx context.Context, rt routes.Route, r *http.Requ
 	return &Principal{Chain: chain, Account: account}, nil
 }
 
-// authorize applies project selection and the first three access controls.
+// authorize applies the client-address check, project selection and the
+// first three access controls.
 func (k *Kernel) authorize(ctx context.Context, rt routes.Route, r *http.Request, body []byte, p *Principal) error {
 	if eu := r.Header.Get("X-Service-End-User"); eu != "" {
 		if !endUserRE.MatchString(eu) {
@@ -242,6 +246,9 @@ func (k *Kernel) authorize(ctx context.Context, rt routes.Route, r *http.Request
 	key := p.Key()
 	if key == nil {
 		return nil // credit-token request: POST /api-keys decides
+	}
+	if err := k.checkClientIP(r, p); err != nil {
+		return err
 	}
 	if err := k.selectProject(ctx, rt, r, p, key); err != nil {
 		return err

@@ -18,7 +18,7 @@ Lists take ` + "`?limit=`" + ` (1–100, default 20) and ` + "`?cursor=`" + ` an
 Endpoints that answer 501 ` + "`not_implemented`" + ` are part of the contract but not built yet.`
 
 // checkOrder is stated in every operation's description and in the README.
-const checkOrder = "Checks, in order: body size → authentication (the key and every ancestor, read on every request) → project selection → scope → service access → operation access → `Idempotency-Key` format → content type → limits (`requestsPerMinute`, `maxConcurrent`; a replay counts as a request) → idempotency claim or replay → the operation."
+const checkOrder = "Checks, in order: body size → authentication (the key and every ancestor, read on every request; `notBefore`) → client address (`allowedIps` of the key and every ancestor) → project selection → scope → service access → operation access → `Idempotency-Key` format → content type → limits (`requestsPerMinute`, `maxConcurrent`; a replay counts as a request) → idempotency claim or replay → the operation."
 
 func humaConfig() huma.Config {
 	cfg := huma.DefaultConfig("Platform API for Managed Services", "1.0.0")

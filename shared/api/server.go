@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -61,6 +62,11 @@ type Config struct {
 	// Audit records one event per authenticated request (see audit.go);
 	// nil records none.
 	Audit AuditRecorder
+	// ClientIP is the client's address, which keys' allowedIps are checked
+	// against: the socket's (SocketAddr) by default; behind API Gateway the
+	// Lambda edge reads the request context. Never X-Forwarded-For, which
+	// the client writes.
+	ClientIP func(*http.Request) netip.Addr
 }
 
 // Publisher hands an event to the webhooks of an account and project.
@@ -95,6 +101,9 @@ func New(cfg Config) *Kernel {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = SocketAddr
 	}
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = 30 * time.Second

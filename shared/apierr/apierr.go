@@ -24,6 +24,8 @@ const (
 	InvalidAPIKey          Code = "invalid_api_key"
 	KeyRevoked             Code = "key_revoked"
 	KeyExpired             Code = "key_expired"
+	KeyNotYetValid         Code = "key_not_yet_valid"
+	IPDenied               Code = "ip_denied"
 	InvalidCreditToken     Code = "invalid_credit_token"
 	PaymentRequired        Code = "payment_required"
 	InsufficientCredits    Code = "insufficient_credits"
@@ -78,6 +80,8 @@ var catalogue = map[Code]entry{
 	InvalidAPIKey:          {http.StatusUnauthorized, "Invalid API key"},
 	KeyRevoked:             {http.StatusUnauthorized, "API key revoked"},
 	KeyExpired:             {http.StatusUnauthorized, "API key expired"},
+	KeyNotYetValid:         {http.StatusUnauthorized, "API key not yet valid"},
+	IPDenied:               {http.StatusForbidden, "Client address not allowed for this key"},
 	InvalidCreditToken:     {http.StatusUnauthorized, "Invalid credit token"},
 	PaymentRequired:        {http.StatusPaymentRequired, "Payment required"},
 	InsufficientCredits:    {http.StatusPaymentRequired, "Insufficient credits"},

@@ -26,6 +26,9 @@ type CreateKeyRequest struct {
 	Limits             limits.Set `json:"limits,omitempty" doc:"Limit selector to limit object (spec 8)"`
 	ProjectID          *string    `json:"projectId,omitempty" doc:"Bind the key (and all its descendants) to one project of the account"`
 	PrivacyTier        string     `json:"privacyTier,omitempty" enum:"standard,pseudonymous,minimal" doc:"Default: the parent's (standard for a first key); never looser than the parent's"`
+	AllowedIPs         []string   `json:"allowedIps,omitempty" maxItems:"64" example:"[\"203.0.113.0/24\",\"2001:db8::/32\"]" doc:"Client networks (IPv4/IPv6 CIDR or single address) the key may be used from; each must lie inside a network of every ancestor that has a list. Default: the parent's"`
+	NotBefore          *time.Time `json:"notBefore,omitempty" doc:"RFC 3339; the key is 401 key_not_yet_valid before it. Not earlier than any ancestor's notBefore, and before expiresAt. Default: the parent's"`
+	Metadata           Metadata   `json:"metadata,omitempty" doc:"Up to 16 string pairs (key: 1-40 of A-Z a-z 0-9 _ . -; value: at most 256 characters), shown in listings and never used for policy. Not inherited"`
 }
 
 // ProjectCheck reports whether a project id names an active project of the
@@ -62,6 +65,15 @@ func Build(chain []*Key, accountID string, req CreateKeyRequest, now time.Time, 
 		k.ExpiresAt = parent.ExpiresAt
 		k.ProjectID = parent.ProjectID
 		k.PrivacyTier = parent.PrivacyTier
+		k.AllowedIPs = cloneOrNil(parent.AllowedIPs)
+		k.NotBefore = parent.NotBefore
+		// A rolled ancestor may expire before its existing children: the
+		// earliest expiry of the chain is the child's default and bound.
+		for _, a := range chain {
+			if a.ExpiresAt != nil && (k.ExpiresAt == nil || a.ExpiresAt.Before(*k.ExpiresAt)) {
+				k.ExpiresAt = a.ExpiresAt
+			}
+		}
 	}
 	steps := []func(*Key, CreateKeyRequest, ProjectCheck) error{
 		applyScopes, applyServices, applyOperations, applyExpiry, applyProject, applyTier,
@@ -73,6 +85,16 @@ func Build(chain []*Key, accountID string, req CreateKeyRequest, now time.Time, 
 	}
 	if err := applyLimits(k, chain, req); err != nil {
 		return nil, err
+	}
+	if err := applyNetworks(k, chain, req); err != nil {
+		return nil, err
+	}
+	if err := applyNotBefore(k, chain, req); err != nil {
+		return nil, err
+	}
+	k.Metadata = Metadata{}
+	for name, v := range req.Metadata {
+		k.Metadata[name] = v
 	}
 	return k, nil
 }
@@ -141,6 +163,7 @@ func validate(req CreateKeyRequest, now time.Time) error {
 	if req.PrivacyTier != "" && TierRank(req.PrivacyTier) < 0 {
 		fields = append(fields, apierr.Field("body.privacyTier", "unknown privacy tier %q", req.PrivacyTier))
 	}
+	fields = append(fields, checkExtras(req, now)...)
 	if len(req.Limits) > MaxListEntries {
 		fields = append(fields, apierr.Field("body.limits", "at most %d entries, got %d", MaxListEntries, len(req.Limits)))
 	} else {

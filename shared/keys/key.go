@@ -37,6 +37,12 @@ type Key struct {
 	CreatedAt         time.Time  `json:"createdAt"`
 	RevokedAt         *time.Time `json:"revokedAt"`
 	Status            string     `json:"status" enum:"active,revoked,expired" doc:"Effective status, counting ancestors"`
+	AllowedIPs        []string   `json:"allowedIps" nullable:"true" doc:"Client networks (CIDR, normalised) the key may be used from, or null when any; requests from elsewhere are 403 ip_denied"`
+	NotBefore         *time.Time `json:"notBefore" doc:"Before this time the key is 401 key_not_yet_valid; null: valid from creation"`
+	Metadata          Metadata   `json:"metadata" doc:"The creator's own labels; never used for policy"`
+	LastUsedAt        *time.Time `json:"lastUsedAt" doc:"Last request the key made, to the minute (written at most once a minute per key)"`
+	RolledFrom        *string    `json:"rolledFrom" doc:"The key this one was rolled from (POST /api-keys/{id}/roll)"`
+	RolledTo          *string    `json:"rolledTo" doc:"The key this one was rolled into; this key stops at its expiresAt"`
 
 	AccountID  string   `json:"-"`
 	Ancestors  []string `json:"-"` // root first, parent last
@@ -121,8 +127,15 @@ func (k *Key) Matches(secret string) bool {
 // PrefixOf is the part of a secret shown in listings.
 func PrefixOf(secret string) string { return secret[:len(secretPrefix)+12] }
 
-// Expired reports whether the key's own expiry has passed. A child's expiry
-// never exceeds its ancestors', so a key's own expiry is its effective one.
+// NotYetValid reports whether the key's notBefore is still ahead. A child
+// never starts before its ancestors, but every key of a chain is checked
+// anyway (see valid).
+func (k *Key) NotYetValid(now time.Time) bool { return k.NotBefore != nil && now.Before(*k.NotBefore) }
+
+// Expired reports whether the key's own expiry has passed. A child is
+// created expiring no later than its ancestors, but a roll shortens a key's
+// expiry below its existing descendants', so every key of a chain is checked
+// (see valid and effectiveStatus).
 func (k *Key) Expired(now time.Time) bool { return k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) }
 
 // HasScope reports whether the key holds scope s.

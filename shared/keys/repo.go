@@ -24,7 +24,15 @@ import (
 //	acct#<acct>   | key#<path>     index for "the caller and its descendants":
 //	                               path is root/…/id, so a subtree is one prefix query
 //	ctk#<tokenId> | redeemed       a credit token's single use
-const attrRevokedAt = "revokedAt"
+//
+// A key record's revokedAt, lastUsedAt and rolledTo are attributes of
+// their own, beside the doc: each is set by one conditional update that
+// never rewrites the document.
+const (
+	attrRevokedAt  = "revokedAt"
+	attrLastUsedAt = "lastUsedAt"
+	attrRolledTo   = "rolledTo"
+)
 
 func recordKey(id string) store.Key { return store.Key{PK: "key#" + id, SK: "key"} }
 func indexKey(accountID, path string) store.Key {
@@ -40,7 +48,9 @@ type stored struct {
 
 func encode(k *Key) store.Item {
 	it := store.NewItem(recordKey(k.ID))
-	it.SetDoc(stored{Key: *k, AccountID: k.AccountID, Ancestors: k.Ancestors, SecretHash: k.SecretHash})
+	doc := stored{Key: *k, AccountID: k.AccountID, Ancestors: k.Ancestors, SecretHash: k.SecretHash}
+	doc.RevokedAt, doc.LastUsedAt, doc.RolledTo = nil, nil, nil // attributes of their own
+	it.SetDoc(doc)
 	return it
 }
 
@@ -55,8 +65,18 @@ func decode(it store.Item) (*Key, error) {
 		t := time.UnixMilli(ms).UTC()
 		k.RevokedAt = &t
 	}
+	if ms := it.Int(attrLastUsedAt); ms != 0 {
+		t := time.UnixMilli(ms).UTC()
+		k.LastUsedAt = &t
+	}
+	if to := it.String(attrRolledTo); to != "" {
+		k.RolledTo = &to
+	}
 	if k.Limits == nil {
 		k.Limits = limits.Set{}
+	}
+	if k.Metadata == nil {
+		k.Metadata = Metadata{}
 	}
 	return &k, nil
 }
@@ -192,7 +212,8 @@ func (r *Repo) Authenticate(ctx context.Context, secret string) ([]*Key, store.I
 	return chain, account, nil
 }
 
-// valid refuses a chain with a revoked or expired key.
+// valid refuses a chain with a revoked, expired or not yet valid key, in
+// that order of precedence.
 func valid(chain []*Key, now time.Time) error {
 	for _, c := range chain {
 		if c.RevokedAt != nil {
@@ -203,6 +224,35 @@ func valid(chain []*Key, now time.Time) error {
 		if c.Expired(now) {
 			return apierr.New(apierr.KeyExpired, "The API key or one of its ancestors has expired.")
 		}
+	}
+	for _, c := range chain {
+		if c.NotYetValid(now) {
+			return apierr.New(apierr.KeyNotYetValid, "The API key (or an ancestor) is not valid before %s.", c.NotBefore.UTC().Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
+// TouchInterval is how stale a key's lastUsedAt may get: it is written at
+// most once per interval per key, so most requests add no write.
+const TouchInterval = time.Minute
+
+// TouchDue reports whether a request by k at now should record its use:
+// lastUsedAt as read with the key is absent or older than TouchInterval.
+func TouchDue(k *Key, now time.Time) bool {
+	return k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= TouchInterval
+}
+
+// Touch records that k was used at now, unless another request did so in
+// the last TouchInterval: the update's condition (lastUsedAt older than
+// now-TouchInterval) makes racing requests write at most once, and a lost
+// race is no error.
+func (r *Repo) Touch(ctx context.Context, keyID string, now time.Time) error {
+	ms := now.UTC().Truncate(time.Millisecond).UnixMilli()
+	_, err := r.st.Update(ctx, recordKey(keyID), store.Update{Set: map[string]any{attrLastUsedAt: ms}},
+		store.Exists(), store.NumBelow(attrLastUsedAt, ms-TouchInterval.Milliseconds()+1))
+	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		return fmt.Errorf("keys: touch: %w", err)
 	}
 	return nil
 }

@@ -12,12 +12,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"platformapi/shared/api"
@@ -100,6 +103,7 @@ func build(ctx context.Context, logger *slog.Logger, group string, setup Setup) 
 		return nil, err
 	}
 	e.Kernel.Groups, e.Kernel.RequestTimeout = []string{group}, RequestTimeout
+	e.Kernel.ClientIP = SourceIP
 	// Every request's audit event is one Put; the table's stream carries it
 	// to the audit-rollup function.
 	e.Kernel.Audit = audit.NewRecorder(e.Kernel.Store, nil)
@@ -199,6 +203,20 @@ func fail(logger *slog.Logger, err error) {
 	logger.Error("startup failed", slog.String("error", err.Error()))
 	reportInitError(err)
 	os.Exit(1)
+}
+
+// SourceIP is the client address API Gateway saw (the HTTP API's request
+// context, which httpadapter.NewV2 puts in the request's context): behind
+// API Gateway the socket is API Gateway's, and X-Forwarded-For is written
+// by the client. Without a context (or with a malformed address) it is the
+// zero Addr, which no key's allowedIps admits.
+func SourceIP(r *http.Request) netip.Addr {
+	c, ok := core.GetAPIGatewayV2ContextFromContext(r.Context())
+	if !ok {
+		return netip.Addr{}
+	}
+	a, _ := netip.ParseAddr(c.HTTP.SourceIP)
+	return a.Unmap()
 }
 
 // inLambda reports whether the process runs on Lambda.

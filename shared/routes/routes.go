@@ -127,6 +127,7 @@ var Table = []Route{
 		return rt
 	}(),
 	r(del, "/api-keys/{id}", "keys", "apiKeys.revoke", "api_keys:manage", idem, BodyNone, "Revoke a key and, with it, its descendants"),
+	r(post, "/api-keys/{id}/roll", "keys", "apiKeys.roll", "api_keys:manage", idem, BodyJSON, "Replace a key by a new one with the same policy; the old one works until the chosen expiry").secret().commit(),
 	r(get, "/services", "services", "services.list", "services:read", noIdem, BodyNone, "List managed services visible to the key"),
 	r(get, "/capabilities", "services", "capabilities.list", "services:read", noIdem, BodyNone, "List capabilities visible to the key"),
 	r(get, "/capabilities/{serviceId}", "services", "capabilities.list", "services:read", noIdem, BodyNone, "List one service's capabilities").serviceFrom("path:serviceId").id("capabilities.list.byService"),

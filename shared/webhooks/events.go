@@ -14,6 +14,7 @@ const AllEvents = "*"
 const (
 	EventAPIKeyCreated        = "api_key.created"
 	EventAPIKeyRevoked        = "api_key.revoked"
+	EventAPIKeyRolled         = "api_key.rolled"
 	EventProjectCreated       = "project.created"
 	EventProjectUpdated       = "project.updated"
 	EventProjectArchived      = "project.archived"
@@ -56,6 +57,7 @@ type EventType struct {
 var Catalogue = []EventType{
 	{EventAPIKeyCreated, "apiKeys.create", "A child key was created (data: the key record, never its secret)."},
 	{EventAPIKeyRevoked, "apiKeys.revoke", "A key was revoked, and with it its descendants (data: the key record)."},
+	{EventAPIKeyRolled, "apiKeys.roll", "A key was rolled (data: key, the successor's record, never its secret; previousKey, the rolled key with its new expiry)."},
 	{EventProjectCreated, "projects.create", "A project was created (data: the project)."},
 	{EventProjectUpdated, "projects.update", "A project's name, description or metadata changed (data: the project)."},
 	{EventProjectArchived, "projects.archive", "A project was archived (data: the project)."},

@@ -89,25 +89,15 @@ func (r *Repo) Create(ctx context.Context, c Caller, req CreateRequest) (*Webhoo
 
 // all reads every webhook of the account.
 func (r *Repo) all(ctx context.Context, accountID string) ([]*Webhook, error) {
-	var out []*Webhook
-	after := ""
-	for {
-		page, err := r.st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: "whk#", After: after, Limit: 100})
-		if err != nil {
-			return nil, fmt.Errorf("webhooks: list: %w", err)
-		}
-		for _, it := range page.Items {
-			w, err := decodeWebhook(it)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, w)
-			after = it.Key().SK
-		}
-		if !page.More {
-			return out, nil
-		}
+	revs, err := r.allWithRev(ctx, accountID)
+	if err != nil {
+		return nil, err
 	}
+	out := make([]*Webhook, len(revs))
+	for i, wr := range revs {
+		out[i] = wr.w
+	}
+	return out, nil
 }
 
 func normalizeEvents(in []string, location string) ([]string, error) {

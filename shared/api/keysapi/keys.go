@@ -1,14 +1,16 @@
 // Package keysapi is the API-keys endpoint group (spec 4.1): create a child
 // key (or an account's first key with a credit token), list the caller and
-// its descendants, revoke a subtree. Delegation rules live in keys; this
-// package only adapts them to HTTP.
+// its descendants, revoke a subtree, roll a key into a successor.
+// Delegation rules live in keys; this package only adapts them to HTTP.
 package keysapi
 
 import (
 	"context"
 	"net/http"
+	"slices"
 
 	"platformapi/shared/api"
+	"platformapi/shared/idempotency"
 	"platformapi/shared/keys"
 	"platformapi/shared/projects"
 	"platformapi/shared/store"
@@ -24,14 +26,23 @@ type handlers struct {
 	k        *api.Kernel
 	keys     *keys.Repo
 	projects *projects.Repo
+	// rolls commits its writes with the stored response (the route's
+	// .commit()); webhooks only reads, to move the rolled key's webhooks.
+	rolls    *keys.Repo
+	webhooks *webhooks.Repo
 }
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) {
-	h := &handlers{k: k, keys: keys.NewRepo(d.Store, k.Now), projects: projects.NewRepo(d.Store, k.Now)}
+	h := &handlers{
+		k: k, keys: keys.NewRepo(d.Store, k.Now), projects: projects.NewRepo(d.Store, k.Now),
+		rolls:    keys.NewRepo(idempotency.Deferring(d.Store), k.Now),
+		webhooks: webhooks.NewRepo(webhooks.Config{Store: d.Store, Now: k.Now}),
+	}
 	api.Register(k, "apiKeys.create", http.StatusCreated, h.create)
 	api.Register(k, "apiKeys.list", http.StatusOK, h.list)
 	api.Register(k, "apiKeys.revoke", http.StatusOK, h.revoke)
+	api.Register(k, "apiKeys.roll", http.StatusCreated, h.roll)
 }
 
 type createdKey struct {
@@ -81,4 +92,37 @@ func (h *handlers) revoke(ctx context.Context, in *keyIDInput) (*api.Body[*keys.
 	k.Status = "revoked"
 	h.k.Publish(ctx, webhooks.EventAPIKeyRevoked, k)
 	return api.Reply(k), nil
+}
+
+type rollInput struct {
+	ID   string `path:"id" doc:"API key id (key_…) to roll: the caller or one of its descendants"`
+	Body keys.RollRequest
+}
+
+type rolledKey struct {
+	createdKey
+	PreviousKey *keys.Key `json:"previousKey" doc:"The rolled key: it works until its expiresAt, and names this one in rolledTo"`
+}
+
+// rolledEvent is the data of api_key.rolled: the successor's record (never
+// its secret) and the rolled key with its new expiry.
+type rolledEvent struct {
+	Key         *keys.Key `json:"key"`
+	PreviousKey *keys.Key `json:"previousKey"`
+}
+
+// roll replaces a key by a successor with the same policy (Stripe's roll):
+// the webhooks the rolled key created move to the successor in the same
+// transaction, so they outlive the rolled key's expiry.
+func (h *handlers) roll(ctx context.Context, in *rollInput) (*api.Body[rolledKey], error) {
+	p := api.PrincipalFrom(ctx)
+	moveWebhooks := func(ctx context.Context, old, next *keys.Key) ([]store.Op, error) {
+		return h.webhooks.SuccessionOps(ctx, old.AccountID, old.ID, append(slices.Clone(next.Ancestors), next.ID))
+	}
+	r, err := h.rolls.Roll(ctx, p.Key(), in.ID, in.Body.ExpiresAt, moveWebhooks)
+	if err != nil {
+		return nil, err
+	}
+	h.k.Publish(ctx, webhooks.EventAPIKeyRolled, rolledEvent{Key: r.Key, PreviousKey: r.Previous})
+	return api.Reply(rolledKey{createdKey: createdKey{Key: *r.Key, Secret: r.Secret}, PreviousKey: r.Previous}), nil
 }

@@ -3,6 +3,7 @@ package keysapi_test
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"platformapi/shared/api/apitest"
 )
@@ -14,12 +15,15 @@ func TestSecretBearingResponsesAreStoredSealedAndStillReplayed(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, rootRec := e.RootKey(1, nil)
 		rootID := rootRec.Str("id")
+		_, rolled := e.Child(root, map[string]any{"label": "to roll"})
 		cases := []struct {
 			name string
 			req  apitest.Req
 			want int
 		}{
 			{"child key", apitest.Req{Method: "POST", Path: "/v1/api-keys", Key: root, Body: map[string]any{"label": "child"}}, 201},
+			{"rolled key", apitest.Req{Method: "POST", Path: "/v1/api-keys/" + rolled.Str("id") + "/roll", Key: root,
+				Body: map[string]any{"expiresAt": e.Clock.Now().Add(time.Hour).Format(time.RFC3339)}}, 201},
 			{"webhook", apitest.Req{Method: "POST", Path: "/v1/webhooks", Key: root, Body: map[string]any{"url": "https://93.184.216.34/in", "events": []string{"*"}}}, 201},
 		}
 		for _, tc := range cases {
