@@ -51,7 +51,7 @@ func Register(k *api.Kernel, d Deps) {
 // caller is the principal as the webhook domain sees it.
 func caller(ctx context.Context) webhooks.Caller {
 	p := api.PrincipalFrom(ctx)
-	return webhooks.Caller{AccountID: p.Key().AccountID, KeyPath: p.KeyPath(), ProjectID: p.ProjectID}
+	return webhooks.Caller{AccountID: p.Key().AccountID, KeyPath: p.KeyPath(), ProjectID: p.ProjectID, Key: p.Key()}
 }
 
 // eventList is a list of event names; its schema enumerates the catalogue,
