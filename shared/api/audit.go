@@ -140,7 +140,7 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 		bound := *key.ProjectID
 		e.ProjectID = &bound
 	}
-	if eu := endUserForLog(p); eu != "" {
+	if eu := k.endUserForLog(r.Context(), p); eu != "" {
 		e.EndUser = &eu
 	}
 	o.mu.Lock()

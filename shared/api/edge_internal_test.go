@@ -2,12 +2,15 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"platformapi/shared/keys"
 )
 
 func TestPanicsBecomeA500WithoutLeakingInternals(t *testing.T) {
@@ -31,5 +34,21 @@ func TestPanicsBecomeA500WithoutLeakingInternals(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "hunter2") {
 		t.Fatal("the panic was not logged for operators")
+	}
+}
+
+// Without an envelope key there is no pseudonym key: the pseudonymous tier
+// then keeps nothing of the end user, never an unkeyed hash.
+func TestWithoutAnEnvelopeKeyThePseudonymousTierKeepsNoEndUser(t *testing.T) {
+	k := New(Config{})
+	for _, tc := range []struct{ tier, want string }{
+		{keys.TierStandard, "user-42"},
+		{keys.TierPseudonymous, ""},
+		{keys.TierMinimal, ""},
+	} {
+		p := &Principal{Chain: []*keys.Key{{ID: "key_1", AccountID: "acct_1", PrivacyTier: tc.tier}}, EndUser: "user-42"}
+		if got := k.endUserForLog(context.Background(), p); got != tc.want {
+			t.Errorf("%s: logged %q, want %q", tc.tier, got, tc.want)
+		}
 	}
 }

@@ -110,7 +110,7 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 		if key := p.Key(); key != nil && keys.TouchDue(key, k.now()) {
 			defer k.touch(r, key.ID)
 		}
-		info.endUser = endUserForLog(p)
+		info.endUser = k.endUserForLog(ctx, p)
 		idemKey := r.Header.Get("Idempotency-Key")
 		if rt.Idem {
 			if idemKey == "" {
@@ -554,12 +554,33 @@ func (c *captureWriter) flush() {
 	_, _ = c.ResponseWriter.Write(c.buf.Bytes())
 }
 
-// endUserForLog applies the privacy tier to what the access log may keep.
-func endUserForLog(p *Principal) string {
-	if p.EndUser == "" || p.Key() == nil {
+// endUserForLog applies the key's privacy tier to what the access log and
+// the audit event may keep of the end user: the id as sent, a keyed
+// per-account pseudonym (package pseudonym), or nothing. Without an
+// envelope key there is no pseudonym key, so pseudonymous keeps nothing
+// rather than an unkeyed hash anyone knowing the account id could test
+// guesses against; so does a pseudonym that cannot be computed (logged).
+func (k *Kernel) endUserForLog(ctx context.Context, p *Principal) string {
+	key := p.Key()
+	if p.EndUser == "" || key == nil {
 		return ""
 	}
-	return keys.RedactEndUser(p.Key().PrivacyTier, p.Key().AccountID, p.EndUser)
+	switch key.PrivacyTier {
+	case keys.TierStandard:
+		return p.EndUser
+	case keys.TierPseudonymous:
+		if k.pseudonyms == nil {
+			return ""
+		}
+		anon, err := k.pseudonyms.Of(ctx, key.AccountID, p.EndUser)
+		if err != nil {
+			k.log.Error("end-user pseudonym failed", "account", key.AccountID, "error", err.Error())
+			return ""
+		}
+		return anon
+	default:
+		return ""
+	}
 }
 
 // requestURL rebuilds the absolute URL the client called (behind API Gateway

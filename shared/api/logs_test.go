@@ -1,10 +1,13 @@
 package api_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"platformapi/shared/api/apitest"
 	"strings"
 	"testing"
+
+	"platformapi/shared/api/apitest"
 )
 
 func TestLogsNeverHoldSecretsOrCredentials(t *testing.T) {
@@ -73,4 +76,56 @@ func TestASecretInAPathIsRedactedFromTheLog(t *testing.T) {
 	if strings.Contains(e.Logs.String(), root) || strings.Contains(e.Logs.String(), root[len(root)-20:]) {
 		t.Fatalf("the secret reached the log: %s", e.Logs.String())
 	}
+}
+
+// endUsersLogged returns the endUser of every access-log line of key id.
+func endUsersLogged(t *testing.T, e *apitest.Env, keyID string) []string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(e.Logs.String(), "\n") {
+		var line map[string]any
+		if !strings.Contains(l, keyID) || json.Unmarshal([]byte(l), &line) != nil || line["status"] == nil {
+			continue
+		}
+		eu, _ := line["endUser"].(string)
+		out = append(out, eu)
+	}
+	return out
+}
+
+// The pseudonymous tier's pseudonym is keyed per account (CONTRACT "Fixes
+// to earlier decisions"): stable for one end user in one account, different
+// in another account, never the unkeyed hash of account id and end user,
+// the same in the access log and the audit event; and without an envelope
+// key nothing of the end user is kept at all.
+func TestThePseudonymIsKeyedPerAccountInLogsAndAuditEvents(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
+		user := map[string]string{"X-Service-End-User": "user-42"}
+		var anons []string
+		for range 2 {
+			root, _ := e.RootKey(1, nil)
+			k, rec := e.Child(root, map[string]any{"privacyTier": "pseudonymous"})
+			for range 2 {
+				e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/credits/balance", Key: k, Headers: user}), 200)
+			}
+			logged := endUsersLogged(t, e, rec.Str("id"))
+			if len(logged) != 2 || logged[0] != logged[1] || !strings.HasPrefix(logged[0], "anon_") {
+				t.Fatalf("pseudonyms logged %v, want one stable pseudonym", logged)
+			}
+			h := sha256.Sum256([]byte(rec.Str("accountId") + "\x00user-42"))
+			if logged[0] == "anon_"+hex.EncodeToString(h[:10]) {
+				t.Fatal("the pseudonym is the unkeyed hash of account id and end user")
+			}
+			events := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/audit-events?keyId=" + rec.Str("id"), Key: root}), 200).Body["data"].([]any)
+			for _, ev := range events {
+				if eu := ev.(map[string]any)["endUser"]; eu != logged[0] {
+					t.Fatalf("audit event endUser %v, log %s", eu, logged[0])
+				}
+			}
+			anons = append(anons, logged[0])
+		}
+		if anons[0] == anons[1] {
+			t.Fatalf("two accounts give end user user-42 the same pseudonym %s", anons[0])
+		}
+	})
 }

@@ -28,6 +28,7 @@ import (
 	"platformapi/shared/keys"
 	"platformapi/shared/limits"
 	"platformapi/shared/projects"
+	"platformapi/shared/pseudonym"
 	"platformapi/shared/routes"
 	"platformapi/shared/store"
 )
@@ -58,6 +59,8 @@ type Config struct {
 	Events Publisher
 	// Sealer seals the stored idempotent responses of routes that answer a
 	// secret (routes.Route.Secret); without one those routes answer 503.
+	// It also keeps each account's end-user pseudonym key; without one the
+	// pseudonymous tier logs no end user at all.
 	Sealer envelope.Sealer
 	// Audit records one event per authenticated request (see audit.go);
 	// nil records none.
@@ -83,8 +86,11 @@ type Kernel struct {
 	projects *projects.Repo
 	limits   *limits.Counter
 	idem     *idempotency.Store
-	api      huma.API
-	inner    *http.ServeMux
+	// pseudonyms keys the pseudonymous tier's end users; nil without a
+	// Sealer.
+	pseudonyms *pseudonym.Keeper
+	api        huma.API
+	inner      *http.ServeMux
 	// registered holds the ids of routes with a huma handler; raw holds
 	// those served by a plain http.Handler (MCP).
 	registered map[string]bool
@@ -120,6 +126,9 @@ func New(cfg Config) *Kernel {
 	}
 	if cfg.Counters != nil {
 		k.limits.WithRequestStore(cfg.Counters)
+	}
+	if cfg.Sealer != nil {
+		k.pseudonyms = pseudonym.New(cfg.Store, cfg.Sealer)
 	}
 	k.api = humago.New(k.inner, humaConfig())
 	return k

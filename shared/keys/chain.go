@@ -48,3 +48,34 @@ func (r *Repo) Chain(ctx context.Context, id string) ([]*Key, error) {
 	}
 	return chain, nil
 }
+
+// Load reads the records of the keys ids, for work that checks a key's
+// authority without its secret and across many keys at once (webhook
+// publishing reads the creator chains of every target in one go). Absent
+// keys are missing from the result; revoked ones carry RevokedAt. Ids are
+// read in batches of maxBatchGet, duplicates included: callers dedupe.
+func Load(ctx context.Context, st store.Store, ids []string) (map[string]*Key, error) {
+	out := make(map[string]*Key, len(ids))
+	for start := 0; start < len(ids); start += maxBatchGet {
+		batch := ids[start:min(start+maxBatchGet, len(ids))]
+		wanted := make([]store.Key, len(batch))
+		for i, id := range batch {
+			wanted[i] = recordKey(id)
+		}
+		got, err := st.BatchGet(ctx, wanted)
+		if err != nil {
+			return nil, fmt.Errorf("keys: load: %w", err)
+		}
+		for _, it := range got {
+			k, err := decode(it)
+			if err != nil {
+				return nil, err
+			}
+			out[k.ID] = k
+		}
+	}
+	return out, nil
+}
+
+// maxBatchGet is the store's bound on one BatchGet.
+const maxBatchGet = 100

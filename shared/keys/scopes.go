@@ -1,10 +1,6 @@
 package keys
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"slices"
-)
+import "slices"
 
 // Scopes is the complete scope set of spec 2.2.
 var Scopes = []string{
@@ -24,8 +20,10 @@ func IsScope(s string) bool { return slices.Contains(Scopes, s) }
 // or a stricter one.
 //
 //   - standard: audit events and request logs keep the end-user id as sent.
-//   - pseudonymous: they keep only a keyed hash of the end-user id, so one
-//     user's events still correlate but the id itself is never stored.
+//   - pseudonymous: they keep only HMAC-SHA-256 of the end-user id under a
+//     sealed per-account secret (package pseudonym), so one user's events
+//     still correlate but the id itself is never stored and cannot be
+//     guessed back from the account id.
 //   - minimal: they keep no end-user id at all.
 const (
 	TierStandard     = "standard"
@@ -38,17 +36,3 @@ var Tiers = []string{TierStandard, TierPseudonymous, TierMinimal}
 
 // TierRank orders tiers; -1 for an unknown tier.
 func TierRank(t string) int { return slices.Index(Tiers, t) }
-
-// RedactEndUser returns what audit records and logs may keep of an end-user
-// id under a privacy tier: the id, a per-account pseudonym, or nothing.
-func RedactEndUser(tier, accountID, endUser string) string {
-	switch tier {
-	case TierStandard:
-		return endUser
-	case TierPseudonymous:
-		h := sha256.Sum256([]byte(accountID + "\x00" + endUser))
-		return "anon_" + hex.EncodeToString(h[:10])
-	default:
-		return ""
-	}
-}

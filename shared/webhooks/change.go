@@ -7,6 +7,7 @@ import (
 
 	"platformapi/shared/accounts"
 	"platformapi/shared/apierr"
+	"platformapi/shared/keys"
 	"platformapi/shared/store"
 )
 
@@ -59,6 +60,13 @@ func (r *Repo) Update(ctx context.Context, c Caller, id string, req UpdateReques
 		if w.Events, err = normalizeEvents(req.Events, "body.events"); err != nil {
 			return nil, err
 		}
+		creator, err := r.creator(ctx, c, w)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkSubscriptions(creator, w.Events, req.Events, "body.events"); err != nil {
+			return nil, err
+		}
 	}
 	if req.Description != nil {
 		if err := checkDescription(*req.Description); err != nil {
@@ -83,6 +91,23 @@ func (r *Repo) Update(ctx context.Context, c Caller, id string, req UpdateReques
 		return nil, err
 	}
 	return w, nil
+}
+
+// creator is the record of the key w lives under: the caller's own when it
+// created w, otherwise read (the caller is an ancestor, possibly broader).
+func (r *Repo) creator(ctx context.Context, c Caller, w *Webhook) (*keys.Key, error) {
+	if c.Key != nil && c.Key.ID == w.CreatedByKeyID {
+		return c.Key, nil
+	}
+	known, err := keys.Load(ctx, r.st, []string{w.CreatedByKeyID})
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: read creator: %w", err)
+	}
+	k := known[w.CreatedByKeyID]
+	if k == nil {
+		return nil, fmt.Errorf("webhooks: creator key %s of %s is missing", w.CreatedByKeyID, w.ID)
+	}
+	return k, nil
 }
 
 // Disable stops deliveries to a webhook c manages; the record stays, with

@@ -5,62 +5,50 @@ import (
 	"fmt"
 	"time"
 
+	"platformapi/shared/keys"
 	"platformapi/shared/store"
 )
 
-// liveKeys reads the key records of every id in paths and returns the ids
-// of the keys that are neither revoked nor expired. A webhook whose creator
-// path holds a key not in the result lives under a dead authority (spec 3:
-// revoking a key stops the webhooks created under it) and gets nothing.
-//
-// It reads the records keys.Repo writes (keys/repo.go "Storage layout"):
-// key#<id> | key, with revocation as the revokedAt attribute and the expiry
-// as expiresAt in the doc JSON. TestRevokedCreatorGetsNoDelivery and
-// TestExpiredCreatorGetsNoDelivery pin this reading to keys.Repo.
-func liveKeys(ctx context.Context, st store.Store, now time.Time, paths ...[]string) (map[string]bool, error) {
-	var want []store.Key
+// creatorKeys reads, in batches, the key records of every id in paths and
+// of extra (an event's subject key), each id once. A webhook is only as
+// good as its creator chain: spec 3, revoking a key stops the webhooks
+// created under it; and the creator key's scopes, services, operations and
+// project decide which events it may receive (visibility.go).
+func creatorKeys(ctx context.Context, st store.Store, extra []string, paths ...[]string) (map[string]*keys.Key, error) {
+	var want []string
 	seen := map[string]bool{}
-	for _, p := range paths {
+	for _, p := range append(paths, extra) {
 		for _, id := range p {
 			if !seen[id] {
 				seen[id] = true
-				want = append(want, store.Key{PK: "key#" + id, SK: "key"})
+				want = append(want, id)
 			}
 		}
 	}
-	live := map[string]bool{}
-	for start := 0; start < len(want); start += 100 {
-		batch := want[start:min(start+100, len(want))]
-		got, err := st.BatchGet(ctx, batch)
-		if err != nil {
-			return nil, fmt.Errorf("webhooks: read creator keys: %w", err)
-		}
-		for _, k := range batch {
-			it, ok := got[k.String()]
-			if !ok || it.Int("revokedAt") != 0 {
-				continue
-			}
-			var doc struct {
-				ID        string     `json:"id"`
-				ExpiresAt *time.Time `json:"expiresAt"`
-			}
-			if err := it.Doc(&doc); err != nil {
-				return nil, fmt.Errorf("webhooks: decode key %s: %w", k.PK, err)
-			}
-			if doc.ExpiresAt == nil || now.Before(*doc.ExpiresAt) {
-				live[doc.ID] = true
-			}
-		}
+	known, err := keys.Load(ctx, st, want)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: read creator keys: %w", err)
 	}
-	return live, nil
+	return known, nil
 }
 
-// alive reports whether every key of path is live.
-func alive(path []string, live map[string]bool) bool {
+// alive reports whether every key of path exists and is neither revoked nor
+// expired at now.
+func alive(path []string, known map[string]*keys.Key, now time.Time) bool {
 	for _, id := range path {
-		if !live[id] {
+		k := known[id]
+		if k == nil || k.RevokedAt != nil || k.Expired(now) {
 			return false
 		}
 	}
 	return len(path) > 0
+}
+
+// creatorAlive reads w's creator chain and reports whether it is alive.
+func (r *Repo) creatorAlive(ctx context.Context, w *Webhook, now time.Time) (bool, error) {
+	known, err := creatorKeys(ctx, r.st, nil, w.CreatorPath)
+	if err != nil {
+		return false, err
+	}
+	return alive(w.CreatorPath, known, now), nil
 }

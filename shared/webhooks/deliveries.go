@@ -87,11 +87,11 @@ func (r *Repo) Replay(ctx context.Context, c Caller, id string) (*Delivery, erro
 		return nil, apierr.New(apierr.Conflict, "Webhook %s is disabled; enable it before replaying.", w.ID)
 	}
 	now := r.now().UTC()
-	live, err := liveKeys(ctx, r.st, now, w.CreatorPath)
+	ok, err := r.creatorAlive(ctx, w, now)
 	if err != nil {
 		return nil, err
 	}
-	if !alive(w.CreatorPath, live) {
+	if !ok {
 		return nil, apierr.New(apierr.Conflict, "The key that created webhook %s, or one of its ancestors, is revoked or expired; it receives no events.", w.ID)
 	}
 	d := &Delivery{ID: ids.New("whd", now), WebhookID: w.ID, Event: orig.Event, EventID: orig.EventID, Payload: orig.Payload,

@@ -111,7 +111,7 @@ func as(chain []*keys.Key, project string) webhooks.Caller {
 	for i, k := range chain {
 		path[i] = k.ID
 	}
-	return webhooks.Caller{AccountID: chain[0].AccountID, KeyPath: path, ProjectID: project}
+	return webhooks.Caller{AccountID: chain[0].AccountID, KeyPath: path, ProjectID: project, Key: chain[len(chain)-1]}
 }
 
 // create makes a webhook subscribed to events, failing the test on error.

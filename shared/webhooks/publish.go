@@ -19,8 +19,15 @@ const MaxPayload = 256 << 10
 // Publish records one pending delivery of event for every webhook of the
 // account that is active, subscribes to event, is in scope of projectID
 // (account-level webhooks get every project's events, project webhooks
-// only their project's), and whose creator key chain is still valid; then
-// queues them for the worker. Without a queue it does nothing.
+// only their project's), and whose creator could read the event right now
+// (visibility.go): its chain alive, the reading operation allowed, the
+// subject visible, its bound project the event's. Then it queues them for
+// the worker. Without a queue it does nothing.
+//
+// Cost: one query of the account's webhooks, then one BatchGet of every
+// target's creator chain (and an api_key event's subject key), each key
+// once, at most 100 per batch. Callers run it after commit (AfterCommit),
+// off the answer's critical path.
 //
 // Callers publish after their operation succeeded and must never fail the
 // request because of it: the error is for their log.
@@ -28,7 +35,8 @@ func (r *Repo) Publish(ctx context.Context, accountID, projectID, event string, 
 	if r.q == nil {
 		return nil
 	}
-	if !KnownEvent(event) {
+	et, ok := eventType(event)
+	if !ok {
 		return fmt.Errorf("webhooks: publish: event %q is not in the catalogue", event)
 	}
 	all, err := r.all(ctx, accountID)
@@ -46,14 +54,19 @@ func (r *Repo) Publish(ctx context.Context, accountID, projectID, event string, 
 	if len(targets) == 0 {
 		return nil
 	}
-	now := r.now().UTC()
-	live, err := liveKeys(ctx, r.st, now, paths...)
-	if err != nil {
-		return err
-	}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("webhooks: publish %s: %w", event, err)
+	}
+	subj := subjectOf(et, raw)
+	var extra []string
+	if et.Subject == SubjectKey && subj.ID != "" {
+		extra = []string{subj.ID}
+	}
+	now := r.now().UTC()
+	known, err := creatorKeys(ctx, r.st, extra, paths...)
+	if err != nil {
+		return err
 	}
 	p := Payload{ID: ids.New("evt", now), Type: event, CreatedAt: now, AccountID: accountID, Data: raw}
 	if projectID != "" {
@@ -65,7 +78,7 @@ func (r *Repo) Publish(ctx context.Context, accountID, projectID, event string, 
 	}
 	var ds []*Delivery
 	for _, w := range targets {
-		if alive(w.CreatorPath, live) {
+		if alive(w.CreatorPath, known, now) && receives(w, known[w.CreatedByKeyID], et, subj, projectID, known, all) {
 			ds = append(ds, &Delivery{ID: ids.New("whd", now), WebhookID: w.ID, Event: event, EventID: p.ID,
 				Payload: body, Status: DeliveryPending, CreatedAt: now, NextAttemptAt: &now})
 		}

@@ -59,7 +59,7 @@ func TestPublishReachesActiveSubscribedWebhooksInScope(t *testing.T) {
 		}{
 			{"AccountEventSkipsProjectWebhooks", "", webhooks.EventProjectCreated, sorted(all.ID, created.ID)},
 			{"ProjectEventReachesItsProjectAndAccountWebhooks", "prj_a", webhooks.EventProjectCreated, sorted(all.ID, created.ID, inA.ID)},
-			{"OtherProjectsWebhooksGetNothing", "prj_b", webhooks.EventAPIKeyCreated, sorted(all.ID)},
+			{"OtherProjectsWebhooksGetNothing", "prj_b", webhooks.EventFileCreated, sorted(all.ID)},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				if got := f.publishedTo(tc.project, tc.event); !slices.Equal(got, tc.want) {

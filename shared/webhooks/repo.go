@@ -52,6 +52,12 @@ func (r *Repo) Create(ctx context.Context, c Caller, req CreateRequest) (*Webhoo
 	if err != nil {
 		return nil, "", err
 	}
+	if c.Key == nil || c.Key.ID != c.keyID() {
+		return nil, "", fmt.Errorf("webhooks: create: the caller's key record is missing")
+	}
+	if err := checkSubscriptions(c.Key, events, req.Events, "body.events"); err != nil {
+		return nil, "", err
+	}
 	if err := checkDescription(req.Description); err != nil {
 		return nil, "", err
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"platformapi/shared/envelope"
+	"platformapi/shared/keys"
 	"platformapi/shared/queue"
 	"platformapi/shared/store"
 )
@@ -82,11 +83,14 @@ type Delivery struct {
 }
 
 // Caller is the key managing webhooks: its account, its chain of key ids
-// (root first, the caller last) and its project scope ("" at account level).
+// (root first, the caller last), its project scope ("" at account level)
+// and its record, whose scopes, services and operations decide which
+// events a webhook it creates may subscribe to.
 type Caller struct {
 	AccountID string
 	KeyPath   []string
 	ProjectID string
+	Key       *keys.Key
 }
 
 func (c Caller) keyID() string { return c.KeyPath[len(c.KeyPath)-1] }

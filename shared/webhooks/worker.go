@@ -174,11 +174,11 @@ func (w *Worker) target(ctx context.Context, accountID string, d *Delivery) (*We
 	if wh.Status != StatusActive {
 		return nil, "the webhook is disabled", nil
 	}
-	live, err := liveKeys(ctx, w.repo.st, w.repo.now(), wh.CreatorPath)
+	ok, err := w.repo.creatorAlive(ctx, wh, w.repo.now())
 	if err != nil {
 		return nil, "", err
 	}
-	if !alive(wh.CreatorPath, live) {
+	if !ok {
 		return nil, "the key that created the webhook, or one of its ancestors, is revoked or expired", nil
 	}
 	return wh, "", nil

@@ -107,6 +107,9 @@ type rolledKey struct {
 // rolledEvent is the data of api_key.rolled: the successor's record (never
 // its secret) and the rolled key with its new expiry.
 type rolledEvent struct {
+	// ID is the successor's id: webhooks see the event by the subtree rule
+	// on it (the successor is the rolled key's sibling).
+	ID          string    `json:"id"`
 	Key         *keys.Key `json:"key"`
 	PreviousKey *keys.Key `json:"previousKey"`
 }
@@ -123,6 +126,6 @@ func (h *handlers) roll(ctx context.Context, in *rollInput) (*api.Body[rolledKey
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventAPIKeyRolled, rolledEvent{Key: r.Key, PreviousKey: r.Previous})
+	h.k.Publish(ctx, webhooks.EventAPIKeyRolled, rolledEvent{ID: r.Key.ID, Key: r.Key, PreviousKey: r.Previous})
 	return api.Reply(rolledKey{createdKey: createdKey{Key: *r.Key, Secret: r.Secret}, PreviousKey: r.Previous}), nil
 }

@@ -51,7 +51,7 @@ func Register(k *api.Kernel, d Deps) {
 // caller is the principal as the webhook domain sees it.
 func caller(ctx context.Context) webhooks.Caller {
 	p := api.PrincipalFrom(ctx)
-	return webhooks.Caller{AccountID: p.Key().AccountID, KeyPath: p.KeyPath(), ProjectID: p.ProjectID}
+	return webhooks.Caller{AccountID: p.Key().AccountID, KeyPath: p.KeyPath(), ProjectID: p.ProjectID, Key: p.Key()}
 }
 
 // eventList is a list of event names; its schema enumerates the catalogue,
@@ -61,7 +61,10 @@ type eventList []string
 func (eventList) Schema(huma.Registry) *huma.Schema {
 	enum := []any{webhooks.AllEvents}
 	var doc strings.Builder
-	doc.WriteString("Event names, or `[\"*\"]` for every event (also those added later):\n")
+	doc.WriteString("Event names, or `[\"*\"]` for every event (also those added later). A webhook receives only the events " +
+		"its creator key could read right now: the reading operation's scopes, service and operation access, a key event only " +
+		"for the creator's subtree, a service event only for services it may use, its bound project's only. An explicit event " +
+		"the creator could never receive is refused (400, body.events[i]); `*` is filtered per event.\n")
 	for _, e := range webhooks.Catalogue {
 		enum = append(enum, e.Name)
 		doc.WriteString("\n- `" + e.Name + "` (" + e.EmittedBy + "): " + e.Description)

@@ -224,21 +224,25 @@ func TestDeletingAWebhookDisablesIt(t *testing.T) {
 // Spec 3 and 6.3: after its creator key is revoked a webhook receives no
 // new event, although other webhooks of the account still do.
 func TestRevokingTheCreatorKeyStopsItsWebhook(t *testing.T) {
-	e := apitest.New(t, apitest.Options{AllowPrivateWebhooks: true})
-	e.StartWebhookWorker()
-	root, _ := e.RootKey(1, nil)
-	a, aRec := e.Child(root, map[string]any{"label": "a"})
-	rcA, rcRoot := newHookReceiver(t), newHookReceiver(t)
-	hookA := createHook(e, a, rcA.URL).Str("id")
-	waitDelivered(e, root, hookA, 1)
-	e.Must(e.Do(apitest.Req{Method: "DELETE", Path: "/v1/api-keys/" + aRec.Str("id"), Key: root, Idem: apitest.Idem()}), 200)
-	hookRoot := createHook(e, root, rcRoot.URL).Str("id") // publishes webhook.created to the account
-	waitDelivered(e, root, hookRoot, 1)
-	if ds := deliveries(e, root, "webhookId="+hookA); len(ds) != 1 {
-		t.Fatalf("the revoked key's webhook got %d deliveries, want only the one before revocation", len(ds))
-	}
-	if reqs, _ := rcA.requests(); len(reqs) != 1 {
-		t.Fatalf("the revoked key's receiver got %d requests", len(reqs))
+	for _, b := range apitest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			e := apitest.NewOn(t, b, apitest.Options{AllowPrivateWebhooks: true})
+			e.StartWebhookWorker()
+			root, _ := e.RootKey(1, nil)
+			a, aRec := e.Child(root, map[string]any{"label": "a"})
+			rcA, rcRoot := newHookReceiver(t), newHookReceiver(t)
+			hookA := createHook(e, a, rcA.URL).Str("id")
+			waitDelivered(e, root, hookA, 1)
+			e.Must(e.Do(apitest.Req{Method: "DELETE", Path: "/v1/api-keys/" + aRec.Str("id"), Key: root, Idem: apitest.Idem()}), 200)
+			hookRoot := createHook(e, root, rcRoot.URL).Str("id") // publishes webhook.created to the account
+			waitDelivered(e, root, hookRoot, 1)
+			if ds := deliveries(e, root, "webhookId="+hookA); len(ds) != 1 {
+				t.Fatalf("the revoked key's webhook got %d deliveries, want only the one before revocation", len(ds))
+			}
+			if reqs, _ := rcA.requests(); len(reqs) != 1 {
+				t.Fatalf("the revoked key's receiver got %d requests", len(reqs))
+			}
+		})
 	}
 }
 
