@@ -10,7 +10,7 @@ import (
 
 // Every request's one log line carries its metrics in the Embedded Metric
 // Format: each metric and dimension the directives name is a key of the
-// line, counted by group and operation, refusals by code, and the charge,
+// line, counted by group and operation, problems by code, and the charge,
 // limit refusals and replays only where they happened.
 func TestEveryRequestLineCarriesItsMetricsInEMF(t *testing.T) {
 	e := apitest.New(t)
@@ -25,12 +25,12 @@ func TestEveryRequestLineCarriesItsMetricsInEMF(t *testing.T) {
 	expect := func(r *apitest.Resp, w want) { cases[r.Header.Get("X-Request-Id")] = w }
 
 	expect(e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/projects", Key: root}), 200), want{group: "projects", op: "projects.list",
-		metrics: map[string]int64{"Requests": 1, "Errors4xx": 0, "Errors5xx": 0}, absent: []string{"LimitRefusals", "Replays", "ChargedCredits", "Refusals"}})
+		metrics: map[string]int64{"Requests": 1, "Errors4xx": 0, "Errors5xx": 0}, absent: []string{"LimitRefusals", "Replays", "ChargedCredits", "Problems"}})
 	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/projects", Key: limited}), 200)
 	expect(e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/projects", Key: limited}), 429, "limit_exceeded"), want{group: "projects", op: "projects.list", code: "limit_exceeded",
-		metrics: map[string]int64{"Requests": 1, "Errors4xx": 1, "LimitRefusals": 1, "Refusals": 1}})
+		metrics: map[string]int64{"Requests": 1, "Errors4xx": 1, "LimitRefusals": 1, "Problems": 1}})
 	expect(e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/nowhere"}), 404, "not_found"), want{group: "none", op: "unrouted", code: "not_found",
-		metrics: map[string]int64{"Errors4xx": 1, "Refusals": 1}, absent: []string{"LimitRefusals"}})
+		metrics: map[string]int64{"Errors4xx": 1, "Problems": 1}, absent: []string{"LimitRefusals"}})
 	write := apitest.Req{Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", Key: root, Idem: apitest.Idem(),
 		Body: map[string]any{"operationId": "memory.write", "input": map[string]any{"text": "metrics ride on the log line"}}}
 	expect(e.Must(e.Do(write), 200), want{group: "services", op: "services.invoke",

@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/emf"
@@ -83,7 +86,7 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 		id := newRequestID()
 		w.Header().Set("X-Request-Id", id)
 		info := &logInfo{}
-		logger := k.log.With(slog.String("requestId", id))
+		logger := k.log.With(append([]any{slog.String("requestId", id)}, invocation(r.Context())...)...)
 		ctx := context.WithValue(r.Context(), keyRequestID, id)
 		ctx = context.WithValue(ctx, keyLogger, logger)
 		ctx = context.WithValue(ctx, keyLogInfo, info)
@@ -117,10 +120,31 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 	})
 }
 
+// invocation names the Lambda invocation serving the request, on every log
+// line of the request: its Lambda request id (the REPORT line's, with the
+// duration and memory billed) and its X-Ray trace id (active tracing), so
+// that a client's X-Request-Id leads to the invocation and its trace. The
+// trace id is the Root of the header the Lambda runtime puts in the
+// context under this string key (aws-lambda-go); outside Lambda both are
+// absent.
+func invocation(ctx context.Context) []any {
+	var out []any
+	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
+		out = append(out, slog.String("awsRequestId", lc.AwsRequestID))
+	}
+	header, _ := ctx.Value("x-amzn-trace-id").(string)
+	for _, part := range strings.Split(header, ";") {
+		if root, ok := strings.CutPrefix(part, "Root="); ok && root != "" {
+			out = append(out, slog.String("traceId", root))
+		}
+	}
+	return out
+}
+
 // requestMetrics are the CloudWatch metrics of a request, written on its
 // access-log line in the Embedded Metric Format (see shared/emf): counted
-// by group and operation (both bounded by the route table), and refusals
-// by error code (bounded by the catalogue). Account, key and request ids
+// by group and operation (both bounded by the route table), and problems
+// (4xx and 5xx answers) by error code (bounded by the catalogue). Account, key and request ids
 // stay plain properties of the line: as dimensions they would make a
 // metric per customer. The status class needs no dimension: Errors4xx and
 // Errors5xx are 0 or 1 per request, so their Sum counts and their Average
@@ -168,7 +192,7 @@ func requestMetrics(ctx context.Context, rec *statusRecorder, info *logInfo, too
 		Add(emf.Directive{Dimensions: [][]string{{"Group", "Operation"}, {"Group"}}, Metrics: ms})
 	if status >= 400 && code != "" {
 		l.Dimension("Code", string(code)).
-			Add(emf.Directive{Dimensions: [][]string{{"Code"}}, Metrics: []emf.Metric{{Name: "Refusals", Unit: emf.Count, Value: 1}}})
+			Add(emf.Directive{Dimensions: [][]string{{"Code"}}, Metrics: []emf.Metric{{Name: "Problems", Unit: emf.Count, Value: 1}}})
 	}
 	return l
 }
