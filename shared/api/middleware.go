@@ -144,13 +144,13 @@ func invocation(ctx context.Context) []any {
 // requestMetrics are the CloudWatch metrics of a request, written on its
 // access-log line in the Embedded Metric Format (see shared/emf): counted
 // by group and operation (both bounded by the route table), and problems
-// (4xx and 5xx answers) by error code (bounded by the catalogue). Account, key and request ids
-// stay plain properties of the line: as dimensions they would make a
-// metric per customer. The status class needs no dimension: Errors4xx and
-// Errors5xx are 0 or 1 per request, so their Sum counts and their Average
-// is the error rate. LimitRefusals, Replays and ChargedCredits appear only
-// on the requests that have them, so operations that never charge store no
-// ChargedCredits metric at all.
+// (4xx and 5xx answers) by error code (bounded by the catalogue).
+// Account, key and request ids stay plain properties of the line: as
+// dimensions they would make a metric per customer. The status class needs
+// no dimension: Errors4xx and Errors5xx are 0 or 1 per request, so their
+// Sum counts and their Average is the error rate. LimitRefusals, Replays
+// and ChargedCredits appear only on the requests that have them, so
+// operations that never charge store no ChargedCredits metric at all.
 func requestMetrics(ctx context.Context, rec *statusRecorder, info *logInfo, took time.Duration) *emf.Line {
 	status := rec.status
 	if status == 0 {
