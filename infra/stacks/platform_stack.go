@@ -102,8 +102,11 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 		settings:  props.Settings,
 	}
 	// Tags make the bill and the console readable per stage.
-	awscdk.Tags_Of(s.Stack).Add(jsii.String("project"), jsii.String("platformapi"), nil)
-	awscdk.Tags_Of(s.Stack).Add(jsii.String("stage"), jsii.String(props.Settings.Stage), nil)
+	// Not on the dashboard: CDK would write Tags on it, which cfn-lint's
+	// CloudFormation schema for AWS::CloudWatch::Dashboard does not allow.
+	untagged := &awscdk.TagProps{ExcludeResourceTypes: jsii.Strings("AWS::CloudWatch::Dashboard")}
+	awscdk.Tags_Of(s.Stack).Add(jsii.String("project"), jsii.String("platformapi"), untagged)
+	awscdk.Tags_Of(s.Stack).Add(jsii.String("stage"), jsii.String(props.Settings.Stage), untagged)
 	if arn := props.Settings.AlarmTopicARN; arn != "" {
 		s.alarmAction = awscloudwatchactions.NewSnsAction(awssns.Topic_FromTopicArn(s.Stack, jsii.String("AlarmTopic"), &arn))
 	}
