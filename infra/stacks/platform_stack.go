@@ -102,8 +102,11 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 		settings:  props.Settings,
 	}
 	// Tags make the bill and the console readable per stage.
-	awscdk.Tags_Of(s.Stack).Add(jsii.String("project"), jsii.String("platformapi"), nil)
-	awscdk.Tags_Of(s.Stack).Add(jsii.String("stage"), jsii.String(props.Settings.Stage), nil)
+	// Not on the dashboard: CDK would write Tags on it, which cfn-lint's
+	// CloudFormation schema for AWS::CloudWatch::Dashboard does not allow.
+	untagged := &awscdk.TagProps{ExcludeResourceTypes: jsii.Strings("AWS::CloudWatch::Dashboard")}
+	awscdk.Tags_Of(s.Stack).Add(jsii.String("project"), jsii.String("platformapi"), untagged)
+	awscdk.Tags_Of(s.Stack).Add(jsii.String("stage"), jsii.String(props.Settings.Stage), untagged)
 	if arn := props.Settings.AlarmTopicARN; arn != "" {
 		s.alarmAction = awscloudwatchactions.NewSnsAction(awssns.Topic_FromTopicArn(s.Stack, jsii.String("AlarmTopic"), &arn))
 	}
@@ -113,6 +116,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	for _, f := range Functions {
 		s.addFunction(f)
 	}
+	s.addObservability()
 	s.addOutputs()
 	return s
 }
@@ -381,6 +385,9 @@ func (s *PlatformStack) addFunction(f Function) {
 		LogGroup:     logs,
 		// nil keeps Lambda's default of 512 MiB.
 		EphemeralStorageSize: ephemeral,
+		// X-Ray: the invocation and function segments without code (see
+		// observability.go for why no SDK subsegments).
+		Tracing: awslambda.Tracing_ACTIVE,
 	})
 	// Sorted so the template, and so the diff of a deployment, is stable.
 	for _, k := range slices.Sorted(maps.Keys(env)) {
@@ -397,6 +404,9 @@ func (s *PlatformStack) addFunction(f Function) {
 		fmt.Sprintf("The %s function returned errors (crash, timeout or unhandled failure).", f.Name))
 	s.alarm(f.Name+"-throttles", fn.MetricThrottles(period("Sum")),
 		fmt.Sprintf("The %s function was throttled: the account's concurrency is exhausted.", f.Name))
+	s.alarmAt(f.Name+"-duration-p99", fn.MetricDuration(period("p99")), latencyAlarmShare*float64(f.Timeout.Milliseconds()), alarmPeriods,
+		fmt.Sprintf("The %s function's p99 duration stayed above %.0f%% of its %v timeout for %d periods of 5 minutes: it is about to time out.",
+			f.Name, 100*latencyAlarmShare, f.Timeout, alarmPeriods))
 }
 
 // schedule has an EventBridge rule invoke a scheduled function; the target
@@ -457,11 +467,18 @@ func (s *PlatformStack) addOutputs() {
 // alarm fires on the first occurrence within five minutes: every error,
 // throttle, 5xx or dead letter here is one a customer noticed. Missing data
 // means no traffic, which is not a failure.
-func (s *PlatformStack) alarm(id string, metric awscloudwatch.Metric, description string) {
-	a := metric.CreateAlarm(s.Stack, jsii.String(id), &awscloudwatch.CreateAlarmOptions{
+func (s *PlatformStack) alarm(id string, metric awscloudwatch.IMetric, description string) {
+	s.alarmAt(id, metric, 1, 1, description)
+}
+
+// alarmAt fires when metric reaches threshold in each of periods
+// consecutive periods; missing data is not breaching.
+func (s *PlatformStack) alarmAt(id string, metric awscloudwatch.IMetric, threshold float64, periods int, description string) {
+	a := awscloudwatch.NewAlarm(s.Stack, jsii.String(id), &awscloudwatch.AlarmProps{
+		Metric:             metric,
 		AlarmDescription:   jsii.String(fmt.Sprintf("platformapi %s: %s", s.settings.Stage, description)),
-		Threshold:          jsii.Number(1),
-		EvaluationPeriods:  jsii.Number(1),
+		Threshold:          jsii.Number(threshold),
+		EvaluationPeriods:  jsii.Number(float64(periods)),
 		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 	})

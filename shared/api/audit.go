@@ -37,7 +37,12 @@ type outcome struct {
 
 type outcomeKey struct{}
 
+// withOutcome gives ctx an outcome unless it has one: the edge makes it, so
+// that the request's log line and metrics see what enforce's audit sees.
 func withOutcome(ctx context.Context) context.Context {
+	if outcomeFrom(ctx) != nil {
+		return ctx
+	}
 	return context.WithValue(ctx, outcomeKey{}, &outcome{})
 }
 

@@ -82,7 +82,7 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 	maxBody := maxBody(rt)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
-		info.operation = rt.Operation
+		info.group, info.operation = rt.Group, rt.Operation
 		ctx, cancel := context.WithTimeout(withOutcome(r.Context()), k.cfg.RequestTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)

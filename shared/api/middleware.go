@@ -8,8 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"platformapi/shared/apierr"
+	"platformapi/shared/emf"
 	"platformapi/shared/redact"
 )
 
@@ -35,6 +40,7 @@ func Logger(ctx context.Context) *slog.Logger {
 // logInfo is filled in as the request travels so that the access log line can
 // name the operation and the key without ever seeing a secret.
 type logInfo struct {
+	group     string
 	operation string
 	keyID     string
 	endUser   string
@@ -80,10 +86,11 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 		id := newRequestID()
 		w.Header().Set("X-Request-Id", id)
 		info := &logInfo{}
-		logger := k.log.With(slog.String("requestId", id))
+		logger := k.log.With(append([]any{slog.String("requestId", id)}, invocation(r.Context())...)...)
 		ctx := context.WithValue(r.Context(), keyRequestID, id)
 		ctx = context.WithValue(ctx, keyLogger, logger)
 		ctx = context.WithValue(ctx, keyLogInfo, info)
+		ctx = withOutcome(ctx)
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
@@ -107,10 +114,94 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 			if info.endUser != "" {
 				attrs = append(attrs, slog.String("endUser", redact.Secrets(info.endUser)))
 			}
-			logger.Info("request", attrs...)
+			logger.Info("request", append(attrs, requestMetrics(r.Context(), rec, info, time.Since(start)).Attrs(time.Now())...)...)
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// invocation names the Lambda invocation serving the request, on every log
+// line of the request: its Lambda request id (the REPORT line's, with the
+// duration and memory billed) and its X-Ray trace id (active tracing), so
+// that a client's X-Request-Id leads to the invocation and its trace. The
+// trace id is the Root of the header the Lambda runtime puts in the
+// context under this string key (aws-lambda-go); outside Lambda both are
+// absent.
+func invocation(ctx context.Context) []any {
+	var out []any
+	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
+		out = append(out, slog.String("awsRequestId", lc.AwsRequestID))
+	}
+	header, _ := ctx.Value("x-amzn-trace-id").(string)
+	for _, part := range strings.Split(header, ";") {
+		if root, ok := strings.CutPrefix(part, "Root="); ok && root != "" {
+			out = append(out, slog.String("traceId", root))
+		}
+	}
+	return out
+}
+
+// requestMetrics are the CloudWatch metrics of a request, written on its
+// access-log line in the Embedded Metric Format (see shared/emf): counted
+// by group and operation (both bounded by the route table), and problems
+// (4xx and 5xx answers) by error code (bounded by the catalogue).
+// Account, key and request ids stay plain properties of the line: as
+// dimensions they would make a metric per customer. The status class needs
+// no dimension: Errors4xx and Errors5xx are 0 or 1 per request, so their
+// Sum counts and their Average is the error rate. LimitRefusals, Replays
+// and ChargedCredits appear only on the requests that have them, so
+// operations that never charge store no ChargedCredits metric at all.
+func requestMetrics(ctx context.Context, rec *statusRecorder, info *logInfo, took time.Duration) *emf.Line {
+	status := rec.status
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	group, op := info.group, info.operation
+	if op == "" {
+		group, op = "none", "unrouted"
+	}
+	var code apierr.Code
+	var charged int64
+	if o := outcomeFrom(ctx); o != nil {
+		o.mu.Lock()
+		code, charged = o.code, o.charged
+		o.mu.Unlock()
+	}
+	replayed := rec.Header().Get("Idempotent-Replayed") == "true"
+	if replayed {
+		// The replay's answer was decided, counted and charged the first
+		// time; this request is counted as a replay only.
+		code, charged = "", 0
+	}
+	ms := []emf.Metric{
+		{Name: "Requests", Unit: emf.Count, Value: 1},
+		{Name: "Latency", Unit: emf.Milliseconds, Value: took.Milliseconds()},
+		{Name: "Errors4xx", Unit: emf.Count, Value: boolInt(status >= 400 && status < 500)},
+		{Name: "Errors5xx", Unit: emf.Count, Value: boolInt(status >= 500)},
+	}
+	if code == apierr.LimitExceeded {
+		ms = append(ms, emf.Metric{Name: "LimitRefusals", Unit: emf.Count, Value: 1})
+	}
+	if replayed {
+		ms = append(ms, emf.Metric{Name: "Replays", Unit: emf.Count, Value: 1})
+	}
+	if charged > 0 {
+		ms = append(ms, emf.Metric{Name: "ChargedCredits", Unit: emf.None, Value: charged})
+	}
+	l := (&emf.Line{}).Dimension("Group", group).Dimension("Operation", op).
+		Add(emf.Directive{Dimensions: [][]string{{"Group", "Operation"}, {"Group"}}, Metrics: ms})
+	if status >= 400 && code != "" {
+		l.Dimension("Code", string(code)).
+			Add(emf.Directive{Dimensions: [][]string{{"Code"}}, Metrics: []emf.Metric{{Name: "Problems", Unit: emf.Count, Value: 1}}})
+	}
+	return l
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func infoFrom(ctx context.Context) *logInfo {

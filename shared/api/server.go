@@ -262,7 +262,8 @@ func (k *Kernel) outerMux() http.Handler {
 
 func (k *Kernel) public(rt routes.Route, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		infoFrom(r.Context()).operation = rt.Operation
+		info := infoFrom(r.Context())
+		info.group, info.operation = rt.Group, rt.Operation
 		next.ServeHTTP(w, r)
 	})
 }

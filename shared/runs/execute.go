@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/emf"
 	"platformapi/shared/invoke"
 	"platformapi/shared/limits"
 	"platformapi/shared/queue"
@@ -178,7 +180,7 @@ func (w *Worker) succeed(ctx context.Context, run *Run, attempt int, res *invoke
 // handled here.
 func (w *Worker) finish(ctx context.Context, run *Run, attempt int, set func(*Run), extra ...store.Op) (*Run, error) {
 	now := w.repo.now().UTC()
-	return w.repo.change(context.WithoutCancel(ctx), run, func(r *Run) error {
+	done, err := w.repo.change(context.WithoutCancel(ctx), run, func(r *Run) error {
 		if r.Status != StatusRunning || r.Attempts != attempt {
 			return errUnchanged
 		}
@@ -186,4 +188,35 @@ func (w *Worker) finish(ctx context.Context, run *Run, attempt int, set func(*Ru
 		set(r)
 		return nil
 	}, extra...)
+	if err == nil {
+		w.metric(done)
+	}
+	return done, err
+}
+
+// runMetrics names the metric counting each state an attempt ends in.
+var runMetrics = map[string]string{
+	StatusSucceeded: "RunsSucceeded", StatusFailed: "RunsFailed",
+	StatusQueued: "RunRetries", StatusCancelled: "RunsCancelled",
+}
+
+// metric writes how an attempt ended as one log line with its CloudWatch
+// metrics (see shared/emf), once the outcome is stored: the outcome's
+// count, the credits a success charged (micro-credits), and a failure's
+// code as a property, never a dimension, so that a new code costs no metric.
+func (w *Worker) metric(r *Run) {
+	name, ok := runMetrics[r.Status]
+	if !ok {
+		return
+	}
+	ms := []emf.Metric{{Name: name, Unit: emf.Count, Value: 1}}
+	if r.ChargedMicro > 0 {
+		ms = append(ms, emf.Metric{Name: "ChargedCredits", Unit: emf.None, Value: r.ChargedMicro})
+	}
+	attrs := []any{slog.String("runId", r.ID), slog.String("status", r.Status), slog.Int("attempt", r.Attempts)}
+	if r.Error != nil {
+		attrs = append(attrs, slog.String("code", r.Error.Code))
+	}
+	l := (&emf.Line{}).Dimension("Worker", "runs").Add(emf.Directive{Dimensions: [][]string{{"Worker"}}, Metrics: ms})
+	w.log.Info("run attempt", append(attrs, l.Attrs(time.Now())...)...)
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,6 +78,25 @@ type harness struct {
 	repo   *runs.Repo
 	worker *runs.Worker
 	svc    *service
+	logs   *syncBuffer // the worker's JSON log
+}
+
+// syncBuffer is a log sink the worker's goroutines may share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 const attemptTimeout = 10 * time.Second
@@ -96,11 +115,12 @@ func eachBackend(t *testing.T, test func(t *testing.T, h *harness)) {
 			t.Cleanup(func() { q.Close() })
 			cfg := runs.Config{Store: st, Queue: q, Artifacts: bucket, Now: c.Now}
 			svc := &service{real: superbrain.New(st, c.Now)}
+			logs := &syncBuffer{}
 			w := runs.NewWorker(runs.WorkerConfig{Config: cfg, Services: upstream.Router{superbrain.ServiceID: svc},
 				Timeout: attemptTimeout, Backoff: func(int, time.Duration) time.Duration { return time.Millisecond },
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 			test(t, &harness{t: t, ctx: context.Background(), clock: c, st: st, q: q, keys: keys.NewRepo(st, c.Now),
-				ledger: credits.NewLedger(st, c.Now), repo: runs.NewRepo(cfg), worker: w, svc: svc})
+				ledger: credits.NewLedger(st, c.Now), repo: runs.NewRepo(cfg), worker: w, svc: svc, logs: logs})
 		})
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"sync"
 	"testing"
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/emf/emftest"
 	"platformapi/shared/keys"
 	"platformapi/shared/limits"
 	"platformapi/shared/queue"
@@ -340,4 +342,47 @@ func code(err error) string {
 		return string(e.Code)
 	}
 	return ""
+}
+
+// Every stored end of an attempt is a CloudWatch metric on its log line
+// (EMF): retries, successes with the credits they charged, failures with
+// their code as a property.
+func TestEveryAttemptOutcomeIsAMetricLine(t *testing.T) {
+	unavailable := &upstream.UnavailableError{RetryAfter: time.Second}
+	for name, tc := range map[string]struct {
+		script []error
+		want   map[string]int64 // ChargedCredits: -1 stands for the run's charge
+	}{
+		"retried then succeeded": {[]error{unavailable}, map[string]int64{"RunRetries": 1, "RunsSucceeded": 1, "ChargedCredits": -1}},
+		"failed after retries":   {[]error{unavailable, unavailable, unavailable}, map[string]int64{"RunRetries": runs.DefaultMaxAttempts - 1, "RunsFailed": 1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			eachBackend(t, func(t *testing.T, h *harness) {
+				k := h.account(1, keys.CreateKeyRequest{})
+				h.svc.script = tc.script
+				run := h.search(k, "anything")
+				h.settle()
+				got := h.get(k, run.ID)
+				want := maps.Clone(tc.want)
+				if want["ChargedCredits"] == -1 {
+					want["ChargedCredits"] = got.ChargedMicro
+				}
+				counted := map[string]int64{}
+				for _, line := range emftest.Lines(t, h.logs.String()) {
+					if line["Worker"] != "runs" || line["runId"] != run.ID {
+						t.Fatalf("line %v", line)
+					}
+					if line["status"] == runs.StatusFailed && line["code"] != "service_unavailable" {
+						t.Fatalf("failure line without its code: %v", line)
+					}
+					for m := range emftest.Metrics(line) {
+						counted[m] += int64(line[m].(float64))
+					}
+				}
+				if !maps.Equal(counted, want) {
+					t.Fatalf("metrics %v, want %v", counted, want)
+				}
+			})
+		})
+	}
 }

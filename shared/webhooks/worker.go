@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"time"
 
+	"platformapi/shared/emf"
 	"platformapi/shared/queue"
 	"platformapi/shared/store"
 )
@@ -117,14 +118,20 @@ func (w *Worker) Handle(ctx context.Context, m queue.Received) error {
 	}
 	if reason != "" {
 		d.Status, d.LastError, d.NextAttemptAt = DeliveryFailed, &reason, nil
-		return w.record(ctx, msg.AccountID, d)
+		if err := w.record(ctx, msg.AccountID, d); err != nil {
+			return err
+		}
+		w.metric(d.ID, "WebhookAbandoned", -1)
+		return nil
 	}
 	now := w.repo.now().UTC()
 	secrets, err := w.repo.secrets(ctx, wh, now)
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	code, sendErr := w.send(ctx, wh.URL, d, Sign(now, d.Payload, secrets...))
+	took := time.Since(start)
 	d.Attempts++
 	d.LastStatusCode = nil
 	if code != 0 {
@@ -132,7 +139,11 @@ func (w *Worker) Handle(ctx context.Context, m queue.Received) error {
 	}
 	if sendErr == nil {
 		d.Status, d.LastError, d.NextAttemptAt, d.DeliveredAt = DeliveryDelivered, nil, nil, &now
-		return w.record(ctx, msg.AccountID, d)
+		if err := w.record(ctx, msg.AccountID, d); err != nil {
+			return err
+		}
+		w.metric(d.ID, "WebhookDeliveries", took)
+		return nil
 	}
 	text := truncate(sendErr.Error(), 500)
 	d.LastError = &text
@@ -144,6 +155,7 @@ func (w *Worker) Handle(ctx context.Context, m queue.Received) error {
 		// Visible at once, so the queue moves it to the dead-letter queue
 		// on its next receive.
 		_ = w.repo.q.ChangeVisibility(ctx, m.Receipt, 0)
+		w.metric(d.ID, "WebhookDeadLettered", took)
 		return fmt.Errorf("%w: %s", ErrGaveUp, d.ID)
 	}
 	wait := w.backoff(d.Attempts)
@@ -152,10 +164,26 @@ func (w *Worker) Handle(ctx context.Context, m queue.Received) error {
 	if err := w.record(ctx, msg.AccountID, d); err != nil {
 		return err
 	}
+	w.metric(d.ID, "WebhookRetries", took)
 	if err := w.repo.q.ChangeVisibility(ctx, m.Receipt, wait); err != nil {
 		return fmt.Errorf("%w: %s: reschedule: %v", ErrRetry, d.ID, err)
 	}
 	return fmt.Errorf("%w: %s in %v", ErrRetry, d.ID, wait)
+}
+
+// metric writes the outcome of a delivery as one log line with its
+// CloudWatch metric (see shared/emf): WebhookDeliveries, WebhookRetries,
+// WebhookDeadLettered (the last attempt failed: the message goes to the
+// dead-letter queue) or WebhookAbandoned (nothing left to deliver to), and
+// the attempt's latency when one was made (took >= 0). The dimension is
+// the worker only: receivers and accounts are properties, never dimensions.
+func (w *Worker) metric(deliveryID, outcome string, took time.Duration) {
+	ms := []emf.Metric{{Name: outcome, Unit: emf.Count, Value: 1}}
+	if took >= 0 {
+		ms = append(ms, emf.Metric{Name: "WebhookAttemptLatency", Unit: emf.Milliseconds, Value: took.Milliseconds()})
+	}
+	l := (&emf.Line{}).Dimension("Worker", "webhooks").Add(emf.Directive{Dimensions: [][]string{{"Worker"}}, Metrics: ms})
+	w.log.Info("webhook delivery", append([]any{slog.String("deliveryId", deliveryID), slog.String("outcome", outcome)}, l.Attrs(time.Now())...)...)
 }
 
 // target returns the webhook of d, or why d can no longer be delivered.

@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/emf/emftest"
 	"platformapi/shared/keys"
 	"platformapi/shared/queue"
 	"platformapi/shared/store/teststores"
@@ -74,16 +76,20 @@ type workerOpts struct {
 	allowPrivate bool
 	maxAttempts  int
 	backoff      func(int) time.Duration
+	logs         io.Writer // default: discarded
 }
 
 func (f *fixture) worker(o workerOpts) *webhooks.Worker {
 	if o.backoff == nil {
 		o.backoff = func(int) time.Duration { return 10 * time.Millisecond }
 	}
+	if o.logs == nil {
+		o.logs = io.Discard
+	}
 	return webhooks.NewWorker(webhooks.WorkerConfig{
 		Config:      webhooks.Config{Store: f.st, Sealer: f.sealer, Queue: f.q, Guard: webhooks.Guard{AllowPrivate: o.allowPrivate}, Now: f.clock.Now},
 		MaxAttempts: o.maxAttempts, Backoff: o.backoff, Timeout: 2 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: slog.New(slog.NewJSONHandler(o.logs, nil)),
 	})
 }
 
@@ -354,5 +360,66 @@ func TestMalformedMessageIsDropped(t *testing.T) {
 		if err := f.worker(workerOpts{}).Handle(context.Background(), queue.Received{ID: "m", Body: []byte(body)}); err != nil {
 			t.Fatalf("%s: %v", body, err)
 		}
+	}
+}
+
+// syncBuffer is a log sink the worker's goroutines may share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Every outcome of a delivery attempt is a CloudWatch metric on its log
+// line (EMF): deliveries, retries and moves to the dead-letter queue, which
+// the dashboard and alarms count; never the receiver's URL or a secret.
+func TestEveryDeliveryOutcomeIsAMetricLine(t *testing.T) {
+	for name, tc := range map[string]struct {
+		script      []int
+		maxAttempts int
+		final       string
+		want        map[string]int
+	}{
+		"retried then delivered": {[]int{500}, 3, webhooks.DeliveryDelivered, map[string]int{"WebhookRetries": 1, "WebhookDeliveries": 1}},
+		"dead-lettered":          {[]int{500, 500}, 2, webhooks.DeliveryFailed, map[string]int{"WebhookRetries": 1, "WebhookDeadLettered": 1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, teststores.Embedded)
+			rc := newReceiver(t, tc.script...)
+			w, secret := f.loopbackHook(f.root, rc)
+			logs := &syncBuffer{}
+			run(t, f.worker(workerOpts{allowPrivate: true, maxAttempts: tc.maxAttempts, logs: logs}))
+			f.publish(webhooks.EventProjectCreated)
+			d := f.waitFor(w, tc.final)
+			got := map[string]int{}
+			for _, line := range emftest.Lines(t, logs.String()) {
+				declared := emftest.Metrics(line)
+				if line["Worker"] != "webhooks" || line["deliveryId"] != d.ID || !declared["WebhookAttemptLatency"] {
+					t.Fatalf("line %v", line)
+				}
+				for m := range declared {
+					if m != "WebhookAttemptLatency" {
+						got[m] += int(line[m].(float64))
+					}
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("metrics %v, want %v", got, tc.want)
+			}
+			if strings.Contains(logs.String(), secret) || strings.Contains(logs.String(), rc.URL) {
+				t.Fatal("the log holds the webhook's secret or URL")
+			}
+		})
 	}
 }
