@@ -402,16 +402,24 @@ func TestEveryDeliveryOutcomeIsAMetricLine(t *testing.T) {
 			run(t, f.worker(workerOpts{allowPrivate: true, maxAttempts: tc.maxAttempts, logs: logs}))
 			f.publish(webhooks.EventProjectCreated)
 			d := f.waitFor(w, tc.final)
-			got := map[string]int{}
-			for _, line := range emftest.Lines(t, logs.String()) {
-				declared := emftest.Metrics(line)
-				if line["Worker"] != "webhooks" || line["deliveryId"] != d.ID || !declared["WebhookAttemptLatency"] {
-					t.Fatalf("line %v", line)
-				}
-				for m := range declared {
-					if m != "WebhookAttemptLatency" {
-						got[m] += int(line[m].(float64))
+			var got map[string]int
+			// The outcome's line is written just after the outcome is
+			// stored: wait for it.
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				got = map[string]int{}
+				for _, line := range emftest.Lines(t, logs.String()) {
+					declared := emftest.Metrics(line)
+					if line["Worker"] != "webhooks" || line["deliveryId"] != d.ID || !declared["WebhookAttemptLatency"] {
+						t.Fatalf("line %v", line)
 					}
+					for m := range declared {
+						if m != "WebhookAttemptLatency" {
+							got[m] += int(line[m].(float64))
+						}
+					}
+				}
+				if fmt.Sprint(got) == fmt.Sprint(tc.want) || time.Now().After(deadline) {
+					break
 				}
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
