@@ -1,12 +1,12 @@
 package api_test
 
 import (
-	"platformapi/shared/api/apitest"
 	"sort"
 	"strconv"
 	"testing"
 	"time"
 
+	"platformapi/shared/api/apitest"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/store"
@@ -30,6 +30,9 @@ func TestStorageFaultsOnAWriteAnswer503AndLeaveNoPartialState(t *testing.T) {
 		return len(e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/projects?limit=100", Key: root}), 200).Body["data"].([]any))
 	}
 
+	// A first use records the key's lastUsedAt (a best-effort write that
+	// a fault must not be aimed at); the write path is recorded after it.
+	count()
 	aws.Calls.Reset()
 	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: apitest.Idem(), Body: map[string]any{"name": "baseline"}}), 201)
 	var ops []string
