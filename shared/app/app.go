@@ -28,7 +28,7 @@ import (
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/platform"
 	"platformapi/shared/queue"
-	"platformapi/shared/queue/memqueue"
+	"platformapi/shared/queue/storequeue"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
 	"platformapi/shared/superbrain"
@@ -129,9 +129,11 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 			return nil, fmt.Errorf("app: local master key: %w", err)
 		}
 		rt.Sealer = sealer
-		rt.WebhookQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.WebhookMaxReceives))
-		rt.RunsQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.RunsMaxReceives))
-		rt.DatabasesQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.DatabasesMaxReceives))
+		// Durable queues in the embedded store: work queued when the
+		// server stops is delivered when it starts again.
+		rt.WebhookQueue = embeddedQueue(st, "webhooks", awsenv.WebhookMaxReceives)
+		rt.RunsQueue = embeddedQueue(st, "runs", awsenv.RunsMaxReceives)
+		rt.DatabasesQueue = embeddedQueue(st, "databases", awsenv.DatabasesMaxReceives)
 		artifacts, err := fsblob.Open(filepath.Join(c.DataDir, "artifacts"))
 		if err != nil {
 			_ = rt.Close()
@@ -171,6 +173,12 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 	}
 	rt.Signer = signer
 	return rt, nil
+}
+
+// embeddedQueue is the queue called name with its dead-letter queue
+// (name-dlq) after maxReceives receives, as on AWS.
+func embeddedQueue(st store.Store, name string, maxReceives int) queue.Queue {
+	return storequeue.New(st, name, storequeue.WithDeadLetter(storequeue.New(st, name+"-dlq"), maxReceives))
 }
 
 // openCounters opens the embedded store of request windows and leases
