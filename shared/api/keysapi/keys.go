@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"platformapi/shared/api"
+	"platformapi/shared/idempotency"
 	"platformapi/shared/keys"
 	"platformapi/shared/projects"
 	"platformapi/shared/store"
@@ -28,7 +29,7 @@ type handlers struct {
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) {
-	h := &handlers{k: k, keys: keys.NewRepo(d.Store, k.Now), projects: projects.NewRepo(d.Store, k.Now)}
+	h := &handlers{k: k, keys: keys.NewRepo(idempotency.Deferring(d.Store), k.Now), projects: projects.NewRepo(d.Store, k.Now)}
 	api.Register(k, "apiKeys.create", http.StatusCreated, h.create)
 	api.Register(k, "apiKeys.list", http.StatusOK, h.list)
 	api.Register(k, "apiKeys.revoke", http.StatusOK, h.revoke)
