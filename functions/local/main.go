@@ -39,7 +39,10 @@ func main() {
 }
 
 func run(args []string) error {
-	cfg := app.ConfigFromEnv()
+	cfg, err := app.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
 	if len(args) > 0 && args[0] == "mint-credit-token" {
 		return mint(cfg, args[1:])
 	}
@@ -122,7 +125,7 @@ func serve(cfg app.Config) error {
 	if err != nil {
 		return err
 	}
-	// The workers poll the in-process queues until shutdown; each finishes
+	// The workers poll the durable embedded queues until shutdown; each finishes
 	// what it holds before rt.Close (deferred earlier, so run later).
 	var workers sync.WaitGroup
 	defer workers.Wait()
@@ -135,6 +138,7 @@ func serve(cfg app.Config) error {
 	}
 	workers.Go(func() { tradingLoop(ctx, logger, recheck) })
 	workers.Go(func() { dbWorker.Run(ctx, rt.DatabasesQueue) })
+	workers.Go(func() { rt.SweepHolds(ctx, logger.With("worker", "hold-sweeper")) })
 	addr := os.Getenv("ADDR")
 	if addr == "" {
 		addr = "127.0.0.1:8080"

@@ -141,6 +141,10 @@ var Functions = []Function{
 	// Deletes file objects that no record owns (an upload or a deletion
 	// that died half-way); see files.Repo.Sweep.
 	{Name: "file-sweeper", MemoryMiB: 256, Timeout: 5 * time.Minute, Uses: UseTable | UseFiles, Schedule: time.Hour},
+	// Releases credit holds a crash orphaned, each with its ledger entry,
+	// once their holder's deadline and credits.GraceAfterDeadline passed;
+	// see credits.Ledger.SweepHolds.
+	{Name: "hold-sweeper", MemoryMiB: 256, Timeout: 2 * time.Minute, Uses: UseTable, Schedule: 5 * time.Minute},
 	// Advances resting trading orders each minute (the paper tape's
 	// resolution) and publishes their trading.order.<status> events; its
 	// timeout stays under the period so passes rarely overlap (an overlap

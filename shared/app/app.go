@@ -22,13 +22,14 @@ import (
 	"platformapi/shared/awsenv"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
+	"platformapi/shared/credits"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/databases"
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/platform"
 	"platformapi/shared/queue"
-	"platformapi/shared/queue/memqueue"
+	"platformapi/shared/queue/storequeue"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
 	"platformapi/shared/superbrain"
@@ -43,10 +44,24 @@ type Config struct {
 	DataDir         string // embedded storage and the local signing key
 	CreateResources bool   // aws: create missing tables, buckets, queues, keys
 	LogLevel        slog.Level
+	// RequestTimeout is every request's deadline (REQUEST_TIMEOUT, default
+	// 30s); a dead process's idempotency claim expires 5 s after it. Tests
+	// that kill the server shorten it so that retries resume sooner.
+	RequestTimeout time.Duration
+	// HoldGrace is how long after its holder's deadline a credit hold
+	// still held is released as orphaned (HOLD_GRACE, default
+	// credits.GraceAfterDeadline); the local server sweeps every minute, or
+	// every HoldGrace when shorter.
+	HoldGrace time.Duration
+	// RunTimeout bounds one attempt of a durable run (RUN_TIMEOUT, default
+	// runs.DefaultTimeout); a run a dead process was executing is taken up
+	// again about four times this later (its message's visibility).
+	RunTimeout time.Duration
 }
 
-// ConfigFromEnv reads BACKEND, DATA_DIR and LOG_LEVEL.
-func ConfigFromEnv() Config {
+// ConfigFromEnv reads BACKEND, DATA_DIR, LOG_LEVEL, REQUEST_TIMEOUT,
+// HOLD_GRACE and RUN_TIMEOUT.
+func ConfigFromEnv() (Config, error) {
 	c := Config{Backend: os.Getenv("BACKEND"), DataDir: os.Getenv("DATA_DIR")}
 	if c.Backend == "" {
 		c.Backend = "embedded"
@@ -55,7 +70,33 @@ func ConfigFromEnv() Config {
 		c.DataDir = ".data"
 	}
 	_ = c.LogLevel.UnmarshalText([]byte(strings.ToUpper(os.Getenv("LOG_LEVEL"))))
-	return c
+	for name, d := range map[string]*time.Duration{"REQUEST_TIMEOUT": &c.RequestTimeout, "HOLD_GRACE": &c.HoldGrace, "RUN_TIMEOUT": &c.RunTimeout} {
+		v := os.Getenv(name)
+		if v == "" {
+			continue
+		}
+		parsed, err := time.ParseDuration(v)
+		if err != nil || parsed <= 0 {
+			return c, fmt.Errorf("app: %s=%q: want a positive duration such as 30s", name, v)
+		}
+		*d = parsed
+	}
+	return c, nil
+}
+
+func (c Config) requestTimeout() time.Duration {
+	if c.RequestTimeout > 0 {
+		return c.RequestTimeout
+	}
+	return 30 * time.Second
+}
+
+// holdGrace is HoldGrace or its default.
+func (c Config) holdGrace() time.Duration {
+	if c.HoldGrace > 0 {
+		return c.HoldGrace
+	}
+	return credits.GraceAfterDeadline
 }
 
 // Logger is the JSON logger every process uses.
@@ -129,9 +170,11 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 			return nil, fmt.Errorf("app: local master key: %w", err)
 		}
 		rt.Sealer = sealer
-		rt.WebhookQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.WebhookMaxReceives))
-		rt.RunsQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.RunsMaxReceives))
-		rt.DatabasesQueue = memqueue.New(memqueue.WithDeadLetter(memqueue.New(), awsenv.DatabasesMaxReceives))
+		// Durable queues in the embedded store: work queued when the
+		// server stops is delivered when it starts again.
+		rt.WebhookQueue = embeddedQueue(st, "webhooks", awsenv.WebhookMaxReceives)
+		rt.RunsQueue = embeddedQueue(st, "runs", awsenv.RunsMaxReceives)
+		rt.DatabasesQueue = embeddedQueue(st, "databases", awsenv.DatabasesMaxReceives)
 		artifacts, err := fsblob.Open(filepath.Join(c.DataDir, "artifacts"))
 		if err != nil {
 			_ = rt.Close()
@@ -171,6 +214,12 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 	}
 	rt.Signer = signer
 	return rt, nil
+}
+
+// embeddedQueue is the queue called name with its dead-letter queue
+// (name-dlq) after maxReceives receives, as on AWS.
+func embeddedQueue(st store.Store, name string, maxReceives int) queue.Queue {
+	return storequeue.New(st, name, storequeue.WithDeadLetter(storequeue.New(st, name+"-dlq"), maxReceives))
 }
 
 // openCounters opens the embedded store of request windows and leases
@@ -234,7 +283,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 	}
 	return platform.New(api.Config{
 		Store: r.Store, Counters: r.Counters, CreditTokens: r.Signer, Logger: logger, Groups: groups,
-		RequestTimeout: 30 * time.Second, Audit: rec,
+		RequestTimeout: r.Config.requestTimeout(), Audit: rec,
 	}, platform.Deps{
 		Backend: r.Config.Backend, TopUp: topUp, Facilitator: fac,
 		WebhookQueue: r.WebhookQueue, RunsQueue: r.RunsQueue, Artifacts: r.Artifacts, Sealer: r.Sealer,

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"time"
 
+	"platformapi/shared/credits"
 	"platformapi/shared/files"
 	"platformapi/shared/runs"
 	"platformapi/shared/trading"
@@ -34,7 +36,7 @@ func (r *Runtime) RunWorker(logger *slog.Logger) (*runs.Worker, error) {
 	}
 	return runs.NewWorker(runs.WorkerConfig{
 		Config:   runs.Config{Store: r.Store, Queue: r.RunsQueue, Artifacts: r.Artifacts},
-		Services: r.Services(), Sealer: r.Sealer, Logger: logger,
+		Services: r.Services(), Sealer: r.Sealer, Logger: logger, Timeout: r.Config.RunTimeout,
 	}), nil
 }
 
@@ -62,4 +64,30 @@ func (r *Runtime) TradingRecheck(logger *slog.Logger) (func(context.Context) err
 	}
 	pub := webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue})
 	return func(ctx context.Context) error { return svc.RecheckAndPublish(ctx, pub) }, nil
+}
+
+// SweepHolds releases, every minute (or every Config.HoldGrace when
+// shorter), the credit holds a crash orphaned (credits.Ledger.SweepHolds),
+// until ctx is done; on AWS the scheduled hold-sweeper function does.
+func (r *Runtime) SweepHolds(ctx context.Context, logger *slog.Logger) {
+	grace := r.Config.holdGrace()
+	ledger := credits.NewLedger(r.Store, time.Now)
+	t := time.NewTicker(min(time.Minute, grace))
+	defer t.Stop()
+	for {
+		n, err := ledger.SweepHolds(ctx, grace)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			logger.Error("hold sweep failed", "released", n, "error", err.Error())
+		case n > 0:
+			logger.Info("hold sweep", "released", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

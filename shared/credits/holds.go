@@ -22,6 +22,9 @@ type Hold struct {
 	// captured (HoldOnce), at Charged: it must not be captured again.
 	Captured bool
 	Charged  int64
+	// Deadline is when the holder expects to have ended the hold: the
+	// sweeper releases it only GraceAfterDeadline later (SweepHolds).
+	Deadline time.Time
 }
 
 func holdKey(accountID, id string) store.Key {
@@ -35,52 +38,61 @@ var ErrHoldEnded = errors.New("credits: hold already ended")
 // HoldOps are the transaction members that take amountMicro from the
 // balance as a new hold with the given id, for a caller that commits the
 // hold with its own effect (a trading order and its hold exist together or
-// not at all). ops[0] is the balance check: a TxError at its index means
-// the balance cannot cover the hold.
-func HoldOps(accountID, holdID string, amountMicro int64, reference string, now time.Time) []store.Op {
+// not at all). deadline is when the caller will have ended the hold if its
+// process lives (a resting order's expiry); a hold still held
+// GraceAfterDeadline later was orphaned by a crash and SweepHolds releases
+// it. ops[0] is the balance check: a TxError at its index means the balance
+// cannot cover the hold.
+func HoldOps(accountID, holdID string, amountMicro int64, reference string, now, deadline time.Time) []store.Op {
 	rec := store.NewItem(holdKey(accountID, holdID))
 	rec["amount"] = amountMicro
 	rec["state"] = "held"
 	rec["reference"] = reference
+	rec[attrDeadline] = deadline.Unix()
 	return []store.Op{
 		store.UpdateOp(accounts.Key(accountID), store.Update{Add: map[string]int64{accounts.AttrBalance: -amountMicro}},
 			store.Exists(), store.NumAtLeast(accounts.AttrBalance, amountMicro)),
 		store.PutOp(rec, store.NotExists()),
 		entryOp(accountID, Entry{ID: ids.New("led", now), Kind: KindHold, AmountMicro: -amountMicro, Reference: holdID, CreatedAt: now.UTC()}),
+		store.PutOp(openHoldItem(accountID, holdID, amountMicro, deadline)),
 	}
 }
 
-// HoldOf is a hold taken earlier (with HoldOps or Hold), to capture or
-// release it from another process.
-func (l *Ledger) HoldOf(accountID, holdID string, amountMicro int64) *Hold {
-	return &Hold{l: l, accountID: accountID, ID: holdID, Amount: amountMicro}
+// HoldOf is a hold taken earlier (with HoldOps or Hold) with the given
+// deadline, to capture or release it from another process.
+func (l *Ledger) HoldOf(accountID, holdID string, amountMicro int64, deadline time.Time) *Hold {
+	return &Hold{l: l, accountID: accountID, ID: holdID, Amount: amountMicro, Deadline: deadline}
 }
 
 // Hold takes amountMicro from the balance, or fails with ErrInsufficient and
 // changes nothing. The balance check and the debit are one conditional
 // write, so concurrent holds can never take the balance below zero.
-func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, reference string) (*Hold, error) {
-	return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()))
+// lifetime bounds how long the caller keeps the hold (its request's or
+// call's timeout): past it and GraceAfterDeadline, SweepHolds releases a
+// hold a crash left behind.
+func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, reference string, lifetime time.Duration) (*Hold, error) {
+	return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()), lifetime)
 }
 
 // HoldOnce is Hold for the call named callID (stable across its retries):
 // a retry after a crash or a lost answer finds the hold its first attempt
 // took, held or already captured, instead of taking a second one. A hold
 // that attempt released charged nothing, so the retry takes a fresh one.
-func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int64, reference, callID string) (*Hold, error) {
+func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int64, reference, callID string, lifetime time.Duration) (*Hold, error) {
 	id := "hld_" + callID
 	for range 2 {
 		it, err := l.st.Get(ctx, holdKey(accountID, id))
 		switch {
 		case err == nil && it.String("state") == "released":
-			return l.Hold(ctx, accountID, amountMicro, reference)
+			return l.Hold(ctx, accountID, amountMicro, reference, lifetime)
 		case err == nil:
 			return &Hold{l: l, accountID: accountID, ID: id, Amount: it.Int("amount"),
-				Captured: it.String("state") == "captured", Charged: it.Int("charged")}, nil
+				Captured: it.String("state") == "captured", Charged: it.Int("charged"),
+				Deadline: time.Unix(it.Int(attrDeadline), 0)}, nil
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, fmt.Errorf("credits: read hold: %w", err)
 		}
-		h, err := l.hold(ctx, accountID, amountMicro, reference, id)
+		h, err := l.hold(ctx, accountID, amountMicro, reference, id, lifetime)
 		if !errors.Is(err, errHoldExists) {
 			return h, err
 		}
@@ -91,13 +103,14 @@ func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int
 // errHoldExists: the hold's id is taken (by another attempt of its call).
 var errHoldExists = errors.New("credits: hold exists")
 
-func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, reference, id string) (*Hold, error) {
+func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, reference, id string, lifetime time.Duration) (*Hold, error) {
 	if amountMicro < 0 {
 		return nil, fmt.Errorf("credits: negative hold %d", amountMicro)
 	}
 	now := l.now()
-	h := &Hold{l: l, accountID: accountID, ID: id, Amount: amountMicro}
-	err := l.st.Transact(ctx, HoldOps(accountID, h.ID, amountMicro, reference, now))
+	// Whole seconds, as stored: a retry's HoldOnce sees the same deadline.
+	h := &Hold{l: l, accountID: accountID, ID: id, Amount: amountMicro, Deadline: time.Unix(now.Add(lifetime).Unix(), 0)}
+	err := l.st.Transact(ctx, HoldOps(accountID, h.ID, amountMicro, reference, now, h.Deadline))
 	var tx *store.TxError
 	switch {
 	case errors.As(err, &tx) && tx.Index == 0:
@@ -130,10 +143,10 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 	refund := h.Amount - chargedMicro
 	ops := []store.Op{
 		store.UpdateOp(holdKey(h.accountID, h.ID), store.Update{Set: map[string]any{"state": state, "charged": chargedMicro}}, store.AttrEquals("state", "held")),
-		entryOp(h.accountID, Entry{ID: ids.New("led", now), Kind: KindCapture, AmountMicro: 0, ChargedMicro: chargedMicro, Reference: h.ID, CreatedAt: now.UTC()}),
+		store.DeleteOp(openHoldKey(h.accountID, h.ID, h.Deadline)),
 	}
-	if state == "released" {
-		ops = ops[:1]
+	if state == "captured" {
+		ops = append(ops, entryOp(h.accountID, Entry{ID: ids.New("led", now), Kind: KindCapture, AmountMicro: 0, ChargedMicro: chargedMicro, Reference: h.ID, CreatedAt: now.UTC()}))
 	}
 	if refund > 0 {
 		ops = append(ops,

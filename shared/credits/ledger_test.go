@@ -47,7 +47,7 @@ func TestConcurrentHoldsNeverTakeTheBalanceBelowZero(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, err := l.Hold(context.Background(), acct, 250_000, "op")
+					_, err := l.Hold(context.Background(), acct, 250_000, "op", time.Minute)
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -82,7 +82,7 @@ func TestCaptureChargesExactlyAndReturnsTheRest(t *testing.T) {
 			l := credits.NewLedger(st, time.Now)
 			acct := openAccount(t, st, 1_000_000)
 			ctx := context.Background()
-			h, err := l.Hold(ctx, acct, 400_000, "invoke")
+			h, err := l.Hold(ctx, acct, 400_000, "invoke", time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,11 +95,11 @@ func TestCaptureChargesExactlyAndReturnsTheRest(t *testing.T) {
 			if err := h.Release(ctx); err == nil {
 				t.Fatal("a captured hold was released")
 			}
-			h2, _ := l.Hold(ctx, acct, 100_000, "invoke")
+			h2, _ := l.Hold(ctx, acct, 100_000, "invoke", time.Minute)
 			if err := h2.Release(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := l.Hold(ctx, acct, 0, "free"); err != nil {
+			if _, err := l.Hold(ctx, acct, 0, "free", time.Minute); err != nil {
 				t.Fatal(err)
 			}
 			if err := (&credits.Hold{ID: h.ID, Amount: h.Amount}).Capture(ctx, h.Amount+1); err == nil {
@@ -124,16 +124,17 @@ func TestEndingAHoldAgainChangesNothing(t *testing.T) {
 			acct := openAccount(t, st, 1_000_000)
 			l := credits.NewLedger(st, time.Now)
 			ctx := context.Background()
-			if err := st.Transact(ctx, credits.HoldOps(acct, "hld_a", 300_000, "test", time.Now())); err != nil {
+			deadline := time.Now().Add(time.Minute)
+			if err := st.Transact(ctx, credits.HoldOps(acct, "hld_a", 300_000, "test", time.Now(), deadline)); err != nil {
 				t.Fatal(err)
 			}
-			if err := l.HoldOf(acct, "hld_a", 300_000).Capture(ctx, 300_000); err != nil {
+			if err := l.HoldOf(acct, "hld_a", 300_000, deadline).Capture(ctx, 300_000); err != nil {
 				t.Fatal(err)
 			}
 			for _, end := range []func() error{
-				func() error { return l.HoldOf(acct, "hld_a", 300_000).Capture(ctx, 300_000) },
-				func() error { return l.HoldOf(acct, "hld_a", 300_000).Release(ctx) },
-				func() error { return l.HoldOf(acct, "hld_never", 300_000).Release(ctx) },
+				func() error { return l.HoldOf(acct, "hld_a", 300_000, deadline).Capture(ctx, 300_000) },
+				func() error { return l.HoldOf(acct, "hld_a", 300_000, deadline).Release(ctx) },
+				func() error { return l.HoldOf(acct, "hld_never", 300_000, deadline).Release(ctx) },
 			} {
 				if err := end(); !errors.Is(err, credits.ErrHoldEnded) {
 					t.Fatalf("ending again: %v, want ErrHoldEnded", err)

@@ -124,9 +124,9 @@ func (p *Pipeline) charge(ctx context.Context, c Caller, svc catalog.Service, op
 	reference := keys.RequestOperation(root, svc.ID, op.ID)
 	var hold *credits.Hold
 	if call.CallID != "" {
-		hold, err = p.Ledger.HoldOnce(ctx, c.AccountID, op.PriceMicro, reference, call.CallID)
+		hold, err = p.Ledger.HoldOnce(ctx, c.AccountID, op.PriceMicro, reference, call.CallID, p.Timeout)
 	} else {
-		hold, err = p.Ledger.Hold(ctx, c.AccountID, op.PriceMicro, reference)
+		hold, err = p.Ledger.Hold(ctx, c.AccountID, op.PriceMicro, reference, p.Timeout)
 	}
 	if err != nil {
 		_ = reservation.Release(detached)

@@ -1,7 +1,8 @@
 // Package queue is the message-queue port used by workers (webhook delivery,
 // durable runs): at-least-once delivery with a visibility timeout and a
-// dead-letter destination after too many receives. Adapters: memqueue
-// (embedded, in-process) and sqsqueue (SQS). Both must pass queuetest.
+// dead-letter destination after too many receives. Adapters: storequeue
+// (embedded, durable in the item store), memqueue (in-process, for tests)
+// and sqsqueue (SQS). All must pass queuetest.
 package queue
 
 import (

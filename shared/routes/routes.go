@@ -122,7 +122,7 @@ var Table = []Route{
 	// 4.1 API keys, services, credits
 	r(get, "/api-keys", "keys", "apiKeys.list", "api_keys:manage", noIdem, BodyNone, "List the calling key and its descendants"),
 	func() Route {
-		rt := r(post, "/api-keys", "keys", "apiKeys.create", "api_keys:manage", idem, BodyJSON, "Create a child key, or the first key with a credit token").secret()
+		rt := r(post, "/api-keys", "keys", "apiKeys.create", "api_keys:manage", idem, BodyJSON, "Create a child key, or the first key with a credit token").secret().commit()
 		rt.CreditToken = true
 		return rt
 	}(),
@@ -207,7 +207,7 @@ var Table = []Route{
 	r(get, "/artifacts", "artifacts", "artifacts.list", "artifacts:read", noIdem, BodyNone, "List run artifacts"),
 	r(get, "/artifacts/{artifactId}/content", "artifacts", "artifacts.content.read", "artifacts:read", noIdem, BodyNone, "Download an artifact"),
 	r(get, "/webhooks", "webhooks", "webhooks.list", "webhooks:read", noIdem, BodyNone, "List webhooks"),
-	r(post, "/webhooks", "webhooks", "webhooks.create", "webhooks:write", idem, BodyJSON, "Create a webhook").secret(),
+	r(post, "/webhooks", "webhooks", "webhooks.create", "webhooks:write", idem, BodyJSON, "Create a webhook").secret().commit(),
 	r(patch, "/webhooks/{webhookId}", "webhooks", "webhooks.update", "webhooks:write", idem, BodyJSON, "Update a webhook"),
 	r(post, "/webhooks/{webhookId}/rotate-secret", "webhooks", "webhooks.rotate", "webhooks:write", idem, BodyNone, "Rotate a webhook's signing secret").secret(),
 	r(del, "/webhooks/{webhookId}", "webhooks", "webhooks.disable", "webhooks:write", idem, BodyNone, "Disable a webhook"),

@@ -93,7 +93,20 @@ type NewRun struct {
 	// versions, as connections.Repo.Check returned them.
 	Connections        map[string]string
 	ConnectionVersions map[string]int64
+	// CallID names the request across its retries (api.CallID): a retry
+	// after a crash finds the run its first attempt created instead of
+	// creating a second one. "" creates a run every time.
+	CallID string
 }
+
+// callKey is the recovery point of a create: which run a call created.
+func callKey(accountID, callID string) store.Key {
+	return store.Key{PK: "acct#" + accountID, SK: "runcall#" + callID}
+}
+
+// callLifetime keeps a call's recovery point past the idempotency record
+// of its request (24 hours), the window in which a client retries.
+const callLifetime = 48 * time.Hour
 
 // Validate checks what a run is created with: a durable operation of a
 // registered service, input JSON of at most MaxInputBytes, and an approval
@@ -123,9 +136,12 @@ func Validate(serviceID, operationID string, input json.RawMessage, approvalID s
 	return nil
 }
 
-// Create records a queued run and sends its message. If the message cannot
-// be sent the run is removed again, so no run waits for a message that
-// will never come and a retried create starts afresh.
+// Create records a queued run (with its call's recovery point) and sends
+// its message. If the message cannot be sent the run is removed again, so
+// no run waits for a message that will never come and a retried create
+// starts afresh; if the process dies before sending it, the retry finds the
+// run through the recovery point and sends it (resume). It interprets a
+// failed condition, so it is not for idempotency.Deferring.
 func (r *Repo) Create(ctx context.Context, n NewRun) (*Run, error) {
 	if r.q == nil {
 		return nil, apierr.New(apierr.ServiceUnavailable, "Durable runs are not available on this deployment.").WithHeader("Retry-After", "3600")
@@ -147,13 +163,57 @@ func (r *Repo) Create(ctx context.Context, n NewRun) (*Run, error) {
 	if len(n.Connections) > 0 {
 		run.Connections, run.ConnectionVersions = n.Connections, n.ConnectionVersions
 	}
-	if err := r.st.Put(ctx, encode(run), store.NotExists()); err != nil {
+	ops := []store.Op{store.PutOp(encode(run), store.NotExists())}
+	if n.CallID != "" {
+		call := store.NewItem(callKey(n.AccountID, n.CallID))
+		call["run"] = run.ID
+		call[store.AttrExpiresAt] = now.Add(callLifetime).Unix()
+		ops = append(ops, store.PutOp(call, store.NotExists()))
+	}
+	err := r.st.Transact(ctx, ops)
+	var tx *store.TxError
+	switch {
+	case errors.As(err, &tx) && tx.Index == 1:
+		return r.resume(ctx, n)
+	case err != nil:
 		return nil, fmt.Errorf("runs: create: %w", err)
 	}
+	if err := r.enqueue(ctx, run); err != nil {
+		undo := []store.Op{store.DeleteOp(runKey(run.AccountID, run.ID), store.AttrEquals(attrVersion, run.version))}
+		if n.CallID != "" {
+			undo = append(undo, store.DeleteOp(callKey(n.AccountID, n.CallID)))
+		}
+		_ = r.st.Transact(context.WithoutCancel(ctx), undo)
+		return nil, err
+	}
+	return run, nil
+}
+
+func (r *Repo) enqueue(ctx context.Context, run *Run) error {
 	body, _ := json.Marshal(Message{AccountID: run.AccountID, RunID: run.ID})
 	if err := r.q.Send(ctx, queue.Message{Body: body}); err != nil {
-		_ = r.st.Delete(context.WithoutCancel(ctx), runKey(run.AccountID, run.ID), store.AttrEquals(attrVersion, run.version))
-		return nil, fmt.Errorf("runs: enqueue %s: %w", run.ID, err)
+		return fmt.Errorf("runs: enqueue %s: %w", run.ID, err)
+	}
+	return nil
+}
+
+// resume answers a retry of a create whose first attempt wrote its run:
+// that run, sent to the queue again while it is queued, since the first
+// attempt may have died before sending it (a second message is harmless:
+// a run is claimed conditionally, so it executes once).
+func (r *Repo) resume(ctx context.Context, n NewRun) (*Run, error) {
+	it, err := r.st.Get(ctx, callKey(n.AccountID, n.CallID))
+	if err != nil {
+		return nil, fmt.Errorf("runs: read recovery point: %w", err)
+	}
+	run, err := r.load(ctx, n.AccountID, it.String("run"))
+	if err != nil {
+		return nil, err
+	}
+	if run.Status == StatusQueued {
+		if err := r.enqueue(ctx, run); err != nil {
+			return nil, err
+		}
 	}
 	return run, nil
 }

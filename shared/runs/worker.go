@@ -92,8 +92,9 @@ func NewWorker(c WorkerConfig) *Worker {
 		},
 		conns: connections.NewRepo(c.Store, c.Sealer, c.Now),
 		// A running attempt is presumed dead once it has had its whole
-		// timeout and a minute of storage writes on top.
-		lease:       c.Timeout + time.Minute,
+		// timeout and a minute of storage writes on top (as long again as
+		// the timeout when that is shorter: a test's few seconds).
+		lease:       c.Timeout + min(c.Timeout, time.Minute),
 		maxAttempts: c.MaxAttempts, backoff: c.Backoff, log: c.Logger,
 	}
 }

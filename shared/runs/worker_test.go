@@ -18,6 +18,7 @@ import (
 	"platformapi/shared/limits"
 	"platformapi/shared/queue"
 	"platformapi/shared/runs"
+	"platformapi/shared/superbrain"
 	"platformapi/shared/upstream"
 )
 
@@ -385,4 +386,46 @@ func TestEveryAttemptOutcomeIsAMetricLine(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestARetriedCreateFindsItsRunAndSendsItAgain: a process that died after
+// writing a run but before sending its message left it queued with no
+// message; the retry with the same call id returns that run, not a second
+// one, and sends its message, so it executes once.
+func TestARetriedCreateFindsItsRunAndSendsItAgain(t *testing.T) {
+	eachBackend(t, func(t *testing.T, h *harness) {
+		k := h.account(1, keys.CreateKeyRequest{})
+		n := runs.NewRun{AccountID: k.AccountID, KeyID: k.ID, ServiceID: superbrain.ServiceID,
+			OperationID: superbrain.OpSearch, Input: json.RawMessage(`{"query":"cat"}`), CallID: "call-1"}
+		first, err := h.repo.Create(h.ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range h.receive() { // the message the crash lost
+			if err := h.q.Delete(h.ctx, m.Receipt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		again, err := h.repo.Create(h.ctx, n)
+		if err != nil || again.ID != first.ID {
+			t.Fatalf("retry created %v (%v); want run %s", again, err, first.ID)
+		}
+		ms := h.receive()
+		if len(ms) != 1 {
+			t.Fatalf("%d messages after the retry; want 1", len(ms))
+		}
+		if err := h.worker.Handle(h.ctx, ms[0]); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.get(k, first.ID); got.Status != runs.StatusSucceeded || h.svc.executions() != 1 {
+			t.Fatalf("status %s after %d executions; want succeeded once", got.Status, h.svc.executions())
+		}
+		if late, err := h.repo.Create(h.ctx, n); err != nil || late.ID != first.ID || len(h.receive()) != 0 {
+			t.Fatalf("a retry after the run finished: %v %v; want run %s and no message", late, err, first.ID)
+		}
+		page, _, err := h.repo.List(h.ctx, runs.Viewer{AccountID: k.AccountID, AllowsService: everyService}, "", 10, "")
+		if err != nil || len(page) != 1 {
+			t.Fatalf("%d runs listed (%v); want 1", len(page), err)
+		}
+	})
 }

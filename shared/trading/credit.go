@@ -18,7 +18,8 @@ import (
 func (s *Service) settle(ctx context.Context, o *orderRec, rev int64) int64 {
 	ctx = context.WithoutCancel(ctx)
 	for attempt := 0; o.CreditPending != "" && attempt < maxAttempts; attempt++ {
-		h := s.ledger.HoldOf(o.AccountID, o.HoldID, o.CreditsMicro)
+		// The order's expiry is its hold's deadline (HoldOps in tryCreate).
+		h := s.ledger.HoldOf(o.AccountID, o.HoldID, o.CreditsMicro, o.ExpiresAt)
 		var err error
 		if o.CreditPending == CreditCapture {
 			err = h.Capture(ctx, o.CreditsMicro)

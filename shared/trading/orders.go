@@ -254,7 +254,7 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 	iHold := -1
 	if o.HoldID != "" {
 		iHold = len(ops)
-		ops = append(ops, credits.HoldOps(sc.AccountID, o.HoldID, o.CreditsMicro, "trading.orders.create "+o.ID, now)...)
+		ops = append(ops, credits.HoldOps(sc.AccountID, o.HoldID, o.CreditsMicro, "trading.orders.create "+o.ID, now, o.ExpiresAt)...)
 	}
 	if !o.done() || o.CreditPending != "" {
 		ops = append(ops, openOp(&o))

@@ -232,7 +232,7 @@ func (h *handlers) metered(ctx context.Context, opID string, run func() (map[str
 	if err != nil {
 		return 0, limits.APIError(err)
 	}
-	hold, err := h.ledger.Hold(ctx, accountID, op.PriceMicro, opID)
+	hold, err := h.ledger.Hold(ctx, accountID, op.PriceMicro, opID, h.k.RequestTimeout())
 	if err != nil {
 		_ = reservation.Release(detached)
 		if errors.Is(err, credits.ErrInsufficient) {

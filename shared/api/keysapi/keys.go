@@ -23,20 +23,18 @@ type Deps struct {
 }
 
 type handlers struct {
-	k        *api.Kernel
+	k *api.Kernel
+	// keys commits its writes with the stored response (the routes'
+	// .commit()); webhooks only reads, to move a rolled key's webhooks.
 	keys     *keys.Repo
 	projects *projects.Repo
-	// rolls commits its writes with the stored response (the route's
-	// .commit()); webhooks only reads, to move the rolled key's webhooks.
-	rolls    *keys.Repo
 	webhooks *webhooks.Repo
 }
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) {
 	h := &handlers{
-		k: k, keys: keys.NewRepo(d.Store, k.Now), projects: projects.NewRepo(d.Store, k.Now),
-		rolls:    keys.NewRepo(idempotency.Deferring(d.Store), k.Now),
+		k: k, keys: keys.NewRepo(idempotency.Deferring(d.Store), k.Now), projects: projects.NewRepo(d.Store, k.Now),
 		webhooks: webhooks.NewRepo(webhooks.Config{Store: d.Store, Now: k.Now}),
 	}
 	api.Register(k, "apiKeys.create", http.StatusCreated, h.create)
@@ -122,7 +120,7 @@ func (h *handlers) roll(ctx context.Context, in *rollInput) (*api.Body[rolledKey
 	moveWebhooks := func(ctx context.Context, old, next *keys.Key) ([]store.Op, error) {
 		return h.webhooks.SuccessionOps(ctx, old.AccountID, old.ID, append(slices.Clone(next.Ancestors), next.ID))
 	}
-	r, err := h.rolls.Roll(ctx, p.Key(), in.ID, in.Body.ExpiresAt, moveWebhooks)
+	r, err := h.keys.Roll(ctx, p.Key(), in.ID, in.Body.ExpiresAt, moveWebhooks)
 	if err != nil {
 		return nil, err
 	}

@@ -119,7 +119,7 @@ func (h *handlers) create(ctx context.Context, in *api.Body[createRunRequest]) (
 	run, err := h.runs.Create(ctx, runs.NewRun{
 		AccountID: p.Key().AccountID, ProjectID: p.ProjectID, EndUser: p.EndUser, KeyID: p.Key().ID,
 		ServiceID: b.ServiceID, OperationID: b.OperationID, Input: b.Input, ApprovalID: b.ApprovalID,
-		Connections: b.Connections, ConnectionVersions: versions,
+		Connections: b.Connections, ConnectionVersions: versions, CallID: api.CallID(ctx),
 	})
 	if err != nil {
 		return nil, err

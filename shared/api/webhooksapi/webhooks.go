@@ -12,6 +12,7 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/envelope"
+	"platformapi/shared/idempotency"
 	"platformapi/shared/queue"
 	"platformapi/shared/store"
 	"platformapi/shared/webhooks"
@@ -36,7 +37,7 @@ type handlers struct {
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) {
 	h := &handlers{k: k, hooks: webhooks.NewRepo(webhooks.Config{
-		Store: d.Store, Sealer: d.Sealer, Queue: d.Queue, Now: k.Now,
+		Store: idempotency.Deferring(d.Store), Sealer: d.Sealer, Queue: d.Queue, Now: k.Now,
 		Guard: webhooks.Guard{AllowPrivate: d.AllowPrivate},
 	})}
 	api.Register(k, "webhooks.list", http.StatusOK, h.list)

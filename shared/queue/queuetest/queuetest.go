@@ -20,6 +20,11 @@ type Harness struct {
 	// dead-letter queue instead of being delivered more than maxReceives
 	// times. It registers its own cleanup.
 	New func(t *testing.T, maxReceives int) (q, dlq queue.Queue)
+	// Durable, when set, gives queues whose messages outlive the process
+	// (nil for memqueue, which keeps nothing): each call of open returns
+	// the queues on the same storage, as a restarted process would, and
+	// stop ends them as that process's exit would (closing its storage).
+	Durable func(t *testing.T, maxReceives int) (open func() (q, dlq queue.Queue, stop func()))
 }
 
 type rule struct {
@@ -36,6 +41,13 @@ func RunConformance(t *testing.T, h Harness) {
 			r.run(t, q, dlq)
 		})
 	}
+	t.Run("UnacknowledgedMessagesSurviveARestart", func(t *testing.T) {
+		if h.Durable == nil {
+			t.Skip("the adapter keeps messages in memory only")
+		}
+		t.Parallel()
+		survivesARestart(t, h.Durable(t, maxReceives))
+	})
 }
 
 const maxReceives = 2

@@ -144,3 +144,46 @@ var rules = []rule{
 		}
 	}},
 }
+
+// survivesARestart: what was sent and not deleted before the process
+// stopped is delivered after it starts again, in flight or not, with its
+// receive count kept; what was deleted stays deleted.
+func survivesARestart(t *testing.T, open func() (q, dlq queue.Queue, stop func())) {
+	q, _, stop := open()
+	send(t, q, text("done", "in-flight", "waiting")...)
+	send(t, q, queue.Message{Body: []byte("delayed"), Delay: 3 * time.Second})
+	var inFlight queue.Received
+	for _, m := range drain(t, q, 3) {
+		switch string(m.Body) {
+		case "done":
+			if err := q.Delete(ctx(t), m.Receipt); err != nil {
+				t.Fatal(err)
+			}
+		case "in-flight":
+			inFlight = m
+		case "waiting":
+			if err := q.ChangeVisibility(ctx(t), m.Receipt, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if inFlight.ID == "" {
+		t.Fatal("the in-flight message was not among the first three")
+	}
+	if err := q.ChangeVisibility(ctx(t), inFlight.Receipt, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	q, _, stop = open()
+	defer stop()
+	got := drain(t, q, 3)
+	if want := []string{"delayed", "in-flight", "waiting"}; !slices.Equal(bodies(got), want) {
+		t.Fatalf("after the restart received %v; want %v", bodies(got), want)
+	}
+	for _, m := range got {
+		if string(m.Body) == "in-flight" && (m.ID != inFlight.ID || m.Attempts != 2) {
+			t.Fatalf("in-flight message redelivered as %+v; want id %s, attempt 2", m, inFlight.ID)
+		}
+	}
+	wantNone(t, q, time.Second)
+}

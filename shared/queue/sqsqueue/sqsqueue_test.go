@@ -20,6 +20,13 @@ func TestConformance(t *testing.T) {
 			client, url, dlqURL := awstest.Queue(t, env, maxReceives)
 			return sqsqueue.New(client, url), sqsqueue.New(client, dlqURL)
 		},
+		Durable: func(t *testing.T, maxReceives int) func() (queue.Queue, queue.Queue, func()) {
+			client, url, dlqURL := awstest.Queue(t, env, maxReceives)
+			return func() (queue.Queue, queue.Queue, func()) {
+				q, dlq := sqsqueue.New(client, url), sqsqueue.New(client, dlqURL)
+				return q, dlq, func() { q.Close(); dlq.Close() }
+			}
+		},
 	})
 }
 

@@ -1,0 +1,410 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"platformapi/shared/credits"
+	"platformapi/shared/store"
+	"platformapi/shared/store/boltstore"
+)
+
+// The crash suite's timings: short request, run and hold deadlines, so that
+// a dead process's idempotency claims, in-flight run messages and orphaned
+// holds come back within seconds instead of minutes.
+var crashEnv = []string{"REQUEST_TIMEOUT=4s", "RUN_TIMEOUT=3s", "HOLD_GRACE=2s", "ALLOW_PRIVATE_WEBHOOKS=true"}
+
+// crashOp is one write the suite sends, and its answer once it has one.
+type crashOp struct {
+	kind, method, path, body, idem string
+	code                           int
+	resp                           map[string]any
+}
+
+// id is the resource the answer names.
+func (o *crashOp) id() string {
+	if o.kind == "memory" {
+		res, _ := o.resp["result"].(map[string]any)
+		s, _ := res["memoryId"].(string)
+		return s
+	}
+	s, _ := o.resp["id"].(string)
+	return s
+}
+
+type answer struct {
+	code   int
+	body   map[string]any
+	header http.Header
+}
+
+// send makes one request; an error means no answer (the server died).
+func send(base, method, path, secret, idem, body string) (answer, error) {
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+secret)
+	if idem != "" {
+		req.Header.Set("Idempotency-Key", idem)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return answer{}, err
+	}
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return answer{code: res.StatusCode, body: out, header: res.Header}, nil
+}
+
+// crashOps are the concurrent writes of every kind, each with its own
+// Idempotency-Key, which also names what it creates so that a duplicate
+// shows in the lists.
+func crashOps(hook string) []*crashOp {
+	var ops []*crashOp
+	add := func(kind, method, path string, n int, body func(idem string) string) {
+		for i := range n {
+			idem := fmt.Sprintf("crash-%s-%02d", kind, i)
+			ops = append(ops, &crashOp{kind: kind, method: method, path: path, body: body(idem), idem: idem})
+		}
+	}
+	add("key", "POST", "/v1/api-keys", 15, func(idem string) string {
+		return `{"label":"` + idem + `","scopes":["services:invoke"]}`
+	})
+	add("project", "POST", "/v1/projects", 15, func(idem string) string { return `{"name":"` + idem + `"}` })
+	add("memory", "POST", "/v1/services/cloud-superbrain/invoke", 30, func(idem string) string {
+		return `{"operationId":"memory.write","input":{"text":"` + idem + `"}}`
+	})
+	add("webhook", "POST", "/v1/webhooks", 10, func(idem string) string {
+		return `{"url":"` + hook + `?op=` + idem + `","events":["*"]}`
+	})
+	add("run", "POST", "/v1/runs", 15, func(idem string) string {
+		return `{"serviceId":"cloud-superbrain","operationId":"memory.search","input":{"query":"` + idem + `"}}`
+	})
+	// Interleave the kinds, so that the kill lands among writes of all of them.
+	slices.SortFunc(ops, func(a, b *crashOp) int { return strings.Compare(a.idem[len(a.idem)-2:], b.idem[len(b.idem)-2:]) })
+	return ops
+}
+
+// TestAKilledServerLosesNothingAndRepeatsNothing is the crash suite: the
+// real server is killed with SIGKILL in the middle of concurrent writes of
+// every kind, restarted on the same data, and every unanswered request is
+// retried with its Idempotency-Key until answered. Then nothing executed
+// twice (each key produced exactly one resource), nothing acknowledged is
+// lost, every run reached a final state (its queue message survived), no
+// credit hold is left held after the sweep, and the ledger sums to the
+// balance.
+func TestAKilledServerLosesNothingAndRepeatsNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash suite runs the real server for about half a minute")
+	}
+	dir := t.TempDir()
+	env := append([]string{"DATA_DIR=" + dir}, crashEnv...)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	defer hook.Close()
+
+	first := start(t, env)
+	tok := mintToken(t, env)
+	code, root := call(t, "POST", first.base+"/v1/api-keys", map[string]string{
+		"X-Service-Credit-Token": tok, "Idempotency-Key": "crash-root", "Content-Type": "application/json"}, `{"label":"root"}`)
+	if code != 201 {
+		t.Fatalf("root key: %d %v", code, root)
+	}
+	secret, rootID := root["secret"].(string), root["id"].(string)
+	ops := crashOps(hook.URL + "/hook")
+
+	// Concurrent writes; SIGKILL once a quarter of them are answered.
+	var answered atomic.Int32
+	killed := make(chan struct{})
+	var killOnce sync.Once
+	kill := func() { killOnce.Do(func() { _ = first.cmd.Process.Kill(); close(killed) }) }
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 12)
+	for _, o := range ops {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			a, err := send(first.base, o.method, o.path, secret, o.idem, o.body)
+			if err != nil {
+				return
+			}
+			o.code, o.resp = a.code, a.body
+			if int(answered.Add(1)) >= len(ops)/4 {
+				kill()
+			}
+		})
+	}
+	go func() { time.Sleep(5 * time.Second); kill() }()
+	<-killed
+	killedAt := time.Now()
+	wg.Wait()
+	_ = first.cmd.Wait()
+	acknowledged := map[string]string{} // idem → resource id answered before the kill
+	unanswered := 0
+	for _, o := range ops {
+		switch {
+		case o.code == 0:
+			unanswered++
+		case o.code/100 == 2:
+			acknowledged[o.idem] = o.id()
+		default:
+			t.Fatalf("%s answered %d before the kill: %v", o.idem, o.code, o.resp)
+		}
+	}
+	t.Logf("killed with %d of %d writes acknowledged, %d unanswered", len(acknowledged), len(ops), unanswered)
+
+	second := start(t, env)
+	retryUntilAnswered(t, second.base, secret, ops, time.Now().Add(40*time.Second))
+	for _, o := range ops {
+		if id, ok := acknowledged[o.idem]; ok && id != o.id() {
+			t.Errorf("%s: acknowledged %s before the crash, %s after", o.idem, id, o.id())
+		}
+		if o.code/100 != 2 || o.id() == "" {
+			t.Fatalf("%s finally answered %d %v", o.idem, o.code, o.resp)
+		}
+	}
+	wantEachOnce(t, ops, "key", listAll(t, second.base, secret, "/v1/api-keys", "label"))
+	wantEachOnce(t, ops, "project", listAll(t, second.base, secret, "/v1/projects", "name"))
+	wantEachOnce(t, ops, "webhook", webhookKeys(listAll(t, second.base, secret, "/v1/webhooks", "url")))
+	wantEachOnce(t, ops, "memory", listMemories(t, second.base, secret))
+	wantEachOnce(t, ops, "run", runsFinished(t, second.base, secret, ops))
+
+	// Orphaned holds have deadlines at most RUN_TIMEOUT after the kill;
+	// the sweep runs every HOLD_GRACE.
+	if wait := time.Until(killedAt.Add(3*time.Second + 2*2*time.Second + time.Second)); wait > 0 {
+		time.Sleep(wait)
+	}
+	second.stop(t)
+	checkLedger(t, filepath.Join(dir, "platform.db"), rootID)
+}
+
+// retryUntilAnswered sends every unanswered op again with its key until it
+// has an answer: an idempotency claim of the dead process answers 409 until
+// it expires (Retry-After says when to come back).
+func retryUntilAnswered(t *testing.T, base, secret string, ops []*crashOp, deadline time.Time) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, o := range ops {
+		if o.code != 0 {
+			continue
+		}
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				a, err := send(base, o.method, o.path, secret, o.idem, o.body)
+				switch {
+				case err != nil, a.code == 429, a.code >= 500:
+					time.Sleep(200 * time.Millisecond)
+				case a.code == 409 && a.body["code"] == "idempotency_request_in_progress":
+					secs, _ := strconv.Atoi(a.header.Get("Retry-After"))
+					time.Sleep(time.Duration(max(1, min(secs, 5))) * time.Second)
+				default:
+					o.code, o.resp = a.code, a.body
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// listAll pages through a list endpoint and returns field of each item,
+// with the item ids under "id:" + value.
+func listAll(t *testing.T, base, secret, path, field string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	cursor := ""
+	for range 50 {
+		q := path + "?limit=100"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		a, err := send(base, "GET", q, secret, "", "")
+		if err != nil || a.code != 200 {
+			t.Fatalf("GET %s: %v %d %v", q, err, a.code, a.body)
+		}
+		for _, x := range a.body["data"].([]any) {
+			m := x.(map[string]any)
+			v, _ := m[field].(string)
+			out[v] = append(out[v], m["id"].(string))
+		}
+		next, _ := a.body["nextCursor"].(string)
+		if next == "" {
+			return out
+		}
+		cursor = next
+	}
+	t.Fatalf("GET %s: too many pages", path)
+	return nil
+}
+
+// webhookKeys names each webhook by the op in its URL.
+func webhookKeys(byURL map[string][]string) map[string][]string {
+	out := map[string][]string{}
+	for u, ids := range byURL {
+		_, op, _ := strings.Cut(u, "?op=")
+		out[op] = append(out[op], ids...)
+	}
+	return out
+}
+
+// listMemories reads every memory through memory.list, by text.
+func listMemories(t *testing.T, base, secret string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	cursor := ""
+	for i := range 20 {
+		in := `{"limit":100}`
+		if cursor != "" {
+			in = `{"limit":100,"cursor":"` + cursor + `"}`
+		}
+		a, err := send(base, "POST", "/v1/services/cloud-superbrain/invoke", secret, fmt.Sprintf("crash-list-%d", i),
+			`{"operationId":"memory.list","input":`+in+`}`)
+		if err != nil || a.code != 200 {
+			t.Fatalf("memory.list: %v %d %v", err, a.code, a.body)
+		}
+		res := a.body["result"].(map[string]any)
+		for _, x := range res["data"].([]any) {
+			m := x.(map[string]any)
+			out[m["text"].(string)] = append(out[m["text"].(string)], m["memoryId"].(string))
+		}
+		next, _ := res["nextCursor"].(string)
+		if next == "" {
+			return out
+		}
+		cursor = next
+	}
+	t.Fatal("memory.list: too many pages")
+	return nil
+}
+
+// runsFinished waits until every run is succeeded, failed or cancelled
+// (one the dead process was executing fails as interrupted) and returns
+// the runs listed, by the query their input holds.
+func runsFinished(t *testing.T, base, secret string, ops []*crashOp) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	deadline := time.Now().Add(40 * time.Second)
+	for _, o := range ops {
+		if o.kind != "run" {
+			continue
+		}
+		for {
+			a, err := send(base, "GET", "/v1/runs/"+o.id(), secret, "", "")
+			if err != nil || a.code != 200 {
+				t.Fatalf("GET run %s: %v %d %v", o.id(), err, a.code, a.body)
+			}
+			if s := a.body["status"]; s != "queued" && s != "running" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s (%s) still %v after the restart", o.id(), o.idem, a.body["status"])
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	for _, ids := range listAll(t, base, secret, "/v1/runs", "") {
+		for _, id := range ids {
+			a, err := send(base, "GET", "/v1/runs/"+id, secret, "", "")
+			if err != nil || a.code != 200 {
+				t.Fatalf("GET run %s: %v %d", id, err, a.code)
+			}
+			in, _ := a.body["input"].(map[string]any)
+			q, _ := in["query"].(string)
+			out[q] = append(out[q], id)
+		}
+	}
+	return out
+}
+
+// wantEachOnce checks that every op of kind produced exactly one listed
+// resource, the one its answer names, and nothing else of its kind exists.
+func wantEachOnce(t *testing.T, ops []*crashOp, kind string, listed map[string][]string) {
+	t.Helper()
+	n := 0
+	for _, o := range ops {
+		if o.kind != kind {
+			continue
+		}
+		n++
+		if got := listed[o.idem]; len(got) != 1 || got[0] != o.id() {
+			t.Errorf("%s produced %v; want exactly %s", o.idem, got, o.id())
+		}
+	}
+	total := 0
+	for name, ids := range listed {
+		if strings.HasPrefix(name, "crash-"+kind+"-") {
+			total += len(ids)
+		}
+	}
+	if total != n {
+		t.Errorf("%d %ss exist; want %d, one per Idempotency-Key", total, kind, n)
+	}
+}
+
+// checkLedger opens the stopped server's store: no hold is still held and
+// the ledger's entries add up to the balance.
+func checkLedger(t *testing.T, path, rootKeyID string) {
+	t.Helper()
+	st, err := boltstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	it, err := st.Get(ctx, store.Key{PK: "key#" + rootKeyID, SK: "key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		AccountID string `json:"accountId"`
+	}
+	if err := it.Doc(&rec); err != nil || rec.AccountID == "" {
+		t.Fatalf("root key record: %v", err)
+	}
+	holds, err := st.Query(ctx, store.Query{PK: "acct#" + rec.AccountID, Prefix: "hold#"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range holds.Items {
+		if h.String("state") == "held" {
+			t.Errorf("hold %s of %d is still held after the sweep", h.Key().SK, h.Int("amount"))
+		}
+	}
+	l := credits.NewLedger(st, time.Now)
+	entries, err := l.Entries(ctx, rec.AccountID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, e := range entries {
+		sum += e.AmountMicro
+	}
+	balance, err := l.Balance(ctx, rec.AccountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum != balance {
+		t.Errorf("the ledger sums to %d; the balance is %d", sum, balance)
+	}
+	t.Logf("%d holds, %d ledger entries, balance %d", len(holds.Items), len(entries), balance)
+}
