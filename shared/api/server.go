@@ -37,8 +37,12 @@ const APIVersion = "v1"
 // Config is what the kernel needs from its process.
 type Config struct {
 	Store store.Store
-	// Counters, when set, holds request-rate windows and concurrency leases
-	// (see limits.Counter.WithRequestStore); Store otherwise.
+	// Counters is set only by a process that serves its storage alone (the
+	// embedded server, whose store file is locked to it). Request-rate
+	// windows and concurrency leases are then kept in this process's memory
+	// (limits.Counter.WithLocalRequests): exact, with no storage write per
+	// request, and started afresh on restart. The store itself is no longer
+	// written. Without it they are items of Store, as every Lambda needs.
 	Counters store.Store
 	// CreditTokens redeems first-key credit tokens; nil where this process
 	// cannot (every function but keys).
@@ -110,7 +114,7 @@ func New(cfg Config) *Kernel {
 		raw:        map[string]http.Handler{},
 	}
 	if cfg.Counters != nil {
-		k.limits.WithRequestStore(cfg.Counters)
+		k.limits.WithLocalRequests()
 	}
 	k.api = humago.New(k.inner, humaConfig())
 	return k

@@ -161,7 +161,7 @@ func Main(w io.Writer, args []string) error {
 	}
 	defer cleanup()
 	started := slices.DeleteFunc(slices.Clone(groups), func(g string) bool { return slices.Contains(skipped, g) })
-	m.coldNote = "AWS backend against " + emulator + ", with a credit-token secret made there"
+	m.coldNote = "AWS backend against " + emulator + ", with the signing secrets made there"
 	if emulator == "" {
 		m.coldNote = fmt.Sprintf("embedded backend; %v left out: it needs Secrets Manager (run through .ci/with-moto)", skipped)
 	}

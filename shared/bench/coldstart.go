@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,17 +104,22 @@ func coldStarts(ctx context.Context, root, dir string, groups []string, n int, e
 	return out, nil
 }
 
+// secretEnv are the functions whose init reads a signing seed from Secrets
+// Manager, by the variable that names the secret: keys the credit-token
+// seed, databases the archive signing seed.
+var secretEnv = map[string]string{"keys": "CREDIT_TOKEN_SECRET_ARN", "databases": "ARCHIVE_SIGNING_SECRET_ARN"}
+
 // coldStartEnv is what the started functions run on: the emulator with the
 // AWS backend, as deployed, or else embedded storage in a directory per
-// function. Init makes no AWS call except the keys function's, which reads
-// the credit-token signing seed from Secrets Manager: against the emulator
-// the benchmark makes that secret (and deletes it with cleanup); without
-// one, keys cannot start and is left out (skipped names it).
+// function. Init makes no AWS call except the reads of secretEnv's seeds:
+// against the emulator the benchmark makes one such secret (deleted by
+// cleanup) and names it to every function; without one, those functions
+// cannot start and are left out (skipped names them).
 func coldStartEnv(ctx context.Context, emulator, dir string) (env func(group string) []string, skipped []string, cleanup func(), err error) {
 	if emulator == "" {
 		return func(group string) []string {
 			return []string{"BACKEND=embedded", "DATA_DIR=" + filepath.Join(dir, "fn-"+group)}
-		}, []string{"keys"}, func() {}, nil
+		}, slices.Sorted(maps.Keys(secretEnv)), func() {}, nil
 	}
 	base := []string{
 		"BACKEND=aws", "AWS_ENDPOINT_URL=" + emulator, "AWS_REGION=" + envOr("AWS_REGION", "us-east-1"),
@@ -124,11 +130,14 @@ func coldStartEnv(ctx context.Context, emulator, dir string) (env func(group str
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return func(string) []string { return append(slices.Clone(base), "CREDIT_TOKEN_SECRET_ARN="+arn) }, nil, cleanup, nil
+	for _, name := range secretEnv {
+		base = append(base, name+"="+arn)
+	}
+	return func(string) []string { return base }, nil, cleanup, nil
 }
 
-// signingSecret makes a fresh credit-token signing secret on the emulator,
-// as the stack's Secrets Manager secret is in a deployment.
+// signingSecret makes a fresh signing secret on the emulator, as the
+// stack's Secrets Manager secrets are in a deployment.
 func signingSecret(ctx context.Context) (arn string, cleanup func(), err error) {
 	env, err := awsenv.New(ctx)
 	if err != nil {
@@ -138,7 +147,7 @@ func signingSecret(ctx context.Context) (arn string, cleanup func(), err error) 
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", nil, err
 	}
-	name, value := "bench-credit-token-"+hex.EncodeToString(b[:5]), hex.EncodeToString(b[:])
+	name, value := "bench-signing-"+hex.EncodeToString(b[:5]), hex.EncodeToString(b[:])
 	sm := secretsmanager.NewFromConfig(env.Config)
 	out, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: &name, SecretString: &value})
 	if err != nil {
