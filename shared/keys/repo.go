@@ -195,10 +195,9 @@ func (r *Repo) CreateChild(ctx context.Context, chain []*Key, req CreateKeyReque
 // and the account, read on every call so that revocation and expiry act at
 // once. Errors are apierr 401s.
 func (r *Repo) Authenticate(ctx context.Context, secret string) ([]*Key, store.Item, error) {
-	invalid := apierr.New(apierr.InvalidAPIKey, "The API key is not valid.")
 	h, ok := ParseSecret(secret)
 	if !ok {
-		return nil, nil, invalid
+		return nil, nil, errInvalidKey()
 	}
 	want := []store.Key{recordKey(h.KeyID), accounts.Key(h.AccountID)}
 	for _, a := range h.Ancestors {
@@ -210,7 +209,7 @@ func (r *Repo) Authenticate(ctx context.Context, secret string) ([]*Key, store.I
 	}
 	it, ok := got[want[0].String()]
 	if !ok {
-		return nil, nil, invalid
+		return nil, nil, errInvalidKey()
 	}
 	k, err := decode(it)
 	if err != nil {
@@ -218,13 +217,13 @@ func (r *Repo) Authenticate(ctx context.Context, secret string) ([]*Key, store.I
 	}
 	account, ok := got[want[1].String()]
 	if !k.Matches(secret) || !ok || k.AccountID != h.AccountID || !slices.Equal(k.Ancestors, h.Ancestors) {
-		return nil, nil, invalid
+		return nil, nil, errInvalidKey()
 	}
 	chain := make([]*Key, 0, len(h.Ancestors)+1)
 	for _, wk := range want[2:] {
 		ai, ok := got[wk.String()]
 		if !ok {
-			return nil, nil, invalid
+			return nil, nil, errInvalidKey()
 		}
 		a, err := decode(ai)
 		if err != nil {
@@ -238,6 +237,10 @@ func (r *Repo) Authenticate(ctx context.Context, secret string) ([]*Key, store.I
 	}
 	return chain, account, nil
 }
+
+// errInvalidKey is the one answer to every secret that does not resolve,
+// made only when needed: an error per successful request is garbage.
+func errInvalidKey() error { return apierr.New(apierr.InvalidAPIKey, "The API key is not valid.") }
 
 // valid refuses a chain with a revoked or expired key.
 func valid(chain []*Key, now time.Time) error {
