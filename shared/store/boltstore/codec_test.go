@@ -31,3 +31,18 @@ func TestTheCodecRoundTripsEveryValueAndRefusesEveryTruncation(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeItem: an item shaped like a key record (a JSON document
+// and a few strings and numbers), as authentication reads four per request.
+func BenchmarkDecodeItem(b *testing.B) {
+	raw := encodeItem(store.Item{
+		"pk": "key#key_01JBENCH00000000000000000", "sk": "key", "doc": make([]byte, 600),
+		"createdAt": int64(1767323045000), "expiresAt": int64(1767409445), "status": "active",
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeItem(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
