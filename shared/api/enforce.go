@@ -82,13 +82,14 @@ var endUserRE = regexp.MustCompile(`^[A-Za-z0-9:._@-]{1,128}$`)
 // is problem+json; none of them is stored for idempotent replay.
 func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 	maxBody := maxBody(rt)
+	literalPath := !strings.Contains(rt.Path, "{")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if stateFrom(ctx) == nil { // served without edge
 			ctx = context.WithValue(ctx, keyState, &requestState{id: newRequestID(), base: k.log})
 		}
 		info := infoFrom(ctx)
-		info.operation = rt.Operation
+		info.operation, info.literalPath = rt.Operation, literalPath
 		ctx, cancel := context.WithTimeout(ctx, k.cfg.RequestTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)
