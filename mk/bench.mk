@@ -2,9 +2,13 @@
 # (issue 9). The root Makefile includes it.
 #
 #   make bench        the micro-benchmarks, then the full run
-#   make bench-micro  only the go test -bench micro-benchmarks (with a 4 MiB
-#                     file upload and download on embedded storage, in MB/s,
-#                     and the managed databases: API over bare SQLite)
+#   make bench-micro  only the go test -bench micro-benchmarks, with
+#                     -benchmem: the hot functions of a request (keys
+#                     decode, limits.Admit, the whole enforce path of a read
+#                     and of an idempotent write: shared/bench's
+#                     BenchmarkRequest, whose allocs/op are a request's), a
+#                     4 MiB file upload and download on embedded storage, in
+#                     MB/s, and the managed databases: API over bare SQLite
 #
 # The full run (shared/bench) goes through .ci/with-moto, so that storage
 # round trips are counted at the SDK against moto, or against LocalStack when
@@ -25,6 +29,6 @@ bench: bench-micro
 	.ci/with-moto $(GO) run ./functions/local bench $(BENCH_ARGS)
 
 bench-micro:
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/idempotency ./shared/files ./shared/databases
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/store/boltstore ./shared/idempotency ./shared/bench ./shared/files ./shared/databases
 
 .DEFAULT_GOAL := $(bench_saved_goal)

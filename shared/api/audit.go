@@ -35,20 +35,12 @@ type outcome struct {
 	charged int64
 }
 
-type outcomeKey struct{}
-
-// withOutcome gives ctx an outcome unless it has one: the edge makes it, so
-// that the request's log line and metrics see what enforce's audit sees.
-func withOutcome(ctx context.Context) context.Context {
-	if outcomeFrom(ctx) != nil {
-		return ctx
-	}
-	return context.WithValue(ctx, outcomeKey{}, &outcome{})
-}
-
+// outcomeFrom is the request's outcome, kept in its requestState.
 func outcomeFrom(ctx context.Context) *outcome {
-	o, _ := ctx.Value(outcomeKey{}).(*outcome)
-	return o
+	if st := stateFrom(ctx); st != nil {
+		return &st.outcome
+	}
+	return nil
 }
 
 // noteProblem remembers the code of the problem a request answers; the last

@@ -51,8 +51,10 @@ func (p *Principal) Key() *keys.Key {
 // PrincipalFrom is the caller of the request; every operation behind the
 // request path has one.
 func PrincipalFrom(ctx context.Context) *Principal {
-	p, _ := ctx.Value(keyPrincipal).(*Principal)
-	return p
+	if st := stateFrom(ctx); st != nil {
+		return st.principal
+	}
+	return nil
 }
 
 // LimitOwners are the chain as the limit counter sees it: every key whose
@@ -80,10 +82,15 @@ var endUserRE = regexp.MustCompile(`^[A-Za-z0-9:._@-]{1,128}$`)
 // is problem+json; none of them is stored for idempotent replay.
 func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 	maxBody := maxBody(rt)
+	literalPath := !strings.Contains(rt.Path, "{")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		info := infoFrom(r.Context())
-		info.group, info.operation = rt.Group, rt.Operation
-		ctx, cancel := context.WithTimeout(withOutcome(r.Context()), k.cfg.RequestTimeout)
+		ctx := r.Context()
+		if stateFrom(ctx) == nil { // served without edge
+			ctx = context.WithValue(ctx, keyState, &requestState{id: newRequestID(), base: k.log})
+		}
+		info := infoFrom(ctx)
+		info.group, info.operation, info.literalPath = rt.Group, rt.Operation, literalPath
+		ctx, cancel := context.WithTimeout(ctx, k.cfg.RequestTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)
 
@@ -131,7 +138,9 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 			return
 		}
 		p.URL = requestURL(r)
-		r = r.WithContext(context.WithValue(ctx, keyPrincipal, p))
+		if st := stateFrom(ctx); st != nil {
+			st.principal = p
+		}
 
 		release, err := k.admit(ctx, rt, p)
 		if err != nil {

@@ -39,9 +39,13 @@ const APIVersion = "v1"
 // Config is what the kernel needs from its process.
 type Config struct {
 	Store store.Store
-	// Counters, when set, holds request-rate windows and concurrency leases
-	// (see limits.Counter.WithRequestStore); Store otherwise.
-	Counters store.Store
+	// LocalLimits is set only by a process that serves its storage alone
+	// (the embedded server, whose store file is locked to it). Request-rate
+	// windows and concurrency leases are then kept in this process's memory
+	// (limits.Counter.WithLocalRequests): exact, with no storage write per
+	// request, and started afresh on restart. Otherwise they are items of
+	// Store, as every Lambda needs.
+	LocalLimits bool
 	// CreditTokens redeems first-key credit tokens; nil where this process
 	// cannot (every function but keys).
 	CreditTokens *credittoken.Signer
@@ -124,8 +128,8 @@ func New(cfg Config) *Kernel {
 		registered: map[string]bool{},
 		raw:        map[string]http.Handler{},
 	}
-	if cfg.Counters != nil {
-		k.limits.WithRequestStore(cfg.Counters)
+	if cfg.LocalLimits {
+		k.limits.WithLocalRequests()
 	}
 	if cfg.Sealer != nil {
 		k.pseudonyms = pseudonym.New(cfg.Store, cfg.Sealer)
@@ -263,7 +267,7 @@ func (k *Kernel) outerMux() http.Handler {
 func (k *Kernel) public(rt routes.Route, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
-		info.group, info.operation = rt.Group, rt.Operation
+		info.group, info.operation, info.literalPath = rt.Group, rt.Operation, true
 		next.ServeHTTP(w, r)
 	})
 }

@@ -108,7 +108,6 @@ func (c Config) Logger() *slog.Logger {
 type Runtime struct {
 	Config       Config
 	Store        store.Store
-	Counters     store.Store         // request windows and leases; nil: Store
 	Signer       *credittoken.Signer // nil where tokens cannot be redeemed
 	WebhookQueue queue.Queue
 	RunsQueue    queue.Queue
@@ -157,13 +156,6 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		}
 		rt.Store = st
 		rt.closers = append(rt.closers, st.Close)
-		counters, err := openCounters(filepath.Join(c.DataDir, "counters.db"))
-		if err != nil {
-			_ = rt.Close()
-			return nil, err
-		}
-		rt.Counters = counters
-		rt.closers = append(rt.closers, counters.Close)
 		sealer, err := localkey.Open(filepath.Join(c.DataDir, "master.key"))
 		if err != nil {
 			_ = rt.Close()
@@ -222,20 +214,6 @@ func embeddedQueue(st store.Store, name string, maxReceives int) queue.Queue {
 	return storequeue.New(st, name, storequeue.WithDeadLetter(storequeue.New(st, name+"-dlq"), maxReceives))
 }
 
-// openCounters opens the embedded store of request windows and leases
-// without a sync per write. Its state lives for minutes, so a file that an
-// operating-system crash left unreadable is started afresh.
-func openCounters(path string) (*boltstore.Store, error) {
-	st, err := boltstore.Open(path, boltstore.WithoutSync())
-	if err == nil || errors.Is(err, boltstore.ErrLocked) {
-		return st, err
-	}
-	if rmErr := os.Remove(path); rmErr != nil {
-		return nil, fmt.Errorf("app: open counters: %w", err)
-	}
-	return boltstore.Open(path, boltstore.WithoutSync())
-}
-
 // Signer loads only the credit-token signing key, for mint-credit-token,
 // which must work while the server holds the storage open.
 func Signer(ctx context.Context, c Config) (*credittoken.Signer, error) {
@@ -282,7 +260,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 		rec = r.Audit
 	}
 	return platform.New(api.Config{
-		Store: r.Store, Counters: r.Counters, CreditTokens: r.Signer, Logger: logger, Groups: groups,
+		Store: r.Store, LocalLimits: r.Config.Backend == "embedded", CreditTokens: r.Signer, Logger: logger, Groups: groups,
 		RequestTimeout: r.Config.requestTimeout(), Audit: rec,
 	}, platform.Deps{
 		Backend: r.Config.Backend, TopUp: topUp, Facilitator: fac,

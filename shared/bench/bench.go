@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -42,6 +43,7 @@ const (
 	targetColdStartMs    = 30
 	targetBootstrapMB    = 15
 	targetCostPerMillion = 2.50
+	targetAuthCPUMicros  = 100 // issue 21
 )
 
 // options are the command-line flags. The defaults keep the whole run, with
@@ -56,11 +58,12 @@ type options struct {
 
 // measurements are the raw results the report and the table are made of.
 type measurements struct {
-	bare, authed result
-	storage      storageResult
-	starts       map[string][]time.Duration // every function's init durations, sorted
-	sizes        map[string]int64           // every function's bootstrap
-	sizeSource   string
+	load       map[string]result // by load name (loadOrder)
+	storage    storageResult
+	starts     map[string][]time.Duration // every function's init durations, sorted
+	sizes      map[string]int64           // every function's bootstrap
+	sizeSource string
+	coldNote   string // what the cold starts ran against
 }
 
 // Report is the benchmark's result, printed as the last line of output:
@@ -76,6 +79,20 @@ type Report struct {
 	ColdStartMillis              float64 `json:"coldStartMillis"` // median of every start of every function
 	BootstrapBytes               int64   `json:"bootstrapBytes"`  // the largest bootstrap
 	CostPerMillionRequestsUsd    float64 `json:"costPerMillionRequestsUsd"`
+
+	// CPUMicrosPerRead is the process's CPU time per authenticated read
+	// under load (client included), audited as deployed.
+	CPUMicrosPerRead float64 `json:"cpuMicrosPerRead"`
+	// AuthCPUMicrosPerRequest is issue 21's like-for-like figure: the CPU
+	// per unaudited authenticated read minus the CPU per bare request, what
+	// authentication and the limit add (the client's share cancels out).
+	AuthCPUMicrosPerRequest float64 `json:"authCpuMicrosPerRequest"`
+	// OverheadRatioWithoutAudit is overheadRatio with auditing off: what
+	// authentication and the limit alone add to the bare handler's p50.
+	OverheadRatioWithoutAudit float64 `json:"overheadRatioWithoutAudit"`
+	// Load holds every load run's figures by name: bare, read,
+	// readWithoutAudit, idempotentWrite, idempotentWriteWithoutAudit.
+	Load map[string]loadFigures `json:"load"`
 
 	BareP50Micros float64 `json:"bareP50Micros"`
 	BareP99Micros float64 `json:"bareP99Micros"`
@@ -140,9 +157,19 @@ func Main(w io.Writer, args []string) error {
 	emulator := emulatorEndpoint()
 	groups := functionGroups(root)
 
-	progress("building %d functions for the host and starting each %d times", len(groups), o.coldStarts)
 	var m measurements
-	m.starts, err = coldStarts(ctx, root, dir, groups, o.coldStarts, functionEnv(emulator, dir))
+	env, skipped, cleanup, err := coldStartEnv(ctx, emulator, dir)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	started := slices.DeleteFunc(slices.Clone(groups), func(g string) bool { return slices.Contains(skipped, g) })
+	m.coldNote = "AWS backend against " + emulator + ", with the signing secrets made there"
+	if emulator == "" {
+		m.coldNote = fmt.Sprintf("embedded backend; %v left out: it needs Secrets Manager (run through .ci/with-moto)", skipped)
+	}
+	progress("building %d functions for the host and starting each %d times", len(started), o.coldStarts)
+	m.starts, err = coldStarts(ctx, root, dir, started, o.coldStarts, env)
 	if err != nil {
 		return err
 	}
@@ -152,7 +179,7 @@ func Main(w io.Writer, args []string) error {
 		return err
 	}
 	progress("loading the local server: %s per endpoint at concurrency %d", o.duration, o.concurrency)
-	m.bare, m.authed, err = measureLoad(ctx, filepath.Join(dir, "load"), o)
+	m.load, err = measureLoad(ctx, filepath.Join(dir, "load"), o)
 	if err != nil {
 		return err
 	}
@@ -176,67 +203,120 @@ func Main(w io.Writer, args []string) error {
 	return err
 }
 
-// measureLoad serves the API on embedded storage, with the bare handler in
-// the same http.Server, and loads first the one, then the other, from the
-// same client at the same concurrency. One after the other rather than
-// mixed: on two cores, mixed load would make each endpoint's figure depend
-// on the other's.
-func measureLoad(ctx context.Context, dataDir string, o options) (bare, authed result, err error) {
+// The load runs, in the order they run.
+const (
+	loadBare           = "bare"
+	loadRead           = "read"
+	loadReadNoAudit    = "readWithoutAudit"
+	loadWrite          = "idempotentWrite"
+	loadWriteNoAudit   = "idempotentWriteWithoutAudit"
+	readLabel          = "GET " + balancePath + " (depth-3 key, * limit)"
+	writeLabel         = "POST " + projectsPath + " (new Idempotency-Key)"
+	withoutAuditSuffix = ", audit off"
+)
+
+var loadOrder = []string{loadBare, loadRead, loadReadNoAudit, loadWrite, loadWriteNoAudit}
+
+// measureLoad serves the API on embedded storage twice, as deployed and with
+// auditing off, with the bare handler in the same http.Server, and loads
+// each endpoint in turn from the same client at the same concurrency. One
+// after the other rather than mixed: on two cores, mixed load would make
+// each endpoint's figure depend on the other's.
+func measureLoad(ctx context.Context, dataDir string, o options) (map[string]result, error) {
 	rt, err := app.Open(ctx, app.Config{Backend: "embedded", DataDir: dataDir})
 	if err != nil {
-		return bare, authed, err
+		return nil, err
 	}
 	defer rt.Close()
 	// Requests are logged as in production, only not written anywhere: the
 	// formatting is part of a request's cost, the output would drown the
 	// table.
-	api, err := rt.NewServer(slog.New(slog.NewJSONHandler(io.Discard, nil)), nil)
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	audited, err := rt.NewServer(logger, nil)
 	if err != nil {
-		return bare, authed, err
+		return nil, err
 	}
-	secret, err := leafKey(apiClient{h: api}, rt.Signer)
+	audit := rt.Audit
+	rt.Audit = nil
+	unaudited, err := rt.NewServer(logger, nil)
+	rt.Audit = audit
 	if err != nil {
-		return bare, authed, err
+		return nil, err
+	}
+	secret, err := leafKey(apiClient{h: audited}, rt.Signer)
+	if err != nil {
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /bench/bare", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"ok":true}`)
 	})
-	mux.Handle("/", api)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	mux.Handle("/", audited)
+	base, stop, err := serve(mux)
 	if err != nil {
-		return bare, authed, err
+		return nil, err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer stop()
+	unauditedBase, stopUnaudited, err := serve(unaudited)
+	if err != nil {
+		return nil, err
+	}
+	defer stopUnaudited()
 
-	base := "http://" + ln.Addr().String()
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		MaxIdleConns: o.concurrency, MaxIdleConnsPerHost: o.concurrency, DisableCompression: true,
+		MaxIdleConns: 2 * o.concurrency, MaxIdleConnsPerHost: o.concurrency, DisableCompression: true,
 	}}
 	defer client.CloseIdleConnections()
-	loads := []load{
-		{client: client, url: base + "/bench/bare", header: http.Header{}, concurrency: o.concurrency},
-		{client: client, url: base + balancePath, header: http.Header{"Authorization": {"Bearer " + secret}}, concurrency: o.concurrency},
+	auth := http.Header{"Authorization": {"Bearer " + secret}}
+	// Every write creates a project under a fresh Idempotency-Key: the
+	// claim, the project, the stored answer and the limit window, all of it.
+	write := func(prefix string) func(int64, http.Header) string {
+		return func(i int64, h http.Header) string {
+			h.Set("Idempotency-Key", fmt.Sprintf("bench-load-%s-%09d", prefix, i))
+			h.Set("Content-Type", "application/json")
+			return fmt.Sprintf(`{"name":"load %s %d"}`, prefix, i)
+		}
 	}
-	var out [2]result
-	for i, l := range loads {
+	loads := map[string]load{
+		loadBare:         {url: base + "/bench/bare", header: http.Header{}},
+		loadRead:         {url: base + balancePath, header: auth},
+		loadReadNoAudit:  {url: unauditedBase + balancePath, header: auth},
+		loadWrite:        {method: http.MethodPost, url: base + projectsPath, header: auth, body: write("a"), want: http.StatusCreated},
+		loadWriteNoAudit: {method: http.MethodPost, url: unauditedBase + projectsPath, header: auth, body: write("u"), want: http.StatusCreated},
+	}
+	out := map[string]result{}
+	for _, name := range loadOrder {
+		l := loads[name]
+		l.client, l.concurrency, l.seq = client, o.concurrency, new(atomic.Int64)
 		if err := l.once(ctx); err != nil {
-			return bare, authed, err
+			return nil, err
 		}
 		l.run(ctx, o.warmup)
-		out[i] = l.run(ctx, o.duration)
+		// Start the measured run from a collected heap, so one run does not
+		// pay for the garbage of the one before.
+		runtime.GC()
+		out[name] = l.run(ctx, o.duration)
 		if err := ctx.Err(); err != nil {
-			return bare, authed, err
+			return nil, err
 		}
 	}
-	return out[0], out[1], nil
+	return out, nil
+}
+
+// serve serves h on a fresh loopback port and returns its base URL.
+func serve(h http.Handler) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
 func report(o options, m measurements) Report {
-	bare, authed, st := m.bare, m.authed, m.storage
+	bare, authed, st := m.load[loadBare], m.load[loadRead], m.storage
 	rru, wru := st.Read.Units()
 	p50 := authed.Percentile(50)
 	cost := USEast1.PerMillion(Usage{ReadUnits: rru, WriteUnits: wru, Duration: p50})
@@ -256,7 +336,10 @@ func report(o options, m measurements) Report {
 		StorageOpsPerIdempotentWrite:       round(st.Write.Total(), 2),
 		BareP50Micros:                      micros(bare.Percentile(50)),
 		BareP99Micros:                      micros(bare.Percentile(99)),
-		Errors:                             bare.Errors + authed.Errors,
+		CPUMicrosPerRead:                   micros(authed.CPUPerRequest()),
+		AuthCPUMicrosPerRequest:            round(float64(m.load[loadReadNoAudit].CPUPerRequest()-bare.CPUPerRequest())/float64(time.Microsecond), 0),
+		OverheadRatioWithoutAudit:          round(ratio(m.load[loadReadNoAudit].Percentile(50), bare.Percentile(50)), 2),
+		Load:                               map[string]loadFigures{},
 		StorageOpsPerIdempotentReplay:      round(st.Replay.Total(), 2),
 		Storage:                            map[string]storageCase{"read": st.Read, "readWithoutAudit": st.ReadNoAudit, "idempotentWrite": st.Write, "idempotentReplay": st.Replay},
 		StorageSource:                      st.Source,
@@ -273,6 +356,10 @@ func report(o options, m measurements) Report {
 		Machine:                            fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
 		Date:                               time.Now().UTC().Format(time.RFC3339),
 	}
+	for name, res := range m.load {
+		r.Load[name] = figures(res)
+		r.Errors += res.Errors
+	}
 	var all []time.Duration
 	for g, d := range m.starts {
 		r.ColdStartMillisByFunction[g] = millis(percentile(d, 50))
@@ -287,7 +374,7 @@ func report(o options, m measurements) Report {
 }
 
 func writeTable(w io.Writer, r Report, o options, m measurements) {
-	bare, authed, st, starts, sizes := m.bare, m.authed, m.storage, m.starts, m.sizes
+	authed, st, starts, sizes := m.load[loadRead], m.storage, m.starts, m.sizes
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	defer tw.Flush()
 	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
@@ -295,17 +382,24 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 	p("Platform API benchmark, %s, %s", r.Date, r.Machine)
 	p("")
 	p("Load: local server on embedded storage, closed loop, concurrency %d, %s per endpoint after %s warm-up", o.concurrency, o.duration, o.warmup)
-	p("endpoint\trequests\terrors\treq/s\tp50\tp90\tp99\tmax")
-	for _, l := range []struct {
-		name string
-		res  result
-	}{{"GET /bench/bare (same server)", bare}, {"GET " + balancePath + " (depth-3 key, * limit)", authed}} {
-		lat := l.res.Latencies
-		p("%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s", l.name, len(lat), l.res.Errors, l.res.RPS(),
-			us(percentile(lat, 50)), us(percentile(lat, 90)), us(percentile(lat, 99)), us(percentile(lat, 100)))
+	p("endpoint\trequests\terrors\treq/s\tp50\tp90\tp99\tmax\tCPU/request")
+	labels := map[string]string{
+		loadBare: "GET /bench/bare (same server)", loadRead: readLabel, loadReadNoAudit: readLabel + withoutAuditSuffix,
+		loadWrite: writeLabel, loadWriteNoAudit: writeLabel + withoutAuditSuffix,
+	}
+	var all []result
+	for _, name := range loadOrder {
+		res := m.load[name]
+		lat := res.Latencies
+		p("%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s", labels[name], len(lat), res.Errors, res.RPS(),
+			us(percentile(lat, 50)), us(percentile(lat, 90)), us(percentile(lat, 99)), us(percentile(lat, 100)), us(res.CPUPerRequest()))
+		all = append(all, res)
 	}
 	p("overheadRatio (p50 read / p50 bare)\t%.2f\t(target ≤ %.1f)", r.OverheadRatio, targetOverheadRatio)
-	if msg := firstError(bare, authed); msg != "" {
+	p("overheadRatioWithoutAudit (p50 read, audit off / p50 bare)\t%.2f", r.OverheadRatioWithoutAudit)
+	p("authCpuMicrosPerRequest (CPU/request: read, audit off, minus bare)\t%.0f µs\t(target ≤ %d)", r.AuthCPUMicrosPerRequest, targetAuthCPUMicros)
+	p("CPU/request is the whole process's CPU time (server and load client) over the requests answered.")
+	if msg := firstError(all...); msg != "" {
 		p("first error under load: %s", msg)
 	}
 	p("")
@@ -333,6 +427,7 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 	p("")
 
 	p("Cold start: exec to first Runtime API poll under lambdaemu, host build with the Makefile's flags, %d starts each", o.coldStarts)
+	p("(%s)", m.coldNote)
 	p("function\tmedian\tmin\tmax\tbootstrap (linux/arm64)")
 	groups := make([]string, 0, len(starts))
 	for g := range starts {
@@ -362,6 +457,23 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 		r.StorageOpsPerReadWithoutAudit, r.StorageOpsPerRead, r.CostPerMillionRequestsUsd-r.CostPerMillionReadsWithoutAuditUsd)
 	p("idempotent POST %s, priced alike\t%.4f\t(%g RRU + %g WRU; the read's p50 as its duration)", projectsPath, r.CostPerMillionIdempotentWritesUsd, round(wrru, 2), round(wwru, 2))
 	p("")
+}
+
+// loadFigures are one load run's figures in the report.
+type loadFigures struct {
+	Requests            int     `json:"requests"`
+	Errors              int     `json:"errors"`
+	RPS                 float64 `json:"rps"`
+	P50Micros           float64 `json:"p50Micros"`
+	P99Micros           float64 `json:"p99Micros"`
+	CPUMicrosPerRequest float64 `json:"cpuMicrosPerRequest"`
+}
+
+func figures(r result) loadFigures {
+	return loadFigures{
+		Requests: len(r.Latencies), Errors: r.Errors, RPS: round(r.RPS(), 0),
+		P50Micros: micros(r.Percentile(50)), P99Micros: micros(r.Percentile(99)), CPUMicrosPerRequest: micros(r.CPUPerRequest()),
+	}
 }
 
 func firstError(rs ...result) string {

@@ -2,9 +2,12 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"platformapi/shared/awsenv"
 	"platformapi/shared/lambdaemu"
 	"platformapi/shared/routes"
 )
@@ -97,20 +104,58 @@ func coldStarts(ctx context.Context, root, dir string, groups []string, n int, e
 	return out, nil
 }
 
-// functionEnv is what the started functions run on: the emulator with the
-// AWS backend, as deployed (init makes no AWS call, so the emulator only
-// has to be named), or else embedded storage in a directory per function.
-func functionEnv(emulator, dir string) func(group string) []string {
-	return func(group string) []string {
-		if emulator == "" {
+// secretEnv are the functions whose init reads a signing seed from Secrets
+// Manager, by the variable that names the secret: keys the credit-token
+// seed, databases the archive signing seed.
+var secretEnv = map[string]string{"keys": "CREDIT_TOKEN_SECRET_ARN", "databases": "ARCHIVE_SIGNING_SECRET_ARN"}
+
+// coldStartEnv is what the started functions run on: the emulator with the
+// AWS backend, as deployed, or else embedded storage in a directory per
+// function. Init makes no AWS call except the reads of secretEnv's seeds:
+// against the emulator the benchmark makes one such secret (deleted by
+// cleanup) and names it to every function; without one, those functions
+// cannot start and are left out (skipped names them).
+func coldStartEnv(ctx context.Context, emulator, dir string) (env func(group string) []string, skipped []string, cleanup func(), err error) {
+	if emulator == "" {
+		return func(group string) []string {
 			return []string{"BACKEND=embedded", "DATA_DIR=" + filepath.Join(dir, "fn-"+group)}
-		}
-		return []string{
-			"BACKEND=aws", "AWS_ENDPOINT_URL=" + emulator,
-			"AWS_ACCESS_KEY_ID=" + envOr("AWS_ACCESS_KEY_ID", "testing"),
-			"AWS_SECRET_ACCESS_KEY=" + envOr("AWS_SECRET_ACCESS_KEY", "testing"),
-		}
+		}, slices.Sorted(maps.Keys(secretEnv)), func() {}, nil
 	}
+	base := []string{
+		"BACKEND=aws", "AWS_ENDPOINT_URL=" + emulator, "AWS_REGION=" + envOr("AWS_REGION", "us-east-1"),
+		"AWS_ACCESS_KEY_ID=" + envOr("AWS_ACCESS_KEY_ID", "testing"),
+		"AWS_SECRET_ACCESS_KEY=" + envOr("AWS_SECRET_ACCESS_KEY", "testing"),
+	}
+	arn, cleanup, err := signingSecret(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, name := range secretEnv {
+		base = append(base, name+"="+arn)
+	}
+	return func(string) []string { return base }, nil, cleanup, nil
+}
+
+// signingSecret makes a fresh signing secret on the emulator, as the
+// stack's Secrets Manager secrets are in a deployment.
+func signingSecret(ctx context.Context) (arn string, cleanup func(), err error) {
+	env, err := awsenv.New(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", nil, err
+	}
+	name, value := "bench-signing-"+hex.EncodeToString(b[:5]), hex.EncodeToString(b[:])
+	sm := secretsmanager.NewFromConfig(env.Config)
+	out, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: &name, SecretString: &value})
+	if err != nil {
+		return "", nil, fmt.Errorf("bench: credit-token secret on the emulator: %w", err)
+	}
+	return *out.ARN, func() {
+		_, _ = sm.DeleteSecret(context.WithoutCancel(ctx), &secretsmanager.DeleteSecretInput{SecretId: out.ARN, ForceDeleteWithoutRecovery: aws.Bool(true)})
+	}, nil
 }
 
 func envOr(name, def string) string {

@@ -7,7 +7,10 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -18,17 +21,44 @@ import (
 // machine serves.
 type load struct {
 	client      *http.Client
-	url         string
+	method, url string
 	header      http.Header
 	concurrency int
+	// body, when set, makes request i's body and sets its headers: an
+	// idempotent write needs a fresh Idempotency-Key every time.
+	body func(i int64, h http.Header) string
+	// want is the status that counts as success (200 when zero).
+	want int
+	seq  *atomic.Int64
 }
 
-// result is one load run: every successful request's latency, sorted.
+// result is one load run: every successful request's latency, sorted, and
+// the CPU time the whole process (server and client alike) spent meanwhile.
 type result struct {
 	Latencies  []time.Duration
 	Errors     int
 	FirstError string
 	Elapsed    time.Duration
+	CPU        time.Duration
+}
+
+// CPUPerRequest is the process's CPU time over the requests answered: the
+// load client's share is in it too, the same for every endpoint, so the
+// difference between two endpoints is what the server does differently.
+func (r result) CPUPerRequest() time.Duration {
+	if len(r.Latencies) == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(len(r.Latencies))
+}
+
+// processCPU is the user plus system CPU time of this process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // RPS is successful requests per second of wall time.
@@ -63,7 +93,7 @@ func (l load) run(ctx context.Context, d time.Duration) result {
 	}
 	workers := make([]worker, l.concurrency)
 	var wg sync.WaitGroup
-	start := time.Now()
+	cpu0, start := processCPU(), time.Now()
 	for i := range workers {
 		wg.Add(1)
 		go func(w *worker) {
@@ -83,7 +113,7 @@ func (l load) run(ctx context.Context, d time.Duration) result {
 		}(&workers[i])
 	}
 	wg.Wait()
-	r := result{Elapsed: time.Since(start)}
+	r := result{Elapsed: time.Since(start), CPU: processCPU() - cpu0}
 	for _, w := range workers {
 		r.Latencies = append(r.Latencies, w.lat...)
 		r.Errors += w.errors
@@ -97,11 +127,20 @@ func (l load) run(ctx context.Context, d time.Duration) result {
 
 // once sends one request and reads the whole answer, as a client would.
 func (l load) once(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.url, nil)
+	header := l.header.Clone()
+	var payload io.Reader
+	if l.body != nil {
+		payload = strings.NewReader(l.body(l.seq.Add(1), header))
+	}
+	method := l.method
+	if method == "" {
+		method = http.MethodGet
+	}
+	req, err := http.NewRequestWithContext(ctx, method, l.url, payload)
 	if err != nil {
 		return err
 	}
-	req.Header = l.header.Clone()
+	req.Header = header
 	res, err := l.client.Do(req)
 	if err != nil {
 		return err
@@ -111,7 +150,11 @@ func (l load) once(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if res.StatusCode != http.StatusOK {
+	want := l.want
+	if want == 0 {
+		want = http.StatusOK
+	}
+	if res.StatusCode != want {
 		return fmt.Errorf("%s: %d %s", l.url, res.StatusCode, body)
 	}
 	return nil

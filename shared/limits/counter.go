@@ -38,6 +38,7 @@ func (e *ExceededError) Error() string {
 type Counter struct {
 	st       store.Store // credits per day: must survive anything the ledger survives
 	requests store.Store // request windows and leases: minutes-long state
+	local    *local      // when set, request windows and leases instead
 	now      func() time.Time
 	leaseTTL time.Duration
 }
@@ -48,12 +49,13 @@ func NewCounter(st store.Store, now func() time.Time, leaseTTL time.Duration) *C
 	return &Counter{st: st, requests: st, now: now, leaseTTL: leaseTTL}
 }
 
-// WithRequestStore keeps request windows and concurrency leases in st. The
-// embedded server gives them a store that does not sync every write to
-// disk: they live for a minute, and an fsync per request would dominate its
-// latency.
-func (c *Counter) WithRequestStore(st store.Store) *Counter {
-	c.requests = st
+// WithLocalRequests keeps request windows and concurrency leases in this
+// process's memory, counted exactly as on the store but without a storage
+// write per request. Only for a process that serves its storage alone (the
+// embedded server): another process would not see its counts. Windows start
+// again from zero when the process restarts (see local).
+func (c *Counter) WithLocalRequests() *Counter {
+	c.local = newLocal()
 	return c
 }
 
@@ -83,11 +85,18 @@ type Lease struct {
 	c     *Counter
 	slots []store.Key
 	token string
+	// local and localToken are the slots held in memory (WithLocalRequests).
+	local      []localHold
+	localToken uint64
 }
 
 // Release frees the request's slots. Only slots still held by this lease are
 // freed: one that expired and was taken over is left alone.
 func (l *Lease) Release(ctx context.Context) error {
+	if l != nil && len(l.local) > 0 {
+		l.c.local.release(l)
+		return nil
+	}
 	if l == nil || len(l.slots) == 0 {
 		return nil
 	}
@@ -112,11 +121,18 @@ func (l *Lease) Release(ctx context.Context) error {
 // limits with neither field (creditsPerDay alone) admit without a write.
 func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Lease, error) {
 	checks := matching(chain, ops)
-	lease := &Lease{c: c, token: newToken()}
 	if len(checks) == 0 {
-		return lease, nil
+		return &Lease{c: c}, nil
 	}
 	now := c.now()
+	if c.local != nil {
+		lease := &Lease{c: c}
+		if err := c.local.admit(checks, lease, now, c.leaseTTL); err != nil {
+			return nil, err
+		}
+		return lease, nil
+	}
+	lease := &Lease{c: c, token: newToken()}
 	minute := now.Unix() / 60 * 60
 	type slotState struct {
 		check

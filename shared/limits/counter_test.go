@@ -33,6 +33,12 @@ func eachBackend(t *testing.T, test func(t *testing.T, c *limits.Counter, clock 
 			test(t, limits.NewCounter(b.Open(t, clock.Now), clock.Now, 10*time.Second), clock)
 		})
 	}
+	// The embedded server's counter: windows and leases in memory, credits
+	// on the store.
+	t.Run("local", func(t *testing.T) {
+		clock := &fixedClock{t: time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)}
+		test(t, limits.NewCounter(teststores.Embedded.Open(t, clock.Now), clock.Now, 10*time.Second).WithLocalRequests(), clock)
+	})
 }
 
 // The rule: with maxConcurrent K, a slow operation never has more
