@@ -9,7 +9,7 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/publicapi"
-	"platformapi/shared/databases/dbsetup"
+	"platformapi/shared/databases/archivekey"
 	"platformapi/shared/lambdaedge"
 )
 
@@ -18,8 +18,8 @@ func main() {
 		d := publicapi.Deps{Backend: "aws"}
 		// /health publishes the database archive key when the function is
 		// granted its secret (one read at cold start).
-		if os.Getenv(dbsetup.SecretEnv) != "" {
-			signer, err := dbsetup.Signer(ctx, e.AWS)
+		if os.Getenv(archivekey.SecretEnv) != "" {
+			signer, err := archivekey.Signer(ctx, e.AWS)
 			if err != nil {
 				return nil, err
 			}

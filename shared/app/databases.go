@@ -16,7 +16,7 @@ import (
 	"platformapi/shared/credittoken"
 	"platformapi/shared/databases"
 	"platformapi/shared/databases/archive"
-	"platformapi/shared/databases/dbsetup"
+	"platformapi/shared/databases/archivekey"
 	"platformapi/shared/databases/dbstore"
 	"platformapi/shared/webhooks"
 )
@@ -67,11 +67,11 @@ func openDatabases(ctx context.Context, c Config, rt *Runtime) error {
 // is configured (BACKEND=aws with ARCHIVE_SIGNING_SECRET_ARN), else from the
 // seed file DATA_DIR/archive-signing.key, created once with mode 0600.
 func archiveSigner(ctx context.Context, c Config, env *awsenv.Env) (*archive.Signer, error) {
-	if env != nil && os.Getenv(dbsetup.SecretEnv) != "" {
-		return dbsetup.Signer(ctx, env)
+	if env != nil && os.Getenv(archivekey.SecretEnv) != "" {
+		return archivekey.Signer(ctx, env)
 	}
 	if inLambda() {
-		return nil, errors.New(dbsetup.SecretEnv + " is not set")
+		return nil, errors.New(archivekey.SecretEnv + " is not set")
 	}
 	seed, err := credittoken.LoadOrCreateSeed(filepath.Join(c.DataDir, "archive-signing.key"))
 	if err != nil {

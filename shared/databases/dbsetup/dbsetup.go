@@ -7,41 +7,23 @@ package dbsetup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
 	"platformapi/shared/awsenv"
-	"platformapi/shared/awsenv/secretseed"
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/databases"
-	"platformapi/shared/databases/archive"
+	"platformapi/shared/databases/archivekey"
 	"platformapi/shared/databases/dbstore"
 	"platformapi/shared/store"
 )
 
-// SecretEnv names the signing secret's ARN (CDK sets it).
-const SecretEnv = "ARCHIVE_SIGNING_SECRET_ARN"
-
-// Signer loads the archive signing key from the secret named by SecretEnv.
-func Signer(ctx context.Context, env *awsenv.Env) (*archive.Signer, error) {
-	arn := os.Getenv(SecretEnv)
-	if arn == "" {
-		return nil, errors.New("dbsetup: " + SecretEnv + " is not set")
-	}
-	seed, err := secretseed.Load(ctx, env.Config, arn)
-	if err != nil {
-		return nil, err
-	}
-	return archive.NewSigner(seed)
-}
-
 // Service builds the service on st and the archives bucket, with tmp as
 // its local directory (/tmp on Lambda).
 func Service(ctx context.Context, env *awsenv.Env, st store.Store, tmp string) (*databases.Service, error) {
-	signer, err := Signer(ctx, env)
+	signer, err := archivekey.Signer(ctx, env)
 	if err != nil {
 		return nil, err
 	}
