@@ -14,6 +14,6 @@ import (
 func main() {
 	lambdaedge.Serve("mcp", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
 		d := servicesapi.DeployedDeps(e.Kernel.Store, e.Kernel.Sealer)
-		return func(k *api.Kernel) { servicesapi.Register(k, d) }, nil
+		return func(k *api.Kernel) { servicesapi.RegisterMCP(k, d) }, nil
 	})
 }

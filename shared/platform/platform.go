@@ -74,7 +74,9 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	st := cfg.Store
 	publicapi.Register(k, publicapi.Deps{Backend: d.Backend, ArchivePublicKey: d.ArchivePublicKey})
 	keysapi.Register(k, keysapi.Deps{Store: st})
-	servicesapi.Register(k, servicesapi.Deps{Store: st, Services: d.Services, Schemas: d.Schemas, MCPAllowedOrigins: d.MCPAllowedOrigins, Sealer: d.Sealer})
+	sd := servicesapi.Deps{Store: st, Services: d.Services, Schemas: d.Schemas, MCPAllowedOrigins: d.MCPAllowedOrigins, Sealer: d.Sealer}
+	servicesapi.Register(k, sd)
+	servicesapi.RegisterMCP(k, sd)
 	creditsapi.Register(k, creditsapi.Deps{Store: st, TopUp: d.TopUp, Facilitator: d.Facilitator})
 	projectsapi.Register(k, projectsapi.Deps{Store: st})
 	approvalsapi.Register(k, approvalsapi.Deps{Store: st})

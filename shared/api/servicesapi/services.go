@@ -63,18 +63,27 @@ type handlers struct {
 	conns *connections.Repo
 }
 
-// Register adds the group's operations, and the MCP transport, to the kernel.
+// Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) {
-	h := &handlers{k: k, d: d, pipeline: &invoke.Pipeline{
-		Ledger: credits.NewLedger(d.Store, k.Now), Limits: k.Limits(), Approvals: approvals.NewRepo(d.Store, k.Now),
-		Services: d.Services, Timeout: k.RequestTimeout() - 2*time.Second,
-	}, conns: connections.NewRepo(d.Store, d.Sealer, k.Now)}
+	h := newHandlers(k, d)
 	api.Register(k, "services.list", http.StatusOK, h.listServices)
 	api.Register(k, "capabilities.list", http.StatusOK, h.listCapabilities)
 	api.Register(k, "capabilities.list.byService", http.StatusOK, h.listServiceCapabilities)
 	api.Register(k, "actions.list", http.StatusOK, h.listActions)
 	api.Register(k, "services.invoke", http.StatusOK, h.invoke)
-	k.Handle(routes.MCP.ID, h.mcpHandler())
+}
+
+// RegisterMCP adds the remote MCP transport (its own function): apart from
+// Register so that the services function does not link the MCP SDK.
+func RegisterMCP(k *api.Kernel, d Deps) {
+	k.Handle(routes.MCP.ID, newHandlers(k, d).mcpHandler())
+}
+
+func newHandlers(k *api.Kernel, d Deps) *handlers {
+	return &handlers{k: k, d: d, pipeline: &invoke.Pipeline{
+		Ledger: credits.NewLedger(d.Store, k.Now), Limits: k.Limits(), Approvals: approvals.NewRepo(d.Store, k.Now),
+		Services: d.Services, Timeout: k.RequestTimeout() - 2*time.Second,
+	}, conns: connections.NewRepo(d.Store, d.Sealer, k.Now)}
 }
 
 // serviceView is a managed service as a key sees it.
