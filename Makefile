@@ -27,11 +27,13 @@ lint: ## gofmt and go vet
 # Everything that exists: lint, unit and conformance tests (embedded and,
 # through .ci/with-moto, AWS adapters against moto_server or LocalStack),
 # black-box tests against the real local server, the Lambda harness, the
-# OpenAPI validation, and the infrastructure tests.
+# OpenAPI validation, the infrastructure tests, and the deploy rehearsal of
+# the synthesized template on the emulator.
 test: lint
 	.ci/with-moto $(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) openapi-check
 	$(MAKE) lint-templates
+	$(MAKE) rehearse-synthesized
 
 openapi: ## regenerate the OpenAPI document the public function embeds
 	$(GO) run ./functions/local print-openapi > shared/api/publicapi/openapi.json
