@@ -10,6 +10,8 @@ export { operations };
 export type { components, paths, operations as OperationTypes } from "./schema.js";
 
 type Table = typeof operations;
+/** A body that is not JSON (file uploads, transfer parts): what Node's fetch accepts. */
+export type RawBody = string | Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array>;
 /** A client method name, e.g. "projectsCreate". */
 export type MethodName = keyof Table;
 type OpOf<M extends MethodName> = Ops[Table[M]["id"]];
@@ -21,7 +23,7 @@ type QueryOf<O> = Defined<Params<O> extends { query?: infer X } ? X : never>;
 type BodyOf<O> = O extends { requestBody?: { content: infer C } }
   ? C extends { "application/json": infer J }
     ? J
-    : BodyInit
+    : RawBody
   : never;
 type BodyRequired<O> = O extends { requestBody: unknown } ? true : false;
 
@@ -183,31 +185,35 @@ export function createClient(options: ClientOptions): Client {
     // One key per logical call, made before the first attempt, so that every
     // retry is recognised by the server as the same call.
     if (op.idempotent) headers.set("Idempotency-Key", opts.idempotencyKey ?? crypto.randomUUID());
-    let body: BodyInit | undefined;
+    let body: RawBody | undefined;
     if (input.body !== undefined) {
       if (op.body === "json") {
         headers.set("Content-Type", "application/json");
         body = JSON.stringify(input.body);
       } else {
         if (!headers.has("Content-Type")) headers.set("Content-Type", "application/octet-stream");
-        body = input.body as BodyInit;
+        body = input.body as RawBody;
       }
     }
     // A connection failure leaves it unknown whether the server acted: only
     // reads and calls carrying an Idempotency-Key are safe to send again.
-    const replaySafe = op.idempotent || op.method === "GET";
+    // A stream is read once: it cannot be sent again.
+    const stream = body instanceof ReadableStream;
+    const replaySafe = (op.idempotent || op.method === "GET") && !stream;
     const maxRetries = opts.maxRetries ?? cfg.maxRetries;
     for (let attempt = 0; ; attempt++) {
       opts.signal?.throwIfAborted();
       let res: Response;
       try {
-        res = await doFetch(url, { method: op.method, headers, body, signal: opts.signal });
+        // Node's fetch needs duplex "half" to send a stream.
+        const init = { method: op.method, headers, body, signal: opts.signal, ...(stream ? { duplex: "half" } : {}) };
+        res = await doFetch(url, init as RequestInit);
       } catch (err) {
         if (opts.signal?.aborted || !replaySafe || attempt >= maxRetries) throw err;
         await sleep(backoff(attempt, undefined), opts.signal);
         continue;
       }
-      if (retryStatuses.has(res.status) && attempt < maxRetries) {
+      if (retryStatuses.has(res.status) && attempt < maxRetries && !stream) {
         const retryAfter = parseRetryAfter(res.headers.get("Retry-After"));
         if (retryAfter === undefined || retryAfter * 1000 <= cfg.maxRetryDelayMs) {
           await res.body?.cancel();

@@ -245,3 +245,14 @@ test("every operationId of the served /openapi.json has a client method", async 
   }
   assert.deepEqual(missing, []);
 });
+
+test("a file uploads from bytes and downloads as bytes", async () => {
+  const client = createClient({ baseUrl: server.baseUrl, apiKey: root });
+  const bytes = new TextEncoder().encode("hello from the SDK");
+  const up = await client.filesCreate({ body: bytes }, { headers: { "X-File-Name": "hello.txt", "Content-Type": "text/plain" } });
+  assert.equal(up.ok, true, JSON.stringify(up.error));
+  const down = await client.filesContentRead({ path: { fileId: up.value.id } });
+  assert.equal(down.ok, true, JSON.stringify(down.error));
+  assert.ok(down.value instanceof Uint8Array);
+  assert.equal(new TextDecoder().decode(down.value), "hello from the SDK");
+});
