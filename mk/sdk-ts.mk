@@ -1,0 +1,50 @@
+# mk/sdk-ts.mk: the TypeScript SDK in sdk/typescript (issue 20). The root
+# Makefile includes it.
+#
+#   make sdk-ts-test      npm ci (pinned devDependencies), build, type checks,
+#                         the generated files must be current, then node --test
+#                         against the real local server
+#   make sdk-ts-generate  regenerate src/schema.d.ts (openapi-typescript) and
+#                         src/operations.ts from shared/api/publicapi/openapi.json
+#   make sdk-ts-check     only the "generated files are current" check
+#
+# npm installs into a project-local cache, as mk/infra.mk does for the CDK CLI,
+# so a clean machine needs nothing but npm's registry. The published package
+# (dist/) has no runtime dependencies; openapi-typescript and typescript are
+# devDependencies pinned exactly in package.json and package-lock.json.
+
+# Keep the root Makefile's default goal: an included file must not steal it.
+sdk_ts_saved_goal := $(.DEFAULT_GOAL)
+
+GO ?= go
+SDK_TS := sdk/typescript
+SDK_TS_DOC := shared/api/publicapi/openapi.json
+SDK_TS_TMP := $(CURDIR)/.cache/sdk-ts
+SDK_TS_NPM = cd $(SDK_TS) && npm_config_cache=$(CURDIR)/.cache/npm npm_config_update_notifier=false \
+	npm_config_fund=false npm_config_audit=false
+
+.PHONY: sdk-ts-test sdk-ts-generate sdk-ts-check sdk-ts-deps
+
+sdk-ts-deps:
+	$(SDK_TS_NPM) npm ci --silent
+
+sdk-ts-generate: sdk-ts-deps
+	$(SDK_TS_NPM) npx openapi-typescript ../../$(SDK_TS_DOC) -o src/schema.d.ts
+	$(SDK_TS_NPM) node scripts/gen-operations.mjs ../../$(SDK_TS_DOC) src/operations.ts
+
+# Regenerates into a temporary directory and diffs: fails when the document
+# changed and `make sdk-ts-generate` was not run.
+sdk-ts-check: sdk-ts-deps
+	@mkdir -p $(SDK_TS_TMP)
+	$(SDK_TS_NPM) npx openapi-typescript ../../$(SDK_TS_DOC) -o $(SDK_TS_TMP)/schema.d.ts
+	$(SDK_TS_NPM) node scripts/gen-operations.mjs ../../$(SDK_TS_DOC) $(SDK_TS_TMP)/operations.ts
+	diff -u $(SDK_TS)/src/schema.d.ts $(SDK_TS_TMP)/schema.d.ts
+	diff -u $(SDK_TS)/src/operations.ts $(SDK_TS_TMP)/operations.ts
+
+sdk-ts-test: sdk-ts-check
+	$(GO) build -o $(SDK_TS_TMP)/local ./functions/local
+	$(SDK_TS_NPM) npm run --silent build
+	$(SDK_TS_NPM) npx tsc -p tsconfig.test.json
+	$(SDK_TS_NPM) PLATFORMAPI_LOCAL_BIN=$(SDK_TS_TMP)/local node --test test/*.test.js
+
+.DEFAULT_GOAL := $(sdk_ts_saved_goal)

@@ -1,0 +1,48 @@
+// Starts the real local server (functions/local) on a free port with a fresh
+// data directory, the way a customer runs it, and mints first-key credit
+// tokens with the same binary and DATA_DIR. PLATFORMAPI_LOCAL_BIN names a
+// prebuilt binary (make sdk-ts-test builds one); otherwise it is built here.
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+
+const repoRoot = resolve(import.meta.dirname, "../../..");
+
+export async function startServer() {
+  const dir = mkdtempSync(join(tmpdir(), "sdk-ts-"));
+  let bin = process.env.PLATFORMAPI_LOCAL_BIN;
+  if (!bin) {
+    bin = join(dir, "local");
+    execFileSync("go", ["build", "-o", bin, "./functions/local"], { cwd: repoRoot, stdio: "inherit" });
+  }
+  const env = { ...process.env, ADDR: "127.0.0.1:0", DATA_DIR: join(dir, "data") };
+  const child = spawn(bin, [], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let logs = "";
+  child.stderr.on("data", (b) => (logs += b));
+  const baseUrl = await new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`server did not start:\n${logs}`)), 60_000);
+    child.on("exit", (code) => fail(new Error(`server exited with ${code}:\n${logs}`)));
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      const m = line.match(/^listening on (\S+)/);
+      if (m) {
+        clearTimeout(timer);
+        ok(m[1]);
+      }
+    });
+  });
+  return {
+    baseUrl,
+    mintCreditToken(credits) {
+      return execFileSync(bin, ["mint-credit-token", "--credits", String(credits)], { env, encoding: "utf8" }).trim();
+    },
+    async stop() {
+      const exited = new Promise((ok) => child.once("exit", ok));
+      child.kill("SIGTERM");
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+    logs: () => logs,
+  };
+}
