@@ -34,6 +34,7 @@ test: lint
 	$(MAKE) openapi-check
 	$(MAKE) lint-templates
 	$(MAKE) rehearse-synthesized
+	$(MAKE) sdk-ts-test
 
 openapi: ## regenerate the OpenAPI document the public function embeds
 	$(GO) run ./functions/local print-openapi > shared/api/publicapi/openapi.json
