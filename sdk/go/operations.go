@@ -629,14 +629,14 @@ type ApprovalDecision struct {
 	Reason   *string `json:"reason,omitempty"`
 }
 
-// ApprovalListOptions filter GET /approvals (status) by service.
+// ApprovalListOptions filter GET /approvals by status.
 type ApprovalListOptions struct {
 	ListOptions
-	Status, Service string
+	Status string
 }
 
 func (c *Client) ListApprovals(ctx context.Context, o ApprovalListOptions, opts ...CallOption) (Result[Page[*approvals.Approval]], error) {
-	return list[*approvals.Approval](ctx, c, "approvals.list", nil, o.ListOptions, map[string]string{"status": o.Status, "service": o.Service}, opts)
+	return list[*approvals.Approval](ctx, c, "approvals.list", nil, o.ListOptions, map[string]string{"status": o.Status}, opts)
 }
 
 func (c *Client) CreateApproval(ctx context.Context, req ApprovalCreate, opts ...CallOption) (Result[*approvals.Approval], error) {
