@@ -249,6 +249,10 @@ func (c *Client) send(ctx context.Context, cl *call) (*http.Response, int, error
 			lastErr, retry = err, true
 		case res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable:
 			retry, wait = true, retryAfter(res.Header)
+		case res.StatusCode == http.StatusConflict && cl.idemKey != "" && inProgress(res):
+			// An earlier attempt of this very call is still running on the
+			// server (its answer was lost): wait for it, then replay.
+			retry, wait = true, retryAfter(res.Header)
 		}
 		if !retry {
 			return res, attempt, nil
@@ -278,6 +282,18 @@ func (c *Client) send(ctx context.Context, cl *call) (*http.Response, int, error
 			return nil, attempt, fmt.Errorf("platform sdk: %s: %w", cl.route.ID, errors.Join(err, lastErr))
 		}
 	}
+}
+
+// inProgress reports whether a 409 is idempotency_request_in_progress,
+// leaving the body readable.
+func inProgress(res *http.Response) bool {
+	raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(raw))
+	var p struct {
+		Code string `json:"code"`
+	}
+	return json.Unmarshal(raw, &p) == nil && p.Code == "idempotency_request_in_progress"
 }
 
 func (c *Client) once(ctx context.Context, cl *call) (*http.Response, error) {

@@ -352,7 +352,7 @@ func (c *Client) UploadFile(ctx context.Context, u Upload, opts ...CallOption) (
 }
 
 // fileNameHeader passes printable ASCII as is and encodes anything else as
-// RFC 8187 UTF-8''percent-encoding.
+// RFC 8187 UTF-8”percent-encoding.
 func fileNameHeader(name string) string {
 	for i := 0; i < len(name); i++ {
 		if name[i] < 0x20 || name[i] > 0x7e || name[i] == '%' {
