@@ -20,7 +20,9 @@ import (
 func Example() {
 	ctx := context.Background()
 	c := platform.New(platform.Options{BaseURL: "http://127.0.0.1:8080",
-		OnDeprecation: func(op, dep, sunset, link string) { log.Printf("%s is deprecated (%s), sunset %s, see %s", op, dep, sunset, link) }})
+		OnDeprecation: func(op, dep, sunset, link string) {
+			log.Printf("%s is deprecated (%s), sunset %s, see %s", op, dep, sunset, link)
+		}})
 
 	// Redeem a first-key credit token: a new account and its root key.
 	first, err := c.CreateAPIKey(ctx, keys.CreateKeyRequest{Label: "root"}, platform.WithCreditToken(os.Getenv("TOKEN")))

@@ -64,13 +64,23 @@ var Operations = map[string]string{
 	"webhookDeliveries.list": "ListWebhookDeliveries", "webhookDeliveries.replay": "ReplayWebhookDelivery",
 }
 
-// Each iterates a list from opts.Cursor to its end, following nextCursor
-// page by page. An API failure or transport error is yielded once, last.
-func Each[T any](ctx context.Context, opts ListOptions, page func(context.Context, ListOptions) (Result[Page[T]], error)) iter.Seq2[T, error] {
+// Pageable is a list's options: ListOptions or a struct embedding it.
+type Pageable interface{ listOptions() *ListOptions }
+
+func (o *ListOptions) listOptions() *ListOptions { return o }
+
+// Each iterates a list from opts' Cursor to its end, following nextCursor
+// page by page; page is a list method, e.g. Each(ctx, opts, c.ListRuns).
+// An API failure or transport error is yielded once, last.
+func Each[T, O any, PO interface {
+	*O
+	Pageable
+}](ctx context.Context, opts O, page func(context.Context, O, ...CallOption) (Result[Page[T]], error), call ...CallOption) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
+		o := opts
 		for {
-			r, err := page(ctx, opts)
+			r, err := page(ctx, o, call...)
 			if err == nil && !r.OK {
 				err = r.Error
 			}
@@ -86,7 +96,7 @@ func Each[T any](ctx context.Context, opts ListOptions, page func(context.Contex
 			if r.Value.NextCursor == nil || *r.Value.NextCursor == "" {
 				return
 			}
-			opts.Cursor = *r.Value.NextCursor
+			PO(&o).listOptions().Cursor = *r.Value.NextCursor
 		}
 	}
 }
@@ -251,9 +261,7 @@ func (c *Client) ListProjects(ctx context.Context, o ListOptions, opts ...CallOp
 
 // AllProjects iterates every project visible to the key.
 func (c *Client) AllProjects(ctx context.Context, o ListOptions, opts ...CallOption) iter.Seq2[*projects.Project, error] {
-	return Each(ctx, o, func(ctx context.Context, o ListOptions) (Result[Page[*projects.Project]], error) {
-		return c.ListProjects(ctx, o, opts...)
-	})
+	return Each(ctx, o, c.ListProjects, opts...)
 }
 
 func (c *Client) CreateProject(ctx context.Context, req projects.CreateProjectRequest, opts ...CallOption) (Result[*projects.Project], error) {

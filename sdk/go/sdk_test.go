@@ -241,6 +241,21 @@ func TestTheIteratorFollowsNextCursorAcrossPages(t *testing.T) {
 	if n := len(f.trip.requests("GET", "/v1/projects")); n != 3 {
 		t.Fatalf("%d pages fetched, want 3", n)
 	}
+	// Any list method pages the same way, filters kept on every page.
+	for i := range 3 {
+		must(root.UploadFile(ctx(t), platform.Upload{Name: fmt.Sprintf("f%d", i), Purpose: "cv", Body: strings.NewReader("x")}))(t)
+	}
+	must(root.UploadFile(ctx(t), platform.Upload{Name: "other", Purpose: "tax", Body: strings.NewReader("x")}))(t)
+	n := 0
+	for file, err := range platform.Each(ctx(t), platform.FileListOptions{ListOptions: platform.ListOptions{Limit: 1}, Purpose: "cv"}, root.ListFiles) {
+		if err != nil || file.Purpose == nil || *file.Purpose != "cv" {
+			t.Fatalf("%v %+v", err, file)
+		}
+		n++
+	}
+	if sent := f.trip.requests("GET", "/v1/files"); n != 3 || len(sent) != 3 || sent[2].URL.Query().Get("purpose") != "cv" || sent[2].URL.Query().Get("cursor") == "" {
+		t.Fatalf("%d files in %d pages", n, len(sent))
+	}
 	// Breaking out early fetches no more pages.
 	for range root.AllProjects(ctx(t), platform.ListOptions{Limit: 2}) {
 		break
