@@ -133,6 +133,7 @@ var Public = []Route{
 	{Method: http.MethodGet, Path: "/openapi.json", Group: "public", Operation: "openapi.read", ID: "openapi.read", Summary: "This OpenAPI 3.1 document"},
 	{Method: http.MethodGet, Path: "/pricing", Group: "public", Operation: "pricing.read", ID: "pricing.read", Summary: "Server-owned price and availability catalogue"},
 	{Method: http.MethodGet, Path: "/docs", Group: "public", Operation: "docs.read", ID: "docs.read", Summary: "Browsable API reference"},
+	{Method: http.MethodGet, Path: "/docs/assets/{name}", Group: "public", Operation: "docs.read", ID: "docs.assets.read", Summary: "The reference page's script (Redoc, served from here: no CDN)"},
 }
 
 // MCP is the remote MCP transport (spec 1.5): POST, Streamable HTTP, the
