@@ -90,6 +90,9 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 		}
 		info := infoFrom(ctx)
 		info.group, info.operation, info.literalPath = rt.Group, rt.Operation, literalPath
+		// Before anything can answer: every response of a deprecated
+		// operation says so, a rejection or an idempotent replay too.
+		announceDeprecation(w.Header(), rt)
 		ctx, cancel := context.WithTimeout(ctx, k.cfg.RequestTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)

@@ -53,8 +53,17 @@ func dropUnusedStatuses(doc *huma.OpenAPI) {
 }
 
 // operation builds the huma operation of a route from the route table, so
-// the document states the route's policy exactly as the middleware enforces it.
+// the document states the route's policy exactly as the middleware enforces
+// it, with example requests and, for a deprecated route, its sunset.
 func operation(rt routes.Route) huma.Operation {
+	op := policy(rt)
+	markDeprecated(&op, rt)
+	op.Extensions["x-codeSamples"] = codeSamples(rt)
+	return op
+}
+
+// policy is the operation's access, limit and idempotency policy.
+func policy(rt routes.Route) huma.Operation {
 	op := huma.Operation{
 		OperationID: rt.ID, Method: rt.Method, Path: rt.Path,
 		// One byte over: huma refuses a body of exactly its limit, and the

@@ -74,6 +74,10 @@ type Config struct {
 	// Lambda edge reads the request context. Never X-Forwarded-For, which
 	// the client writes.
 	ClientIP func(*http.Request) netip.Addr
+	// ExtraRoutes are served on top of the route table, by groups that
+	// register them like any other. Only tests set it (a deprecated test
+	// route), so the production table holds nothing made up.
+	ExtraRoutes []routes.Route
 }
 
 // Publisher hands an event to the webhooks of an account and project.
@@ -131,6 +135,13 @@ func New(cfg Config) *Kernel {
 	if cfg.LocalLimits {
 		k.limits.WithLocalRequests()
 	}
+	for _, rt := range k.all() {
+		if rt.Deprecated != nil {
+			if err := rt.Deprecated.Check(); err != nil {
+				panic(fmt.Sprintf("api: route %s: %v", rt.ID, err))
+			}
+		}
+	}
 	if cfg.Sealer != nil {
 		k.pseudonyms = pseudonym.New(cfg.Store, cfg.Sealer)
 	}
@@ -155,7 +166,12 @@ func (k *Kernel) Serves(group string) bool {
 
 // route finds a route by id; a group naming a route that does not exist is
 // a programming error caught by every test that builds the group.
-func route(id string) routes.Route {
+func (k *Kernel) route(id string) routes.Route {
+	for _, rt := range k.cfg.ExtraRoutes {
+		if rt.ID == id {
+			return rt
+		}
+	}
 	rt, ok := routes.ByID(id)
 	if !ok {
 		panic("api: no route " + id)
@@ -163,12 +179,19 @@ func route(id string) routes.Route {
 	return rt
 }
 
+// all is every route this kernel knows: the table's and the extra ones.
+func (k *Kernel) all() []routes.Route {
+	out := append([]routes.Route{routes.MCP}, routes.Public...)
+	out = append(out, routes.Table...)
+	return append(out, k.cfg.ExtraRoutes...)
+}
+
 // Register adds the operation of route id, documented from the route table
 // and answering status on success. It does nothing when this process does
 // not serve the route's group. edit may refine the generated documentation
 // (a raw response, a longer description).
 func Register[I, O any](k *Kernel, id string, status int, h func(context.Context, *I) (*O, error), edit ...func(*huma.Operation)) {
-	rt := route(id)
+	rt := k.route(id)
 	if !k.Serves(rt.Group) {
 		return
 	}
@@ -184,7 +207,7 @@ func Register[I, O any](k *Kernel, id string, status int, h func(context.Context
 // Handle serves route id with a plain handler behind the same request path
 // (the MCP transport, which is no huma operation).
 func (k *Kernel) Handle(id string, h http.Handler) {
-	if rt := route(id); k.Serves(rt.Group) {
+	if rt := k.route(id); k.Serves(rt.Group) {
 		k.raw[id] = h
 	}
 }
@@ -192,7 +215,7 @@ func (k *Kernel) Handle(id string, h http.Handler) {
 // served lists every route of the groups this process serves.
 func (k *Kernel) served() []routes.Route {
 	var out []routes.Route
-	for _, rt := range append(append([]routes.Route{routes.MCP}, routes.Public...), routes.Table...) {
+	for _, rt := range k.all() {
 		if k.Serves(rt.Group) {
 			out = append(out, rt)
 		}
@@ -268,6 +291,7 @@ func (k *Kernel) public(rt routes.Route, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
 		info.group, info.operation, info.literalPath = rt.Group, rt.Operation, true
+		announceDeprecation(w.Header(), rt)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -6,8 +6,10 @@
 package routes
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Body says what a route accepts as a request body.
@@ -71,6 +73,58 @@ type Route struct {
 	// it (reading that project); every other route refuses such a key.
 	ArchivedReadable bool
 	Summary          string
+	// Deprecated marks an operation on its way out (spec 9.3); nil for
+	// every operation that is not.
+	Deprecated *Deprecation
+}
+
+// Deprecation is when a deprecated operation was deprecated, when it stops
+// working and what replaces it. The kernel states it on every response of
+// the operation (Deprecation, Sunset, Link) and in the OpenAPI document;
+// CHANGELOG.md lists it with the same dates.
+type Deprecation struct {
+	// Since is when the operation was deprecated (and the changelog said so).
+	Since time.Time
+	// Sunset is when it stops working: at least MinDeprecationNotice after Since.
+	Sunset time.Time
+	// Successor is the replacement: a route id of the table or a path
+	// relative to the base URL ("/projects").
+	Successor string
+}
+
+// MinDeprecationNotice is how long a deprecated operation keeps working
+// after it is announced (spec 9.3: at least 30 days).
+const MinDeprecationNotice = 30 * 24 * time.Hour
+
+// Deprecate marks the route deprecated since the date since, working until
+// sunset, replaced by successor (a route id or a path).
+func (rt Route) Deprecate(since, sunset time.Time, successor string) Route {
+	rt.Deprecated = &Deprecation{Since: since.UTC(), Sunset: sunset.UTC(), Successor: successor}
+	return rt
+}
+
+// Check refuses a deprecation that breaks spec 9.3: a notice shorter than
+// MinDeprecationNotice or no successor. The kernel panics on one, so a bad
+// table entry fails every test that builds the API.
+func (d *Deprecation) Check() error {
+	switch {
+	case d.Since.IsZero() || d.Sunset.IsZero():
+		return fmt.Errorf("routes: a deprecation needs both its date and its sunset")
+	case d.Sunset.Sub(d.Since) < MinDeprecationNotice:
+		return fmt.Errorf("routes: sunset %s is less than %v after deprecation %s", d.Sunset.Format(time.DateOnly), MinDeprecationNotice, d.Since.Format(time.DateOnly))
+	case !strings.HasPrefix(d.SuccessorPath(), "/"):
+		return fmt.Errorf("routes: successor %q is neither a route id nor a path", d.Successor)
+	}
+	return nil
+}
+
+// SuccessorPath is the successor as a path relative to the base URL: the
+// path of the route it names, or the successor itself when it is a path.
+func (d *Deprecation) SuccessorPath() string {
+	if rt, ok := ByID(d.Successor); ok {
+		return rt.Path
+	}
+	return d.Successor
 }
 
 // Public routes need no key. They are served at the root and under /v1.
@@ -79,6 +133,7 @@ var Public = []Route{
 	{Method: http.MethodGet, Path: "/openapi.json", Group: "public", Operation: "openapi.read", ID: "openapi.read", Summary: "This OpenAPI 3.1 document"},
 	{Method: http.MethodGet, Path: "/pricing", Group: "public", Operation: "pricing.read", ID: "pricing.read", Summary: "Server-owned price and availability catalogue"},
 	{Method: http.MethodGet, Path: "/docs", Group: "public", Operation: "docs.read", ID: "docs.read", Summary: "Browsable API reference"},
+	{Method: http.MethodGet, Path: "/docs/assets/{name}", Group: "public", Operation: "docs.read", ID: "docs.assets.read", Summary: "The reference page's script (Redoc, served from here: no CDN)"},
 }
 
 // MCP is the remote MCP transport (spec 1.5): POST, Streamable HTTP, the

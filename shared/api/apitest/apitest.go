@@ -36,6 +36,7 @@ import (
 	"platformapi/shared/files"
 	"platformapi/shared/platform"
 	"platformapi/shared/queue/memqueue"
+	"platformapi/shared/routes"
 	"platformapi/shared/runs"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
@@ -142,6 +143,11 @@ type Options struct {
 	// DatabaseMaxBytes (default 1 MiB).
 	Databases        bool
 	DatabaseMaxBytes int64
+	// Routes are served on top of the route table (api.Config.ExtraRoutes)
+	// with the handlers Register adds: a test's own operation, e.g. a
+	// deprecated one, without one in the production table.
+	Routes   []routes.Route
+	Register func(*api.Kernel)
 }
 
 // PaperCash is each trading book's starting paper cash in tests, dollars.
@@ -224,7 +230,11 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	t.Cleanup(auditRec.Close)
 	k := platform.New(api.Config{
 		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: auditRec,
+		ExtraRoutes: o.Routes,
 	}, d)
+	if o.Register != nil {
+		o.Register(k)
+	}
 	hs := httptest.NewServer(k)
 	t.Cleanup(hs.Close)
 	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Audit: auditRec, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks,

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -82,13 +81,9 @@ func Register(k *api.Kernel, d Deps) {
 	api.Register(k, "openapi.read", http.StatusOK, func(ctx context.Context, _ *struct{}) (*huma.StreamResponse, error) {
 		return rawResponse("application/json", Document), nil
 	}, rawDoc("The OpenAPI 3.1 document", "application/json", "object"))
-	api.Register(k, "docs.read", http.StatusOK, func(ctx context.Context, _ *struct{}) (*huma.StreamResponse, error) {
-		return rawResponse("text/html; charset=utf-8", docs()), nil
-	}, rawDoc("An HTML reference generated from the OpenAPI document", "text/html", "string"))
+	api.Register(k, "docs.read", http.StatusOK, docs, rawDoc("An HTML page that renders this document with Redoc", "text/html", "string"))
+	api.Register(k, "docs.assets.read", http.StatusOK, asset, rawDoc("The script, gzip-encoded when the client accepts it", "text/javascript", "string"))
 }
-
-// docsPage is rendered on first use: cold starts do not pay for it.
-var docs = sync.OnceValue(func() []byte { return renderDocs(Document) })
 
 func pricing(ctx context.Context, in *pricingInput) (*api.Body[pricingBody], error) {
 	if in.Service != "" && !slices.Contains(catalog.PricingServices, in.Service) {
