@@ -26,7 +26,7 @@ import (
 // routes.Public; /mcp is an MCP transport, not an SDK call) to the Client
 // method that performs it. The coverage test holds it to the table.
 var Operations = map[string]string{
-	"health.read": "Health", "openapi.read": "OpenAPI", "pricing.read": "Pricing", "docs.read": "Docs",
+	"health.read": "Health", "openapi.read": "OpenAPI", "pricing.read": "Pricing", "docs.read": "Docs", "docs.assets.read": "DocsAsset",
 
 	"apiKeys.list": "ListAPIKeys", "apiKeys.create": "CreateAPIKey", "apiKeys.revoke": "RevokeAPIKey", "apiKeys.roll": "RollAPIKey",
 	"services.list": "ListServices", "capabilities.list": "ListCapabilities", "capabilities.list.byService": "ListServiceCapabilities",
@@ -139,6 +139,11 @@ func (c *Client) Pricing(ctx context.Context, opts ...CallOption) (Result[json.R
 // Docs streams the HTML reference page.
 func (c *Client) Docs(ctx context.Context, opts ...CallOption) (Result[*Download], error) {
 	return stream(ctx, c, c.newCall("docs.read", nil, opts))
+}
+
+// DocsAsset streams a file the docs page loads (its bundled renderer).
+func (c *Client) DocsAsset(ctx context.Context, name string, opts ...CallOption) (Result[*Download], error) {
+	return stream(ctx, c, c.newCall("docs.assets.read", map[string]string{"name": name}, opts))
 }
 
 // --- API keys ---

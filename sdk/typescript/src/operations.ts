@@ -32,6 +32,7 @@ export const operations = {
   databasesTransfersCreate: { id: "databases.transfers.create", method: "POST", path: "/databases/transfers", idempotent: true, body: "json", response: "json", paginated: false, deprecated: false },
   databasesTransfersPartUpload: { id: "databases.transfers.part.upload", method: "PUT", path: "/databases/transfers/{transferId}/parts/{partNumber}", idempotent: true, body: "binary", response: "json", paginated: false, deprecated: false },
   databasesTransfersRead: { id: "databases.transfers.read", method: "GET", path: "/databases/transfers/{transferId}", idempotent: false, body: "none", response: "json", paginated: false, deprecated: false },
+  docsAssetsRead: { id: "docs.assets.read", method: "GET", path: "/docs/assets/{name}", idempotent: false, body: "none", response: "text", paginated: false, deprecated: false },
   docsRead: { id: "docs.read", method: "GET", path: "/docs", idempotent: false, body: "none", response: "text", paginated: false, deprecated: false },
   filesContentRead: { id: "files.content.read", method: "GET", path: "/files/{fileId}/content", idempotent: false, body: "none", response: "binary", paginated: false, deprecated: false },
   filesCreate: { id: "files.create", method: "POST", path: "/files", idempotent: true, body: "binary", response: "json", paginated: false, deprecated: false },
