@@ -374,7 +374,9 @@ func TestARetryAfterBeyondTheDeadlineAnswersTheFailure(t *testing.T) {
 	limited := must(root.CreateAPIKey(ctx(t), keys.CreateKeyRequest{Label: "slow", Limits: limits.Set{"credits.balance.read": {RequestsPerMinute: &one}}}))(t)
 	c := f.c.WithAPIKey(limited.Secret)
 	must(c.Balance(ctx(t)))(t)
-	short, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// Shorter than any Retry-After (whole seconds, at least 1), wherever
+	// the test clock stands in the minute window.
+	short, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	r, err := c.Balance(short)
 	if err != nil || r.OK || r.Status != 429 || r.Attempts != 1 {
