@@ -45,3 +45,18 @@ type Queue interface {
 	ChangeVisibility(ctx context.Context, receipt string, d time.Duration) error
 	Close() error
 }
+
+// Wait blocks a polling receiver until until, a wake-up (a closed wake
+// channel: a message may have become visible), or ctx's end, whose error it
+// returns. Both embedded adapters wait this way.
+func Wait(ctx context.Context, until time.Time, wake <-chan struct{}) error {
+	t := time.NewTimer(time.Until(until))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-wake:
+	case <-t.C:
+	}
+	return nil
+}

@@ -174,15 +174,9 @@ func (q *Queue) Receive(ctx context.Context, max int, visibility, wait time.Dura
 		if !next.IsZero() && next.Before(until) {
 			until = next
 		}
-		t := time.NewTimer(until.Sub(now))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-wake:
-		case <-t.C:
+		if err := queue.Wait(ctx, until, wake); err != nil {
+			return nil, err
 		}
-		t.Stop()
 	}
 }
 
