@@ -422,27 +422,49 @@ func (e *Env) Stored(k store.Key) string {
 	return fmt.Sprintf("%v %s", it, it.Bytes(store.AttrDoc))
 }
 
-// Holds reports whether raw holds secret in any encoding a careless store
-// might use: as is, hex, or base64 (standard or URL, at every alignment).
-func Holds(raw []byte, secret string) bool {
-	s := []byte(secret)
-	forms := [][]byte{s, []byte(hex.EncodeToString(s))}
-	for off := range 3 {
-		if off >= len(s) {
-			break
-		}
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-			full := enc.EncodeToString(s[off:])
-			// The last characters of an encoding depend on what follows.
-			forms = append(forms, []byte(full[:max(0, len(full)-4)]))
+// Encodings are the forms in which a secret could hide at rest or in a
+// log: plain, hex (either case), and base64 (standard and URL alphabets, at
+// each of the three byte alignments it could have inside a longer value,
+// e.g. a Basic header).
+func Encodings(secret string) [][]byte {
+	out := [][]byte{[]byte(secret), []byte(hex.EncodeToString([]byte(secret))), []byte(strings.ToUpper(hex.EncodeToString([]byte(secret))))}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		for k := range 3 {
+			s := enc.EncodeToString(append(bytes.Repeat([]byte{0}, k), secret...))
+			start := 0
+			if k > 0 {
+				start = 4 // the first quantum mixes in the padding bytes
+			}
+			out = append(out, []byte(s[start:len(s)-4])) // the last may be padded or cut
 		}
 	}
-	for _, f := range forms {
-		if len(f) >= 8 && bytes.Contains(raw, f) {
+	return out
+}
+
+// Holds reports whether raw holds secret in any of its Encodings.
+func Holds(raw []byte, secret string) bool {
+	for _, f := range Encodings(secret) {
+		if bytes.Contains(raw, f) {
 			return true
 		}
 	}
 	return false
+}
+
+// WaitRun polls a run until it has finished (starting the run worker) and
+// returns it.
+func (e *Env) WaitRun(key, id string) *Resp {
+	e.T.Helper()
+	e.StartRunWorker()
+	for range 1000 {
+		r := e.Must(e.Do(Req{Method: "GET", Path: "/v1/runs/" + id, Key: key}), 200)
+		if s := r.Str("status"); s != "queued" && s != "running" {
+			return r
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.T.Fatalf("run %s did not finish", id)
+	return nil
 }
 
 // RawPartition renders every item of a partition as the store holds it.

@@ -214,7 +214,7 @@ func TestADisabledOrUnlistedConnectionIsRefused(t *testing.T) {
 		}
 		e.Must(patch(e, root, disabled, nil, map[string]any{"status": "disabled"}), 200)
 		before := e.Balance(root)
-		failed := waitRun(e, root, run.Str("id"))
+		failed := e.WaitRun(root, run.Str("id"))
 		if failed.Str("status") != "failed" || failed.Body["error"].(map[string]any)["code"] != "connection_disabled" || e.Balance(root) != before {
 			t.Fatalf("run %s", failed.Raw)
 		}
@@ -248,7 +248,7 @@ func TestA401FromTheServiceMarksTheConnections(t *testing.T) {
 			t.Fatalf("rotation kept the mark: %s", got.Raw)
 		}
 		n := len(calls.all())
-		run := waitRun(e, root, e.Must(createRun(e, root, nil, map[string]string{"vendor": id}), 202).Str("id"))
+		run := e.WaitRun(root, e.Must(createRun(e, root, nil, map[string]string{"vendor": id}), 202).Str("id"))
 		if run.Str("status") != "failed" || run.Body["attempts"].(float64) != 1 || len(calls.all()) != n+1 || e.Balance(root) != 10 {
 			t.Fatalf("run after a 401: %s, %d calls", run.Raw, len(calls.all())-n)
 		}
@@ -278,7 +278,7 @@ func TestARunCreatedBeforeARotationUsesThePreviousVersionFor24Hours(t *testing.T
 				run := e.Must(createRun(e, root, nil, map[string]string{"vendor": id}), 202).Str("id")
 				e.Must(patch(e, root, id, nil, map[string]any{"credentials": map[string]any{"token": "tok-second-0123456789"}}), 200)
 				e.Clock.Advance(tc.after)
-				if got := waitRun(e, root, run); got.Str("status") != "succeeded" {
+				if got := e.WaitRun(root, run); got.Str("status") != "succeeded" {
 					t.Fatalf("run %s", got.Raw)
 				}
 				if got := calls.last(t).Get("Authorization"); got != tc.want {

@@ -2,14 +2,10 @@ package connectionsapi_test
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"platformapi/shared/api/apitest"
 )
@@ -80,47 +76,14 @@ func createRun(e *apitest.Env, key string, headers map[string]string, slots map[
 		Body: map[string]any{"serviceId": "core-research", "operationId": "research.query", "input": map[string]any{"question": "why"}, "connections": slots}})
 }
 
-// waitRun polls the run until it has finished.
-func waitRun(e *apitest.Env, key, id string) *apitest.Resp {
-	e.T.Helper()
-	e.StartRunWorker()
-	for range 1000 {
-		r := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/runs/" + id, Key: key}), 200)
-		if s := r.Str("status"); s != "queued" && s != "running" {
-			return r
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	e.T.Fatalf("run %s did not finish", id)
-	return nil
-}
-
 func project(e *apitest.Env, root, name string) string {
 	e.T.Helper()
 	return e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: apitest.Idem(), Body: map[string]any{"name": name}}), 201).Str("id")
 }
 
-// encodings are the forms in which a secret could hide: plain, hex, and
-// base64 (standard and URL alphabets, at each of the three byte alignments
-// it could have inside a longer value, e.g. a Basic header).
-func encodings(secret string) [][]byte {
-	out := [][]byte{[]byte(secret), []byte(hex.EncodeToString([]byte(secret))), []byte(strings.ToUpper(hex.EncodeToString([]byte(secret))))}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-		for k := range 3 {
-			s := enc.EncodeToString(append(bytes.Repeat([]byte{0}, k), secret...))
-			start := 0
-			if k > 0 {
-				start = 4 // the first quantum mixes in the padding bytes
-			}
-			out = append(out, []byte(s[start:len(s)-4])) // the last may be padded or cut
-		}
-	}
-	return out
-}
-
 // find returns the encoding of secret found in haystack, or nil.
 func find(haystack [][]byte, secret string) []byte {
-	for _, needle := range encodings(secret) {
+	for _, needle := range apitest.Encodings(secret) {
 		for _, h := range haystack {
 			if bytes.Contains(h, needle) {
 				return needle

@@ -107,7 +107,7 @@ func TestNoSecretLeavesTheServerExceptToTheService(t *testing.T) {
 			"connections": map[string]string{"vendor": basic.Str("id"), "oauth": oauth.Str("id")}}, 400, "validation_failed") // both send Authorization
 		run := post("/v1/runs", apitest.Idem(), map[string]any{"serviceId": "core-research", "operationId": "research.query", "input": map[string]any{},
 			"connections": map[string]string{"oauth": oauth.Str("id")}}, 202)
-		if done := waitRun(e, root, run.Str("id")); done.Str("status") != "succeeded" || calls.last(t).Get("Authorization") != "Bearer "+access {
+		if done := e.WaitRun(root, run.Str("id")); done.Str("status") != "succeeded" || calls.last(t).Get("Authorization") != "Bearer "+access {
 			t.Fatalf("run %s sent %q", done.Raw, calls.last(t).Get("Authorization"))
 		}
 		answers = append(answers, e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/runs/" + run.Str("id"), Key: root}), 200).Raw)

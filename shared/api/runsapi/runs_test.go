@@ -19,21 +19,6 @@ func createRun(e *apitest.Env, key, query string, headers map[string]string) *ap
 		Body: map[string]any{"serviceId": "cloud-superbrain", "operationId": "memory.search", "input": map[string]any{"query": query}}}), 202)
 }
 
-// waitRun polls the run until it has finished and returns it.
-func waitRun(e *apitest.Env, key, id string) *apitest.Resp {
-	e.T.Helper()
-	e.StartRunWorker()
-	for range 500 {
-		r := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/runs/" + id, Key: key}), 200)
-		if s := r.Str("status"); s != "queued" && s != "running" {
-			return r
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	e.T.Fatalf("run %s did not finish", id)
-	return nil
-}
-
 func ids(e *apitest.Env, r *apitest.Resp) []string {
 	var out []string
 	for _, x := range r.Body["data"].([]any) {
@@ -54,7 +39,7 @@ func TestRunLifecycleOverHTTP(t *testing.T) {
 		if !strings.HasPrefix(id, "run_") || created.Str("status") != "queued" || created.Header.Get("Location") != "/v1/runs/"+id || created.Body["result"] != nil {
 			t.Fatalf("created = %s %v", created.Raw, created.Header)
 		}
-		run := waitRun(e, root, id)
+		run := e.WaitRun(root, id)
 		if run.Str("status") != "succeeded" || run.Body["chargedCredits"].(float64) != 0.006 || run.Body["attempts"].(float64) != 1 {
 			t.Fatalf("run = %s", run.Raw)
 		}
@@ -160,7 +145,7 @@ func TestCancelledRunNeverExecutesOverHTTP(t *testing.T) {
 		if r := e.Must(cancel(), 200); r.Str("status") != "cancelled" || r.Str("cancelRequestedAt") == "" {
 			t.Fatalf("cancel = %s", r.Raw)
 		}
-		if r := waitRun(e, root, id); r.Str("status") != "cancelled" || r.Body["attempts"].(float64) != 0 {
+		if r := e.WaitRun(root, id); r.Str("status") != "cancelled" || r.Body["attempts"].(float64) != 0 {
 			t.Fatalf("run = %s", r.Raw)
 		}
 		e.Must(cancel(), 200) // cancelling again changes nothing
@@ -168,7 +153,7 @@ func TestCancelledRunNeverExecutesOverHTTP(t *testing.T) {
 			t.Errorf("balance %v → %v for a cancelled run", before, got)
 		}
 		done := createRun(e, root, "y", nil).Str("id")
-		waitRun(e, root, done)
+		e.WaitRun(root, done)
 		e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/runs/" + done + "/cancel", Key: root, Idem: apitest.Idem()}), 409, "conflict")
 	})
 }
@@ -180,7 +165,7 @@ func TestRunOfRevokedCreatorFailsUnchargedOverHTTP(t *testing.T) {
 		before := e.Balance(root)
 		id := createRun(e, child, "x", nil).Str("id")
 		e.Must(e.Do(apitest.Req{Method: "DELETE", Path: "/v1/api-keys/" + rec.Str("id"), Key: root, Idem: apitest.Idem()}), 200)
-		r := waitRun(e, root, id)
+		r := e.WaitRun(root, id)
 		if r.Str("status") != "failed" || r.Body["error"].(map[string]any)["code"] != "key_revoked" || r.Body["chargedCredits"].(float64) != 0 {
 			t.Fatalf("run = %s", r.Raw)
 		}
@@ -198,7 +183,7 @@ func TestRunsAndArtifactsAreInvisibleWithoutAccess(t *testing.T) {
 		prj := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: apitest.Idem(), Body: map[string]any{"name": "one"}}), 201).Str("id")
 		other := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: apitest.Idem(), Body: map[string]any{"name": "two"}}), 201).Str("id")
 		id := createRun(e, root, "x", map[string]string{"X-Service-Project": prj}).Str("id")
-		artifact := apitest.Strs(waitRun(e, root, id).Body["artifactIds"])[0]
+		artifact := apitest.Strs(e.WaitRun(root, id).Body["artifactIds"])[0]
 		scopes := []string{"runs:read", "runs:write", "artifacts:read"}
 		noService, _ := e.Child(root, map[string]any{"scopes": scopes, "allowedServices": []string{"core-research"}})
 		otherProject, _ := e.Child(root, map[string]any{"scopes": scopes, "projectId": other})
