@@ -189,6 +189,13 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 		if kinds[tx.Index] == "requestsPerMinute" {
 			return nil, &ExceededError{Selector: failed.selector, Kind: "requestsPerMinute", RetryAfterSeconds: retryAfter(now, time.Unix(minute+60, 0))}
 		}
+		// A taken slot may be taken by this very request: a write applied
+		// whose answer was lost, then failed on the SDK's retry. The slot
+		// then holds our token, and everything else of the transaction was
+		// applied with it.
+		if it, gerr := c.requests.Get(ctx, txOps[tx.Index].Key); gerr == nil && it.String("token") == lease.token {
+			return lease, nil
+		}
 		// A taken slot: try the next one of that limit until all were tried.
 		sl := slots[tx.Index-(len(txOps)-len(slots))]
 		sl.tried++
