@@ -102,7 +102,7 @@ type Criterion struct {
 	Type           string   `json:"type" enum:"recipient,contract,value,rollingTotal,signatureType" doc:"recipient {op, addresses}; contract {op, addresses}; value {asset, op, amount}; rollingTotal {asset, windowSeconds, max}; signatureType {op, signatureTypes}"`
 	Op             string   `json:"op,omitempty" enum:"in,not_in,lte,lt,gte,gt,eq" doc:"in or not_in for recipient, contract and signatureType; lte, lt, gte, gt or eq for value"`
 	Addresses      []string `json:"addresses,omitempty" maxItems:"100" pattern:"^0x[0-9a-fA-F]{40}$" doc:"recipient and contract: 1 to 100 addresses, compared case-insensitively"`
-	Asset          string   `json:"asset,omitempty" doc:"value and rollingTotal: the asset symbol (ETH, USDC, WETH), compared case-insensitively"`
+	Asset          string   `json:"asset,omitempty" maxLength:"32" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]*$" doc:"value and rollingTotal: the asset symbol (ETH, USDC, WETH), compared case-insensitively"`
 	Amount         string   `json:"amount,omitempty" pattern:"^(0|[1-9][0-9]{0,77})$" doc:"value: decimal string of base units"`
 	WindowSeconds  int64    `json:"windowSeconds,omitempty" minimum:"60" maximum:"2592000" doc:"rollingTotal: the window, 60 seconds to 30 days"`
 	Max            string   `json:"max,omitempty" pattern:"^(0|[1-9][0-9]{0,77})$" doc:"rollingTotal: the largest total (decimal string of base units) the window may reach"`
