@@ -64,6 +64,14 @@ const (
 	DatabaseBusy            Code = "database_busy"
 	DatabaseFull            Code = "database_full"
 	ArchiveInvalid          Code = "archive_invalid"
+
+	// Managed wallets and swaps.
+	PolicyDenied           Code = "policy_denied"
+	PolicyRevisionConflict Code = "policy_revision_conflict"
+	SelfApprovalDenied     Code = "self_approval_denied"
+	SimulationFailed       Code = "simulation_failed"
+	NoRoute                Code = "no_route"
+	TransactionMismatch    Code = "transaction_mismatch"
 )
 
 type entry struct {
@@ -119,6 +127,13 @@ var catalogue = map[Code]entry{
 	DatabaseBusy:            {http.StatusConflict, "Database busy"},
 	DatabaseFull:            {http.StatusRequestEntityTooLarge, "Database full"},
 	ArchiveInvalid:          {http.StatusUnprocessableEntity, "Archive invalid"},
+
+	PolicyDenied:           {http.StatusForbidden, "Denied by the wallet's policy"},
+	PolicyRevisionConflict: {http.StatusConflict, "Policy revision conflict"},
+	SelfApprovalDenied:     {http.StatusForbidden, "The requester cannot decide its own approval"},
+	SimulationFailed:       {http.StatusUnprocessableEntity, "Simulation failed"},
+	NoRoute:                {http.StatusUnprocessableEntity, "No route"},
+	TransactionMismatch:    {http.StatusUnprocessableEntity, "Transaction does not match the route"},
 }
 
 // Codes lists every code of the catalogue (for documentation).
