@@ -388,8 +388,9 @@ func (r *Router) route(q swaps.QuoteRequest, got *quote) (*swaps.Route, error) {
 	check("estimate.fromAmount is not the amount asked", err == nil && fromAmount.Cmp(q.FromAmount) == 0)
 	toAmount, err1 := amount(e.ToAmount)
 	toMin, err2 := amount(e.ToAmountMin)
-	check("estimate.toAmount/toAmountMin are not positive amounts with min ≤ amount",
-		err1 == nil && err2 == nil && toMin.Sign() > 0 && toMin.Cmp(toAmount) <= 0)
+	// Only a caller accepting 100% slippage may be offered no minimum.
+	check("estimate.toAmount/toAmountMin are not amounts with 0 < min ≤ amount",
+		err1 == nil && err2 == nil && toAmount.Sign() > 0 && (toMin.Sign() > 0 || q.SlippageBps == 10000) && toMin.Cmp(toAmount) <= 0)
 
 	included := got.IncludedSteps
 	if len(included) == 0 {
