@@ -157,14 +157,10 @@ func (s *Service) sign(ctx context.Context, t *txRec, rev int64) (*txRec, error)
 	}
 	value, _ := new(big.Int).SetString(t.CallValue, 10)
 	data, _ := hexutil.Decode(t.CallData)
-	c := &call{ChainID: t.ChainID, To: common.HexToAddress(t.CallTo), Value: value, Data: data, Gas: t.Gas}
+	// Estimated again now: the chain may have moved since the quote, and a
+	// swap's call could not be estimated before its approval was mined.
+	c := &call{ChainID: t.ChainID, To: common.HexToAddress(t.CallTo), Value: value, Data: data}
 	from := common.HexToAddress(w.rec.Address)
-	if _, err := net.Client.CallContract(ctx, ethereum.CallMsg{From: from, To: &c.To, Value: c.Value, Data: c.Data, Gas: c.Gas}, nil); err != nil {
-		if reason, reverted := revertReason(err); reverted {
-			return s.fail(t, "simulation_failed", reason), nil
-		}
-		return nil, chainErr("simulate", err)
-	}
 	sim, fee, err := s.simulate(ctx, net, from, c)
 	if err != nil {
 		return nil, err
@@ -394,6 +390,9 @@ func (s *Service) settle(ctx context.Context, t *txRec, rev int64) (*txRec, erro
 	}
 	if err != nil {
 		return t, fmt.Errorf("wallets: settled %s: %w", t.ID, err)
+	}
+	if n.SwapID != nil && s.onSwapTx != nil {
+		s.onSwapTx(ctx, n.scope(), *n.SwapID) // its charge is final now
 	}
 	return n, nil
 }

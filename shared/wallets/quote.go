@@ -198,8 +198,6 @@ func assetSymbols(n *chain.Network) string {
 // simulate runs c from the wallet at the latest block and prices it: the
 // gas estimate (+20%, or exactly 21000 for a plain transfer), twice the base
 // fee plus the tip, and whether the wallet's ETH covers value plus fee.
-// gasHint, when c.Gas is set, is used as is (a call that depends on an
-// earlier one cannot be estimated yet).
 func (s *Service) simulate(ctx context.Context, n *chain.Network, from common.Address, c *call) (Simulation, NetworkFee, error) {
 	msg := ethereum.CallMsg{From: from, To: &c.To, Value: c.Value, Data: c.Data}
 	sim := Simulation{Success: true}
@@ -268,7 +266,8 @@ func revertReason(err error) (string, bool) {
 		}
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "execution reverted") || strings.Contains(msg, "insufficient funds") {
+	if strings.Contains(msg, "execution reverted") || strings.Contains(msg, "insufficient funds") ||
+		strings.Contains(msg, "gas required exceeds") || strings.Contains(msg, "out of gas") {
 		return strings.TrimPrefix(msg, "execution reverted: "), true
 	}
 	return "", false
