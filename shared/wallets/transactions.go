@@ -69,23 +69,23 @@ type Transaction struct {
 // txRec is a transaction as stored.
 type txRec struct {
 	Transaction
-	AccountID  string `json:"accountId"`
-	ProjectID  string `json:"projectId"`
-	From       string `json:"from"`
-	CallTo     string `json:"callTo"`
-	CallValue  string `json:"callValue"`
-	CallData   string `json:"callData"`
-	Gas        uint64 `json:"gas"`
-	Raw        string `json:"raw,omitempty"` // the signed transaction, once signed
-	Filler     string `json:"filler,omitempty"`
-	After      string `json:"after,omitempty"` // a transaction that must confirm first
-	CallID     string `json:"callId,omitempty"`
-	HoldID     string `json:"holdId,omitempty"`
-	Credits    int64  `json:"credits"`
-	Charged    int64  `json:"charged"`
-	Settle     string `json:"settle,omitempty"` // settleCapture / settleRelease still to do
-	Reserved   bool   `json:"reserved"`         // the amount is in the wallet's spends
-	ApprovalAt string `json:"approvalInput,omitempty"`
+	AccountID  string    `json:"accountId"`
+	ProjectID  string    `json:"projectId"`
+	From       string    `json:"from"`
+	CallTo     string    `json:"callTo"`
+	CallValue  string    `json:"callValue"`
+	CallData   string    `json:"callData"`
+	Gas        uint64    `json:"gas"`
+	Raw        string    `json:"raw,omitempty"` // the signed transaction, once signed
+	Filler     string    `json:"filler,omitempty"`
+	After      string    `json:"after,omitempty"` // a transaction that must confirm first
+	CallID     string    `json:"callId,omitempty"`
+	HoldID     string    `json:"holdId,omitempty"`
+	Credits    int64     `json:"credits"`
+	Charged    int64     `json:"charged"`
+	Settle     string    `json:"settle,omitempty"` // settleCapture / settleRelease still to do
+	Reserved   bool      `json:"reserved"`         // the amount is in the wallet's spends
+	ApprovalAt string    `json:"approvalInput,omitempty"`
 	Deadline   time.Time `json:"deadline"`
 }
 

@@ -1,0 +1,157 @@
+package wallets
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"platformapi/shared/queue"
+	"platformapi/shared/store"
+)
+
+// message is a worker's job: advance one transaction.
+type message struct {
+	AccountID string `json:"a"`
+	ProjectID string `json:"p"`
+	WalletID  string `json:"w"`
+	TxID      string `json:"t"`
+}
+
+// enqueue hands t to the worker. A failure is logged only: the open index
+// has t, and Recheck finds it.
+func (s *Service) enqueue(ctx context.Context, t *txRec, delay time.Duration) {
+	if s.q == nil {
+		return
+	}
+	body, _ := json.Marshal(message{AccountID: t.AccountID, ProjectID: t.ProjectID, WalletID: t.WalletID, TxID: t.ID})
+	if err := s.q.Send(context.WithoutCancel(ctx), queue.Message{Body: body, Delay: delay}); err != nil {
+		s.log.Error("wallets: enqueue", "transaction", t.ID, "error", err.Error())
+	}
+}
+
+// Advance moves one transaction as far as it goes now and reports whether
+// it still needs watching (not final, or a settlement pending).
+func (s *Service) Advance(ctx context.Context, sc Scope, walletID, txID string) (bool, error) {
+	it, err := s.st.Get(ctx, txKey(sc, walletID, txID))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	t, rev, err := decodeTx(it)
+	if err != nil {
+		return false, err
+	}
+	t, err = s.advance(ctx, t, rev)
+	return !t.final() || t.Settle != "", err
+}
+
+// Worker consumes the wallets queue.
+type Worker struct{ s *Service }
+
+// NewWorker is the worker of s's queue.
+func NewWorker(s *Service) *Worker { return &Worker{s: s} }
+
+// watchDelay is how soon a submitted transaction is looked at again.
+const watchDelay = 2 * time.Second
+
+// maxWatches bounds how long one message keeps re-sending itself; Recheck
+// covers a transaction after that.
+const maxWatches = 300
+
+// HandleBatch advances each message's transaction; one still in flight is
+// sent again with a delay (a new message, so the queue's receive count and
+// dead-letter queue stay for real failures). It returns the ids of
+// messages to retry.
+func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string {
+	var failed []string
+	for _, m := range ms {
+		if err := w.handle(ctx, m); err != nil {
+			w.s.log.Error("wallets: worker", "message", m.ID, "error", err.Error())
+			failed = append(failed, m.ID)
+		}
+	}
+	return failed
+}
+
+type watched struct {
+	message
+	Watches int `json:"n,omitempty"`
+}
+
+func (w *Worker) handle(ctx context.Context, m queue.Received) error {
+	var msg watched
+	if err := json.Unmarshal(m.Body, &msg); err != nil {
+		return nil // not ours to retry: a malformed message can never succeed
+	}
+	sc := Scope{AccountID: msg.AccountID, ProjectID: msg.ProjectID}
+	more, err := w.s.Advance(ctx, sc, msg.WalletID, msg.TxID)
+	if err != nil {
+		return err
+	}
+	if !more || msg.Watches >= maxWatches || w.s.q == nil {
+		return nil
+	}
+	it, err := w.s.st.Get(ctx, txKey(sc, msg.WalletID, msg.TxID))
+	if err != nil {
+		return err
+	}
+	t, _, err := decodeTx(it)
+	if err != nil || t.Status == StatusPendingApproval {
+		return err // a person decides when: Recheck and reads look
+	}
+	msg.Watches++
+	body, _ := json.Marshal(msg)
+	return w.s.q.Send(ctx, queue.Message{Body: body, Delay: watchDelay})
+}
+
+// Run consumes q until ctx ends (the local process's worker).
+func (w *Worker) Run(ctx context.Context, q queue.Queue) {
+	for ctx.Err() == nil {
+		ms, err := q.Receive(ctx, 10, time.Minute, 5*time.Second)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.s.log.Error("wallets: receive", "error", err.Error())
+				time.Sleep(time.Second)
+			}
+			continue
+		}
+		failed := map[string]bool{}
+		for _, id := range w.HandleBatch(ctx, ms) {
+			failed[id] = true
+		}
+		for _, m := range ms {
+			if failed[m.ID] {
+				_ = q.ChangeVisibility(ctx, m.Receipt, 2*time.Second)
+				continue
+			}
+			if err := q.Delete(ctx, m.Receipt); err != nil && !errors.Is(err, queue.ErrInvalidReceipt) {
+				w.s.log.Error("wallets: delete message", "error", err.Error())
+			}
+		}
+	}
+}
+
+// recheckBatch bounds one Recheck pass.
+const recheckBatch = 500
+
+// Recheck advances every transaction not yet final (a decided approval, a
+// receipt no message waited for, a settlement a crash left pending): the
+// scheduled worker's pass.
+func (s *Service) Recheck(ctx context.Context) error {
+	pg, err := s.st.Query(ctx, store.Query{PK: "wallets#open", Limit: recheckBatch})
+	if err != nil {
+		return fmt.Errorf("wallets: recheck: %w", err)
+	}
+	var errs []error
+	for _, it := range pg.Items {
+		sc := Scope{AccountID: it.String("acct"), ProjectID: it.String("project")}
+		if _, err := s.Advance(ctx, sc, it.String("wallet"), it.Key().SK); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
