@@ -173,11 +173,10 @@ var Functions = []Function{
 	{Name: "databases-worker", MemoryMiB: 2048, Timeout: 12 * time.Minute,
 		Uses: UseTable | ConsumeDatabases | UseArchives | UseArchiveSecret | SendWebhooks, BatchSize: 1, EphemeralMiB: 4096},
 	// Signs, broadcasts and confirms wallet transactions. One message per
-	// invocation, as for databases-worker: a message is one step of one
-	// transaction against a chain's RPC endpoint, and a batch would make the
-	// others wait for the slowest endpoint. The timeout covers a step's RPC
-	// calls with their retries; waiting for a receipt is a delayed
-	// re-enqueue, never a sleep.
+	// invocation, as for databases-worker: a message advances one
+	// transaction against its chain's RPC endpoint, and a batch would make
+	// the others wait for the slowest endpoint. Waiting for a receipt is a
+	// delayed re-enqueue, never a sleep, so a minute covers the RPC calls.
 	{Name: "wallets-worker", MemoryMiB: 512, Timeout: 60 * time.Second,
 		Uses: walletUses | ConsumeWallets, BatchSize: 1},
 	// Each minute, advances every wallet transaction not yet final whose

@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
+	"platformapi/shared/awsenv"
 )
 
 // TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies proves nothing
@@ -786,4 +788,23 @@ func TestTheAuditRollupReadsOnlyAuditInsertsFromTheTableStream(t *testing.T) {
 			"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{dlq, "QueueName"}}}},
 		})
 	})
+}
+
+// TestRedriveLimitsMatchTheLocalQueues: the local server and LocalStack
+// get their queues from awsenv.CreateResources, and the workers count
+// their attempts against those numbers; a deployment must redrive alike.
+func TestRedriveLimitsMatchTheLocalQueues(t *testing.T) {
+	for _, q := range []struct {
+		name         string
+		stack, local int
+	}{
+		{"webhooks", webhookMaxReceives, awsenv.WebhookMaxReceives},
+		{"runs", runsMaxReceives, awsenv.RunsMaxReceives},
+		{"databases", databasesMaxReceives, awsenv.DatabasesMaxReceives},
+		{"wallets", walletsMaxReceives, awsenv.WalletsMaxReceives},
+	} {
+		if q.stack != q.local {
+			t.Errorf("%s queue: the stack redrives after %d receives, awsenv after %d", q.name, q.stack, q.local)
+		}
+	}
 }
