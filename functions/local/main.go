@@ -7,6 +7,8 @@
 //	local print-openapi                 print the OpenAPI 3.1 document
 //	local sign-payment ...              sign an x402 challenge (development)
 //	local bench [flags]                 what a request costs (make bench)
+//	local fund --address 0x… --asset USDC|WETH|ETH --amount N
+//	                                    fund an address on the local chain
 package main
 
 import (
@@ -51,6 +53,9 @@ func run(args []string) error {
 	}
 	if len(args) > 0 && args[0] == "sign-payment" {
 		return signPayment(args[1:])
+	}
+	if len(args) > 0 && args[0] == "fund" {
+		return fund(cfg, args[1:])
 	}
 	if len(args) > 0 && args[0] == "bench" {
 		return bench.Main(os.Stdout, args[1:])
@@ -105,6 +110,11 @@ func serve(cfg app.Config) error {
 		return err
 	}
 	defer rt.Close()
+	dev, err := openChain(ctx, cfg, rt)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
 	api, err := rt.NewServer(logger, nil)
 	if err != nil {
 		return err
@@ -136,9 +146,12 @@ func serve(cfg app.Config) error {
 	if err != nil {
 		return err
 	}
-	workers.Go(func() { tradingLoop(ctx, logger, recheck) })
+	workers.Go(func() { every(ctx, logger, "trading recheck", tradingRecheckEvery, recheck) })
 	workers.Go(func() { dbWorker.Run(ctx, rt.DatabasesQueue) })
 	workers.Go(func() { rt.SweepHolds(ctx, logger.With("worker", "hold-sweeper")) })
+	walletsWorker, walletsSvc := rt.WalletsWorker(logger.With("worker", "wallets"))
+	workers.Go(func() { walletsWorker.Run(ctx, rt.WalletsQueue) })
+	workers.Go(func() { every(ctx, logger, "wallets recheck", walletsRecheckEvery, walletsSvc.Recheck) })
 	addr := os.Getenv("ADDR")
 	if addr == "" {
 		addr = "127.0.0.1:8080"
@@ -173,18 +186,23 @@ func serve(cfg app.Config) error {
 // tape's minute crossing it.
 const tradingRecheckEvery = 5 * time.Second
 
-// tradingLoop runs the trading recheck until shutdown; a failed pass is
-// logged and the next one tries again.
-func tradingLoop(ctx context.Context, logger *slog.Logger, recheck func(context.Context) error) {
-	t := time.NewTicker(tradingRecheckEvery)
+// walletsRecheckEvery is how often the local server advances wallet
+// transactions no message is waiting for (decided approvals, mostly); on
+// AWS the wallets-recheck function runs each minute.
+const walletsRecheckEvery = 5 * time.Second
+
+// every runs pass each interval until shutdown; a failed pass is logged and
+// the next one tries again.
+func every(ctx context.Context, logger *slog.Logger, name string, interval time.Duration, pass func(context.Context) error) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := recheck(ctx); err != nil && ctx.Err() == nil {
-				logger.Error("trading recheck failed", "error", err.Error())
+			if err := pass(ctx); err != nil && ctx.Err() == nil {
+				logger.Error(name+" failed", "error", err.Error())
 			}
 		}
 	}

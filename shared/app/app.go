@@ -22,6 +22,7 @@ import (
 	"platformapi/shared/awsenv"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
+	"platformapi/shared/chain"
 	"platformapi/shared/credits"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/databases"
@@ -129,6 +130,11 @@ type Runtime struct {
 
 	// Files holds uploaded files (DATA_DIR/files, or FILES_BUCKET).
 	Files blob.Bucket
+	// Networks are the EVM chains of managed wallets and swaps; the local
+	// command sets them (its development chain) before NewServer.
+	Networks *chain.Networks
+	// WalletsQueue carries wallet transactions to the wallets worker.
+	WalletsQueue queue.Queue
 }
 
 // Close releases storage cleanly (bbolt must be closed to release its lock).
@@ -167,6 +173,7 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		rt.WebhookQueue = embeddedQueue(st, "webhooks", awsenv.WebhookMaxReceives)
 		rt.RunsQueue = embeddedQueue(st, "runs", awsenv.RunsMaxReceives)
 		rt.DatabasesQueue = embeddedQueue(st, "databases", awsenv.DatabasesMaxReceives)
+		rt.WalletsQueue = embeddedQueue(st, "wallets", walletsMaxReceives)
 		artifacts, err := fsblob.Open(filepath.Join(c.DataDir, "artifacts"))
 		if err != nil {
 			_ = rt.Close()
@@ -207,6 +214,11 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 	rt.Signer = signer
 	return rt, nil
 }
+
+// walletsMaxReceives is the wallets queue's receive count before its
+// dead-letter queue: a transaction's message fails only when the store or
+// the chain does, and the recheck covers it after that.
+const walletsMaxReceives = 10
 
 // embeddedQueue is the queue called name with its dead-letter queue
 // (name-dlq) after maxReceives receives, as on AWS.
@@ -271,5 +283,6 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 		MCPAllowedOrigins:    servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
 		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
 		Trading:              venue,
+		Networks:             r.Networks, WalletsQueue: r.WalletsQueue,
 	}), nil
 }

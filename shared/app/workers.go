@@ -7,11 +7,14 @@ import (
 	"os"
 	"time"
 
+	"platformapi/shared/api"
 	"platformapi/shared/credits"
 	"platformapi/shared/files"
+	"platformapi/shared/platform"
 	"platformapi/shared/runs"
 	"platformapi/shared/trading"
 	"platformapi/shared/trading/tradingenv"
+	"platformapi/shared/wallets"
 	"platformapi/shared/webhooks"
 )
 
@@ -64,6 +67,15 @@ func (r *Runtime) TradingRecheck(logger *slog.Logger) (func(context.Context) err
 	}
 	pub := webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue})
 	return func(ctx context.Context) error { return svc.RecheckAndPublish(ctx, pub) }, nil
+}
+
+// WalletsWorker is the wallets queue's consumer and the recheck pass, on
+// the service the server uses.
+func (r *Runtime) WalletsWorker(logger *slog.Logger) (*wallets.Worker, *wallets.Service) {
+	svc := platform.Wallets(api.Config{Store: r.Store, Logger: logger,
+		Events: webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue})},
+		platform.Deps{Sealer: r.Sealer, Networks: r.Networks, WalletsQueue: r.WalletsQueue})
+	return wallets.NewWorker(svc), svc
 }
 
 // SweepHolds releases, every minute (or every Config.HoldGrace when

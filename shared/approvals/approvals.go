@@ -210,6 +210,11 @@ func (r *Repo) transition(ctx context.Context, accountID string, a *Approval, fr
 	return err
 }
 
+// DistinctDecider are the services whose approvals the requesting key may
+// not decide itself: moving money needs a second key (a person's, or a
+// parent's), not just a second call.
+var DistinctDecider = map[string]bool{"managed-wallets": true, "universal-swaps": true}
+
 // Decide approves or rejects a pending, unexpired approval.
 func (r *Repo) Decide(ctx context.Context, accountID, projectScope, id, decision string, reason *string, keyID string) (*Approval, error) {
 	a, err := r.Get(ctx, accountID, projectScope, id)
@@ -218,6 +223,9 @@ func (r *Repo) Decide(ctx context.Context, accountID, projectScope, id, decision
 	}
 	if a.Status != StatusPending {
 		return nil, apierr.New(apierr.Conflict, "The approval is %s and can no longer be decided.", a.Status)
+	}
+	if DistinctDecider[a.ServiceID] && a.RequestedBy == keyID {
+		return nil, apierr.New(apierr.SelfApprovalDenied, "This approval was requested by this key; another key must decide it.")
 	}
 	now := r.now().UTC()
 	err = r.transition(ctx, accountID, a, StatusPending, func(a *Approval) {

@@ -99,11 +99,11 @@ var services = []Service{
 			{ID: "databases.actions", Summary: "Change structure or records: per row read and per row written, at most 0.1 credits", PriceMicro: credits(0.1),
 				Rates: []Rate{{Unit: UnitRowRead, PriceMicro: 1}, {Unit: UnitRowWritten, PriceMicro: 10}}},
 		}},
-	{ID: "managed-wallets", Name: "Managed Wallets", Description: "Custodial EVM wallets with policies and approvals.", Available: false,
+	{ID: "managed-wallets", Name: "Managed Wallets", Description: "Custodial EVM wallets with policies and approvals.", Available: true,
 		Operations: []Operation{{ID: "wallets.transactions.create", Summary: "Execute a wallet transaction", PriceMicro: credits(0.1)}}},
 	{ID: "managed-trading", Name: "Managed Trading", Description: "Managed spot trading: firm quotes, orders and positions on a paper venue (or an Alpaca-compatible one).", Available: true,
 		Operations: []Operation{{ID: "trading.orders.create", Summary: "Submit a spot trade", PriceMicro: credits(0.1)}}},
-	{ID: "universal-swaps", Name: "Universal Swaps", Description: "Token swaps from managed wallets.", Available: false,
+	{ID: "universal-swaps", Name: "Universal Swaps", Description: "Token swaps from managed wallets.", Available: true,
 		Operations: []Operation{{ID: "swaps.execute", Summary: "Execute a swap", PriceMicro: credits(0.1)}}},
 }
 

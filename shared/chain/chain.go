@@ -110,6 +110,17 @@ func (ns *Networks) Get(id uint64) (*Network, bool) {
 	return n, ok
 }
 
+// With is ns and n together; n's id must be new.
+func (ns *Networks) With(n *Network) (*Networks, error) {
+	all := []*Network{n}
+	if ns != nil {
+		for _, m := range ns.byID {
+			all = append(all, m)
+		}
+	}
+	return NewNetworks(all...)
+}
+
 // IDs are the configured chain ids, ascending.
 func (ns *Networks) IDs() []uint64 {
 	if ns == nil {
@@ -176,3 +187,10 @@ func FromEnv(environ []string) (*Networks, error) {
 // ErrUnavailable marks a chain call that failed for the chain's reasons
 // (unreachable, timed out, answered garbage): the request may be retried.
 var ErrUnavailable = errors.New("chain: unavailable")
+
+// NotYet reports whether a receipt lookup failed only because the receipt
+// is not there yet: not mined, or the node still indexing transactions
+// after a start.
+func NotYet(err error) bool {
+	return errors.Is(err, ethereum.NotFound) || err != nil && strings.Contains(err.Error(), "indexing is in progress")
+}

@@ -17,8 +17,11 @@ import (
 	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/api/tradingapi"
 	"platformapi/shared/api/usageapi"
+	"platformapi/shared/api/walletsapi"
 	"platformapi/shared/api/webhooksapi"
 	"platformapi/shared/blob"
+	"platformapi/shared/catalog"
+	"platformapi/shared/chain"
 	"platformapi/shared/databases"
 	"platformapi/shared/envelope"
 	"platformapi/shared/files"
@@ -26,6 +29,7 @@ import (
 	"platformapi/shared/topup"
 	"platformapi/shared/trading"
 	"platformapi/shared/upstream"
+	"platformapi/shared/wallets"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/x402"
 )
@@ -59,6 +63,20 @@ type Deps struct {
 	Databases        *databases.Service
 	DatabasesQueue   queue.Queue
 	ArchivePublicKey string
+	// Networks are the EVM chains of managed wallets and swaps (nil: their
+	// routes answer 503); WalletsQueue carries wallet transactions to the
+	// worker (nil: only reads and the recheck advance them).
+	Networks     *chain.Networks
+	WalletsQueue queue.Queue
+}
+
+// Wallets is the managed-wallets service on these dependencies: the API's,
+// and the worker's of the same process.
+func Wallets(cfg api.Config, d Deps) *wallets.Service {
+	svc, _ := catalog.Lookup(wallets.ServiceID)
+	op, _ := svc.Op(wallets.OpTransactionsCreate)
+	return wallets.New(wallets.Config{Store: cfg.Store, Sealer: d.Sealer, Networks: d.Networks, Queue: d.WalletsQueue,
+		Events: cfg.Events, PriceMicro: op.PriceMicro, Now: cfg.Now, Logger: cfg.Logger})
 }
 
 // New builds the kernel with every group registered. Webhook events are
@@ -87,6 +105,7 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	tradingapi.Register(k, tradingapi.Deps{Store: st, Trading: d.Trading})
 	databasesapi.Register(k, databasesapi.Deps{Store: st, Databases: d.Databases, Queue: d.DatabasesQueue})
 	usageapi.Register(k, usageapi.Deps{Store: st})
+	walletsapi.Register(k, walletsapi.Deps{Service: Wallets(cfg, d)})
 	return k
 }
 

@@ -226,10 +226,10 @@ var Table = []Route{
 
 	// 4.4 Managed wallets and trading
 	r(get, "/wallets", "wallets", "wallets.list", "wallets:read", noIdem, BodyNone, "List wallets").service("managed-wallets"),
-	r(post, "/wallets", "wallets", "wallets.create", "wallets:create", idem, BodyJSON, "Create a managed wallet").service("managed-wallets"),
+	r(post, "/wallets", "wallets", "wallets.create", "wallets:create", idem, BodyJSON, "Create a managed wallet").service("managed-wallets").commit(),
 	r(get, "/wallets/{walletId}", "wallets", "wallets.read", "wallets:read", noIdem, BodyNone, "Read a wallet").service("managed-wallets"),
 	r(get, "/wallets/{walletId}/balances", "wallets", "wallets.balances.read", "wallets:read", noIdem, BodyNone, "Read a wallet's balances").service("managed-wallets"),
-	r(patch, "/wallets/{walletId}/policy", "wallets", "wallets.policy.update", "approvals:write", idem, BodyJSON, "Administer wallet policy").service("managed-wallets"),
+	r(patch, "/wallets/{walletId}/policy", "wallets", "wallets.policy.update", "approvals:write", idem, BodyJSON, "Administer wallet policy").service("managed-wallets").commit(),
 	r(post, "/wallets/{walletId}/transactions/quote", "wallets", "wallets.transactions.quote", "wallets:transact", idem, BodyJSON, "Quote a wallet transaction").service("managed-wallets"),
 	r(post, "/wallets/{walletId}/transactions", "wallets", "wallets.transactions.create", "wallets:transact", idem, BodyJSON, "Execute a wallet transaction").service("managed-wallets").metered(),
 	r(get, "/wallets/{walletId}/transactions", "wallets", "wallets.transactions.list", "wallets:read", noIdem, BodyNone, "List a wallet's transactions").service("managed-wallets"),

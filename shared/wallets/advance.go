@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"platformapi/shared/approvals"
+	"platformapi/shared/chain"
 	"platformapi/shared/credits"
 	"platformapi/shared/store"
 )
@@ -91,7 +92,7 @@ func (t *txRec) copy() *txRec {
 // fail ends t as failed, its reservation and hold to be released.
 func (s *Service) fail(t *txRec, code, reason string) *txRec {
 	n := t.copy()
-	n.Status, n.Failure, n.Settle = StatusFailed, &Failure{Code: code, Reason: reason}, settleRelease
+	n.Status, n.Failure, n.Settle = StatusFailed, &TxFailure{Code: code, Reason: reason}, settleRelease
 	return n
 }
 
@@ -307,7 +308,7 @@ func (s *Service) watch(ctx context.Context, t *txRec) (*txRec, error) {
 		return nil, err
 	}
 	r, err := net.Client.TransactionReceipt(ctx, common.HexToHash(*t.Hash))
-	if errors.Is(err, ethereum.NotFound) {
+	if chain.NotYet(err) {
 		return nil, nil
 	}
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 	"platformapi/shared/wallets/policy"
 )
 
-// Balance is one asset's balance on one chain.
-type Balance struct {
+// WalletBalance is one asset's balance on one chain.
+type WalletBalance struct {
 	ChainID     uint64 `json:"chainId" example:"1337"`
 	Asset       string `json:"asset" doc:"The token's address, or ETH for the native coin" example:"0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238"`
 	Symbol      string `json:"symbol" example:"USDC"`
@@ -24,16 +24,16 @@ type Balance struct {
 	BlockNumber uint64 `json:"blockNumber" doc:"The block every amount of this chain was read at"`
 }
 
-// Balances are a wallet's balances; every amount of a chain is read at one
+// WalletBalances are a wallet's balances; every amount of a chain is read at one
 // block, so they are consistent with each other.
-type Balances struct {
-	Data        []Balance `json:"data"`
-	BlockNumber uint64    `json:"blockNumber" doc:"The block of the first chain (the only one, usually)"`
+type WalletBalances struct {
+	Data        []WalletBalance `json:"data"`
+	BlockNumber uint64          `json:"blockNumber" doc:"The block of the first chain (the only one, usually)"`
 }
 
-// Balances reads the wallet's balance of every known asset of every chain
+// WalletBalances reads the wallet's balance of every known asset of every chain
 // (or of chainID alone, when not 0).
-func (s *Service) Balances(ctx context.Context, sc Scope, walletID string, chainID uint64) (*Balances, error) {
+func (s *Service) Balances(ctx context.Context, sc Scope, walletID string, chainID uint64) (*WalletBalances, error) {
 	l, err := s.load(ctx, sc, walletID)
 	if err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func (s *Service) Balances(ctx context.Context, sc Scope, walletID string, chain
 		return nil, apierr.New(apierr.ServiceUnavailable, "No chain is configured in this deployment.")
 	}
 	owner := common.HexToAddress(l.rec.Address)
-	out := &Balances{Data: []Balance{}}
+	out := &WalletBalances{Data: []WalletBalance{}}
 	for i, id := range ids {
 		n, _ := s.nets.Get(id)
 		block, err := n.Client.BlockNumber(ctx)
@@ -69,7 +69,7 @@ func (s *Service) Balances(ctx context.Context, sc Scope, walletID string, chain
 			if !a.IsNative() {
 				asset = a.Address.Hex()
 			}
-			out.Data = append(out.Data, Balance{ChainID: id, Asset: asset, Symbol: a.Symbol, Decimals: a.Decimals, Amount: amount.String(), BlockNumber: block})
+			out.Data = append(out.Data, WalletBalance{ChainID: id, Asset: asset, Symbol: a.Symbol, Decimals: a.Decimals, Amount: amount.String(), BlockNumber: block})
 		}
 	}
 	return out, nil
@@ -97,9 +97,9 @@ func (s *Service) balanceOf(ctx context.Context, c interface {
 	return new(big.Int).SetBytes(out), nil
 }
 
-// PolicyRequest is the body of PATCH /wallets/{id}/policy: a whole new
+// WalletPolicyRequest is the body of PATCH /wallets/{id}/policy: a whole new
 // policy, applied only over the revision the caller read.
-type PolicyRequest struct {
+type WalletPolicyRequest struct {
 	DefaultAction    string        `json:"defaultAction" enum:"allow,deny,require_approval"`
 	Rules            []policy.Rule `json:"rules" maxItems:"50"`
 	ExpectedRevision int64         `json:"expectedRevision" minimum:"1" doc:"The policy revision this replacement is based on; another one is 409 policy_revision_conflict"`
@@ -107,7 +107,7 @@ type PolicyRequest struct {
 
 // UpdatePolicy replaces the wallet's policy (one conditional write: safe to
 // defer into the idempotent response's transaction).
-func (s *Service) UpdatePolicy(ctx context.Context, sc Scope, walletID string, req PolicyRequest) (*Wallet, error) {
+func (s *Service) UpdatePolicy(ctx context.Context, sc Scope, walletID string, req WalletPolicyRequest) (*Wallet, error) {
 	l, err := s.load(ctx, sc, walletID)
 	if err != nil {
 		return nil, err

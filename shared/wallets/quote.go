@@ -21,8 +21,8 @@ import (
 	"platformapi/shared/wallets/policy"
 )
 
-// QuoteRequest is the body of POST /wallets/{id}/transactions/quote.
-type QuoteRequest struct {
+// TxQuoteRequest is the body of POST /wallets/{id}/transactions/quote.
+type TxQuoteRequest struct {
 	ChainID uint64 `json:"chainId" minimum:"1" doc:"A chain of the wallet's chainIds" example:"1337"`
 	To      string `json:"to" pattern:"^0x[0-9a-fA-F]{40}$" doc:"The recipient's address" example:"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"`
 	Asset   string `json:"asset" minLength:"1" maxLength:"42" doc:"ETH (the native coin), a token symbol of the chain (USDC, WETH) or its address" example:"USDC"`
@@ -139,7 +139,7 @@ func parseAddress(s, location string) (common.Address, error) {
 
 // QuoteTransaction prices a send: fee estimate, simulation with its revert
 // reason, the policy's decision, and an expiry.
-func (s *Service) QuoteTransaction(ctx context.Context, sc Scope, walletID string, req QuoteRequest) (*TxQuote, error) {
+func (s *Service) QuoteTransaction(ctx context.Context, sc Scope, walletID string, req TxQuoteRequest) (*TxQuote, error) {
 	l, err := s.load(ctx, sc, walletID)
 	if err != nil {
 		return nil, err

@@ -36,8 +36,8 @@ type SigQuote struct {
 	CreatedAt  time.Time     `json:"createdAt"`
 }
 
-// Signature is a created signature.
-type Signature struct {
+// WalletSignature is a created signature.
+type WalletSignature struct {
 	ID        string    `json:"id" example:"sig_01J9Z3K4M5N6P7Q8R9S0T1V2W3"`
 	WalletID  string    `json:"walletId"`
 	Type      string    `json:"type" enum:"personal_sign,eip712"`
@@ -120,7 +120,7 @@ func (s *Service) QuoteSignature(ctx context.Context, sc Scope, walletID string,
 // (a deny since the quote refuses), an approval it requires is consumed,
 // and the quote records the signature, so a retry of the same call gets
 // the same signature and any other call 409 quote_already_used.
-func (s *Service) CreateSignature(ctx context.Context, sc Scope, walletID string, req SigCreateRequest, callID string) (*Signature, error) {
+func (s *Service) CreateSignature(ctx context.Context, sc Scope, walletID string, req SigCreateRequest, callID string) (*WalletSignature, error) {
 	l, err := s.load(ctx, sc, walletID)
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func (s *Service) CreateSignature(ctx context.Context, sc Scope, walletID string
 		return nil, fmt.Errorf("wallets: read signature quote: %w", err)
 	}
 	if it.String("used") != "" {
-		var done Signature
+		var done WalletSignature
 		if it.String("usedBy") == callID && json.Unmarshal(it.Bytes("signature"), &done) == nil {
 			return &done, nil
 		}
@@ -174,7 +174,7 @@ func (s *Service) CreateSignature(ctx context.Context, sc Scope, walletID string
 	if err != nil {
 		return nil, s.giveBack(ctx, undo, err)
 	}
-	out := &Signature{ID: ids.New("sig", now), WalletID: walletID, Type: q.Type, Digest: q.Digest, Signature: "0x" + common.Bytes2Hex(sig),
+	out := &WalletSignature{ID: ids.New("sig", now), WalletID: walletID, Type: q.Type, Digest: q.Digest, Signature: "0x" + common.Bytes2Hex(sig),
 		Address: l.rec.Address, CreatedAt: now}
 	_, err = s.st.Update(ctx, it.Key(), store.Update{Set: map[string]any{"used": out.ID, "usedBy": callID, "signature": store.DocOf(out)}},
 		store.AttrNotExists("used"), store.NumAtLeast("validUntil", now.UnixMilli()+1))

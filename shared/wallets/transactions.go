@@ -37,14 +37,14 @@ const (
 	settleRelease = "release"
 )
 
-// Failure says why a transaction failed.
-type Failure struct {
+// TxFailure says why a transaction failed.
+type TxFailure struct {
 	Code   string `json:"code" enum:"simulation_failed,reverted,broadcast_rejected,predecessor_failed" example:"reverted"`
 	Reason string `json:"reason" example:"ERC20: transfer amount exceeds balance"`
 }
 
 // Transaction is the record clients see.
-type Transaction struct {
+type WalletTransaction struct {
 	ID             string      `json:"id" example:"wtx_01J9Z3K4M5N6P7Q8R9S0T1V2W3"`
 	WalletID       string      `json:"walletId" example:"wal_01J9Z3K4M5N6P7Q8R9S0T1V2W3"`
 	Status         string      `json:"status" enum:"pending_approval,queued,submitted,confirmed,failed,rejected,expired" example:"confirmed"`
@@ -61,14 +61,14 @@ type Transaction struct {
 	NetworkFee     NetworkFee  `json:"networkFee"`
 	BlockNumber    *uint64     `json:"blockNumber"`
 	ChargedCredits json.Number `json:"chargedCredits" doc:"Credits charged: the operation's price once confirmed, 0 otherwise" example:"0.1"`
-	Failure        *Failure    `json:"failure"`
+	Failure        *TxFailure  `json:"failure"`
 	CreatedAt      time.Time   `json:"createdAt"`
 	UpdatedAt      time.Time   `json:"updatedAt"`
 }
 
 // txRec is a transaction as stored.
 type txRec struct {
-	Transaction
+	WalletTransaction
 	AccountID  string    `json:"accountId"`
 	ProjectID  string    `json:"projectId"`
 	From       string    `json:"from"`
@@ -123,8 +123,8 @@ func openOp(t *txRec) store.Op {
 	return store.PutOp(it)
 }
 
-func (t *txRec) view() *Transaction {
-	v := t.Transaction
+func (t *txRec) view() *WalletTransaction {
+	v := t.WalletTransaction
 	v.ChargedCredits = json.Number(microString(t.Charged))
 	return &v
 }
@@ -140,7 +140,7 @@ func microString(m int64) string {
 	return s
 }
 
-// CreateRequest of a transaction.
+// WalletCreateRequest of a transaction.
 type TxCreateRequest struct {
 	QuoteID    string  `json:"quoteId" pattern:"^wtq_[0-9A-Za-z]{1,60}$" doc:"A quote of this wallet, unexpired and unused" example:"wtq_01J9Z3K4M5N6P7Q8R9S0T1V2W3"`
 	ApprovalID *string `json:"approvalId,omitempty" doc:"An approved approval for this quote, when the policy requires one and it was decided before this call"`
@@ -176,7 +176,7 @@ func approvalInput(q *TxQuote) json.RawMessage {
 // must decide; a rolling total is reserved in the transaction that creates
 // the send. callID names the call (caller and Idempotency-Key): a retry of
 // the same call finds the transaction its first attempt created.
-func (s *Service) CreateTransaction(ctx context.Context, sc Scope, walletID string, req TxCreateRequest, requester, callID string) (*Transaction, bool, error) {
+func (s *Service) CreateTransaction(ctx context.Context, sc Scope, walletID string, req TxCreateRequest, requester, callID string) (*WalletTransaction, bool, error) {
 	for attempt := 0; ; attempt++ {
 		t, replay, retry, err := s.tryCreate(ctx, sc, walletID, req, requester, callID)
 		if !retry || attempt >= 64 {
@@ -189,7 +189,7 @@ func (s *Service) CreateTransaction(ctx context.Context, sc Scope, walletID stri
 	}
 }
 
-func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req TxCreateRequest, requester, callID string) (*Transaction, bool, bool, error) {
+func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req TxCreateRequest, requester, callID string) (*WalletTransaction, bool, bool, error) {
 	w, err := s.load(ctx, sc, walletID)
 	if err != nil {
 		return nil, false, false, err
@@ -219,7 +219,7 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 	amount, _ := new(big.Int).SetString(q.Amount, 10)
 	intent := policy.Intent{Operation: "transactions.create", ChainID: q.ChainID, To: c.To, Recipient: common.HexToAddress(q.To), Asset: q.Asset, Amount: amount}
 	d := policy.Evaluate(w.policy, intent, w.history(), now)
-	t := &txRec{Transaction: Transaction{ID: ids.New("wtx", now), WalletID: walletID, Purpose: "send", QuoteID: &q.ID, ChainID: q.ChainID,
+	t := &txRec{WalletTransaction: WalletTransaction{ID: ids.New("wtx", now), WalletID: walletID, Purpose: "send", QuoteID: &q.ID, ChainID: q.ChainID,
 		To: q.To, Asset: q.Asset, Amount: q.Amount, NetworkFee: q.NetworkFee, CreatedAt: now, UpdatedAt: now},
 		AccountID: sc.AccountID, ProjectID: sc.ProjectID, From: w.rec.Address, CallTo: c.To.Hex(), CallValue: c.Value.String(),
 		CallData: q.Transaction.Data, Gas: c.Gas, CallID: callID, Credits: s.price, Deadline: now.Add(SubmitDeadline)}
@@ -385,7 +385,7 @@ func (s *Service) afterCommit(ctx context.Context, t *txRec) {
 
 // GetTransaction reads one of a wallet's transactions, advanced first (a
 // decided approval, a mined receipt are seen at once).
-func (s *Service) GetTransaction(ctx context.Context, sc Scope, walletID, id string) (*Transaction, error) {
+func (s *Service) GetTransaction(ctx context.Context, sc Scope, walletID, id string) (*WalletTransaction, error) {
 	if _, err := s.load(ctx, sc, walletID); err != nil {
 		return nil, err
 	}
@@ -407,11 +407,11 @@ func (s *Service) GetTransaction(ctx context.Context, sc Scope, walletID, id str
 }
 
 // ListTransactions lists a wallet's transactions, newest first.
-func (s *Service) ListTransactions(ctx context.Context, sc Scope, walletID string, limit int, cursor string) ([]*Transaction, string, error) {
+func (s *Service) ListTransactions(ctx context.Context, sc Scope, walletID string, limit int, cursor string) ([]*WalletTransaction, string, error) {
 	if _, err := s.load(ctx, sc, walletID); err != nil {
 		return nil, "", err
 	}
-	return page(ctx, s.st, sc, txKey(sc, walletID, "").SK, true, limit, cursor, func(it store.Item) (*Transaction, string, error) {
+	return page(ctx, s.st, sc, txKey(sc, walletID, "").SK, true, limit, cursor, func(it store.Item) (*WalletTransaction, string, error) {
 		t, _, err := decodeTx(it)
 		if err != nil {
 			return nil, "", err

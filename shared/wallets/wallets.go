@@ -202,14 +202,14 @@ func keyAD(accountID, walletID, address string) []byte {
 	return []byte("wallet-key\x00" + accountID + "\x00" + walletID + "\x00" + address)
 }
 
-// CreateRequest is the body of POST /wallets.
-type CreateRequest struct {
+// WalletCreateRequest is the body of POST /wallets.
+type WalletCreateRequest struct {
 	Label *string `json:"label,omitempty" maxLength:"200" doc:"A name for people; not unique"`
 }
 
 // Create generates a key, seals it and stores the wallet in one Put (safe
 // to defer into the idempotent response's transaction).
-func (s *Service) Create(ctx context.Context, sc Scope, req CreateRequest) (*Wallet, error) {
+func (s *Service) Create(ctx context.Context, sc Scope, req WalletCreateRequest) (*Wallet, error) {
 	if s.sealer == nil {
 		return nil, apierr.New(apierr.ServiceUnavailable, "Managed wallets need the envelope key, which this deployment does not have.")
 	}
@@ -376,3 +376,6 @@ func chainErr(what string, err error) error {
 	e.Cause = err
 	return e
 }
+
+// Price is what wallets.transactions.create costs, in micro-credits.
+func (s *Service) Price() int64 { return s.price }

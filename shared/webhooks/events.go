@@ -39,6 +39,21 @@ const (
 	EventTradingOrderExpired  = "trading.order.expired"
 	EventTradingOrderRejected = "trading.order.rejected"
 
+	EventWalletCreated           = "wallet.created"
+	EventWalletPolicyUpdated     = "wallet.policy_updated"
+	EventWalletTxPendingApproval = "wallet.transaction.pending_approval"
+	EventWalletTxQueued          = "wallet.transaction.queued"
+	EventWalletTxSubmitted       = "wallet.transaction.submitted"
+	EventWalletTxConfirmed       = "wallet.transaction.confirmed"
+	EventWalletTxFailed          = "wallet.transaction.failed"
+	EventWalletTxRejected        = "wallet.transaction.rejected"
+	EventWalletTxExpired         = "wallet.transaction.expired"
+	EventWalletSignatureCreated  = "wallet.signature.created"
+	EventSwapPending             = "swap.pending"
+	EventSwapPendingApproval     = "swap.pending_approval"
+	EventSwapDone                = "swap.done"
+	EventSwapFailed              = "swap.failed"
+
 	EventDatabaseProvisioned       = "database.provisioned"
 	EventDatabaseDeprovisioned     = "database.deprovisioned"
 	EventDatabaseTransferCompleted = "database.transfer.completed" // published by the databases worker
@@ -110,6 +125,20 @@ var Catalogue = []EventType{
 	{EventTradingOrderFilled, "trading.orders.create", "An order filled completely, at submission or later (data: the order with its fills).", "trading.orders.read", SubjectNone},
 	{EventTradingOrderExpired, "trading.orders.create", "An order's time in force ran out; what filled stays filled, an unfilled order's credits are released (data: the order).", "trading.orders.read", SubjectNone},
 	{EventTradingOrderRejected, "trading.orders.create", "An order was refused at submission, e.g. insufficient_buying_power; nothing traded or charged (data: the order).", "trading.orders.read", SubjectNone},
+	{EventWalletCreated, "wallets.create", "A managed wallet was created (data: the wallet, never its key).", "wallets.read", SubjectNone},
+	{EventWalletPolicyUpdated, "wallets.policy.update", "A wallet's policy was replaced (data: the wallet with its new policy).", "wallets.read", SubjectNone},
+	{EventWalletTxPendingApproval, "wallets.transactions.create", "A send waits for its approval (data: the transaction with approvalId).", "wallets.transactions.read", SubjectNone},
+	{EventWalletTxQueued, "wallets.transactions.create", "A send is queued for signing and broadcast (data: the transaction).", "wallets.transactions.read", SubjectNone},
+	{EventWalletTxSubmitted, "wallets.transactions.create", "A send was signed and broadcast (data: the transaction with hash and nonce). Sent by the worker.", "wallets.transactions.read", SubjectNone},
+	{EventWalletTxConfirmed, "wallets.transactions.create", "A send was mined successfully and charged (data: the transaction with its fee). Sent by the worker.", "wallets.transactions.read", SubjectNone},
+	{EventWalletTxFailed, "wallets.transactions.create", "A send failed: simulation, revert or broadcast (data: the transaction with failure); its credits are released.", "wallets.transactions.read", SubjectNone},
+	{EventWalletTxRejected, "wallets.transactions.create", "A send's approval was rejected; nothing was sent (data: the transaction).", "wallets.transactions.read", SubjectNone},
+	{EventWalletTxExpired, "wallets.transactions.create", "A send's approval expired, or it could not be sent in time; nothing was sent (data: the transaction).", "wallets.transactions.read", SubjectNone},
+	{EventWalletSignatureCreated, "wallets.signatures.create", "A wallet signed a quoted message or typed data (data: the signature).", "wallets.read", SubjectNone},
+	{EventSwapPending, "swaps.execute", "A swap started: its transactions are on their way (data: the swap).", "swaps.read", SubjectNone},
+	{EventSwapPendingApproval, "swaps.execute", "A swap waits for its approval (data: the swap).", "swaps.read", SubjectNone},
+	{EventSwapDone, "swaps.execute", "A swap completed; toAmount is what the wallet received (data: the swap).", "swaps.read", SubjectNone},
+	{EventSwapFailed, "swaps.execute", "A swap failed (substatus, e.g. slippage_exceeded); only gas was spent (data: the swap).", "swaps.read", SubjectNone},
 	{EventDatabaseProvisioned, "databases.account.provision", "A managed database was provisioned for the account or project (data: the database).", "databases.account.read", SubjectNone},
 	{EventDatabaseDeprovisioned, "databases.account.deprovision", "A managed database and its data were deleted (data: id, status deleted).", "databases.account.read", SubjectNone},
 	{EventDatabaseTransferCompleted, "databases.transfers.create", "An export's archive is ready to download, or an import replaced the database (data: the transfer). Sent by the worker, after POST /databases/transfers (export) or …/complete (import).", "databases.transfers.read", SubjectNone},

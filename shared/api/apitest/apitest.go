@@ -17,6 +17,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"platformapi/shared/chain"
+	"platformapi/shared/chain/devchain"
+	"platformapi/shared/wallets"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,6 +112,9 @@ type Env struct {
 	DatabasesQueue *memqueue.Queue
 	ArchiveKey     string
 	startDBs       sync.Once
+	// Chain is Options.Chain; WalletsQueue its worker's queue.
+	Chain        *devchain.Chain
+	WalletsQueue *memqueue.Queue
 }
 
 // SyncBuffer collects the server's log lines.
@@ -148,6 +154,9 @@ type Options struct {
 	// deprecated one, without one in the production table.
 	Routes   []routes.Route
 	Register func(*api.Kernel)
+	// Chain serves managed wallets and swaps on the local development
+	// chain (SharedChain), with a wallets worker running.
+	Chain *devchain.Chain
 }
 
 // PaperCash is each trading book's starting paper cash in tests, dollars.
@@ -207,6 +216,16 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		AllowPrivateWebhooks: o.AllowPrivateWebhooks, Files: filesBucket, FileQuota: o.FileQuota,
 		Trading: trading.Config{PaperCash: PaperCash},
 	}
+	var walletsQ *memqueue.Queue
+	if o.Chain != nil {
+		walletsQ = memqueue.New()
+		t.Cleanup(func() { walletsQ.Close() })
+		d.Networks, err = chain.NewNetworks(o.Chain.Network())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.WalletsQueue = walletsQ
+	}
 	if o.NoRunsQueue {
 		d.RunsQueue = nil
 	}
@@ -246,6 +265,13 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		MaxAttempts: 3, Backoff: func(int) time.Duration { return 10 * time.Millisecond }, Timeout: 2 * time.Second,
 		Logger: slog.New(slog.DiscardHandler),
 	})
+	if o.Chain != nil {
+		e.Chain, e.WalletsQueue = o.Chain, walletsQ
+		svc := platform.Wallets(api.Config{Store: st, Now: c.Now, Logger: logger,
+			Events: webhooks.NewRepo(webhooks.Config{Store: st, Sealer: sealer, Queue: hooks, Now: c.Now})}, d)
+		w := wallets.NewWorker(svc)
+		e.loop(func(ctx context.Context) { w.Run(ctx, walletsQ) })
+	}
 	return e
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"platformapi/shared/chain"
 	"platformapi/shared/chain/contracts"
 )
 
@@ -190,7 +191,7 @@ func WaitMined(ctx context.Context, c interface {
 		if err == nil {
 			return r, nil
 		}
-		if !errors.Is(err, ethereum.NotFound) {
+		if !chain.NotYet(err) {
 			return nil, err
 		}
 		select {
