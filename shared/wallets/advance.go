@@ -80,6 +80,9 @@ func (s *Service) transition(ctx context.Context, t *txRec, rev int64, next *txR
 		if next.Status == StatusQueued {
 			s.enqueue(ctx, next, 0)
 		}
+		if next.SwapID != nil && s.onSwapTx != nil {
+			s.onSwapTx(ctx, next.scope(), *next.SwapID)
+		}
 	}
 	return next, rev + 1, nil
 }
@@ -104,7 +107,7 @@ func (s *Service) decideApproval(ctx context.Context, t *txRec) (*txRec, error) 
 	n := t.copy()
 	switch a.Status {
 	case approvals.StatusApproved:
-		if _, err := s.approvals.Consume(ctx, t.AccountID, t.ProjectID, a.ID, ServiceID, a.OperationID, a.Input); err != nil {
+		if _, err := s.approvals.Consume(ctx, t.AccountID, t.ProjectID, a.ID, a.ServiceID, a.OperationID, a.Input); err != nil {
 			return nil, err
 		}
 		n.Status, n.Deadline = StatusQueued, s.now().Add(SubmitDeadline)
@@ -365,7 +368,7 @@ func (s *Service) settle(ctx context.Context, t *txRec, rev int64) (*txRec, erro
 		}
 	}
 	if t.HoldID != "" {
-		h := s.ledger.HoldOf(t.AccountID, t.HoldID, t.Credits, t.Deadline.Add(ConfirmDeadline))
+		h := s.ledger.HoldOf(t.AccountID, t.HoldID, t.Credits, t.holdDeadline())
 		var err error
 		if t.Settle == settleCapture {
 			err = h.Capture(ctx, t.Credits)

@@ -89,6 +89,12 @@ type txRec struct {
 	Deadline   time.Time `json:"deadline"`
 }
 
+// holdDeadline is when t's credit hold is settled at the latest if its
+// process lives: its first submit deadline (an approval's expiry, or an
+// hour) plus the confirmation watch. It never moves: the hold's sweeper
+// index is keyed by it.
+func (t *txRec) holdDeadline() time.Time { return t.CreatedAt.Add(approvals.TTL + SubmitDeadline + ConfirmDeadline) }
+
 func (t *txRec) scope() Scope { return Scope{AccountID: t.AccountID, ProjectID: t.ProjectID} }
 
 func (t *txRec) final() bool {
@@ -152,16 +158,19 @@ var (
 	errNoCredits    = apierr.New(apierr.InsufficientCredits, "The account's credits cannot cover this transaction.")
 )
 
-// Send is what CreateTransaction and CreateSwapTransactions commit.
+// send is what commitSend writes.
 type send struct {
 	sc       Scope
 	w        *loaded
 	txs      []*txRec
 	spend    *spend
 	quoteKey *store.Key
-	callID   string
-	holdID   string
-	credits  int64
+	// quoteUsed is what the quote is marked used by (the transaction, or
+	// the swap); callID the call that used it.
+	quoteUsed string
+	callID    string
+	// extra are the caller's own records, committed with the send.
+	extra []store.Op
 }
 
 // approvalInput is what a send's approval is bound to: the quote's intent.
@@ -251,7 +260,7 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 	}
 	sp := &spend{Asset: q.Asset, Amount: q.Amount, At: now, TxID: t.ID}
 	qk := qit.Key()
-	retry, err := s.commitSend(ctx, &send{sc: sc, w: w, txs: []*txRec{t}, spend: sp, quoteKey: &qk, callID: callID, holdID: t.HoldID, credits: t.Credits})
+	retry, err := s.commitSend(ctx, &send{sc: sc, w: w, txs: []*txRec{t}, spend: sp, quoteKey: &qk, quoteUsed: t.ID, callID: callID})
 	if err != nil || retry {
 		if undo != nil {
 			if uerr := undo(context.WithoutCancel(ctx)); uerr != nil {
@@ -307,18 +316,20 @@ func (s *Service) commitSend(ctx context.Context, sd *send) (bool, error) {
 	iQuote := -1
 	if sd.quoteKey != nil {
 		iQuote = len(ops)
-		ops = append(ops, store.UpdateOp(*sd.quoteKey, store.Update{Set: map[string]any{"used": sd.txs[len(sd.txs)-1].ID, "usedBy": sd.callID}},
+		ops = append(ops, store.UpdateOp(*sd.quoteKey, store.Update{Set: map[string]any{"used": sd.quoteUsed, "usedBy": sd.callID}},
 			store.Exists(), store.AttrNotExists("used"), store.NumAtLeast("validUntil", now.UnixMilli()+1)))
 	}
 	for _, t := range sd.txs {
 		ops = append(ops, store.PutOp(encodeTx(t, 1), store.NotExists()), openOp(t))
 	}
 	iHold := -1
-	if sd.holdID != "" {
-		iHold = len(ops)
-		deadline := sd.txs[0].Deadline.Add(ConfirmDeadline)
-		ops = append(ops, credits.HoldOps(sd.sc.AccountID, sd.holdID, sd.credits, "wallets "+sd.txs[0].ID, now, deadline)...)
+	for _, t := range sd.txs {
+		if t.HoldID != "" {
+			iHold = len(ops)
+			ops = append(ops, credits.HoldOps(sd.sc.AccountID, t.HoldID, t.Credits, "wallets "+t.ID, now, t.holdDeadline())...)
+		}
 	}
+	ops = append(ops, sd.extra...)
 	err := s.st.Transact(ctx, ops)
 	var tx *store.TxError
 	switch {

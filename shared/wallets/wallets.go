@@ -107,8 +107,11 @@ type Config struct {
 	Events Publisher
 	// PriceMicro is what wallets.transactions.create costs.
 	PriceMicro int64
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// OnSwapTx is told when a swap's transaction changes state (the swaps
+	// service refreshes the swap and publishes swap.<status>).
+	OnSwapTx func(ctx context.Context, sc Scope, swapID string)
+	Now      func() time.Time
+	Logger   *slog.Logger
 }
 
 // Service is managed wallets.
@@ -121,6 +124,7 @@ type Service struct {
 	ledger    *credits.Ledger
 	approvals *approvals.Repo
 	price     int64
+	onSwapTx  func(context.Context, Scope, string)
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -135,7 +139,7 @@ func New(cfg Config) *Service {
 	}
 	now := func() time.Time { return cfg.Now().UTC() }
 	return &Service{st: cfg.Store, sealer: cfg.Sealer, nets: cfg.Networks, q: cfg.Queue, events: cfg.Events,
-		ledger: credits.NewLedger(cfg.Store, now), approvals: approvals.NewRepo(cfg.Store, now), price: cfg.PriceMicro, now: now, log: cfg.Logger}
+		ledger: credits.NewLedger(cfg.Store, now), approvals: approvals.NewRepo(cfg.Store, now), price: cfg.PriceMicro, onSwapTx: cfg.OnSwapTx, now: now, log: cfg.Logger}
 }
 
 // Networks are the chains the service reaches.
