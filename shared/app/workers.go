@@ -72,7 +72,7 @@ func (r *Runtime) TradingRecheck(logger *slog.Logger) (func(context.Context) err
 // WalletsWorker is the wallets queue's consumer and the recheck pass, on
 // the service the server uses.
 func (r *Runtime) WalletsWorker(logger *slog.Logger) (*wallets.Worker, *wallets.Service) {
-	svc := platform.Wallets(api.Config{Store: r.Store, Logger: logger,
+	svc, _ := platform.Wallets(api.Config{Store: r.Store, Logger: logger,
 		Events: webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue})},
 		platform.Deps{Sealer: r.Sealer, Networks: r.Networks, WalletsQueue: r.WalletsQueue})
 	return wallets.NewWorker(svc), svc

@@ -4,9 +4,12 @@
 package paging
 
 import (
+	"context"
 	"encoding/base64"
+	"fmt"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/store"
 )
 
 // Cursor is the opaque cursor of a position.
@@ -24,4 +27,36 @@ func After(cursor string) (string, error) {
 		return "", apierr.Invalid("Invalid cursor.", apierr.Field("query.cursor", "not a cursor from this list"))
 	}
 	return string(b), nil
+}
+
+// List reads one page of the items of partition pk under prefix, whose
+// sort keys are prefix+id; the cursor is the last item's id. Items are in
+// sort-key order, or newest first.
+func List[T any](ctx context.Context, st store.Store, pk, prefix string, newestFirst bool, limit int, cursor string,
+	decode func(store.Item) (T, string, error)) ([]T, string, error) {
+	after, err := After(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	q := store.Query{PK: pk, Prefix: prefix, Limit: limit, Reverse: newestFirst}
+	if after != "" {
+		q.After = prefix + after
+	}
+	pg, err := st.Query(ctx, q)
+	if err != nil {
+		return nil, "", fmt.Errorf("list %s: %w", prefix, err)
+	}
+	out := make([]T, 0, len(pg.Items))
+	last := ""
+	for _, it := range pg.Items {
+		v, id, err := decode(it)
+		if err != nil {
+			return nil, "", err
+		}
+		out, last = append(out, v), id
+	}
+	if pg.More && last != "" {
+		return out, Cursor(last), nil
+	}
+	return out, "", nil
 }

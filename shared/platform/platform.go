@@ -4,6 +4,9 @@
 package platform
 
 import (
+	"context"
+	"time"
+
 	"platformapi/shared/api"
 	"platformapi/shared/api/approvalsapi"
 	"platformapi/shared/api/connectionsapi"
@@ -15,6 +18,7 @@ import (
 	"platformapi/shared/api/publicapi"
 	"platformapi/shared/api/runsapi"
 	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/api/swapsapi"
 	"platformapi/shared/api/tradingapi"
 	"platformapi/shared/api/usageapi"
 	"platformapi/shared/api/walletsapi"
@@ -26,6 +30,7 @@ import (
 	"platformapi/shared/envelope"
 	"platformapi/shared/files"
 	"platformapi/shared/queue"
+	"platformapi/shared/swaps"
 	"platformapi/shared/topup"
 	"platformapi/shared/trading"
 	"platformapi/shared/upstream"
@@ -68,15 +73,34 @@ type Deps struct {
 	// worker (nil: only reads and the recheck advance them).
 	Networks     *chain.Networks
 	WalletsQueue queue.Queue
+	// SwapRouter quotes swaps on chains without a local pool (LI.FI in a
+	// deployment); nil: none.
+	SwapRouter swaps.Router
 }
 
-// Wallets is the managed-wallets service on these dependencies: the API's,
-// and the worker's of the same process.
-func Wallets(cfg api.Config, d Deps) *wallets.Service {
-	svc, _ := catalog.Lookup(wallets.ServiceID)
-	op, _ := svc.Op(wallets.OpTransactionsCreate)
-	return wallets.New(wallets.Config{Store: cfg.Store, Sealer: d.Sealer, Networks: d.Networks, Queue: d.WalletsQueue,
-		Events: cfg.Events, PriceMicro: op.PriceMicro, Now: cfg.Now, Logger: cfg.Logger})
+// Wallets are the managed-wallets and swaps services on these dependencies
+// (the API's, and the worker's of the same process): a swap hears of each
+// move of its wallet transactions. The swap router is d.SwapRouter where a
+// chain has no local pool.
+func Wallets(cfg api.Config, d Deps) (*wallets.Service, *swaps.Service) {
+	var sw *swaps.Service
+	ws := wallets.New(wallets.Config{Store: cfg.Store, Sealer: d.Sealer, Networks: d.Networks, Queue: d.WalletsQueue,
+		Events: cfg.Events, PriceMicro: price(wallets.ServiceID, wallets.OpTransactionsCreate), Now: cfg.Now, Logger: cfg.Logger,
+		OnSwapTx: func(ctx context.Context, sc wallets.Scope, swapID string) {
+			if _, err := sw.Refresh(ctx, sc, swapID); err != nil && cfg.Logger != nil {
+				cfg.Logger.Error("swaps: refresh", "swap", swapID, "error", err.Error())
+			}
+		}})
+	router := &swaps.Dispatch{Local: &swaps.Pool{Networks: d.Networks, Now: time.Now}, Default: d.SwapRouter}
+	sw = swaps.New(swaps.Config{Store: cfg.Store, Wallets: ws, Router: router, Events: cfg.Events,
+		PriceMicro: price(swaps.ServiceID, "swaps.execute"), Now: cfg.Now, Logger: cfg.Logger})
+	return ws, sw
+}
+
+func price(service, operation string) int64 {
+	svc, _ := catalog.Lookup(service)
+	op, _ := svc.Op(operation)
+	return op.PriceMicro
 }
 
 // New builds the kernel with every group registered. Webhook events are
@@ -105,7 +129,9 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	tradingapi.Register(k, tradingapi.Deps{Store: st, Trading: d.Trading})
 	databasesapi.Register(k, databasesapi.Deps{Store: st, Databases: d.Databases, Queue: d.DatabasesQueue})
 	usageapi.Register(k, usageapi.Deps{Store: st})
-	walletsapi.Register(k, walletsapi.Deps{Service: Wallets(cfg, d)})
+	ws, sw := Wallets(cfg, d)
+	walletsapi.Register(k, walletsapi.Deps{Service: ws})
+	swapsapi.Register(k, swapsapi.Deps{Service: sw})
 	return k
 }
 

@@ -160,3 +160,13 @@ func (s *Service) SwapTransactions(ctx context.Context, sc Scope, walletID strin
 	}
 	return out, nil
 }
+
+// PeekTransaction reads a transaction as stored, without advancing it
+// (what the swaps service reads when it is told a transaction moved).
+func (s *Service) PeekTransaction(ctx context.Context, sc Scope, walletID, id string) (*WalletTransaction, error) {
+	t, err := s.loadTx(ctx, sc, walletID, id)
+	if err != nil {
+		return nil, err
+	}
+	return t.view(), nil
+}

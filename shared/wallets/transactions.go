@@ -14,6 +14,7 @@ import (
 	"platformapi/shared/approvals"
 	"platformapi/shared/credits"
 	"platformapi/shared/ids"
+	"platformapi/shared/paging"
 	"platformapi/shared/store"
 	"platformapi/shared/wallets/policy"
 )
@@ -422,7 +423,7 @@ func (s *Service) ListTransactions(ctx context.Context, sc Scope, walletID strin
 	if _, err := s.load(ctx, sc, walletID); err != nil {
 		return nil, "", err
 	}
-	return page(ctx, s.st, sc, txKey(sc, walletID, "").SK, true, limit, cursor, func(it store.Item) (*WalletTransaction, string, error) {
+	return paging.List(ctx, s.st, "acct#"+sc.AccountID, txKey(sc, walletID, "").SK, true, limit, cursor, func(it store.Item) (*WalletTransaction, string, error) {
 		t, _, err := decodeTx(it)
 		if err != nil {
 			return nil, "", err

@@ -292,44 +292,13 @@ func (s *Service) Get(ctx context.Context, sc Scope, id string) (*Wallet, error)
 
 // List lists the scope's wallets, oldest first.
 func (s *Service) List(ctx context.Context, sc Scope, limit int, cursor string) ([]*Wallet, string, error) {
-	return page(ctx, s.st, sc, sc.key("wal", "").SK, false, limit, cursor, func(it store.Item) (*Wallet, string, error) {
+	return paging.List(ctx, s.st, "acct#"+sc.AccountID, sc.key("wal", "").SK, false, limit, cursor, func(it store.Item) (*Wallet, string, error) {
 		l, err := decodeWallet(it)
 		if err != nil {
 			return nil, "", err
 		}
 		return s.view(l), l.rec.ID, nil
 	})
-}
-
-// page reads one page of a scope's items under prefix; the cursor is the
-// last item's id.
-func page[T any](ctx context.Context, st store.Store, sc Scope, prefix string, newestFirst bool, limit int, cursor string,
-	decode func(store.Item) (T, string, error)) ([]T, string, error) {
-	after, err := paging.After(cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	q := store.Query{PK: "acct#" + sc.AccountID, Prefix: prefix, Limit: limit, Reverse: newestFirst}
-	if after != "" {
-		q.After = prefix + after
-	}
-	pg, err := st.Query(ctx, q)
-	if err != nil {
-		return nil, "", fmt.Errorf("wallets: list: %w", err)
-	}
-	out := make([]T, 0, len(pg.Items))
-	last := ""
-	for _, it := range pg.Items {
-		v, id, err := decode(it)
-		if err != nil {
-			return nil, "", err
-		}
-		out, last = append(out, v), id
-	}
-	if pg.More && last != "" {
-		return out, paging.Cursor(last), nil
-	}
-	return out, "", nil
 }
 
 // Address is a wallet's address, for swaps.

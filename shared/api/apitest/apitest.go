@@ -267,7 +267,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	})
 	if o.Chain != nil {
 		e.Chain, e.WalletsQueue = o.Chain, walletsQ
-		svc := platform.Wallets(api.Config{Store: st, Now: c.Now, Logger: logger,
+		svc, _ := platform.Wallets(api.Config{Store: st, Now: c.Now, Logger: logger,
 			Events: webhooks.NewRepo(webhooks.Config{Store: st, Sealer: sealer, Queue: hooks, Now: c.Now})}, d)
 		w := wallets.NewWorker(svc)
 		e.loop(func(ctx context.Context) { w.Run(ctx, walletsQ) })
