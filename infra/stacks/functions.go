@@ -125,7 +125,10 @@ const group = UseTable | SendWebhooks
 // needs: KMS opens the wallet's sealed key, the chains are where its
 // transactions go, and the wallets queue carries each transaction through
 // signing, broadcast and confirmation (the worker re-enqueues with a delay).
-const walletUses = UseTable | SendWebhooks | UseKMS | SendWallets | UseChains
+// The swap router too: a swap is told of each move of its wallet
+// transactions, wherever that happens, and asks the router for the route's
+// status.
+const walletUses = UseTable | SendWebhooks | UseKMS | SendWallets | UseChains | UseLiFi
 
 // Functions is the deployment's one list of Lambdas. Adding a function is
 // adding a line here (and its functions/<name>/main.go); the stack derives
@@ -143,7 +146,7 @@ var Functions = []Function{
 	{Name: "wallets", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: walletUses}, // seals new keys, opens them to sign
 	{Name: "trading", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
 	// Executes swaps as wallet transactions; quotes come from the router.
-	{Name: "swaps", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: walletUses | UseLiFi},
+	{Name: "swaps", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: walletUses},
 	{Name: "runs", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | SendRuns | UseArtifactsRead},
 	{Name: "approvals", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
 	{Name: "artifacts", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseArtifactsRead},

@@ -303,7 +303,7 @@ var wantEnv = func() map[string][]string {
 	base := []string{"LOG_LEVEL", "STAGE"}
 	group := append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL")
 	with := func(names ...string) []string { return append(slices.Clone(group), names...) }
-	wallet := append(slices.Clone(group), "KMS_KEY_ID", "WALLETS_QUEUE_URL")
+	wallet := append(slices.Clone(group), "KMS_KEY_ID", "WALLETS_QUEUE_URL", "LIFI_BASE_URL", "LIFI_API_KEY")
 	return map[string][]string{
 		"public":          append(slices.Clone(base), "ARCHIVE_SIGNING_SECRET_ARN"),
 		"keys":            with("CREDIT_TOKEN_SECRET_ARN", "KMS_KEY_ID"),
@@ -315,7 +315,7 @@ var wantEnv = func() map[string][]string {
 		"databases":       with("ARCHIVES_BUCKET", "KMS_KEY_ID", "ARCHIVE_SIGNING_SECRET_ARN", "DATABASES_QUEUE_URL"),
 		"wallets":         wallet,
 		"trading":         group,
-		"swaps":           append(slices.Clone(wallet), "LIFI_BASE_URL", "LIFI_API_KEY"),
+		"swaps":           wallet,
 		"runs":            with("RUNS_QUEUE_URL", "ARTIFACTS_BUCKET"),
 		"approvals":       group,
 		"artifacts":       with("ARTIFACTS_BUCKET"),
@@ -692,8 +692,8 @@ func TestSettingsShapeTheStack(t *testing.T) {
 			})},
 		})
 	})
-	// The chains reach exactly the functions that move wallet funds, the
-	// LI.FI settings exactly the swaps function.
+	// The chains and the swap router reach exactly the functions that move
+	// wallet funds.
 	var chains, lifi []string
 	for _, f := range Functions {
 		id := s.logicalID(t, s.stack.Functions[f.Name].FunctionName())
@@ -715,8 +715,8 @@ func TestSettingsShapeTheStack(t *testing.T) {
 	if want := []string{"swaps", "wallets", "wallets-recheck", "wallets-worker"}; !slices.Equal(slices.Sorted(slices.Values(chains)), want) {
 		t.Errorf("RPC_URL_<id> reaches %v, want %v", chains, want)
 	}
-	if !slices.Equal(lifi, []string{"swaps"}) {
-		t.Errorf("LIFI_* reaches %v, want only swaps", lifi)
+	if want := []string{"swaps", "wallets", "wallets-recheck", "wallets-worker"}; !slices.Equal(slices.Sorted(slices.Values(lifi)), want) {
+		t.Errorf("LIFI_* reaches %v, want %v", lifi, want)
 	}
 }
 
