@@ -49,6 +49,16 @@ const (
 	// inserts only (no environment; reads the stream, on failure sends to
 	// the audit rollup's dead-letter queue).
 	ConsumeAuditStream
+	// SendWallets: send to the wallet transactions queue (WALLETS_QUEUE_URL).
+	SendWallets
+	// ConsumeWallets: triggered by the wallet transactions queue (WALLETS_QUEUE_URL).
+	ConsumeWallets
+	// UseChains: the JSON-RPC endpoint of each configured chain
+	// (RPC_URL_<chainId>, from the rpcUrls setting); no AWS permission.
+	UseChains
+	// UseLiFi: the swap router's endpoint and key (LIFI_BASE_URL,
+	// LIFI_API_KEY); no AWS permission.
+	UseLiFi
 )
 
 // Has reports whether every bit of o is in u.
@@ -102,7 +112,7 @@ func (f Function) Routes() []string {
 
 // Worker reports whether the function is fed by a queue instead of routes.
 func (f Function) Worker() bool {
-	return f.Uses&(ConsumeWebhooks|ConsumeRuns|ConsumeDatabases|ConsumeAuditStream) != 0
+	return f.Uses&(ConsumeWebhooks|ConsumeRuns|ConsumeDatabases|ConsumeWallets|ConsumeAuditStream) != 0
 }
 
 // Scheduled reports whether a schedule invokes the function.
@@ -110,6 +120,15 @@ func (f Function) Scheduled() bool { return f.Schedule > 0 }
 
 // every HTTP group except public emits webhook events and reads the table.
 const group = UseTable | SendWebhooks
+
+// walletUses is what every function that moves a managed wallet's funds
+// needs: KMS opens the wallet's sealed key, the chains are where its
+// transactions go, and the wallets queue carries each transaction through
+// signing, broadcast and confirmation (the worker re-enqueues with a delay).
+// The swap router too: a swap is told of each move of its wallet
+// transactions, wherever that happens, and asks the router for the route's
+// status.
+const walletUses = UseTable | SendWebhooks | UseKMS | SendWallets | UseChains | UseLiFi
 
 // Functions is the deployment's one list of Lambdas. Adding a function is
 // adding a line here (and its functions/<name>/main.go); the stack derives
@@ -124,9 +143,10 @@ var Functions = []Function{
 	{Name: "connections", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS},
 	{Name: "databases", MemoryMiB: 1024, Timeout: 29 * time.Second, Uses: group | UseArchives | UseKMS | UseArchiveSecret | SendDatabases,
 		EphemeralMiB: 2048}, // two versions of a 256 MiB database in the /tmp cache
-	{Name: "wallets", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS},
+	{Name: "wallets", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: walletUses}, // seals new keys, opens them to sign
 	{Name: "trading", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
-	{Name: "swaps", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	// Executes swaps as wallet transactions; quotes come from the router.
+	{Name: "swaps", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: walletUses},
 	{Name: "runs", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | SendRuns | UseArtifactsRead},
 	{Name: "approvals", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
 	{Name: "artifacts", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseArtifactsRead},
@@ -155,6 +175,19 @@ var Functions = []Function{
 	// the worker's job timeout (databases.DefaultJobTimeout, 10 minutes).
 	{Name: "databases-worker", MemoryMiB: 2048, Timeout: 12 * time.Minute,
 		Uses: UseTable | ConsumeDatabases | UseArchives | UseArchiveSecret | SendWebhooks, BatchSize: 1, EphemeralMiB: 4096},
+	// Signs, broadcasts and confirms wallet transactions. One message per
+	// invocation, as for databases-worker: a message advances one
+	// transaction against its chain's RPC endpoint, and a batch would make
+	// the others wait for the slowest endpoint. Waiting for a receipt is a
+	// delayed re-enqueue, never a sleep, so a minute covers the RPC calls.
+	{Name: "wallets-worker", MemoryMiB: 512, Timeout: 60 * time.Second,
+		Uses: walletUses | ConsumeWallets, BatchSize: 1},
+	// Each minute, advances every wallet transaction not yet final whose
+	// message was lost or dead-lettered, or whose credit settlement a crash
+	// left pending (see wallets.Service.Recheck); its timeout stays under
+	// the period, and an overlap is harmless (transaction writes are
+	// conditional on their revision).
+	{Name: "wallets-recheck", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: walletUses, Schedule: time.Minute},
 	// Usage counters from the audit events on the table's stream, off the
 	// request path: 100 inserts per invocation, each batch one transaction
 	// per 33 events (see audit.Rollup).

@@ -42,7 +42,7 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 			routes[r] = f.Name
 		}
 		consumes := 0
-		for _, u := range []Use{ConsumeWebhooks, ConsumeRuns, ConsumeDatabases, ConsumeAuditStream} {
+		for _, u := range []Use{ConsumeWebhooks, ConsumeRuns, ConsumeDatabases, ConsumeWallets, ConsumeAuditStream} {
 			if f.Uses.Has(u) {
 				consumes++
 			}

@@ -64,6 +64,10 @@ var queueAgeAlarms = []struct {
 		"the oldest run message is older than three attempts and their backoffs: the run worker is not draining the queue"},
 	{"DatabasesQueueAge", func(s *PlatformStack) awssqs.Queue { return s.DatabasesQueue }, 4 * time.Hour,
 		"the oldest database transfer is older than three attempts and their visibility timeouts: the databases worker is not draining the queue"},
+	// A waiting receipt is a new, delayed message each time, so the oldest
+	// message is at most ten receives of one step old (10 x 6 minutes).
+	{"WalletsQueueAge", func(s *PlatformStack) awssqs.Queue { return s.WalletsQueue }, 2 * time.Hour,
+		"the oldest wallet transaction step is older than ten attempts and their visibility timeouts: the wallets worker is not draining the queue"},
 }
 
 // tableOperations are the DynamoDB operations the store issues
@@ -171,7 +175,7 @@ func (s *PlatformStack) addDashboard() {
 	for _, q := range []struct {
 		name string
 		q    awssqs.Queue
-	}{{"webhooks", s.WebhookDLQ}, {"runs", s.RunsDLQ}, {"databases", s.DatabasesDLQ}, {"audit rollup", s.AuditRollupDLQ}} {
+	}{{"webhooks", s.WebhookDLQ}, {"runs", s.RunsDLQ}, {"databases", s.DatabasesDLQ}, {"wallets", s.WalletsDLQ}, {"audit rollup", s.AuditRollupDLQ}} {
 		dlqs = append(dlqs, q.q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Label: jsii.String(q.name)}))
 	}
 	ops := &awsdynamodb.OperationsMetricOptions{Operations: &tableOperations, Label: jsii.String("throttled requests")}

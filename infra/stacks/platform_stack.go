@@ -33,11 +33,14 @@ import (
 
 // Queue redrive limits. Webhook deliveries get several attempts because a
 // receiver being down for a while is normal; a run that failed three times
-// fails for a reason a fourth attempt will not fix.
+// fails for a reason a fourth attempt will not fix. A wallet transaction's
+// step mostly fails for its chain's reasons (an RPC endpoint down or rate
+// limiting), which pass. They equal awsenv's, which the local server uses.
 const (
 	webhookMaxReceives   = 8
 	runsMaxReceives      = 3
 	databasesMaxReceives = 3
+	walletsMaxReceives   = 10
 )
 
 // PlatformStackProps configure one deployment.
@@ -70,6 +73,8 @@ type PlatformStack struct {
 	RunsDLQ         awssqs.Queue
 	DatabasesQueue  awssqs.Queue
 	DatabasesDLQ    awssqs.Queue
+	WalletsQueue    awssqs.Queue
+	WalletsDLQ      awssqs.Queue
 	// AuditRollupDLQ receives the stream positions of audit batches the
 	// rollup could not count after its retries.
 	AuditRollupDLQ    awssqs.Queue
@@ -154,6 +159,7 @@ func (s *PlatformStack) addData() {
 	s.WebhookQueue, s.WebhookDLQ = s.queue("WebhookQueue", ConsumeWebhooks, webhookMaxReceives)
 	s.RunsQueue, s.RunsDLQ = s.queue("RunsQueue", ConsumeRuns, runsMaxReceives)
 	s.DatabasesQueue, s.DatabasesDLQ = s.queue("DatabasesQueue", ConsumeDatabases, databasesMaxReceives)
+	s.WalletsQueue, s.WalletsDLQ = s.queue("WalletsQueue", ConsumeWallets, walletsMaxReceives)
 
 	keyProps := &awskms.KeyProps{
 		Description:       jsii.String(fmt.Sprintf("platformapi %s: wraps the data keys of connection secrets and wallet keys", s.settings.Stage)),
@@ -194,6 +200,8 @@ func (s *PlatformStack) addData() {
 		"A durable run failed repeatedly and waits in the dead-letter queue.")
 	s.alarm("DatabasesDLQDepth", s.DatabasesDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
 		"A database transfer job failed repeatedly and waits in the dead-letter queue.")
+	s.alarm("WalletsDLQDepth", s.WalletsDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
+		"A wallet transaction's step failed repeatedly and its message waits in the dead-letter queue (wallets-recheck still advances the transaction).")
 	s.AuditRollupDLQ = awssqs.NewQueue(s.Stack, jsii.String("AuditRollupDLQ"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
@@ -299,8 +307,24 @@ func (s *PlatformStack) wirings() []wiring {
 			func(_ Function, fn awslambda.Function) { s.DatabasesQueue.GrantSendMessages(fn) }},
 		{ConsumeDatabases, map[string]*string{"DATABASES_QUEUE_URL": s.DatabasesQueue.QueueUrl()},
 			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.DatabasesQueue) }},
+		{SendWallets, map[string]*string{"WALLETS_QUEUE_URL": s.WalletsQueue.QueueUrl()},
+			func(_ Function, fn awslambda.Function) { s.WalletsQueue.GrantSendMessages(fn) }},
+		{ConsumeWallets, map[string]*string{"WALLETS_QUEUE_URL": s.WalletsQueue.QueueUrl()},
+			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.WalletsQueue) }},
+		{UseChains, s.rpcEnv(), nil},
+		{UseLiFi, map[string]*string{"LIFI_BASE_URL": &s.settings.LiFi.BaseURL, "LIFI_API_KEY": &s.settings.LiFi.APIKey}, nil},
 		{ConsumeAuditStream, nil, s.consumeAuditStream},
 	}
+}
+
+// rpcEnv is RPC_URL_<chainId> per configured chain, the names
+// chain.FromEnv reads; with none configured, every chain answers 503.
+func (s *PlatformStack) rpcEnv() map[string]*string {
+	env := make(map[string]*string, len(s.settings.RPCURLs))
+	for id, url := range s.settings.RPCURLs {
+		env[fmt.Sprintf("RPC_URL_%d", id)] = jsii.String(url)
+	}
+	return env
 }
 
 // consume subscribes a worker to its queue. Reporting batch item failures

@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
+	"platformapi/shared/awsenv"
 )
 
 // TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies proves nothing
@@ -40,9 +42,9 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 		"AWS::IAM::Policy":      n,
 		"AWS::Logs::LogGroup":   n,
 		// errors, throttles and p99 duration per function; API 5xx and p99;
-		// four DLQs; three queue ages; the rollup's iterator age; table
+		// five DLQs; four queue ages; the rollup's iterator age; table
 		// throttles and system errors; the KMS request rate.
-		"AWS::CloudWatch::Alarm":          3*n + 13,
+		"AWS::CloudWatch::Alarm":          3*n + 15,
 		"AWS::CloudWatch::Dashboard":      1,
 		"AWS::ApiGatewayV2::Api":          1,
 		"AWS::ApiGatewayV2::Stage":        1,
@@ -54,8 +56,8 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 		"AWS::DynamoDB::Table":            1,
 		"AWS::S3::Bucket":                 3,
 		"AWS::S3::BucketPolicy":           3,
-		"AWS::SQS::Queue":                 7,
-		"AWS::SQS::QueuePolicy":           7,
+		"AWS::SQS::Queue":                 9,
+		"AWS::SQS::QueuePolicy":           9,
 		"AWS::KMS::Key":                   1,
 		"AWS::SecretsManager::Secret":     2,
 	}
@@ -166,6 +168,7 @@ func TestWorkQueuesRedriveToTheirDeadLetterQueues(t *testing.T) {
 		{"webhook", s.stack.WebhookQueue.QueueName(), s.stack.WebhookDLQ.QueueName(), ConsumeWebhooks, webhookMaxReceives},
 		{"runs", s.stack.RunsQueue.QueueName(), s.stack.RunsDLQ.QueueName(), ConsumeRuns, runsMaxReceives},
 		{"databases", s.stack.DatabasesQueue.QueueName(), s.stack.DatabasesDLQ.QueueName(), ConsumeDatabases, databasesMaxReceives},
+		{"wallets", s.stack.WalletsQueue.QueueName(), s.stack.WalletsDLQ.QueueName(), ConsumeWallets, walletsMaxReceives},
 	} {
 		queue, dlq := s.logicalID(t, q.queue), s.logicalID(t, q.dlq)
 		p := s.resources[queue].Properties
@@ -188,7 +191,8 @@ func TestWorkQueuesRedriveToTheirDeadLetterQueues(t *testing.T) {
 
 func TestWorkersReportBatchItemFailures(t *testing.T) {
 	s := defaults(t)
-	queues := map[Use]*string{ConsumeWebhooks: s.stack.WebhookQueue.QueueName(), ConsumeRuns: s.stack.RunsQueue.QueueName(), ConsumeDatabases: s.stack.DatabasesQueue.QueueName()}
+	queues := map[Use]*string{ConsumeWebhooks: s.stack.WebhookQueue.QueueName(), ConsumeRuns: s.stack.RunsQueue.QueueName(),
+		ConsumeDatabases: s.stack.DatabasesQueue.QueueName(), ConsumeWallets: s.stack.WalletsQueue.QueueName()}
 	for _, f := range Functions {
 		if !f.Worker() {
 			continue
@@ -299,6 +303,7 @@ var wantEnv = func() map[string][]string {
 	base := []string{"LOG_LEVEL", "STAGE"}
 	group := append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL")
 	with := func(names ...string) []string { return append(slices.Clone(group), names...) }
+	wallet := append(slices.Clone(group), "KMS_KEY_ID", "WALLETS_QUEUE_URL", "LIFI_BASE_URL", "LIFI_API_KEY")
 	return map[string][]string{
 		"public":          append(slices.Clone(base), "ARCHIVE_SIGNING_SECRET_ARN"),
 		"keys":            with("CREDIT_TOKEN_SECRET_ARN", "KMS_KEY_ID"),
@@ -308,9 +313,9 @@ var wantEnv = func() map[string][]string {
 		"files":           with("FILES_BUCKET"),
 		"connections":     with("KMS_KEY_ID"),
 		"databases":       with("ARCHIVES_BUCKET", "KMS_KEY_ID", "ARCHIVE_SIGNING_SECRET_ARN", "DATABASES_QUEUE_URL"),
-		"wallets":         with("KMS_KEY_ID"),
+		"wallets":         wallet,
 		"trading":         group,
-		"swaps":           group,
+		"swaps":           wallet,
 		"runs":            with("RUNS_QUEUE_URL", "ARTIFACTS_BUCKET"),
 		"approvals":       group,
 		"artifacts":       with("ARTIFACTS_BUCKET"),
@@ -323,7 +328,9 @@ var wantEnv = func() map[string][]string {
 		"trading-recheck": group,
 		"databases-worker": append(slices.Clone(base), "TABLE_NAME", "DATABASES_QUEUE_URL", "ARCHIVES_BUCKET",
 			"ARCHIVE_SIGNING_SECRET_ARN", "WEBHOOK_QUEUE_URL"),
-		"audit-rollup": append(slices.Clone(base), "TABLE_NAME"),
+		"wallets-worker":  wallet,
+		"wallets-recheck": wallet,
+		"audit-rollup":    append(slices.Clone(base), "TABLE_NAME"),
 	}
 }()
 
@@ -341,11 +348,13 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 		"CREDIT_TOKEN_SECRET_ARN":    st.CreditTokenSecret.SecretArn(),
 		"ARCHIVE_SIGNING_SECRET_ARN": st.ArchiveSecret.SecretArn(),
 		"DATABASES_QUEUE_URL":        st.DatabasesQueue.QueueName(),
+		"WALLETS_QUEUE_URL":          st.WalletsQueue.QueueName(),
 	}
 	literal := map[string]any{
 		"STAGE": "dev", "LOG_LEVEL": "info",
 		"X402_NETWORK": "eip155:84532", "X402_ASSET": "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
 		"X402_PAY_TO": "", "X402_FACILITATOR_URL": "https://x402.org/facilitator", "X402_RPC_URL": "",
+		"LIFI_BASE_URL": "https://li.quest/v1", "LIFI_API_KEY": "",
 	}
 	if len(wantEnv) != len(Functions) {
 		t.Fatalf("wantEnv lists %d functions, the table %d", len(wantEnv), len(Functions))
@@ -375,6 +384,7 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 var wantAccess = func() map[string][]string {
 	group := []string{"Table:rw", "WebhookQueue:send"}
 	with := func(more ...string) []string { return append(slices.Clone(group), more...) }
+	wallet := with("EnvelopeKey:encrypt-decrypt", "WalletsQueue:send")
 	return map[string][]string{
 		"public":           {"ArchiveSigningSeed:read"},
 		"keys":             with("CreditTokenSeed:read", "EnvelopeKey:encrypt-decrypt"),
@@ -384,9 +394,9 @@ var wantAccess = func() map[string][]string {
 		"files":            with("FilesBucket:rw"),
 		"connections":      with("EnvelopeKey:encrypt-decrypt"),
 		"databases":        with("ArchivesBucket:rw", "EnvelopeKey:encrypt-decrypt", "ArchiveSigningSeed:read", "DatabasesQueue:send"),
-		"wallets":          with("EnvelopeKey:encrypt-decrypt"),
+		"wallets":          wallet,
 		"trading":          group,
-		"swaps":            group,
+		"swaps":            wallet,
 		"runs":             with("RunsQueue:send", "ArtifactsBucket:r"),
 		"approvals":        group,
 		"artifacts":        with("ArtifactsBucket:r"),
@@ -398,6 +408,8 @@ var wantAccess = func() map[string][]string {
 		"hold-sweeper":     {"Table:rw"},
 		"trading-recheck":  group,
 		"databases-worker": {"Table:rw", "DatabasesQueue:consume", "ArchivesBucket:rw", "ArchiveSigningSeed:read", "WebhookQueue:send"},
+		"wallets-worker":   append(slices.Clone(wallet), "WalletsQueue:consume"),
+		"wallets-recheck":  wallet,
 		"audit-rollup":     {"Table:rw", "Table:stream", "AuditRollupDLQ:send"},
 	}
 }()
@@ -420,6 +432,8 @@ func TestFunctionsMayTouchOnlyWhatTheyUse(t *testing.T) {
 		s.logicalID(t, st.ArchiveSecret.SecretArn()):     "ArchiveSigningSeed",
 		s.logicalID(t, st.DatabasesQueue.QueueName()):    "DatabasesQueue",
 		s.logicalID(t, st.DatabasesDLQ.QueueName()):      "DatabasesDLQ",
+		s.logicalID(t, st.WalletsQueue.QueueName()):      "WalletsQueue",
+		s.logicalID(t, st.WalletsDLQ.QueueName()):        "WalletsDLQ",
 	}
 	for _, f := range Functions {
 		fn := st.Functions[f.Name]
@@ -603,7 +617,7 @@ func TestAlarmsWatchDeadLettersFunctionsAndTheAPI(t *testing.T) {
 			})
 		})
 	}
-	for _, dlq := range []*string{s.stack.WebhookDLQ.QueueName(), s.stack.RunsDLQ.QueueName(), s.stack.DatabasesDLQ.QueueName()} {
+	for _, dlq := range []*string{s.stack.WebhookDLQ.QueueName(), s.stack.RunsDLQ.QueueName(), s.stack.DatabasesDLQ.QueueName(), s.stack.WalletsDLQ.QueueName()} {
 		alarm("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", "QueueName", s.stack.Resolve(dlq))
 	}
 	for _, f := range Functions {
@@ -656,6 +670,7 @@ func TestSettingsShapeTheStack(t *testing.T) {
 	s := synth(t, map[string]any{
 		"stage": "qa", "logLevel": "debug", "logRetentionDays": 7, "retain": false, "alarmTopicArn": topic,
 		"x402Network": "eip155:8453", "x402Asset": "0xasset", "x402PayTo": "0xpayee", "x402FacilitatorUrl": "https://facilitator.test",
+		"rpcUrls": "1=https://eth.test/v2/k,8453=wss://base.test", "lifiBaseUrl": "https://lifi.test/v1", "lifiApiKey": "lifi-key",
 	})
 	if got := *s.stack.StackName(); got != "PlatformApi-qa" {
 		t.Errorf("stack name %q, want PlatformApi-qa", got)
@@ -677,6 +692,32 @@ func TestSettingsShapeTheStack(t *testing.T) {
 			})},
 		})
 	})
+	// The chains and the swap router reach exactly the functions that move
+	// wallet funds.
+	var chains, lifi []string
+	for _, f := range Functions {
+		id := s.logicalID(t, s.stack.Functions[f.Name].FunctionName())
+		env, _ := s.resources[id].Properties["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		if vars["RPC_URL_1"] != nil || vars["RPC_URL_8453"] != nil {
+			chains = append(chains, f.Name)
+			if vars["RPC_URL_1"] != "https://eth.test/v2/k" || vars["RPC_URL_8453"] != "wss://base.test" {
+				t.Errorf("%s: RPC_URL_1 %v, RPC_URL_8453 %v", f.Name, vars["RPC_URL_1"], vars["RPC_URL_8453"])
+			}
+		}
+		if vars["LIFI_BASE_URL"] != nil || vars["LIFI_API_KEY"] != nil {
+			lifi = append(lifi, f.Name)
+			if vars["LIFI_BASE_URL"] != "https://lifi.test/v1" || vars["LIFI_API_KEY"] != "lifi-key" {
+				t.Errorf("%s: LIFI_BASE_URL %v, LIFI_API_KEY %v", f.Name, vars["LIFI_BASE_URL"], vars["LIFI_API_KEY"])
+			}
+		}
+	}
+	if want := []string{"swaps", "wallets", "wallets-recheck", "wallets-worker"}; !slices.Equal(slices.Sorted(slices.Values(chains)), want) {
+		t.Errorf("RPC_URL_<id> reaches %v, want %v", chains, want)
+	}
+	if want := []string{"swaps", "wallets", "wallets-recheck", "wallets-worker"}; !slices.Equal(slices.Sorted(slices.Values(lifi)), want) {
+		t.Errorf("LIFI_* reaches %v, want %v", lifi, want)
+	}
 }
 
 func roleStatements(s *synthesized, role string) []map[string]any {
@@ -747,4 +788,23 @@ func TestTheAuditRollupReadsOnlyAuditInsertsFromTheTableStream(t *testing.T) {
 			"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{dlq, "QueueName"}}}},
 		})
 	})
+}
+
+// TestRedriveLimitsMatchTheLocalQueues: the local server and LocalStack
+// get their queues from awsenv.CreateResources, and the workers count
+// their attempts against those numbers; a deployment must redrive alike.
+func TestRedriveLimitsMatchTheLocalQueues(t *testing.T) {
+	for _, q := range []struct {
+		name         string
+		stack, local int
+	}{
+		{"webhooks", webhookMaxReceives, awsenv.WebhookMaxReceives},
+		{"runs", runsMaxReceives, awsenv.RunsMaxReceives},
+		{"databases", databasesMaxReceives, awsenv.DatabasesMaxReceives},
+		{"wallets", walletsMaxReceives, awsenv.WalletsMaxReceives},
+	} {
+		if q.stack != q.local {
+			t.Errorf("%s queue: the stack redrives after %d receives, awsenv after %d", q.name, q.stack, q.local)
+		}
+	}
 }

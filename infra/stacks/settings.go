@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -31,6 +32,20 @@ type Settings struct {
 	// AssetDir holds <function>/bootstrap as `make build` writes it.
 	AssetDir string
 	X402     X402Settings
+	// RPCURLs is the JSON-RPC endpoint of each chain managed wallets and
+	// swaps reach, by chain id; the functions get it as RPC_URL_<id>. A
+	// chain not listed answers 503.
+	RPCURLs map[uint64]string
+	LiFi    LiFiSettings
+}
+
+// LiFiSettings configure the swap router (a LI.FI-compatible API).
+type LiFiSettings struct {
+	BaseURL string
+	// APIKey is optional (LI.FI rate-limits keyless callers harder). It
+	// reaches the function as a plain environment variable, visible to
+	// whoever may read the function's configuration; see README.md.
+	APIKey string
 }
 
 // X402Settings configure credit top-ups. PayTo has no safe default: with it
@@ -70,6 +85,9 @@ var SettingsTable = []setting{
 	{"x402PayTo", "X402_PAY_TO", "", "address that receives top-up payments; empty disables top-ups (503)"},
 	{"x402FacilitatorUrl", "X402_FACILITATOR_URL", "https://x402.org/facilitator", "x402 facilitator that verifies and settles payments"},
 	{"x402RpcUrl", "X402_RPC_URL", "", "JSON-RPC endpoint of the x402 network, to reconcile a settlement whose answer was lost (none when empty)"},
+	{"rpcUrls", "RPC_URLS", "", "chains of managed wallets and swaps: `<chainId>=<url>` pairs, comma-separated; each becomes RPC_URL_<chainId>"},
+	{"lifiBaseUrl", "LIFI_BASE_URL", "https://li.quest/v1", "LI.FI-compatible API that quotes and routes swaps"},
+	{"lifiApiKey", "LIFI_API_KEY", "", "LI.FI API key (optional; higher rate limits)"},
 }
 
 var (
@@ -120,6 +138,7 @@ func LoadSettings(node constructs.Node, lookupEnv func(string) (string, bool)) (
 			FacilitatorURL: v["x402FacilitatorUrl"],
 			RPCURL:         v["x402RpcUrl"],
 		},
+		LiFi: LiFiSettings{BaseURL: v["lifiBaseUrl"], APIKey: v["lifiApiKey"]},
 	}
 	if !stagePattern.MatchString(out.Stage) {
 		return Settings{}, fmt.Errorf("stage %q: want a letter then up to 31 letters, digits or hyphens", out.Stage)
@@ -140,6 +159,41 @@ func LoadSettings(node constructs.Node, lookupEnv func(string) (string, bool)) (
 	}
 	if out.AssetDir == "" {
 		return Settings{}, fmt.Errorf("assetDir is empty")
+	}
+	if out.RPCURLs, err = parseRPCURLs(v["rpcUrls"]); err != nil {
+		return Settings{}, err
+	}
+	if u, err := url.Parse(out.LiFi.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return Settings{}, fmt.Errorf("lifiBaseUrl %q: want an http(s) URL", out.LiFi.BaseURL)
+	}
+	return out, nil
+}
+
+// rpcSchemes are the transports go-ethereum's client dials.
+var rpcSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true}
+
+// parseRPCURLs reads "1=https://…,8453=https://…". Errors name the entry by
+// its position and chain id, never its URL: an RPC URL often embeds the
+// provider's API key.
+func parseRPCURLs(s string) (map[uint64]string, error) {
+	out := map[uint64]string{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for i, entry := range strings.Split(s, ",") {
+		idText, raw, ok := strings.Cut(strings.TrimSpace(entry), "=")
+		id, err := strconv.ParseUint(strings.TrimSpace(idText), 10, 64)
+		if !ok || err != nil || id == 0 {
+			return nil, fmt.Errorf("rpcUrls: entry %d: want <chainId>=<url> with a positive decimal chain id", i+1)
+		}
+		raw = strings.TrimSpace(raw)
+		if u, err := url.Parse(raw); err != nil || !rpcSchemes[u.Scheme] || u.Host == "" {
+			return nil, fmt.Errorf("rpcUrls: chain %d: want an http(s) or ws(s) URL", id)
+		}
+		if _, dup := out[id]; dup {
+			return nil, fmt.Errorf("rpcUrls: chain %d is listed twice", id)
+		}
+		out[id] = raw
 	}
 	return out, nil
 }

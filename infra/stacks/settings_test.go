@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -22,8 +23,10 @@ func TestSettingsDefaultToADevStageWithTopUpsDisabled(t *testing.T) {
 			Asset:          "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
 			FacilitatorURL: "https://x402.org/facilitator",
 		},
+		RPCURLs: map[uint64]string{},
+		LiFi:    LiFiSettings{BaseURL: "https://li.quest/v1"},
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", got, want)
 	}
 }
@@ -41,17 +44,51 @@ func TestContextBeatsEnvironmentBeatsDefault(t *testing.T) {
 }
 
 func TestSettingsThatWouldFailTheDeploymentAreRejected(t *testing.T) {
-	for key, value := range map[string]any{
-		"stage":            "my_stage",
-		"logLevel":         "loud",
-		"logRetentionDays": 42,
-		"retain":           "maybe",
-		"alarmTopicArn":    "ops-topic",
-		"assetDir":         "",
+	for _, c := range []struct {
+		key   string
+		value any
+	}{
+		{"stage", "my_stage"},
+		{"logLevel", "loud"},
+		{"logRetentionDays", 42},
+		{"retain", "maybe"},
+		{"alarmTopicArn", "ops-topic"},
+		{"assetDir", ""},
+		{"rpcUrls", "https://mainnet.example"},
+		{"rpcUrls", "base=https://base.example"},
+		{"rpcUrls", "0=https://zero.example"},
+		{"rpcUrls", "1=mainnet.example"},
+		{"rpcUrls", "1=ftp://mainnet.example"},
+		{"rpcUrls", "1=https://a.example,1=https://b.example"},
+		{"lifiBaseUrl", "li.quest/v1"},
 	} {
-		if _, err := LoadSettings(newApp(t, map[string]any{key: value}).Node(), env(nil)); err == nil {
-			t.Errorf("%s=%v accepted, want an error", key, value)
+		if _, err := LoadSettings(newApp(t, map[string]any{c.key: c.value}).Node(), env(nil)); err == nil {
+			t.Errorf("%s=%v accepted, want an error", c.key, c.value)
 		}
+	}
+}
+
+// TestRPCURLErrorsNeverEchoTheURL: an RPC URL often carries the
+// provider's key in its path, and synth errors end up in CI logs.
+func TestRPCURLErrorsNeverEchoTheURL(t *testing.T) {
+	for _, v := range []string{"1=ftp://rpc.example/v2/SECRETKEY", "1=https://rpc.example/v2/SECRETKEY,1=https://rpc.example/v2/SECRETKEY"} {
+		_, err := LoadSettings(newApp(t, map[string]any{"rpcUrls": v}).Node(), env(nil))
+		if err == nil || strings.Contains(err.Error(), "SECRETKEY") {
+			t.Errorf("rpcUrls %q: error %v; want one that does not repeat the URL", v, err)
+		}
+	}
+}
+
+func TestRPCURLsAreParsedPerChain(t *testing.T) {
+	got, err := LoadSettings(newApp(t, nil).Node(), env(map[string]string{
+		"RPC_URLS": " 1=https://eth.example/v2/k , 8453=wss://base.example ", "LIFI_API_KEY": "lifi-key",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]string{1: "https://eth.example/v2/k", 8453: "wss://base.example"}
+	if !reflect.DeepEqual(got.RPCURLs, want) || got.LiFi.APIKey != "lifi-key" {
+		t.Errorf("rpcUrls %v, LI.FI key %q; want %v and lifi-key", got.RPCURLs, got.LiFi.APIKey, want)
 	}
 }
 

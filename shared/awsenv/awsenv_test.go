@@ -2,7 +2,10 @@ package awsenv_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -19,14 +22,15 @@ import (
 
 func TestNamesHaveLocalDefaultsAndFollowTheEnvironment(t *testing.T) {
 	for _, v := range []string{"TABLE_NAME", "FILES_BUCKET", "ARCHIVES_BUCKET", "ARTIFACTS_BUCKET",
-		"WEBHOOK_QUEUE_URL", "WEBHOOK_QUEUE_NAME", "RUNS_QUEUE_URL", "RUNS_QUEUE_NAME", "DATABASES_QUEUE_URL", "DATABASES_QUEUE_NAME", "KMS_KEY_ID"} {
+		"WEBHOOK_QUEUE_URL", "WEBHOOK_QUEUE_NAME", "RUNS_QUEUE_URL", "RUNS_QUEUE_NAME", "DATABASES_QUEUE_URL", "DATABASES_QUEUE_NAME",
+		"WALLETS_QUEUE_URL", "WALLETS_QUEUE_NAME", "KMS_KEY_ID"} {
 		t.Setenv(v, "")
 	}
 	want := awsenv.Names{
 		Table: "platform-api", FilesBucket: "platform-api-files", ArchivesBucket: "platform-api-archives",
 		ArtifactsBucket: "platform-api-artifacts", WebhookQueue: awsenv.Queue{Name: "platform-api-webhooks"},
 		RunsQueue: awsenv.Queue{Name: "platform-api-runs"}, DatabasesQueue: awsenv.Queue{Name: "platform-api-databases"},
-		KMSKeyID: "alias/platform-api",
+		WalletsQueue: awsenv.Queue{Name: "platform-api-wallets"}, KMSKeyID: "alias/platform-api",
 	}
 	if got := awsenv.NamesFromEnv(); got != want {
 		t.Fatalf("defaults = %+v; want %+v", got, want)
@@ -75,6 +79,10 @@ func TestCreateResourcesCreatesWhatIsMissingAndIsRepeatable(t *testing.T) {
 	t.Setenv("WEBHOOK_QUEUE_NAME", base+"-webhooks")
 	t.Setenv("RUNS_QUEUE_URL", "")
 	t.Setenv("RUNS_QUEUE_NAME", base+"-runs")
+	t.Setenv("DATABASES_QUEUE_URL", "")
+	t.Setenv("DATABASES_QUEUE_NAME", base+"-databases")
+	t.Setenv("WALLETS_QUEUE_URL", "")
+	t.Setenv("WALLETS_QUEUE_NAME", base+"-wallets")
 	t.Setenv("KMS_KEY_ID", "alias/"+base)
 	env, err := awsenv.New(awstest.Context(t))
 	if err != nil {
@@ -96,14 +104,28 @@ func TestCreateResourcesCreatesWhatIsMissingAndIsRepeatable(t *testing.T) {
 			t.Fatalf("bucket %s: %v", b, err)
 		}
 	}
-	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue, n.DatabasesQueue} {
+	for _, q := range []struct {
+		awsenv.Queue
+		maxReceives int
+	}{
+		{n.WebhookQueue, awsenv.WebhookMaxReceives}, {n.RunsQueue, awsenv.RunsMaxReceives},
+		{n.DatabasesQueue, awsenv.DatabasesMaxReceives}, {n.WalletsQueue, awsenv.WalletsMaxReceives},
+	} {
 		url, err := env.QueueURL(ctx, awsenv.Queue{Name: q.Name})
 		if err != nil || url != q.URL {
 			t.Fatalf("queue %s: %q, %v; recorded %q", q.Name, url, err, q.URL)
 		}
 		attrs, err := env.SQS().GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []sqstypes.QueueAttributeName{"RedrivePolicy"}})
-		if err != nil || attrs.Attributes["RedrivePolicy"] == "" {
-			t.Fatalf("queue %s has no redrive policy: %v, %v", q.Name, attrs, err)
+		if err != nil {
+			t.Fatalf("queue %s: %v", q.Name, err)
+		}
+		var redrive struct {
+			MaxReceiveCount json.Number `json:"maxReceiveCount"`
+			DeadLetterARN   string      `json:"deadLetterTargetArn"`
+		}
+		if err := json.Unmarshal([]byte(attrs.Attributes["RedrivePolicy"]), &redrive); err != nil ||
+			redrive.MaxReceiveCount.String() != strconv.Itoa(q.maxReceives) || !strings.HasSuffix(redrive.DeadLetterARN, ":"+q.Name+"-dlq") {
+			t.Fatalf("queue %s: redrive policy %q (%v); want %s-dlq after %d receives", q.Name, attrs.Attributes["RedrivePolicy"], err, q.Name, q.maxReceives)
 		}
 	}
 	if _, err := env.KMS().DescribeKey(ctx, &kms.DescribeKeyInput{KeyId: &n.KMSKeyID}); err != nil {
@@ -118,7 +140,7 @@ func deleteResources(env *awsenv.Env) {
 	for _, b := range []string{n.FilesBucket, n.ArchivesBucket, n.ArtifactsBucket} {
 		_, _ = env.S3().DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &b})
 	}
-	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue, n.DatabasesQueue} {
+	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue, n.DatabasesQueue, n.WalletsQueue} {
 		for _, name := range []string{q.Name, q.Name + "-dlq"} {
 			if url, err := env.QueueURL(ctx, awsenv.Queue{Name: name}); err == nil {
 				_, _ = env.SQS().DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &url})

@@ -12,6 +12,7 @@ type Names struct {
 	WebhookQueue    Queue  // WEBHOOK_QUEUE_URL / WEBHOOK_QUEUE_NAME
 	RunsQueue       Queue  // RUNS_QUEUE_URL / RUNS_QUEUE_NAME
 	DatabasesQueue  Queue  // DATABASES_QUEUE_URL / DATABASES_QUEUE_NAME: database transfer jobs
+	WalletsQueue    Queue  // WALLETS_QUEUE_URL / WALLETS_QUEUE_NAME: wallet transactions to sign, broadcast and confirm
 	KMSKeyID        string // KMS_KEY_ID: a key id, ARN or alias
 }
 
@@ -32,6 +33,7 @@ func NamesFromEnv() Names {
 		WebhookQueue:    Queue{URL: os.Getenv("WEBHOOK_QUEUE_URL"), Name: env("WEBHOOK_QUEUE_NAME", "platform-api-webhooks")},
 		RunsQueue:       Queue{URL: os.Getenv("RUNS_QUEUE_URL"), Name: env("RUNS_QUEUE_NAME", "platform-api-runs")},
 		DatabasesQueue:  Queue{URL: os.Getenv("DATABASES_QUEUE_URL"), Name: env("DATABASES_QUEUE_NAME", "platform-api-databases")},
+		WalletsQueue:    Queue{URL: os.Getenv("WALLETS_QUEUE_URL"), Name: env("WALLETS_QUEUE_NAME", "platform-api-wallets")},
 		KMSKeyID:        env("KMS_KEY_ID", "alias/platform-api"),
 	}
 }

@@ -21,6 +21,11 @@ const (
 	WebhookMaxReceives   = 8
 	RunsMaxReceives      = 3
 	DatabasesMaxReceives = 3
+	// WalletsMaxReceives is generous because a wallet transaction's
+	// message mostly fails for the chain's reasons (an RPC endpoint down
+	// or rate limiting), which pass; the transaction's own state, not the
+	// receive count, decides whether it is broadcast again.
+	WalletsMaxReceives = 10
 )
 
 // CreateResources creates whatever named resource is missing: the table,
@@ -39,7 +44,8 @@ func (e *Env) CreateResources(ctx context.Context) error {
 		}
 	}
 	sqsc := e.SQS()
-	for q, maxReceives := range map[*Queue]int{&e.Names.WebhookQueue: WebhookMaxReceives, &e.Names.RunsQueue: RunsMaxReceives, &e.Names.DatabasesQueue: DatabasesMaxReceives} {
+	for q, maxReceives := range map[*Queue]int{&e.Names.WebhookQueue: WebhookMaxReceives, &e.Names.RunsQueue: RunsMaxReceives, &e.Names.DatabasesQueue: DatabasesMaxReceives,
+		&e.Names.WalletsQueue: WalletsMaxReceives} {
 		if q.URL != "" {
 			continue
 		}
