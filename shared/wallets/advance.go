@@ -386,7 +386,13 @@ func (s *Service) settle(ctx context.Context, t *txRec, rev int64) (*txRec, erro
 		store.DeleteOp(openKey(t.ID)),
 	})
 	if errors.Is(err, store.ErrConditionFailed) {
-		return t, nil
+		// A concurrent advancer settled it first: answer as it left it,
+		// not with the charge still missing from a confirmed transaction.
+		fresh, ferr := s.loadTx(ctx, t.scope(), t.WalletID, t.ID)
+		if ferr != nil {
+			return t, ferr
+		}
+		return fresh, nil
 	}
 	if err != nil {
 		return t, fmt.Errorf("wallets: settled %s: %w", t.ID, err)

@@ -35,6 +35,7 @@ import (
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/databases"
+	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/files"
 	"platformapi/shared/platform"
@@ -115,6 +116,9 @@ type Env struct {
 	// Chain is Options.Chain; WalletsQueue its worker's queue.
 	Chain        *devchain.Chain
 	WalletsQueue *memqueue.Queue
+	// Sealer is the server's envelope key: a test that must know a sealed
+	// secret (a wallet's key) to prove it is nowhere else opens it here.
+	Sealer envelope.Sealer
 }
 
 // SyncBuffer collects the server's log lines.
@@ -257,7 +261,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	hs := httptest.NewServer(k)
 	t.Cleanup(hs.Close)
 	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Audit: auditRec, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks,
-		Files: filesBucket, rec: rec, Databases: dbs, DatabasesQueue: dbq, ArchiveKey: d.ArchivePublicKey}
+		Files: filesBucket, rec: rec, Databases: dbs, DatabasesQueue: dbq, ArchiveKey: d.ArchivePublicKey, Sealer: sealer}
 	e.runWorker = runs.NewWorker(runs.WorkerConfig{Config: runs.Config{Store: st, Queue: runsQ, Artifacts: artifacts, Now: c.Now},
 		Services: services, Sealer: d.Sealer, Timeout: 10 * time.Second, Logger: logger})
 	e.hookWorker = webhooks.NewWorker(webhooks.WorkerConfig{
