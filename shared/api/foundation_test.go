@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"platformapi/shared/api/apitest"
 	"strings"
 	"testing"
@@ -176,11 +177,19 @@ func TestIdemEndpointsRequireAWellFormedIdempotencyKey(t *testing.T) {
 }
 
 func TestUnbuiltEndpointsAnswer501AfterAuthentication(t *testing.T) {
-	e := apitest.New(t)
+	// Every spec route is built now: a served route no group registered is
+	// a test-only one.
+	unbuilt := []routes.Route{
+		{Method: http.MethodGet, Path: "/test/unbuilt", Group: "test", Operation: "test.unbuilt.list", ID: "test.unbuilt.list",
+			Scopes: []string{"projects:read"}, Body: routes.BodyNone, Summary: "Not built yet"},
+		{Method: http.MethodPost, Path: "/test/unbuilt", Group: "test", Operation: "test.unbuilt.create", ID: "test.unbuilt.create",
+			Scopes: []string{"projects:write"}, Idem: true, Body: routes.BodyJSON, Summary: "Not built yet"},
+	}
+	e := apitest.New(t, apitest.Options{Routes: unbuilt})
 	secret, _ := e.RootKey(1, nil)
-	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/wallets"}), 401, "missing_credentials")
-	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/wallets", Key: secret}), 501, "not_implemented")
-	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/wallets", Key: secret, Idem: apitest.Idem(), Body: map[string]any{}}), 501, "not_implemented")
+	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/test/unbuilt"}), 401, "missing_credentials")
+	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/test/unbuilt", Key: secret}), 501, "not_implemented")
+	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/test/unbuilt", Key: secret, Idem: apitest.Idem(), Body: map[string]any{}}), 501, "not_implemented")
 }
 
 // specEndpoints is spec section 4 with the CONTRACT's additions (GET

@@ -173,7 +173,7 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		rt.WebhookQueue = embeddedQueue(st, "webhooks", awsenv.WebhookMaxReceives)
 		rt.RunsQueue = embeddedQueue(st, "runs", awsenv.RunsMaxReceives)
 		rt.DatabasesQueue = embeddedQueue(st, "databases", awsenv.DatabasesMaxReceives)
-		rt.WalletsQueue = embeddedQueue(st, "wallets", walletsMaxReceives)
+		rt.WalletsQueue = embeddedQueue(st, "wallets", awsenv.WalletsMaxReceives)
 		artifacts, err := fsblob.Open(filepath.Join(c.DataDir, "artifacts"))
 		if err != nil {
 			_ = rt.Close()
@@ -214,11 +214,6 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 	rt.Signer = signer
 	return rt, nil
 }
-
-// walletsMaxReceives is the wallets queue's receive count before its
-// dead-letter queue: a transaction's message fails only when the store or
-// the chain does, and the recheck covers it after that.
-const walletsMaxReceives = 10
 
 // embeddedQueue is the queue called name with its dead-letter queue
 // (name-dlq) after maxReceives receives, as on AWS.

@@ -39,6 +39,9 @@ func openAWS(ctx context.Context, c Config, rt *Runtime) error {
 	if rt.DatabasesQueue, err = openQueue(ctx, env, env.Names.DatabasesQueue); err != nil {
 		return fmt.Errorf("app: databases queue: %w", err)
 	}
+	if rt.WalletsQueue, err = openQueue(ctx, env, env.Names.WalletsQueue); err != nil {
+		return fmt.Errorf("app: wallets queue: %w", err)
+	}
 	rt.Artifacts = s3blob.New(env.S3(), env.Names.ArtifactsBucket)
 	rt.Files = s3blob.New(env.S3(), env.Names.FilesBucket)
 	return nil
