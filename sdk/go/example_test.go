@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
 	"platformapi/sdk/go"
 	"platformapi/shared/keys"
 	"platformapi/shared/limits"
 	"platformapi/shared/projects"
+	"platformapi/shared/swaps"
+	"platformapi/shared/wallets"
 	"platformapi/shared/x402"
 )
 
@@ -73,4 +76,34 @@ func Example() {
 		defer dl.Value.Body.Close()
 		fmt.Println(dl.Value.SHA256)
 	}
+}
+
+// A managed wallet signs a message once another key approved it, then swaps
+// USDC for WETH (compiled, not run; wallets_test.go runs the same calls
+// against a server on the local chain).
+func Example_wallet() {
+	ctx := context.Background()
+	root := platform.New(platform.Options{BaseURL: "http://127.0.0.1:8080", APIKey: os.Getenv("ROOT_KEY")})
+	approver := root.WithAPIKey(os.Getenv("APPROVER_KEY")) // another key with approvals:write
+
+	w, err := root.CreateWallet(ctx, wallets.WalletCreateRequest{})
+	if err != nil || !w.OK {
+		log.Fatal(err, w.Error)
+	}
+	msg := "sign in to example.org, nonce 42"
+	q, _ := root.QuoteSignature(ctx, w.Value.ID, wallets.SigQuoteRequest{Type: "personal_sign", Message: &msg})
+	if q.Value.ApprovalID != nil { // the default policy: signatures need approval
+		approver.DecideApproval(ctx, *q.Value.ApprovalID, platform.ApprovalDecision{Decision: "approve"})
+	}
+	sig, _ := root.CreateSignature(ctx, w.Value.ID, wallets.SigCreateRequest{QuoteID: q.Value.ID, ApprovalID: q.Value.ApprovalID})
+	fmt.Println(sig.Value.Signature, sig.Value.Address)
+
+	sq, _ := root.QuoteSwap(ctx, swaps.SwapQuoteRequest{WalletID: &w.Value.ID, FromChainID: 1337, ToChainID: 1337,
+		FromToken: "USDC", ToToken: "WETH", FromAmount: "2500000"})
+	sw, _ := root.ExecuteSwap(ctx, swaps.ExecuteRequest{QuoteID: sq.Value.ID})
+	for sw.OK && (sw.Value.Status == "pending" || sw.Value.Status == "pending_approval") {
+		time.Sleep(time.Second)
+		sw, _ = root.GetSwap(ctx, sw.Value.ID)
+	}
+	fmt.Println(sw.Value.Status, sw.Value.ToAmount)
 }

@@ -18,7 +18,9 @@ import (
 	"platformapi/shared/projects"
 	"platformapi/shared/routes"
 	"platformapi/shared/runs"
+	"platformapi/shared/swaps"
 	"platformapi/shared/trading"
+	"platformapi/shared/wallets"
 	"platformapi/shared/webhooks"
 )
 
@@ -493,50 +495,82 @@ func (c *Client) CancelTransfer(ctx context.Context, transferID string, opts ...
 	return jsonCall[*databases.Transfer](ctx, c, "databases.transfers.cancel", map[string]string{"transferId": transferID}, nil, nil, opts)
 }
 
-// --- Wallets (no server-side Go types yet: requests and answers are raw JSON) ---
+// --- Wallets ---
 
-func (c *Client) ListWallets(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[json.RawMessage]], error) {
-	return list[json.RawMessage](ctx, c, "wallets.list", nil, o, nil, opts)
+// Managed wallets sign with keys that never leave the service; amounts are
+// base units as decimal strings throughout.
+
+func (c *Client) ListWallets(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*wallets.Wallet]], error) {
+	return list[*wallets.Wallet](ctx, c, "wallets.list", nil, o, nil, opts)
 }
 
-func (c *Client) CreateWallet(ctx context.Context, req json.RawMessage, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "wallets.create", nil, nil, req, opts)
+// AllWallets iterates every wallet of the account (or of WithProject's project).
+func (c *Client) AllWallets(ctx context.Context, o ListOptions, opts ...CallOption) iter.Seq2[*wallets.Wallet, error] {
+	return Each(ctx, o, c.ListWallets, opts...)
 }
 
-func (c *Client) GetWallet(ctx context.Context, walletID string, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "wallets.read", map[string]string{"walletId": walletID}, nil, nil, opts)
+func (c *Client) CreateWallet(ctx context.Context, req wallets.WalletCreateRequest, opts ...CallOption) (Result[*wallets.Wallet], error) {
+	return jsonCall[*wallets.Wallet](ctx, c, "wallets.create", nil, nil, req, opts)
 }
 
-func (c *Client) WalletBalances(ctx context.Context, walletID string, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "wallets.balances.read", map[string]string{"walletId": walletID}, nil, nil, opts)
+func (c *Client) GetWallet(ctx context.Context, walletID string, opts ...CallOption) (Result[*wallets.Wallet], error) {
+	return jsonCall[*wallets.Wallet](ctx, c, "wallets.read", map[string]string{"walletId": walletID}, nil, nil, opts)
 }
 
-func (c *Client) UpdateWalletPolicy(ctx context.Context, walletID string, req json.RawMessage, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "wallets.policy.update", map[string]string{"walletId": walletID}, nil, req, opts)
+// WalletBalances reads every known asset of chainID (0: of every chain the
+// wallet serves), each chain's amounts at one block.
+func (c *Client) WalletBalances(ctx context.Context, walletID string, chainID uint64, opts ...CallOption) (Result[*wallets.WalletBalances], error) {
+	var q url.Values
+	if chainID != 0 {
+		q = url.Values{"chainId": {strconv.FormatUint(chainID, 10)}}
+	}
+	return jsonCall[*wallets.WalletBalances](ctx, c, "wallets.balances.read", map[string]string{"walletId": walletID}, q, nil, opts)
 }
 
-func (c *Client) QuoteWalletTransaction(ctx context.Context, walletID string, req json.RawMessage, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "wallets.transactions.quote", map[string]string{"walletId": walletID}, nil, req, opts)
+// UpdateWalletPolicy replaces the policy whole; req.ExpectedRevision is the
+// revision read (Wallet.Policy.Revision), so a concurrent edit is a 409
+// policy_revision_conflict rather than lost.
+func (c *Client) UpdateWalletPolicy(ctx context.Context, walletID string, req wallets.WalletPolicyRequest, opts ...CallOption) (Result[*wallets.Wallet], error) {
+	return jsonCall[*wallets.Wallet](ctx, c, "wallets.policy.update", map[string]string{"walletId": walletID}, nil, req, opts)
 }
 
-func (c *Client) CreateWalletTransaction(ctx context.Context, walletID string, req json.RawMessage, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "wallets.transactions.create", map[string]string{"walletId": walletID}, nil, req, opts)
+// QuoteWalletTransaction prices and simulates a send; execute it with
+// CreateWalletTransaction within the quote's expiry.
+func (c *Client) QuoteWalletTransaction(ctx context.Context, walletID string, req wallets.TxQuoteRequest, opts ...CallOption) (Result[*wallets.TxQuote], error) {
+	return jsonCall[*wallets.TxQuote](ctx, c, "wallets.transactions.quote", map[string]string{"walletId": walletID}, nil, req, opts)
 }
 
-func (c *Client) ListWalletTransactions(ctx context.Context, walletID string, o ListOptions, opts ...CallOption) (Result[Page[json.RawMessage]], error) {
-	return list[json.RawMessage](ctx, c, "wallets.transactions.list", map[string]string{"walletId": walletID}, o, nil, opts)
+// CreateWalletTransaction executes a quote (202): the transaction moves on
+// to confirmed or failed by itself; poll GetWalletTransaction.
+func (c *Client) CreateWalletTransaction(ctx context.Context, walletID string, req wallets.TxCreateRequest, opts ...CallOption) (Result[*wallets.WalletTransaction], error) {
+	return jsonCall[*wallets.WalletTransaction](ctx, c, "wallets.transactions.create", map[string]string{"walletId": walletID}, nil, req, opts)
 }
 
-func (c *Client) GetWalletTransaction(ctx context.Context, walletID, transactionID string, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "wallets.transactions.read", map[string]string{"walletId": walletID, "transactionId": transactionID}, nil, nil, opts)
+func (c *Client) ListWalletTransactions(ctx context.Context, walletID string, o ListOptions, opts ...CallOption) (Result[Page[*wallets.WalletTransaction]], error) {
+	return list[*wallets.WalletTransaction](ctx, c, "wallets.transactions.list", map[string]string{"walletId": walletID}, o, nil, opts)
 }
 
-func (c *Client) QuoteSignature(ctx context.Context, walletID string, req json.RawMessage, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "wallets.signatures.quote", map[string]string{"walletId": walletID}, nil, req, opts)
+// AllWalletTransactions iterates every transaction of a wallet.
+func (c *Client) AllWalletTransactions(ctx context.Context, walletID string, o ListOptions, opts ...CallOption) iter.Seq2[*wallets.WalletTransaction, error] {
+	return Each(ctx, o, func(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*wallets.WalletTransaction]], error) {
+		return c.ListWalletTransactions(ctx, walletID, o, opts...)
+	}, opts...)
 }
 
-func (c *Client) CreateSignature(ctx context.Context, walletID string, req json.RawMessage, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "wallets.signatures.create", map[string]string{"walletId": walletID}, nil, req, opts)
+func (c *Client) GetWalletTransaction(ctx context.Context, walletID, transactionID string, opts ...CallOption) (Result[*wallets.WalletTransaction], error) {
+	return jsonCall[*wallets.WalletTransaction](ctx, c, "wallets.transactions.read", map[string]string{"walletId": walletID, "transactionId": transactionID}, nil, nil, opts)
+}
+
+// QuoteSignature computes the EIP-191 or EIP-712 digest and the policy's
+// decision; when approval is required, Value.ApprovalID is already requested.
+func (c *Client) QuoteSignature(ctx context.Context, walletID string, req wallets.SigQuoteRequest, opts ...CallOption) (Result[*wallets.SigQuote], error) {
+	return jsonCall[*wallets.SigQuote](ctx, c, "wallets.signatures.quote", map[string]string{"walletId": walletID}, nil, req, opts)
+}
+
+// CreateSignature signs a quote's digest; the signature recovers to the
+// wallet's address.
+func (c *Client) CreateSignature(ctx context.Context, walletID string, req wallets.SigCreateRequest, opts ...CallOption) (Result[*wallets.WalletSignature], error) {
+	return jsonCall[*wallets.WalletSignature](ctx, c, "wallets.signatures.create", map[string]string{"walletId": walletID}, nil, req, opts)
 }
 
 // --- Trading ---
@@ -566,34 +600,72 @@ func (c *Client) ListPositions(ctx context.Context, opts ...CallOption) (Result[
 	return jsonCall[Positions](ctx, c, "trading.positions.list", nil, nil, nil, opts)
 }
 
-// --- Universal swaps (no server-side Go types yet: raw JSON) ---
+// --- Universal swaps ---
 
-func (c *Client) ListSwapTokens(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[json.RawMessage]], error) {
-	return list[json.RawMessage](ctx, c, "swaps.tokens.list", nil, o, nil, opts)
+// SwapTokenListOptions page GET /swaps/tokens; ChainID is required.
+type SwapTokenListOptions struct {
+	ListOptions
+	ChainID uint64
 }
 
-func (c *Client) QuoteSwap(ctx context.Context, req json.RawMessage, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "swaps.quote", nil, nil, req, opts)
+// SwapPrepare is POST /swaps/prepare: an address-bound quote to build.
+type SwapPrepare struct {
+	QuoteID string `json:"quoteId"`
 }
 
-func (c *Client) ExecuteSwap(ctx context.Context, req json.RawMessage, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "swaps.execute", nil, nil, req, opts)
+func (c *Client) ListSwapTokens(ctx context.Context, o SwapTokenListOptions, opts ...CallOption) (Result[Page[swaps.TokenView]], error) {
+	f := map[string]string{}
+	if o.ChainID != 0 {
+		f["chainId"] = strconv.FormatUint(o.ChainID, 10)
+	}
+	return list[swaps.TokenView](ctx, c, "swaps.tokens.list", nil, o.ListOptions, f, opts)
 }
 
-func (c *Client) ListSwaps(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[json.RawMessage]], error) {
-	return list[json.RawMessage](ctx, c, "swaps.list", nil, o, nil, opts)
+// AllSwapTokens iterates every swappable token of o.ChainID.
+func (c *Client) AllSwapTokens(ctx context.Context, o SwapTokenListOptions, opts ...CallOption) iter.Seq2[swaps.TokenView, error] {
+	return Each(ctx, o, c.ListSwapTokens, opts...)
 }
 
-func (c *Client) GetSwap(ctx context.Context, swapID string, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "swaps.read", map[string]string{"swapId": swapID}, nil, nil, opts)
+// QuoteSwap quotes for a managed wallet (WalletID: ExecuteSwap) or for the
+// caller's own address (FromAddress: PrepareSwap); a quote is used once.
+func (c *Client) QuoteSwap(ctx context.Context, req swaps.SwapQuoteRequest, opts ...CallOption) (Result[*swaps.SwapQuote], error) {
+	return jsonCall[*swaps.SwapQuote](ctx, c, "swaps.quote", nil, nil, req, opts)
 }
 
-func (c *Client) PrepareSwap(ctx context.Context, req json.RawMessage, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "swaps.prepare", nil, nil, req, opts)
+// ExecuteSwap runs a wallet's quote under the wallet's policy (202); poll
+// GetSwap until done or failed.
+func (c *Client) ExecuteSwap(ctx context.Context, req swaps.ExecuteRequest, opts ...CallOption) (Result[*swaps.Swap], error) {
+	return jsonCall[*swaps.Swap](ctx, c, "swaps.execute", nil, nil, req, opts)
 }
 
-func (c *Client) GetSwapRoute(ctx context.Context, routeID string, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "swaps.routes.read", map[string]string{"routeId": routeID}, nil, nil, opts)
+func (c *Client) ListSwaps(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*swaps.Swap]], error) {
+	return list[*swaps.Swap](ctx, c, "swaps.list", nil, o, nil, opts)
+}
+
+// AllSwaps iterates every swap of the account (or of WithProject's project).
+func (c *Client) AllSwaps(ctx context.Context, o ListOptions, opts ...CallOption) iter.Seq2[*swaps.Swap, error] {
+	return Each(ctx, o, c.ListSwaps, opts...)
+}
+
+func (c *Client) GetSwap(ctx context.Context, swapID string, opts ...CallOption) (Result[*swaps.Swap], error) {
+	return jsonCall[*swaps.Swap](ctx, c, "swaps.read", map[string]string{"swapId": swapID}, nil, nil, opts)
+}
+
+// PrepareSwap builds the unsigned transactions of an address-bound quote for
+// the caller's own wallet. It changes nothing on the server, so it carries
+// no Idempotency-Key.
+func (c *Client) PrepareSwap(ctx context.Context, req SwapPrepare, opts ...CallOption) (Result[*swaps.Prepared], error) {
+	return jsonCall[*swaps.Prepared](ctx, c, "swaps.prepare", nil, nil, req, opts)
+}
+
+// GetSwapRoute follows a prepared route by its sending transaction's hash;
+// an empty txHash reads the one the route accepted before.
+func (c *Client) GetSwapRoute(ctx context.Context, routeID, txHash string, opts ...CallOption) (Result[*swaps.RouteStatus], error) {
+	var q url.Values
+	if txHash != "" {
+		q = url.Values{"txHash": {txHash}}
+	}
+	return jsonCall[*swaps.RouteStatus](ctx, c, "swaps.routes.read", map[string]string{"routeId": routeID}, q, nil, opts)
 }
 
 // --- Runs, approvals, artifacts ---

@@ -79,7 +79,12 @@ type fixture struct {
 // setup is a real server and a client whose waits are recorded (not slept)
 // and move the server's clock.
 func setup(t *testing.T, opts ...func(*platform.Options)) *fixture {
-	f := &fixture{e: apitest.New(t)}
+	return setupWith(t, apitest.Options{}, opts...)
+}
+
+// setupWith is setup on a server built with env (e.g. on the local chain).
+func setupWith(t *testing.T, env apitest.Options, opts ...func(*platform.Options)) *fixture {
+	f := &fixture{e: apitest.New(t, env)}
 	f.trip = &tripper{next: http.DefaultTransport}
 	o := platform.Options{BaseURL: f.e.URL, HTTPClient: &http.Client{Transport: f.trip},
 		Sleep: func(ctx context.Context, d time.Duration) error {
@@ -127,6 +132,8 @@ func must[T any](r platform.Result[T], err error) func(t *testing.T) T {
 		return r.Value
 	}
 }
+
+func TestMain(m *testing.M) { apitest.MainWithChain(m) }
 
 func TestEveryRouteOperationHasAnSDKMethod(t *testing.T) {
 	client := reflect.TypeFor[*platform.Client]()

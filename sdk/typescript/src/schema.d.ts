@@ -950,9 +950,7 @@ export interface paths {
         };
         /**
          * List swaps
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
-         *
-         *     Scope: `wallets:read`. Service access: `universal-swaps`. Limit operation: `swaps.list`.
+         * @description Scope: `wallets:read`. Service access: `universal-swaps`. Limit operation: `swaps.list`.
          *
          *     Checks, in order: body size → authentication (the key and every ancestor, read on every request; `notBefore`) → client address (`allowedIps` of the key and every ancestor) → project selection → scope → service access → operation access → `Idempotency-Key` format → content type → limits (`requestsPerMinute`, `maxConcurrent`; a replay counts as a request) → idempotency claim or replay → the operation.
          */
@@ -960,7 +958,7 @@ export interface paths {
         put?: never;
         /**
          * Execute a swap
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Executes a wallet's quote: an exact-amount approval when the allowance is short, then the swap, as the wallet's transactions (see them under /wallets/{walletId}/transactions). The wallet's policy decides `swaps.execute`: deny is `403 policy_denied`; require_approval makes the swap `pending_approval` with an approval another key decides. Statuses: `pending_approval` → `pending` → `done` (substatus completed; `toAmount` is what was received) | `failed` (substatus slippage_exceeded when the price moved beyond toAmountMin: the swap is refused at simulation or reverts on chain, so nothing but gas is spent; approval_rejected, expired, reverted…). Credits: swaps.execute's price is held now and captured when the swap confirms; creditsPerDay counts it now. The same call retried returns the same swap.
          *
          *     Scope: `wallets:transact`. Service access: `universal-swaps`. Limit operation: `swaps.execute`. Credit-metered: accepts `creditsPerDay` limits.
          *
@@ -984,7 +982,7 @@ export interface paths {
         put?: never;
         /**
          * Build an unsigned swap for the caller's own wallet
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Builds the unsigned transactions of an address-bound quote for your own wallet to sign and send: an exact-amount `approvalTransaction` first when the allowance is short, then `transaction`. No key of ours is involved and nothing is charged. Follow it with GET /swaps/routes/{routeId}?txHash=….
          *
          *     Scope: `wallets:read`. Service access: `universal-swaps`. Limit operation: `swaps.prepare`.
          *
@@ -1008,7 +1006,7 @@ export interface paths {
         put?: never;
         /**
          * Quote a swap
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Quotes a swap of `fromAmount` base units of `fromToken` for `toToken`, for a managed wallet (`walletId`: execute it with POST /swaps) or for your own address (`fromAddress`: build it with POST /swaps/prepare). The quote is bound to that sender, expires within 30 s and is used once. `toAmountMin` is what the swap guarantees or it fails (toAmount less `slippageBps`, default 50). `approval` says whether an exact-amount token approval must come first (never an unlimited one); `issues.balance` says when the sender holds too little. On the local chain the router is the chain's constant-product pool; in a deployment, a LI.FI-compatible router.
          *
          *     Scope: `wallets:transact`. Service access: `universal-swaps`. Limit operation: `swaps.quote`.
          *
@@ -1030,7 +1028,7 @@ export interface paths {
         };
         /**
          * Follow a swap route's fills
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Follows a route by its sending transaction's hash. The transaction is accepted for the route only if it is exactly the prepared one (sender, target, calldata, value, chain): anything else is `422 transaction_mismatch`. Statuses `not_found` (no such transaction on chain yet), `pending`, `done` (`receiving.amount` is what arrived), `failed`.
          *
          *     Scope: `wallets:read`. Service access: `universal-swaps`. Limit operation: `swaps.routes.read`.
          *
@@ -1054,9 +1052,7 @@ export interface paths {
         };
         /**
          * List swap tokens
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
-         *
-         *     Scope: `wallets:read`. Service access: `universal-swaps`. Limit operation: `swaps.tokens.list`.
+         * @description Scope: `wallets:read`. Service access: `universal-swaps`. Limit operation: `swaps.tokens.list`.
          *
          *     Checks, in order: body size → authentication (the key and every ancestor, read on every request; `notBefore`) → client address (`allowedIps` of the key and every ancestor) → project selection → scope → service access → operation access → `Idempotency-Key` format → content type → limits (`requestsPerMinute`, `maxConcurrent`; a replay counts as a request) → idempotency claim or replay → the operation.
          */
@@ -1078,7 +1074,7 @@ export interface paths {
         };
         /**
          * Read a swap
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Reads a swap, its transactions advanced first.
          *
          *     Scope: `wallets:read`. Service access: `universal-swaps`. Limit operation: `swaps.read`.
          *
@@ -1232,9 +1228,7 @@ export interface paths {
         };
         /**
          * List wallets
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
-         *
-         *     Scope: `wallets:read`. Service access: `managed-wallets`. Limit operation: `wallets.list`.
+         * @description Scope: `wallets:read`. Service access: `managed-wallets`. Limit operation: `wallets.list`.
          *
          *     Checks, in order: body size → authentication (the key and every ancestor, read on every request; `notBefore`) → client address (`allowedIps` of the key and every ancestor) → project selection → scope → service access → operation access → `Idempotency-Key` format → content type → limits (`requestsPerMinute`, `maxConcurrent`; a replay counts as a request) → idempotency claim or replay → the operation.
          */
@@ -1242,7 +1236,7 @@ export interface paths {
         put?: never;
         /**
          * Create a managed wallet
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Creates a wallet: a secp256k1 key generated here, sealed by the deployment's envelope key (KMS) with its account, wallet and address bound in, and opened only to sign. No response, log, event or replay ever holds it. The same address serves every chain in `chainIds`. A new wallet's policy allows transactions and swaps and requires approval for signatures.
          *
          *     Scope: `wallets:create`. Service access: `managed-wallets`. Limit operation: `wallets.create`.
          *
@@ -1264,9 +1258,7 @@ export interface paths {
         };
         /**
          * Read a wallet
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
-         *
-         *     Scope: `wallets:read`. Service access: `managed-wallets`. Limit operation: `wallets.read`.
+         * @description Scope: `wallets:read`. Service access: `managed-wallets`. Limit operation: `wallets.read`.
          *
          *     Checks, in order: body size → authentication (the key and every ancestor, read on every request; `notBefore`) → client address (`allowedIps` of the key and every ancestor) → project selection → scope → service access → operation access → `Idempotency-Key` format → content type → limits (`requestsPerMinute`, `maxConcurrent`; a replay counts as a request) → idempotency claim or replay → the operation.
          */
@@ -1288,7 +1280,7 @@ export interface paths {
         };
         /**
          * Read a wallet's balances
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description The wallet's balance of the chain's native coin and known tokens (USDC, WETH), in base units as decimal strings, all of one chain read at the same block (`blockNumber`). `?chainId=` reads one chain.
          *
          *     Scope: `wallets:read`. Service access: `managed-wallets`. Limit operation: `wallets.balances.read`.
          *
@@ -1318,7 +1310,7 @@ export interface paths {
         head?: never;
         /**
          * Administer wallet policy
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Replaces the wallet's policy whole, over the revision you read (`expectedRevision`; another is `409 policy_revision_conflict`). Needs the `approvals:write` scope. A rule applies when its operation matches and all its criteria match; among the rules that apply, deny wins over require_approval, which wins over allow; when none applies, `defaultAction` decides. Criteria: `recipient` and `contract` (`in` / `not_in` a list of addresses; a token transfer's recipient is decoded from its calldata), `value` (`asset`, `op` lte|lt|gte|gt|eq, `amount` in base units), `rollingTotal` (`asset`, `windowSeconds` 60–2592000, `max`: matches when this send would take the window's total of that asset above max; a `deny` rule with it is a spend cap, exact under concurrency because the reservation is written with the send), `signatureType` (`in` / `not_in` personal_sign, eip712).
          *
          *     Scope: `approvals:write`. Service access: `managed-wallets`. Limit operation: `wallets.policy.update`.
          *
@@ -1338,7 +1330,7 @@ export interface paths {
         put?: never;
         /**
          * Execute an approved message signature
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Signs a quote's digest with the wallet's key: `signature` is 0x r‖s‖v with v 27/28, and recovers to `address`. Needs the quote's approval approved by another key when the policy requires one (`403 approval_required` otherwise). A quote is signed once; the same call retried returns the same signature.
          *
          *     Scope: `wallets:sign`. Service access: `managed-wallets`. Limit operation: `wallets.signatures.create`.
          *
@@ -1362,7 +1354,7 @@ export interface paths {
         put?: never;
         /**
          * Quote a message signature
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Computes the digest of an EIP-191 `personal_sign` message or of EIP-712 typed data (no raw-hash signing) and the policy's decision. When the policy requires approval (the default for signatures), the approval is requested now (`approvalId`) and the quote lives as long as the approval.
          *
          *     Scope: `wallets:sign`. Service access: `managed-wallets`. Limit operation: `wallets.signatures.quote`.
          *
@@ -1384,9 +1376,7 @@ export interface paths {
         };
         /**
          * List a wallet's transactions
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
-         *
-         *     Scope: `wallets:read`. Service access: `managed-wallets`. Limit operation: `wallets.transactions.list`.
+         * @description Scope: `wallets:read`. Service access: `managed-wallets`. Limit operation: `wallets.transactions.list`.
          *
          *     Checks, in order: body size → authentication (the key and every ancestor, read on every request; `notBefore`) → client address (`allowedIps` of the key and every ancestor) → project selection → scope → service access → operation access → `Idempotency-Key` format → content type → limits (`requestsPerMinute`, `maxConcurrent`; a replay counts as a request) → idempotency claim or replay → the operation.
          */
@@ -1394,7 +1384,7 @@ export interface paths {
         put?: never;
         /**
          * Execute a wallet transaction
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Executes a quote. The policy decides again: `deny` is `403 policy_denied` and creates nothing; `require_approval` creates the transaction in `pending_approval` with an approval (`approvalId`, service managed-wallets, operation wallets.transactions.create) that a **different** key must approve; then it moves on by itself. States: `pending_approval` → `queued` → `submitted` → `confirmed` | `failed` (`failure.code`: simulation_failed, reverted, broadcast_rejected), or `rejected` (the approval was) / `expired`. The wallet's sends get consecutive nonces by a conditional write; a transaction is signed once, recorded with its nonce before it is broadcast and only ever rebroadcast. Credits: the price is held now, captured when the transaction confirms and released otherwise; creditsPerDay counts it now. A quote is used once (`409 quote_already_used`) and before it expires (`409 quote_expired`); the same call retried (same key and Idempotency-Key) returns the same transaction.
          *
          *     Scope: `wallets:transact`. Service access: `managed-wallets`. Limit operation: `wallets.transactions.create`. Credit-metered: accepts `creditsPerDay` limits.
          *
@@ -1418,7 +1408,7 @@ export interface paths {
         put?: never;
         /**
          * Quote a wallet transaction
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Prices a send of `amount` base units of `asset` to `to`: the transaction as it will be signed, its network fee (at most gasLimit × maxFeePerGas), a simulation at the latest block with the revert reason if it would fail (including too little ETH for value plus fee), and the policy's decision as of now. Execute it with `POST /wallets/{walletId}/transactions` within 60 s, once.
          *
          *     Scope: `wallets:transact`. Service access: `managed-wallets`. Limit operation: `wallets.transactions.quote`.
          *
@@ -1440,7 +1430,7 @@ export interface paths {
         };
         /**
          * Read a wallet transaction
-         * @description **Not implemented yet: answers 501 `not_implemented`** after authentication and the access controls.
+         * @description Reads a transaction, advanced first: a decided approval or a mined receipt shows at once (a worker also advances it).
          *
          *     Scope: `wallets:read`. Service access: `managed-wallets`. Limit operation: `wallets.transactions.read`.
          *
@@ -1648,6 +1638,15 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "approved" | "rejected" | "consumed" | "expired";
         };
+        ApprovalNeed: {
+            /** @description Exactly fromAmount: the approval is never unlimited */
+            amount: string | null;
+            /** @description The sender's allowance to spender is below fromAmount */
+            required: boolean;
+            /** @description The contract that will spend fromToken; null for a native input */
+            spender: string | null;
+            token: string | null;
+        };
         ApprovalRequest: {
             /** @description The exact input to approve; the invoke must send the same (compared in canonical form) */
             input?: unknown;
@@ -1682,6 +1681,11 @@ export interface components {
             balance: number;
             /** @enum {string} */
             unit: "credits";
+        };
+        BalanceIssue: {
+            actual: string;
+            required: string;
+            token: string;
         };
         Capability: {
             /** @description The exact operation selector, services.invoke.<serviceId>.<operationId> */
@@ -1953,6 +1957,33 @@ export interface components {
              */
             status: "active" | "revoked" | "expired";
         };
+        Criterion: {
+            /** @description recipient and contract: 1 to 100 addresses, compared case-insensitively */
+            addresses?: string[] | null;
+            /** @description value: decimal string of base units */
+            amount?: string;
+            /** @description value and rollingTotal: the asset symbol (ETH, USDC, WETH), compared case-insensitively */
+            asset?: string;
+            /** @description rollingTotal: the largest total (decimal string of base units) the window may reach */
+            max?: string;
+            /**
+             * @description in or not_in for recipient, contract and signatureType; lte, lt, gte, gt or eq for value
+             * @enum {string}
+             */
+            op?: "in" | "not_in" | "lte" | "lt" | "gte" | "gt" | "eq";
+            /** @description signatureType: the signature types compared */
+            signatureTypes?: ("personal_sign" | "eip712")[] | null;
+            /**
+             * @description recipient {op, addresses}; contract {op, addresses}; value {asset, op, amount}; rollingTotal {asset, windowSeconds, max}; signatureType {op, signatureTypes}
+             * @enum {string}
+             */
+            type: "recipient" | "contract" | "value" | "rollingTotal" | "signatureType";
+            /**
+             * Format: int64
+             * @description rollingTotal: the window, 60 seconds to 30 days
+             */
+            windowSeconds?: number;
+        };
         Database: {
             /** Format: date-time */
             createdAt: string;
@@ -2043,9 +2074,20 @@ export interface components {
             /** Format: int64 */
             status: number;
         };
+        ExecuteRequest: {
+            /** @description An approved approval, when the wallet's policy requires one and it was decided before this call */
+            approvalId?: string;
+            /** @description A walletId-bound quote, unexpired and unused */
+            quoteId: string;
+        };
         Failure: {
             code: string;
             detail: string;
+        };
+        FeeView: {
+            amount: string;
+            name: string;
+            token: string;
         };
         FieldError: {
             /** @description Where the problem is, e.g. body.scopes[2] or header.Idempotency-Key */
@@ -2140,6 +2182,10 @@ export interface components {
              */
             status: "succeeded";
         };
+        Issues: {
+            /** @description The sender holds less fromToken than fromAmount */
+            balance: components["schemas"]["BalanceIssue"];
+        };
         Key: {
             /** @description Client networks (CIDR, normalised) the key may be used from, or null when any; requests from elsewhere are 403 ip_denied */
             allowedIps: string[] | null;
@@ -2191,6 +2237,13 @@ export interface components {
              */
             status: "active" | "revoked" | "expired";
         };
+        LegView: {
+            amount: string | null;
+            /** Format: int64 */
+            chainId: number;
+            token: string;
+            txHash: string;
+        };
         Limit: {
             /**
              * Format: double
@@ -2207,6 +2260,36 @@ export interface components {
              * @description Admitted requests per minute window
              */
             requestsPerMinute?: number;
+        };
+        NetworkFee: {
+            /** @description gasUsed × effectiveGasPrice, once mined: what the wallet paid */
+            amount: string | null;
+            /** @example ETH */
+            asset: string;
+            /** @description Once mined */
+            effectiveGasPrice: string | null;
+            /**
+             * Format: int64
+             * @example 62000
+             */
+            gasLimit: number;
+            /**
+             * Format: int64
+             * @description Once mined
+             */
+            gasUsed: number | null;
+            /**
+             * @description gasLimit × maxFeePerGas: the most the fee can be
+             * @example 124000000620000
+             */
+            maxAmount: string;
+            /**
+             * @description Twice the latest base fee plus the tip
+             * @example 2000000010
+             */
+            maxFeePerGas: string;
+            /** @example 1000000 */
+            maxPriorityFeePerGas: string;
         };
         Order: {
             /**
@@ -2380,8 +2463,24 @@ export interface components {
             data: components["schemas"]["ServiceView"][] | null;
             nextCursor: string | null;
         };
+        PageSwap: {
+            data: components["schemas"]["Swap"][] | null;
+            nextCursor: string | null;
+        };
+        PageTokenView: {
+            data: components["schemas"]["TokenView"][] | null;
+            nextCursor: string | null;
+        };
         PageUsageBucket: {
             data: components["schemas"]["UsageBucket"][] | null;
+            nextCursor: string | null;
+        };
+        PageWallet: {
+            data: components["schemas"]["Wallet"][] | null;
+            nextCursor: string | null;
+        };
+        PageWalletTransaction: {
+            data: components["schemas"]["WalletTransaction"][] | null;
             nextCursor: string | null;
         };
         PageWebhook: {
@@ -2395,6 +2494,29 @@ export interface components {
             sha256: string;
             /** Format: int64 */
             sizeBytes: number;
+        };
+        Policy: {
+            /**
+             * @description What happens to an intent no rule applies to
+             * @enum {string}
+             */
+            defaultAction: "allow" | "deny" | "require_approval";
+            /**
+             * Format: int64
+             * @description Incremented on every replacement; send it back as expectedRevision to replace the policy
+             */
+            revision: number;
+            /** @description At most 50 rules. A rule applies when its operation is the intent's and all its criteria match; among applicable rules deny wins over require_approval, which wins over allow */
+            rules: components["schemas"]["Rule"][] | null;
+        };
+        PolicyPreview: {
+            /**
+             * @example allow
+             * @enum {string}
+             */
+            decision: "allow" | "deny" | "require_approval";
+            /** @description Which rule decided, and why */
+            reason?: string;
         };
         Position: {
             /** @example 2849.5 */
@@ -2422,6 +2544,22 @@ export interface components {
         };
         PositionList: {
             data: components["schemas"]["Position"][] | null;
+        };
+        PrepareRequest: {
+            /** @description A fromAddress-bound quote, unexpired */
+            quoteId: string;
+        };
+        Prepared: {
+            /** @description An exact-amount approve to send first, when the allowance is short; null otherwise */
+            approvalTransaction: components["schemas"]["UnsignedTx"];
+            /**
+             * Format: date-time
+             * @description Send the transaction before this; the quote's expiry
+             */
+            expiresAt: string;
+            routeId: string;
+            toAmountMin: string;
+            transaction: components["schemas"]["UnsignedTx"];
         };
         PricedOperation: {
             operationId: string;
@@ -2568,6 +2706,28 @@ export interface components {
             /** @description The rolled key: it works until its expiresAt, and names this one in rolledTo */
             previousKey: components["schemas"]["Key"];
         };
+        RouteStatus: {
+            receiving: components["schemas"]["LegView"];
+            routeId: string;
+            sending: components["schemas"]["LegView"];
+            /** @enum {string} */
+            status: "not_found" | "pending" | "done" | "failed";
+            substatus: string | null;
+        };
+        Rule: {
+            /**
+             * @description What happens to an intent this rule applies to
+             * @enum {string}
+             */
+            action: "allow" | "deny" | "require_approval";
+            /** @description At most 10 criteria, all of which must match for the rule to apply. An empty list matches every intent of the operation. recipient, contract, value and rollingTotal apply to transactions.create; contract, value and rollingTotal to swaps.execute; signatureType to signatures.create */
+            criteria: components["schemas"]["Criterion"][] | null;
+            /**
+             * @description The operation this rule governs
+             * @enum {string}
+             */
+            operation: "transactions.create" | "signatures.create" | "swaps.execute";
+        };
         Run: {
             /** @description The approval consumed when the run executes (approval-gated operations) */
             approvalId: string | null;
@@ -2632,6 +2792,192 @@ export interface components {
             name: string;
             serviceId: string;
         };
+        SigCreateRequest: {
+            /** @description The approved approval the quote asked for */
+            approvalId?: string;
+            quoteId: string;
+        };
+        SigQuote: {
+            /** @description When the policy requires approval: the approval, requested now, that another key must approve before POST /signatures */
+            approvalId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * @description The 32-byte hash that will be signed
+             * @example 0xbe609aee343fb3c4b28e1df9e632fca64fcfaede20f02e86244efddf30957bd2
+             */
+            digest: string;
+            /**
+             * Format: date-time
+             * @description 5 minutes ahead, or the approval's expiry when one is required
+             */
+            expiresAt: string;
+            /** @example wsq_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
+            id: string;
+            policy: components["schemas"]["PolicyPreview"];
+            /** @enum {string} */
+            type: "personal_sign" | "eip712";
+            walletId: string;
+        };
+        SigQuoteRequest: {
+            /**
+             * @description personal_sign: how message is written (utf8 by default; hex is 0x-prefixed bytes)
+             * @enum {string}
+             */
+            encoding?: "utf8" | "hex";
+            /** @description personal_sign: the message, at most 64 KiB */
+            message?: string;
+            /**
+             * @description personal_sign (EIP-191) or eip712 (typed data); there is no raw-hash signing
+             * @enum {string}
+             */
+            type: "personal_sign" | "eip712";
+            /** @description eip712: {types, primaryType, domain, message}, at most 64 KiB */
+            typedData?: unknown;
+        };
+        Simulation: {
+            /** @description Why it would fail, e.g. ERC20: transfer amount exceeds balance, or insufficient ETH for the value and the network fee */
+            revertReason: string | null;
+            success: boolean;
+        };
+        StepView: {
+            fromAmount: string;
+            /** Format: int64 */
+            fromChainId: number;
+            fromToken: string;
+            toAmount: string;
+            /** Format: int64 */
+            toChainId: number;
+            toToken: string;
+            /** @example pool */
+            tool: string;
+            /** @enum {string} */
+            type: "swap" | "cross" | "protocol";
+        };
+        Swap: {
+            /** @description The approval a require_approval rule asked for (another key decides it) */
+            approvalId: string | null;
+            /** @description The swaps.execute price once done; 0 otherwise */
+            chargedCredits: string;
+            /** Format: date-time */
+            createdAt: string;
+            fromAmount: string;
+            /** Format: int64 */
+            fromChainId: number;
+            fromToken: string;
+            /** @example swp_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
+            id: string;
+            quoteId: string;
+            routeId: string;
+            /** @enum {string} */
+            status: "pending_approval" | "pending" | "done" | "failed";
+            /** @description done: completed; failed: slippage_exceeded (the price moved beyond toAmountMin; only gas was spent), approval_rejected, expired, reverted, simulation_failed, broadcast_rejected */
+            substatus: string | null;
+            /** @description The quoted output until done, then what the wallet received */
+            toAmount: string;
+            toAmountMin: string;
+            /** Format: int64 */
+            toChainId: number;
+            toToken: string;
+            transactions: components["schemas"]["SwapTx"][] | null;
+            /** Format: date-time */
+            updatedAt: string;
+            walletId: string;
+        };
+        SwapQuote: {
+            approval: components["schemas"]["ApprovalNeed"];
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description At most 30 seconds ahead
+             */
+            expiresAt: string;
+            fees: components["schemas"]["FeeView"][] | null;
+            fromAddress: string;
+            fromAmount: string;
+            /** Format: int64 */
+            fromChainId: number;
+            fromToken: string;
+            /** @example swq_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
+            id: string;
+            issues: components["schemas"]["Issues"];
+            /** @example rte_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
+            routeId: string;
+            /** @example pool */
+            router: string;
+            /** Format: int32 */
+            slippageBps: number;
+            steps: components["schemas"]["StepView"][] | null;
+            /** @description The expected output at the quoted price */
+            toAmount: string;
+            /** @description The least the swap delivers, or it fails: toAmount less the slippage */
+            toAmountMin: string;
+            /** Format: int64 */
+            toChainId: number;
+            toToken: string;
+            walletId: string | null;
+        };
+        SwapQuoteRequest: {
+            /** @description Or the caller's own address: the swap is built unsigned with POST /swaps/prepare */
+            fromAddress?: string;
+            /**
+             * @description Base units of fromToken
+             * @example 2500000000
+             */
+            fromAmount: string;
+            /**
+             * Format: int64
+             * @example 1337
+             */
+            fromChainId: number;
+            /**
+             * @description Token address, or a symbol the chain knows (USDC, WETH)
+             * @example USDC
+             */
+            fromToken: string;
+            /**
+             * Format: int32
+             * @description The most the price may move against you, in basis points (default 50 = 0.5%)
+             */
+            slippageBps?: number;
+            /**
+             * Format: int64
+             * @example 1337
+             */
+            toChainId: number;
+            /** @example WETH */
+            toToken: string;
+            /** @description A managed wallet of the caller: the swap is executed with POST /swaps */
+            walletId?: string;
+        };
+        SwapTx: {
+            hash: string | null;
+            /** @enum {string} */
+            purpose: "swap_approval" | "swap";
+            /** @description The wallet transaction's status */
+            status: string;
+            /** @description A wallet transaction: GET /wallets/{walletId}/transactions/{transactionId} */
+            transactionId: string;
+        };
+        TokenView: {
+            /** @description 0x0000000000000000000000000000000000000000 for the native coin */
+            address: string;
+            /**
+             * Format: int64
+             * @example 1337
+             */
+            chainId: number;
+            /**
+             * Format: int32
+             * @example 6
+             */
+            decimals: number;
+            /** @example USD Coin */
+            name: string;
+            /** @example USDC */
+            symbol: string;
+        };
         TopUpRequest: {
             /**
              * Format: double
@@ -2669,6 +3015,125 @@ export interface components {
             sizeBytes: number;
             status: string;
         };
+        TxCreateRequest: {
+            /** @description An approved approval for this quote, when the policy requires one and it was decided before this call */
+            approvalId?: string;
+            /**
+             * @description A quote of this wallet, unexpired and unused
+             * @example wtq_01J9Z3K4M5N6P7Q8R9S0T1V2W3
+             */
+            quoteId: string;
+        };
+        TxFailure: {
+            /**
+             * @example reverted
+             * @enum {string}
+             */
+            code: "simulation_failed" | "reverted" | "broadcast_rejected" | "predecessor_failed";
+            /** @example ERC20: transfer amount exceeds balance */
+            reason: string;
+        };
+        TxFields: {
+            /**
+             * Format: int64
+             * @example 1337
+             */
+            chainId: number;
+            /**
+             * @description Calldata, hex (an ERC-20 transfer for a token)
+             * @example 0xa9059cbb…
+             */
+            data: string;
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
+            from: string;
+            /**
+             * Format: int64
+             * @description Gas limit: the estimate plus 20% (exactly 21000 for a plain ETH transfer)
+             * @example 62000
+             */
+            gas: number;
+            /**
+             * @description The recipient for ETH, the token contract for a token
+             * @example 0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238
+             */
+            to: string;
+            /**
+             * @description Wei, decimal
+             * @example 0
+             */
+            value: string;
+        };
+        TxQuote: {
+            /**
+             * @description Base units
+             * @example 1500000
+             */
+            amount: string;
+            /** @example USDC */
+            asset: string;
+            /**
+             * Format: int64
+             * @example 1337
+             */
+            chainId: number;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description At most 60 seconds ahead
+             */
+            expiresAt: string;
+            /** @example wtq_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
+            id: string;
+            networkFee: components["schemas"]["NetworkFee"];
+            policy: components["schemas"]["PolicyPreview"];
+            simulation: components["schemas"]["Simulation"];
+            /**
+             * @description The recipient
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            to: string;
+            transaction: components["schemas"]["TxFields"];
+            /** @example wal_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
+            walletId: string;
+        };
+        TxQuoteRequest: {
+            /**
+             * @description Base units as a decimal string (USDC has 6 decimals: 1.5 USDC is 1500000)
+             * @example 1500000
+             */
+            amount: string;
+            /**
+             * @description ETH (the native coin), a token symbol of the chain (USDC, WETH) or its address
+             * @example USDC
+             */
+            asset: string;
+            /**
+             * Format: int64
+             * @description A chain of the wallet's chainIds
+             * @example 1337
+             */
+            chainId: number;
+            /**
+             * @description The recipient's address
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            to: string;
+        };
+        UnsignedTx: {
+            /** Format: int64 */
+            chainId: number;
+            data: string;
+            from: string;
+            /**
+             * Format: int64
+             * @description A gas limit that covers it (0: estimate it yourself)
+             */
+            gas: number;
+            to: string;
+            /** @description Wei, decimal */
+            value: string;
+        };
         UpdateProjectRequest: {
             description?: string;
             /** @description Replaces the metadata when sent */
@@ -2698,6 +3163,155 @@ export interface components {
             /** Format: int64 */
             requests: number;
             serviceId: string | null;
+        };
+        Wallet: {
+            /**
+             * @description EIP-55 checksummed address
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            address: string;
+            /**
+             * @description The chains this deployment reaches; the address is the same on each
+             * @example [
+             *       1337
+             *     ]
+             */
+            chainIds: number[] | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @example wal_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
+            id: string;
+            label: string | null;
+            policy: components["schemas"]["Policy"];
+            projectId: string | null;
+            /**
+             * @example active
+             * @enum {string}
+             */
+            status: "active";
+        };
+        WalletBalance: {
+            /**
+             * @description Base units, decimal
+             * @example 1500000
+             */
+            amount: string;
+            /**
+             * @description The token's address, or ETH for the native coin
+             * @example 0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238
+             */
+            asset: string;
+            /**
+             * Format: int64
+             * @description The block every amount of this chain was read at
+             */
+            blockNumber: number;
+            /**
+             * Format: int64
+             * @example 1337
+             */
+            chainId: number;
+            /**
+             * Format: int32
+             * @example 6
+             */
+            decimals: number;
+            /** @example USDC */
+            symbol: string;
+        };
+        WalletBalances: {
+            /**
+             * Format: int64
+             * @description The block of the first chain (the only one, usually)
+             */
+            blockNumber: number;
+            data: components["schemas"]["WalletBalance"][] | null;
+        };
+        WalletCreateRequest: {
+            /** @description A name for people; not unique */
+            label?: string;
+        };
+        WalletPolicyRequest: {
+            /** @enum {string} */
+            defaultAction: "allow" | "deny" | "require_approval";
+            /**
+             * Format: int64
+             * @description The policy revision this replacement is based on; another one is 409 policy_revision_conflict
+             */
+            expectedRevision: number;
+            rules: components["schemas"]["Rule"][] | null;
+        };
+        WalletSignature: {
+            /** @description The wallet's address */
+            address: string;
+            /** Format: date-time */
+            createdAt: string;
+            digest: string;
+            /** @example sig_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
+            id: string;
+            /**
+             * @description 0x r‖s‖v, v 27 or 28; it recovers to address
+             * @example 0x4355c47d…1c
+             */
+            signature: string;
+            /** @enum {string} */
+            type: "personal_sign" | "eip712";
+            walletId: string;
+        };
+        WalletTransaction: {
+            /**
+             * @description Base units
+             * @example 1500000
+             */
+            amount: string;
+            /** @description The approval a require_approval rule asked for; decided by a key other than the requester */
+            approvalId: string | null;
+            /** @example USDC */
+            asset: string;
+            /** Format: int64 */
+            blockNumber: number | null;
+            /**
+             * Format: int64
+             * @example 1337
+             */
+            chainId: number;
+            /**
+             * @description Credits charged: the operation's price once confirmed, 0 otherwise
+             * @example 0.1
+             */
+            chargedCredits: string;
+            /** Format: date-time */
+            createdAt: string;
+            failure: components["schemas"]["TxFailure"];
+            /** @description Set once signed; the same on every rebroadcast */
+            hash: string | null;
+            /** @example wtx_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
+            id: string;
+            networkFee: components["schemas"]["NetworkFee"];
+            /** Format: int64 */
+            nonce: number | null;
+            /**
+             * @description send: a transaction quote's; swap_approval and swap: a swap's (swapId)
+             * @example send
+             * @enum {string}
+             */
+            purpose: "send" | "swap_approval" | "swap";
+            quoteId: string | null;
+            /**
+             * @example confirmed
+             * @enum {string}
+             */
+            status: "pending_approval" | "queued" | "submitted" | "confirmed" | "failed" | "rejected" | "expired";
+            swapId: string | null;
+            /**
+             * @description The recipient (for a token, the token's recipient)
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            to: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @example wal_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
+            walletId: string;
         };
         Webhook: {
             /** Format: date-time */
@@ -2754,12 +3368,26 @@ export interface components {
              *     - `trading.order.filled` (trading.orders.create): An order filled completely, at submission or later (data: the order with its fills).
              *     - `trading.order.expired` (trading.orders.create): An order's time in force ran out; what filled stays filled, an unfilled order's credits are released (data: the order).
              *     - `trading.order.rejected` (trading.orders.create): An order was refused at submission, e.g. insufficient_buying_power; nothing traded or charged (data: the order).
+             *     - `wallet.created` (wallets.create): A managed wallet was created (data: the wallet, never its key).
+             *     - `wallet.policy_updated` (wallets.policy.update): A wallet's policy was replaced (data: the wallet with its new policy).
+             *     - `wallet.transaction.pending_approval` (wallets.transactions.create): A send waits for its approval (data: the transaction with approvalId).
+             *     - `wallet.transaction.queued` (wallets.transactions.create): A send is queued for signing and broadcast (data: the transaction).
+             *     - `wallet.transaction.submitted` (wallets.transactions.create): A send was signed and broadcast (data: the transaction with hash and nonce). Sent by the worker.
+             *     - `wallet.transaction.confirmed` (wallets.transactions.create): A send was mined successfully and charged (data: the transaction with its fee). Sent by the worker.
+             *     - `wallet.transaction.failed` (wallets.transactions.create): A send failed: simulation, revert or broadcast (data: the transaction with failure); its credits are released.
+             *     - `wallet.transaction.rejected` (wallets.transactions.create): A send's approval was rejected; nothing was sent (data: the transaction).
+             *     - `wallet.transaction.expired` (wallets.transactions.create): A send's approval expired, or it could not be sent in time; nothing was sent (data: the transaction).
+             *     - `wallet.signature.created` (wallets.signatures.create): A wallet signed a quoted message or typed data (data: the signature).
+             *     - `swap.pending` (swaps.execute): A swap started: its transactions are on their way (data: the swap).
+             *     - `swap.pending_approval` (swaps.execute): A swap waits for its approval (data: the swap).
+             *     - `swap.done` (swaps.execute): A swap completed; toAmount is what the wallet received (data: the swap).
+             *     - `swap.failed` (swaps.execute): A swap failed (substatus, e.g. slippage_exceeded); only gas was spent (data: the swap).
              *     - `database.provisioned` (databases.account.provision): A managed database was provisioned for the account or project (data: the database).
              *     - `database.deprovisioned` (databases.account.deprovision): A managed database and its data were deleted (data: id, status deleted).
              *     - `database.transfer.completed` (databases.transfers.create): An export's archive is ready to download, or an import replaced the database (data: the transfer). Sent by the worker, after POST /databases/transfers (export) or …/complete (import).
              *     - `database.transfer.failed` (databases.transfers.create): A transfer failed and the database is unchanged; the reason is in error (data: the transfer).
              */
-            events: ("*" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "project.created" | "project.updated" | "project.archived" | "approval.requested" | "approval.decided" | "credits.topped_up" | "service.invoked" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.secret_rotated" | "connection.created" | "connection.rotated" | "connection.disabled" | "connection.enabled" | "connection.deleted" | "file.created" | "file.deleted" | "trading.order.new" | "trading.order.partially_filled" | "trading.order.filled" | "trading.order.expired" | "trading.order.rejected" | "database.provisioned" | "database.deprovisioned" | "database.transfer.completed" | "database.transfer.failed")[];
+            events: ("*" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "project.created" | "project.updated" | "project.archived" | "approval.requested" | "approval.decided" | "credits.topped_up" | "service.invoked" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.secret_rotated" | "connection.created" | "connection.rotated" | "connection.disabled" | "connection.enabled" | "connection.deleted" | "file.created" | "file.deleted" | "trading.order.new" | "trading.order.partially_filled" | "trading.order.filled" | "trading.order.expired" | "trading.order.rejected" | "wallet.created" | "wallet.policy_updated" | "wallet.transaction.pending_approval" | "wallet.transaction.queued" | "wallet.transaction.submitted" | "wallet.transaction.confirmed" | "wallet.transaction.failed" | "wallet.transaction.rejected" | "wallet.transaction.expired" | "wallet.signature.created" | "swap.pending" | "swap.pending_approval" | "swap.done" | "swap.failed" | "database.provisioned" | "database.deprovisioned" | "database.transfer.completed" | "database.transfer.failed")[];
             /** @description Where deliveries are POSTed: https, no credentials, resolving to public addresses only */
             url: string;
         };
@@ -2794,12 +3422,26 @@ export interface components {
              *     - `trading.order.filled` (trading.orders.create): An order filled completely, at submission or later (data: the order with its fills).
              *     - `trading.order.expired` (trading.orders.create): An order's time in force ran out; what filled stays filled, an unfilled order's credits are released (data: the order).
              *     - `trading.order.rejected` (trading.orders.create): An order was refused at submission, e.g. insufficient_buying_power; nothing traded or charged (data: the order).
+             *     - `wallet.created` (wallets.create): A managed wallet was created (data: the wallet, never its key).
+             *     - `wallet.policy_updated` (wallets.policy.update): A wallet's policy was replaced (data: the wallet with its new policy).
+             *     - `wallet.transaction.pending_approval` (wallets.transactions.create): A send waits for its approval (data: the transaction with approvalId).
+             *     - `wallet.transaction.queued` (wallets.transactions.create): A send is queued for signing and broadcast (data: the transaction).
+             *     - `wallet.transaction.submitted` (wallets.transactions.create): A send was signed and broadcast (data: the transaction with hash and nonce). Sent by the worker.
+             *     - `wallet.transaction.confirmed` (wallets.transactions.create): A send was mined successfully and charged (data: the transaction with its fee). Sent by the worker.
+             *     - `wallet.transaction.failed` (wallets.transactions.create): A send failed: simulation, revert or broadcast (data: the transaction with failure); its credits are released.
+             *     - `wallet.transaction.rejected` (wallets.transactions.create): A send's approval was rejected; nothing was sent (data: the transaction).
+             *     - `wallet.transaction.expired` (wallets.transactions.create): A send's approval expired, or it could not be sent in time; nothing was sent (data: the transaction).
+             *     - `wallet.signature.created` (wallets.signatures.create): A wallet signed a quoted message or typed data (data: the signature).
+             *     - `swap.pending` (swaps.execute): A swap started: its transactions are on their way (data: the swap).
+             *     - `swap.pending_approval` (swaps.execute): A swap waits for its approval (data: the swap).
+             *     - `swap.done` (swaps.execute): A swap completed; toAmount is what the wallet received (data: the swap).
+             *     - `swap.failed` (swaps.execute): A swap failed (substatus, e.g. slippage_exceeded); only gas was spent (data: the swap).
              *     - `database.provisioned` (databases.account.provision): A managed database was provisioned for the account or project (data: the database).
              *     - `database.deprovisioned` (databases.account.deprovision): A managed database and its data were deleted (data: id, status deleted).
              *     - `database.transfer.completed` (databases.transfers.create): An export's archive is ready to download, or an import replaced the database (data: the transfer). Sent by the worker, after POST /databases/transfers (export) or …/complete (import).
              *     - `database.transfer.failed` (databases.transfers.create): A transfer failed and the database is unchanged; the reason is in error (data: the transfer).
              */
-            events?: ("*" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "project.created" | "project.updated" | "project.archived" | "approval.requested" | "approval.decided" | "credits.topped_up" | "service.invoked" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.secret_rotated" | "connection.created" | "connection.rotated" | "connection.disabled" | "connection.enabled" | "connection.deleted" | "file.created" | "file.deleted" | "trading.order.new" | "trading.order.partially_filled" | "trading.order.filled" | "trading.order.expired" | "trading.order.rejected" | "database.provisioned" | "database.deprovisioned" | "database.transfer.completed" | "database.transfer.failed")[];
+            events?: ("*" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "project.created" | "project.updated" | "project.archived" | "approval.requested" | "approval.decided" | "credits.topped_up" | "service.invoked" | "webhook.created" | "webhook.updated" | "webhook.disabled" | "webhook.secret_rotated" | "connection.created" | "connection.rotated" | "connection.disabled" | "connection.enabled" | "connection.deleted" | "file.created" | "file.deleted" | "trading.order.new" | "trading.order.partially_filled" | "trading.order.filled" | "trading.order.expired" | "trading.order.rejected" | "wallet.created" | "wallet.policy_updated" | "wallet.transaction.pending_approval" | "wallet.transaction.queued" | "wallet.transaction.submitted" | "wallet.transaction.confirmed" | "wallet.transaction.failed" | "wallet.transaction.rejected" | "wallet.transaction.expired" | "wallet.signature.created" | "swap.pending" | "swap.pending_approval" | "swap.done" | "swap.failed" | "database.provisioned" | "database.deprovisioned" | "database.transfer.completed" | "database.transfer.failed")[];
             /**
              * @description Disable, or enable again
              * @enum {string}
@@ -8077,7 +8719,12 @@ export interface operations {
     };
     "swaps.list": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
             header?: {
                 /** @description Selects an active project when using an account-level key; a project-bound key may only name its own. */
                 "X-Service-Project"?: string;
@@ -8089,12 +8736,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PageSwap"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -8143,15 +8792,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8184,14 +8824,22 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecuteRequest"];
+            };
+        };
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description Accepted */
+            202: {
                 headers: {
+                    "Idempotent-Replayed"?: string;
+                    Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Swap"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -8274,15 +8922,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not Implemented */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
             /** @description Service Unavailable */
             503: {
                 headers: {
@@ -8306,14 +8945,20 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PrepareRequest"];
+            };
+        };
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Prepared"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -8380,15 +9025,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8421,14 +9057,20 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwapQuoteRequest"];
+            };
+        };
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["SwapQuote"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -8511,15 +9153,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not Implemented */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
             /** @description Service Unavailable */
             503: {
                 headers: {
@@ -8533,7 +9166,10 @@ export interface operations {
     };
     "swaps.routes.read": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The sending transaction's hash; without it, the one accepted before */
+                txHash?: string;
+            };
             header?: {
                 /** @description Selects an active project when using an account-level key; a project-bound key may only name its own. */
                 "X-Service-Project"?: string;
@@ -8541,18 +9177,21 @@ export interface operations {
                 "X-Service-End-User"?: string;
             };
             path: {
+                /** @description Route id (rte_…) */
                 routeId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["RouteStatus"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -8601,15 +9240,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8630,7 +9260,14 @@ export interface operations {
     };
     "swaps.tokens.list": {
         parameters: {
-            query?: never;
+            query: {
+                /** @description The chain whose tokens to list */
+                chainId: number;
+                /** @description Page size */
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
             header?: {
                 /** @description Selects an active project when using an account-level key; a project-bound key may only name its own. */
                 "X-Service-Project"?: string;
@@ -8642,12 +9279,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PageTokenView"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -8696,15 +9335,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8733,18 +9363,21 @@ export interface operations {
                 "X-Service-End-User"?: string;
             };
             path: {
+                /** @description Swap id (swp_…) */
                 swapId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Swap"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -8793,15 +9426,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9459,7 +10083,12 @@ export interface operations {
     };
     "wallets.list": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
             header?: {
                 /** @description Selects an active project when using an account-level key; a project-bound key may only name its own. */
                 "X-Service-Project"?: string;
@@ -9471,12 +10100,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PageWallet"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -9525,15 +10156,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9566,14 +10188,21 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletCreateRequest"];
+            };
+        };
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description Created */
+            201: {
                 headers: {
+                    Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Wallet"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -9656,15 +10285,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not Implemented */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
             /** @description Service Unavailable */
             503: {
                 headers: {
@@ -9686,18 +10306,21 @@ export interface operations {
                 "X-Service-End-User"?: string;
             };
             path: {
+                /** @description Wallet id (wal_…) */
                 walletId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Wallet"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -9746,15 +10369,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9775,7 +10389,10 @@ export interface operations {
     };
     "wallets.balances.read": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only this chain */
+                chainId?: number;
+            };
             header?: {
                 /** @description Selects an active project when using an account-level key; a project-bound key may only name its own. */
                 "X-Service-Project"?: string;
@@ -9783,18 +10400,21 @@ export interface operations {
                 "X-Service-End-User"?: string;
             };
             path: {
+                /** @description Wallet id (wal_…) */
                 walletId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["WalletBalances"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -9843,15 +10463,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9882,18 +10493,25 @@ export interface operations {
                 "X-Service-End-User"?: string;
             };
             path: {
+                /** @description Wallet id (wal_…) */
                 walletId: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletPolicyRequest"];
+            };
+        };
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Wallet"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -9969,15 +10587,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10008,18 +10617,25 @@ export interface operations {
                 "X-Service-End-User"?: string;
             };
             path: {
+                /** @description Wallet id (wal_…) */
                 walletId: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SigCreateRequest"];
+            };
+        };
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["WalletSignature"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -10095,15 +10711,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10134,18 +10741,25 @@ export interface operations {
                 "X-Service-End-User"?: string;
             };
             path: {
+                /** @description Wallet id (wal_…) */
                 walletId: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SigQuoteRequest"];
+            };
+        };
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["SigQuote"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -10228,15 +10842,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not Implemented */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
             /** @description Service Unavailable */
             503: {
                 headers: {
@@ -10250,7 +10855,12 @@ export interface operations {
     };
     "wallets.transactions.list": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
             header?: {
                 /** @description Selects an active project when using an account-level key; a project-bound key may only name its own. */
                 "X-Service-Project"?: string;
@@ -10258,18 +10868,21 @@ export interface operations {
                 "X-Service-End-User"?: string;
             };
             path: {
+                /** @description Wallet id (wal_…) */
                 walletId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PageWalletTransaction"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -10318,15 +10931,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10357,18 +10961,27 @@ export interface operations {
                 "X-Service-End-User"?: string;
             };
             path: {
+                /** @description Wallet id (wal_…) */
                 walletId: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TxCreateRequest"];
+            };
+        };
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description Accepted */
+            202: {
                 headers: {
+                    "Idempotent-Replayed"?: string;
+                    Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["WalletTransaction"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -10444,15 +11057,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10483,18 +11087,25 @@ export interface operations {
                 "X-Service-End-User"?: string;
             };
             path: {
+                /** @description Wallet id (wal_…) */
                 walletId: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TxQuoteRequest"];
+            };
+        };
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["TxQuote"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -10577,15 +11188,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not Implemented */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
             /** @description Service Unavailable */
             503: {
                 headers: {
@@ -10607,19 +11209,23 @@ export interface operations {
                 "X-Service-End-User"?: string;
             };
             path: {
+                /** @description Wallet id (wal_…) */
                 walletId: string;
+                /** @description Transaction id (wtx_…) */
                 transactionId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["WalletTransaction"];
+                };
             };
             /** @description Bad Request */
             400: {
@@ -10668,15 +11274,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Implemented */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };

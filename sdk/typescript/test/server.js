@@ -1,7 +1,8 @@
 // Starts the real local server (functions/local) on a free port with a fresh
 // data directory, the way a customer runs it, and mints first-key credit
-// tokens with the same binary and DATA_DIR. PLATFORMAPI_LOCAL_BIN names a
-// prebuilt binary (make sdk-ts-test builds one); otherwise it is built here.
+// tokens and funds addresses on its local chain with the same binary and
+// DATA_DIR. PLATFORMAPI_LOCAL_BIN names a prebuilt binary (make sdk-ts-test
+// builds one); otherwise it is built here.
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,6 +37,10 @@ export async function startServer() {
     baseUrl,
     mintCreditToken(credits) {
       return execFileSync(bin, ["mint-credit-token", "--credits", String(credits)], { env, encoding: "utf8" }).trim();
+    },
+    /** Sends amount (whole units, e.g. "2.5") of ETH, USDC or WETH to address from the local chain's faucet. */
+    fund(address, asset, amount) {
+      execFileSync(bin, ["fund", "--address", address, "--asset", asset, "--amount", amount], { env, encoding: "utf8" });
     },
     async stop() {
       const exited = new Promise((ok) => child.once("exit", ok));

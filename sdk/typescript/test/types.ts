@@ -37,3 +37,21 @@ export async function checks() {
   client.projectsCreateAll;
   await client.servicesInvoke({ path: { serviceId: "cloud-superbrain" }, body: { operationId: "memory.write", input: {} } });
 }
+
+export async function walletChecks() {
+  const w = await client.walletsCreate({ body: { label: "ops" } });
+  if (w.ok) {
+    const address: string = w.value.address;
+    void address;
+  }
+  // @ts-expect-error a signature quote needs its wallet
+  await client.walletsSignaturesQuote({ body: { type: "personal_sign", message: "hi" } });
+  // @ts-expect-error the signature type is personal_sign or eip712
+  await client.walletsSignaturesQuote({ path: { walletId: "wal_1" }, body: { type: "raw", message: "hi" } });
+  for await (const t of client.swapsTokensListAll({ query: { chainId: 1337 } })) {
+    const symbol: string = t.symbol;
+    void symbol;
+  }
+  // @ts-expect-error swap tokens are listed per chain: chainId is required
+  await client.swapsTokensList({ query: {} });
+}
