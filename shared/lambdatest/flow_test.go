@@ -27,7 +27,7 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 	e.Names = awsenv.Names{
 		Table: name, FilesBucket: name + "-files", ArchivesBucket: name + "-archives", ArtifactsBucket: name + "-artifacts",
 		WebhookQueue: awsenv.Queue{Name: name + "-webhooks"}, RunsQueue: awsenv.Queue{Name: name + "-runs"},
-		DatabasesQueue: awsenv.Queue{Name: name + "-databases"}, KMSKeyID: "alias/" + name,
+		DatabasesQueue: awsenv.Queue{Name: name + "-databases"}, WalletsQueue: awsenv.Queue{Name: name + "-wallets"}, KMSKeyID: "alias/" + name,
 	}
 	if err := e.CreateResources(ctx); err != nil {
 		t.Fatal(err)
@@ -54,6 +54,10 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	walletsURL, err := e.QueueURL(ctx, e.Names.WalletsQueue)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seed := sha256.Sum256([]byte(secretValue))
 	signer, err = credittoken.NewSigner(seed[:])
 	if err != nil {
@@ -65,7 +69,7 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 		"TABLE_NAME=" + name, "WEBHOOK_QUEUE_URL=" + queueURL, "KMS_KEY_ID=alias/" + name,
 		"CREDIT_TOKEN_SECRET_ARN=" + *sec.ARN, "ARTIFACTS_BUCKET=" + e.Names.ArtifactsBucket, "RUNS_QUEUE_URL=" + runsURL,
 		"FILES_BUCKET=" + e.Names.FilesBucket, "ARCHIVES_BUCKET=" + e.Names.ArchivesBucket,
-		"ARCHIVE_SIGNING_SECRET_ARN=" + *archive.ARN, "DATABASES_QUEUE_URL=" + databasesURL,
+		"ARCHIVE_SIGNING_SECRET_ARN=" + *archive.ARN, "DATABASES_QUEUE_URL=" + databasesURL, "WALLETS_QUEUE_URL=" + walletsURL,
 	}
 	return env, signer
 }
