@@ -94,7 +94,9 @@ type txRec struct {
 // process lives: its first submit deadline (an approval's expiry, or an
 // hour) plus the confirmation watch. It never moves: the hold's sweeper
 // index is keyed by it.
-func (t *txRec) holdDeadline() time.Time { return t.CreatedAt.Add(approvals.TTL + SubmitDeadline + ConfirmDeadline) }
+func (t *txRec) holdDeadline() time.Time {
+	return t.CreatedAt.Add(approvals.TTL + SubmitDeadline + ConfirmDeadline)
+}
 
 func (t *txRec) scope() Scope { return Scope{AccountID: t.AccountID, ProjectID: t.ProjectID} }
 
