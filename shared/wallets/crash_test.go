@@ -1,0 +1,174 @@
+package wallets
+
+import (
+	"context"
+	"math/big"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"platformapi/shared/chain"
+	"platformapi/shared/chain/devchain"
+	"platformapi/shared/credits"
+	"platformapi/shared/envelope/localkey"
+	"platformapi/shared/store"
+	"platformapi/shared/store/teststores"
+)
+
+// crashEnv is a service on embedded storage and a fresh local chain, with
+// no queue: the test drives every step itself.
+func crashEnv(t *testing.T) (*Service, *devchain.Chain, store.Store) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "wallets-crash-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := devchain.Open(context.Background(), dir, devchain.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close(); os.RemoveAll(dir) })
+	nets, err := chain.NewNetworks(dev.Network())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := teststores.Embedded.Open(t, time.Now)
+	sealer, err := localkey.Open(filepath.Join(t.TempDir(), "master.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Transact(context.Background(), credits.OpenAccountOps("acct_1", 10_000_000, "test", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	return New(Config{Store: st, Sealer: sealer, Networks: nets, PriceMicro: 100_000}), dev, st
+}
+
+// queuedSend creates a funded wallet and a queued USDC send of 1 USDC.
+func queuedSend(t *testing.T, s *Service, dev *devchain.Chain) (Scope, *txRec, int64, common.Address) {
+	t.Helper()
+	ctx := context.Background()
+	sc := Scope{AccountID: "acct_1"}
+	w, err := s.Create(ctx, sc, WalletCreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := common.HexToAddress(w.Address)
+	for asset, amount := range map[string]*big.Int{"ETH": big.NewInt(1e18), "USDC": big.NewInt(5_000_000)} {
+		if _, err := dev.Faucet().Fund(ctx, addr, asset, amount); err != nil {
+			t.Fatal(err)
+		}
+	}
+	to := common.HexToAddress("0x00000000000000000000000000000000000c0ffe")
+	q, err := s.QuoteTransaction(ctx, sc, w.ID, TxQuoteRequest{ChainID: devchain.ChainID, To: to.Hex(), Asset: "USDC", Amount: "1000000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := s.CreateTransaction(ctx, sc, w.ID, TxCreateRequest{QuoteID: q.ID}, "key_1", "call-1")
+	if err != nil || v.Status != StatusQueued {
+		t.Fatalf("create: %v %+v", err, v)
+	}
+	it, err := s.st.Get(ctx, txKey(sc, w.ID, v.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, rev, err := decodeTx(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc, rec, rev, to
+}
+
+func usdcOf(t *testing.T, s *Service, dev *devchain.Chain, who common.Address) *big.Int {
+	t.Helper()
+	b, err := s.balanceOf(context.Background(), dev.Client(), dev.USDC, who, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// settleAll advances a transaction until it is final and settled.
+func settleAll(t *testing.T, s *Service, sc Scope, walletID, txID string) *WalletTransaction {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		more, err := s.Advance(context.Background(), sc, walletID, txID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !more {
+			v, err := s.PeekTransaction(context.Background(), sc, walletID, txID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("transaction never settled")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A process that dies after recording the signed transaction, before or
+// after broadcasting it, is followed by one that finds the record: it
+// sends the same bytes (same hash, same nonce) and the tokens move once.
+func TestACrashAroundTheBroadcastSendsTheSameSignedTransactionOnce(t *testing.T) {
+	s, dev, _ := crashEnv(t)
+	for _, broadcastBeforeCrash := range []bool{false, true} {
+		sc, rec, rev, to := queuedSend(t, s, dev)
+		before := usdcOf(t, s, dev, to)
+		signed, err := s.sign(context.Background(), rec, rev)
+		if err != nil || signed == nil || signed.Raw == "" || *signed.Nonce != 0 {
+			t.Fatalf("sign: %v %+v", err, signed)
+		}
+		if broadcastBeforeCrash {
+			var tx types.Transaction
+			if err := tx.UnmarshalBinary(hexutil.MustDecode(signed.Raw)); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Client().SendTransaction(context.Background(), &tx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := devchain.WaitMined(context.Background(), dev.Client(), tx.Hash()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The process died here; the next one advances the stored record.
+		done := settleAll(t, s, sc, rec.WalletID, rec.ID)
+		if done.Status != StatusConfirmed || *done.Hash != *signed.Hash || *done.Nonce != 0 || done.ChargedCredits != "0.1" {
+			t.Fatalf("broadcast before crash %v: %+v", broadcastBeforeCrash, done)
+		}
+		if got := new(big.Int).Sub(usdcOf(t, s, dev, to), before); got.Cmp(big.NewInt(1_000_000)) != 0 {
+			t.Fatalf("broadcast before crash %v: the recipient got %s", broadcastBeforeCrash, got)
+		}
+		if n, err := dev.Client().NonceAt(context.Background(), common.HexToAddress(rec.From), nil); err != nil || n != 1 {
+			t.Fatalf("the wallet sent %d transactions (%v)", n, err)
+		}
+	}
+}
+
+// Two processes signing the same queued transaction at once: one records
+// its signature, the other's write fails its condition, so one nonce is
+// used and one signed transaction exists.
+func TestConcurrentSignersRecordOneSignedTransaction(t *testing.T) {
+	s, dev, _ := crashEnv(t)
+	_, rec, rev, _ := queuedSend(t, s, dev)
+	a, errA := s.sign(context.Background(), rec, rev)
+	b, errB := s.sign(context.Background(), rec, rev)
+	if errA != nil || errB != nil || a == nil || b != nil {
+		t.Fatalf("first %+v %v, second %+v %v", a, errA, b, errB)
+	}
+	w, err := s.load(context.Background(), rec.scope(), rec.WalletID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := w.item.Int("n1337"); n != 1 {
+		t.Fatalf("the wallet's next nonce is %d", n)
+	}
+}
