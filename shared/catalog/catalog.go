@@ -132,3 +132,11 @@ func Lookup(id string) (Service, bool) {
 
 // PricingServices are the values GET /pricing accepts for ?service= (spec 1.6).
 var PricingServices = []string{"platform-api", "managed-wallets", "managed-trading", "universal-swaps", "managed-agents", "managed-workflows"}
+
+// PriceMicro is an operation's price in micro-credits (0 for one the
+// catalogue does not price).
+func PriceMicro(service, operation string) int64 {
+	svc, _ := Lookup(service)
+	op, _ := svc.Op(operation)
+	return op.PriceMicro
+}

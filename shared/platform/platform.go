@@ -4,7 +4,6 @@
 package platform
 
 import (
-	"context"
 	"time"
 
 	"platformapi/shared/api"
@@ -83,24 +82,12 @@ type Deps struct {
 // move of its wallet transactions. The swap router is d.SwapRouter where a
 // chain has no local pool.
 func Wallets(cfg api.Config, d Deps) (*wallets.Service, *swaps.Service) {
-	var sw *swaps.Service
-	ws := wallets.New(wallets.Config{Store: cfg.Store, Sealer: d.Sealer, Networks: d.Networks, Queue: d.WalletsQueue,
-		Events: cfg.Events, PriceMicro: price(wallets.ServiceID, wallets.OpTransactionsCreate), Now: cfg.Now, Logger: cfg.Logger,
-		OnSwapTx: func(ctx context.Context, sc wallets.Scope, swapID string) {
-			if _, err := sw.Refresh(ctx, sc, swapID); err != nil && cfg.Logger != nil {
-				cfg.Logger.Error("swaps: refresh", "swap", swapID, "error", err.Error())
-			}
-		}})
-	router := &swaps.Dispatch{Local: &swaps.Pool{Networks: d.Networks, Now: time.Now}, Default: d.SwapRouter}
-	sw = swaps.New(swaps.Config{Store: cfg.Store, Wallets: ws, Router: router, Events: cfg.Events,
-		PriceMicro: price(swaps.ServiceID, "swaps.execute"), Now: cfg.Now, Logger: cfg.Logger})
-	return ws, sw
-}
-
-func price(service, operation string) int64 {
-	svc, _ := catalog.Lookup(service)
-	op, _ := svc.Op(operation)
-	return op.PriceMicro
+	return swaps.Wire(
+		wallets.Config{Store: cfg.Store, Sealer: d.Sealer, Networks: d.Networks, Queue: d.WalletsQueue, Events: cfg.Events,
+			PriceMicro: catalog.PriceMicro(wallets.ServiceID, wallets.OpTransactionsCreate), Now: cfg.Now, Logger: cfg.Logger},
+		swaps.Config{Store: cfg.Store, Events: cfg.Events, Now: cfg.Now, Logger: cfg.Logger,
+			Router:     &swaps.Dispatch{Local: &swaps.Pool{Networks: d.Networks, Now: time.Now}, Default: d.SwapRouter},
+			PriceMicro: catalog.PriceMicro(swaps.ServiceID, "swaps.execute")})
 }
 
 // New builds the kernel with every group registered. Webhook events are

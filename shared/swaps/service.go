@@ -474,3 +474,19 @@ func (s *Service) Prepare(ctx context.Context, sc wallets.Scope, quoteID string)
 	}
 	return out, nil
 }
+
+// Wire builds managed wallets and swaps together: a swap hears of each
+// move of its wallet transactions (wc.OnSwapTx is set here), so every
+// process that advances wallet transactions refreshes their swaps.
+func Wire(wc wallets.Config, sc Config) (*wallets.Service, *Service) {
+	var sw *Service
+	wc.OnSwapTx = func(ctx context.Context, scope wallets.Scope, swapID string) {
+		if _, err := sw.Refresh(ctx, scope, swapID); err != nil {
+			sw.cfg.Logger.Error("swaps: refresh", "swap", swapID, "error", err.Error())
+		}
+	}
+	ws := wallets.New(wc)
+	sc.Wallets = ws
+	sw = New(sc)
+	return ws, sw
+}
