@@ -12,8 +12,11 @@ Usage: python3 infra/rehearse/rehearse.py cdk.out/PlatformApi-<stage>.template.j
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -96,6 +99,7 @@ def environment(resources, template, sqs, secret_arns):
         "WEBHOOK_QUEUE_URL": queue("WebhookQueue"),
         "RUNS_QUEUE_URL": queue("RunsQueue"),
         "DATABASES_QUEUE_URL": queue("DatabasesQueue"),
+        "WALLETS_QUEUE_URL": queue("WalletsQueue"),
         "KMS_KEY_ID": logical("EnvelopeKey[0-9A-F]{8}", "AWS::KMS::Key"),
         "CREDIT_TOKEN_SECRET_ARN": secret("CreditTokenSeed"),
         "ARCHIVE_SIGNING_SECRET_ARN": secret("ArchiveSigningSeed"),
@@ -117,7 +121,7 @@ def expectations(env, template, ddb, sqs):
         # physical deletion, see shared/store).
         spec = [r for r in template["Resources"].values() if r["Type"] == "AWS::DynamoDB::Table"][0]["Properties"]["TimeToLiveSpecification"]
         check(spec == {"AttributeName": "expiresAt", "Enabled": True}, "the template expires items by expiresAt (the emulator does not apply TTL)")
-    for name, receives in (("WEBHOOK_QUEUE_URL", 8), ("RUNS_QUEUE_URL", 3), ("DATABASES_QUEUE_URL", 3)):
+    for name, receives in (("WEBHOOK_QUEUE_URL", 8), ("RUNS_QUEUE_URL", 3), ("DATABASES_QUEUE_URL", 3), ("WALLETS_QUEUE_URL", 10)):
         attrs = sqs.get_queue_attributes(QueueUrl=env[name], AttributeNames=["RedrivePolicy"])["Attributes"]
         policy = json.loads(attrs["RedrivePolicy"])
         check(int(policy["maxReceiveCount"]) == receives, "%s dead-letters after %d receives" % (name, receives))
@@ -140,8 +144,13 @@ def call(base, method, path, key=None, body=None, headers=None):
 
 
 def first_requests(env):
-    run_env = dict(os.environ, BACKEND="aws", ADDR="127.0.0.1:0", DATA_DIR=os.environ.get("REHEARSE_DATA", "/tmp/rehearse-data"), **env)
-    server = subprocess.Popen(["go", "run", "./functions/local"], env=run_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # A fresh data directory (the local chain keeps its blocks there), and
+    # a process group of its own: `go run` does not pass a SIGTERM on to
+    # the server it started, so the whole group is stopped.
+    data = tempfile.mkdtemp(prefix="rehearse-data-")
+    run_env = dict(os.environ, BACKEND="aws", ADDR="127.0.0.1:0", DATA_DIR=data, **env)
+    server = subprocess.Popen(["go", "run", "./functions/local"], env=run_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              start_new_session=True)
     try:
         base = None
         for line in server.stdout:
@@ -172,9 +181,14 @@ def first_requests(env):
         check(status == 201, "a database is provisioned on the archives bucket and the table")
         status, q = call(base, "POST", "/v1/databases/query", key=root, body={"sql": "select 1 as one"})
         check(status == 200 and q["rows"] == [{"one": 1}], "the database answers a query")
+        status, w = call(base, "POST", "/v1/wallets", key=root, body={"label": "rehearsal"}, headers={"Idempotency-Key": "rehearse-wallet-1"})
+        check(status == 201 and w["address"].startswith("0x"), "a wallet's key is sealed by the stack's KMS key")
+        status, b = call(base, "GET", "/v1/wallets/" + w["id"] + "/balances", key=root)
+        check(status == 200 and b["data"][0]["amount"] == "0", "the wallet's balances read from the local chain")
     finally:
-        server.terminate()
+        os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def main():
