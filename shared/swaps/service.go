@@ -34,8 +34,6 @@ const (
 	DefaultSlippageBps = 50
 	// MaxSlippageBps bounds what a caller may accept (50%).
 	MaxSlippageBps = 5000
-	// approvalGas bounds an ERC-20 approve (about 46,000 gas).
-	approvalGas = 100_000
 	// swapGas is a swap's limit when the router gives none.
 	swapGas = 500_000
 )
@@ -468,8 +466,16 @@ func (s *Service) Prepare(ctx context.Context, sc wallets.Scope, quoteID string)
 			need = allowance.Cmp(r.Approval.Amount) < 0
 		}
 		if need {
+			data := wallets.ERC20Call("approve", r.Approval.Spender, r.Approval.Amount)
+			var gas uint64
+			if n, ok := s.cfg.Wallets.Networks().Get(r.FromChainID); ok {
+				from := common.HexToAddress(rr.FromAddress)
+				if est, err := n.Client.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &r.Approval.Token, Data: data}); err == nil {
+					gas = est + est/5
+				}
+			}
 			out.ApprovalTransaction = &UnsignedTx{ChainID: r.FromChainID, From: rr.FromAddress, To: r.Approval.Token.Hex(),
-				Data: hexutil.Encode(wallets.ERC20Call("approve", r.Approval.Spender, r.Approval.Amount)), Value: "0", Gas: approvalGas}
+				Data: hexutil.Encode(data), Value: "0", Gas: gas}
 		}
 	}
 	return out, nil

@@ -27,9 +27,8 @@ type SwapCall struct {
 	To      common.Address
 	Value   *big.Int
 	Data    []byte
-	// Gas is the limit; a call that depends on the one before cannot be
-	// estimated until that one is mined, so the router's (or a bound) is
-	// used.
+	// Gas is the router's limit (0: none), shown until the call is signed;
+	// it is estimated again then, once the call before it is mined.
 	Gas uint64
 	// Shown on the wallet transaction: the token and amount it concerns.
 	Asset  string

@@ -190,12 +190,12 @@ func sendRaw(t *testing.T, dev *devchain.Chain, key *ecdsa.PrivateKey, u map[str
 		t.Fatal(err)
 	}
 	to := common.HexToAddress(u["to"].(string))
-	gas := uint64(u["gas"].(float64))
+	gas := uint64(u["gas"].(float64)) // the prepared limit must be enough
 	if gas == 0 {
-		gas = 500_000
+		t.Fatalf("no gas limit prepared: %v", u)
 	}
 	tx := types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(1337), Nonce: nonce, GasTipCap: big.NewInt(1),
-		GasFeeCap: new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(2)), big.NewInt(1)), Gas: gas * 2, To: &to,
+		GasFeeCap: new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(2)), big.NewInt(1)), Gas: gas, To: &to,
 		Value: units(u["value"].(string)), Data: hexutil.MustDecode(u["data"].(string))})
 	signed, err := types.SignTx(tx, types.LatestSignerForChainID(big.NewInt(1337)), key)
 	if err != nil {
