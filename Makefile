@@ -32,6 +32,7 @@ lint: ## gofmt and go vet
 test: lint
 	.ci/with-moto $(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) openapi-check
+	$(MAKE) contracts-check
 	$(MAKE) docs-test
 	$(MAKE) lint-templates
 	$(MAKE) rehearse-synthesized
