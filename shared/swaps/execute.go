@@ -120,7 +120,7 @@ func (s *Service) Execute(ctx context.Context, sc wallets.Scope, req ExecuteRequ
 		}
 		if allowance.Cmp(r.Approval.Amount) < 0 {
 			calls = append(calls, wallets.SwapCall{Purpose: wallets.PurposeSwapApproval, To: r.Approval.Token, Value: new(big.Int),
-				Data: wallets.ERC20Call("approve", r.Approval.Spender, r.Approval.Amount),
+				Data:  wallets.ERC20Call("approve", r.Approval.Spender, r.Approval.Amount),
 				Asset: asset, Amount: r.Approval.Amount, Recipient: r.Approval.Spender})
 		}
 	}
