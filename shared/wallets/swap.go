@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/approvals"
 	"platformapi/shared/ids"
 	"platformapi/shared/store"
 	"platformapi/shared/wallets/policy"
@@ -67,8 +68,9 @@ type SwapSend struct {
 // the wallet's policy and approvals apply to swaps.execute). It returns the
 // transactions and the swap's first status: pending_approval or pending.
 func (s *Service) SendForSwap(ctx context.Context, sc Scope, walletID string, sw SwapSend) ([]*WalletTransaction, string, error) {
+	var requested *approvals.Approval // requested once, whatever the attempts
 	for attempt := 0; attempt < 64; attempt++ {
-		txs, status, retry, err := s.trySwap(ctx, sc, walletID, sw)
+		txs, status, retry, err := s.trySwap(ctx, sc, walletID, sw, &requested)
 		if !retry {
 			return txs, status, err
 		}
@@ -76,7 +78,7 @@ func (s *Service) SendForSwap(ctx context.Context, sc Scope, walletID string, sw
 	return nil, "", apierr.New(apierr.Conflict, "The wallet is busy with concurrent sends; retry.").WithHeader("Retry-After", "1")
 }
 
-func (s *Service) trySwap(ctx context.Context, sc Scope, walletID string, sw SwapSend) ([]*WalletTransaction, string, bool, error) {
+func (s *Service) trySwap(ctx context.Context, sc Scope, walletID string, sw SwapSend, requested **approvals.Approval) ([]*WalletTransaction, string, bool, error) {
 	w, err := s.load(ctx, sc, walletID)
 	if err != nil {
 		return nil, "", false, err
@@ -91,12 +93,11 @@ func (s *Service) trySwap(ctx context.Context, sc Scope, walletID string, sw Swa
 		return nil, "", false, apierr.New(apierr.PolicyDenied, "The wallet's policy denies this swap: %s. Nothing was created.", d.Reason)
 	case policy.ActionRequireApproval:
 		if sw.ApprovalID == nil {
-			a, err := s.approvals.Create(ctx, sc.AccountID, projectPtr(sc), sw.Requester, sw.ApprovalService, "swaps.execute", sw.ApprovalInput)
+			a, err := s.requestApproval(ctx, sc, requested, sw.Requester, sw.ApprovalService, "swaps.execute", sw.ApprovalInput)
 			if err != nil {
 				return nil, "", false, err
 			}
 			first, approvalID = StatusPendingApproval, &a.ID
-			s.publishApproval(ctx, sc, a)
 		} else {
 			undo, err = s.approvals.Consume(ctx, sc.AccountID, sc.ProjectID, *sw.ApprovalID, sw.ApprovalService, "swaps.execute", sw.ApprovalInput)
 			if err != nil {

@@ -189,8 +189,9 @@ func approvalInput(q *TxQuote) json.RawMessage {
 // the send. callID names the call (caller and Idempotency-Key): a retry of
 // the same call finds the transaction its first attempt created.
 func (s *Service) CreateTransaction(ctx context.Context, sc Scope, walletID string, req TxCreateRequest, requester, callID string) (*WalletTransaction, bool, error) {
+	var requested *approvals.Approval // requested once, whatever the attempts
 	for attempt := 0; ; attempt++ {
-		t, replay, retry, err := s.tryCreate(ctx, sc, walletID, req, requester, callID)
+		t, replay, retry, err := s.tryCreate(ctx, sc, walletID, req, requester, callID, &requested)
 		if !retry || attempt >= 64 {
 			if retry {
 				return nil, false, apierr.New(apierr.Conflict, "The wallet is busy with concurrent sends; retry.").WithHeader("Retry-After", "1")
@@ -201,7 +202,7 @@ func (s *Service) CreateTransaction(ctx context.Context, sc Scope, walletID stri
 	}
 }
 
-func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req TxCreateRequest, requester, callID string) (*WalletTransaction, bool, bool, error) {
+func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req TxCreateRequest, requester, callID string, requested **approvals.Approval) (*WalletTransaction, bool, bool, error) {
 	w, err := s.load(ctx, sc, walletID)
 	if err != nil {
 		return nil, false, false, err
@@ -241,13 +242,12 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 		return nil, false, false, apierr.New(apierr.PolicyDenied, "The wallet's policy denies this transaction: %s. Nothing was created.", d.Reason)
 	case "require_approval":
 		if req.ApprovalID == nil {
-			a, err := s.approvals.Create(ctx, sc.AccountID, projectPtr(sc), requester, ServiceID, OpTransactionsCreate, approvalInput(q))
+			a, err := s.requestApproval(ctx, sc, requested, requester, ServiceID, OpTransactionsCreate, approvalInput(q))
 			if err != nil {
 				return nil, false, false, err
 			}
 			t.Status, t.ApprovalID = StatusPendingApproval, &a.ID
 			t.Deadline = a.ExpiresAt
-			s.publishApproval(ctx, sc, a)
 		} else {
 			undo, err = s.approvals.Consume(ctx, sc.AccountID, sc.ProjectID, *req.ApprovalID, ServiceID, OpTransactionsCreate, approvalInput(q))
 			if err != nil {
@@ -281,6 +281,21 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 	}
 	s.afterCommit(ctx, t)
 	return t.view(), false, false, nil
+}
+
+// requestApproval requests the approval a send needs, once per call: a
+// retry after a concurrent change of the wallet reuses it.
+func (s *Service) requestApproval(ctx context.Context, sc Scope, requested **approvals.Approval, requester, service, operation string, input json.RawMessage) (*approvals.Approval, error) {
+	if *requested != nil {
+		return *requested, nil
+	}
+	a, err := s.approvals.Create(ctx, sc.AccountID, projectPtr(sc), requester, service, operation, input)
+	if err != nil {
+		return nil, err
+	}
+	*requested = a
+	s.publishApproval(ctx, sc, a)
+	return a, nil
 }
 
 func deref(p *string) string {

@@ -41,6 +41,7 @@ import (
 	"platformapi/shared/chain"
 	"platformapi/shared/credits"
 	"platformapi/shared/envelope"
+	"platformapi/shared/idempotency"
 	"platformapi/shared/ids"
 	"platformapi/shared/paging"
 	"platformapi/shared/queue"
@@ -138,7 +139,11 @@ func New(cfg Config) *Service {
 		cfg.Logger = slog.Default()
 	}
 	now := func() time.Time { return cfg.Now().UTC() }
-	return &Service{st: cfg.Store, sealer: cfg.Sealer, nets: cfg.Networks, q: cfg.Queue, events: cfg.Events,
+	// Creating a wallet and replacing its policy are single writes the
+	// kernel commits with their idempotent response (routes.Commit); every
+	// other write passes straight through (no unit in its context).
+	st := idempotency.Deferring(cfg.Store)
+	return &Service{st: st, sealer: cfg.Sealer, nets: cfg.Networks, q: cfg.Queue, events: cfg.Events,
 		ledger: credits.NewLedger(cfg.Store, now), approvals: approvals.NewRepo(cfg.Store, now), price: cfg.PriceMicro, onSwapTx: cfg.OnSwapTx, now: now, log: cfg.Logger}
 }
 
