@@ -8,7 +8,8 @@
 #                     and of an idempotent write: shared/bench's
 #                     BenchmarkRequest, whose allocs/op are a request's), a
 #                     4 MiB file upload and download on embedded storage, in
-#                     MB/s, and the managed databases: API over bare SQLite
+#                     MB/s, the managed databases: API over bare SQLite,
+#                     and a wallet policy's worst case (50 rules, 2,000 spends)
 #
 # The full run (shared/bench) goes through .ci/with-moto, so that storage
 # round trips are counted at the SDK against moto, or against LocalStack when
@@ -29,6 +30,6 @@ bench: bench-micro
 	.ci/with-moto $(GO) run ./functions/local bench $(BENCH_ARGS)
 
 bench-micro:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/store/boltstore ./shared/idempotency ./shared/bench ./shared/files ./shared/databases
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/store/boltstore ./shared/idempotency ./shared/bench ./shared/files ./shared/databases ./shared/wallets/policy
 
 .DEFAULT_GOAL := $(bench_saved_goal)
