@@ -34,6 +34,8 @@ import (
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
 	"platformapi/shared/superbrain"
+	"platformapi/shared/swaps"
+	"platformapi/shared/swaps/lifi"
 	"platformapi/shared/topup"
 	"platformapi/shared/trading/tradingenv"
 	"platformapi/shared/upstream"
@@ -244,6 +246,15 @@ func loadSigner(ctx context.Context, c Config, rt *Runtime) (*credittoken.Signer
 	return credittoken.NewSigner(seed)
 }
 
+// swapRouter is the LI.FI-compatible router when the environment names
+// one (LIFI_BASE_URL or LIFI_API_KEY), for chains without a local pool.
+func swapRouter() swaps.Router {
+	if os.Getenv("LIFI_BASE_URL") == "" && os.Getenv("LIFI_API_KEY") == "" {
+		return nil
+	}
+	return lifi.New(lifi.Config{BaseURL: os.Getenv("LIFI_BASE_URL"), APIKey: os.Getenv("LIFI_API_KEY")})
+}
+
 // Services are the managed services this deployment reaches: the built-in
 // ones in process.
 func (r *Runtime) Services() upstream.Router { return superbrain.Router(r.Store, time.Now) }
@@ -278,6 +289,6 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 		MCPAllowedOrigins:    servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
 		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
 		Trading:              venue,
-		Networks:             r.Networks, WalletsQueue: r.WalletsQueue,
+		Networks:             r.Networks, WalletsQueue: r.WalletsQueue, SwapRouter: swapRouter(),
 	}), nil
 }

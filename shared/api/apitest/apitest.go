@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"platformapi/shared/chain"
 	"platformapi/shared/chain/devchain"
+	"platformapi/shared/swaps"
 	"platformapi/shared/wallets"
 	"strconv"
 	"strings"
@@ -161,6 +162,8 @@ type Options struct {
 	// Chain serves managed wallets and swaps on the local development
 	// chain (SharedChain), with a wallets worker running.
 	Chain *devchain.Chain
+	// SwapRouter quotes swaps on chains without a local pool.
+	SwapRouter swaps.Router
 }
 
 // PaperCash is each trading book's starting paper cash in tests, dollars.
@@ -230,6 +233,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		}
 		d.WalletsQueue = walletsQ
 	}
+	d.SwapRouter = o.SwapRouter
 	if o.NoRunsQueue {
 		d.RunsQueue = nil
 	}
