@@ -164,6 +164,17 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 	return nil
 }
 
+// Charged is what an ended hold charged (0 for one released, by its
+// holder or by the sweeper): the truth a holder reads when ending it again
+// reports ErrHoldEnded.
+func (l *Ledger) Charged(ctx context.Context, accountID, holdID string) (int64, error) {
+	it, err := l.st.Get(ctx, holdKey(accountID, holdID))
+	if err != nil {
+		return 0, fmt.Errorf("credits: read hold %s: %w", holdID, err)
+	}
+	return it.Int("charged"), nil
+}
+
 // Entries lists the account's ledger, oldest first (for audits and tests).
 func (l *Ledger) Entries(ctx context.Context, accountID string, limit int) ([]Entry, error) {
 	page, err := l.st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: "ledger#", Limit: limit})

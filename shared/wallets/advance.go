@@ -363,21 +363,24 @@ func (s *Service) settle(ctx context.Context, t *txRec, rev int64) (*txRec, erro
 			return t, err
 		}
 	}
+	n := t.copy()
 	if t.HoldID != "" {
 		h := s.ledger.HoldOf(t.AccountID, t.HoldID, t.Credits, t.holdDeadline())
 		var err error
 		if t.Settle == settleCapture {
 			err = h.Capture(ctx, t.Credits)
+			n.Charged = t.Credits
 		} else {
 			err = h.Release(ctx)
 		}
-		if err != nil && !errors.Is(err, credits.ErrHoldEnded) {
+		if errors.Is(err, credits.ErrHoldEnded) {
+			// Ended before: by an earlier pass, or released by the sweeper
+			// when the transaction took longer than its hold's deadline.
+			n.Charged, err = s.ledger.Charged(ctx, t.AccountID, t.HoldID)
+		}
+		if err != nil {
 			return t, fmt.Errorf("wallets: settle hold of %s: %w", t.ID, err)
 		}
-	}
-	n := t.copy()
-	if t.Settle == settleCapture {
-		n.Charged = t.Credits
 	}
 	n.Settle, n.Filler = "", ""
 	n.UpdatedAt = s.now()

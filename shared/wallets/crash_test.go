@@ -172,3 +172,18 @@ func TestConcurrentSignersRecordOneSignedTransaction(t *testing.T) {
 		t.Fatalf("the wallet's next nonce is %d", n)
 	}
 }
+
+// A transaction mined after its credit hold was released (the sweeper
+// gives up on a hold past its deadline) reads as charged nothing, which
+// is what the ledger did.
+func TestAConfirmationAfterTheHoldWasSweptChargesNothing(t *testing.T) {
+	s, dev, _ := crashEnv(t)
+	sc, rec, _, _ := queuedSend(t, s, dev)
+	if err := s.ledger.HoldOf(rec.AccountID, rec.HoldID, rec.Credits, rec.holdDeadline()).Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	done := settleAll(t, s, sc, rec.WalletID, rec.ID)
+	if done.Status != StatusConfirmed || done.ChargedCredits != "0" {
+		t.Fatalf("%+v", done)
+	}
+}
