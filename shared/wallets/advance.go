@@ -189,7 +189,7 @@ func (s *Service) sign(ctx context.Context, t *txRec, rev int64) (*txRec, error)
 	}
 	n := t.copy()
 	hash := signed.Hash().Hex()
-	n.Raw, n.Hash, n.Nonce, n.NetworkFee, n.UpdatedAt = hexutil.Encode(raw), &hash, &nonce, fee, s.now()
+	n.Raw, n.Hash, n.Nonce, n.NetworkFee, n.Gas, n.UpdatedAt = hexutil.Encode(raw), &hash, &nonce, fee, c.Gas, s.now()
 	nonceCond := store.AttrEquals(nonceAttr, int64(nonce))
 	if nonce == 0 {
 		nonceCond = store.AttrNotExists(nonceAttr)

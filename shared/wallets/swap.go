@@ -112,7 +112,7 @@ func (s *Service) trySwap(ctx context.Context, sc Scope, walletID string, sw Swa
 			ChainID: sw.ChainID, To: c.Recipient.Hex(), Asset: c.Asset, Amount: c.Amount.String(), Status: StatusQueued,
 			NetworkFee: NetworkFee{Asset: "ETH", GasLimit: c.Gas}, CreatedAt: now, UpdatedAt: now},
 			AccountID: sc.AccountID, ProjectID: sc.ProjectID, From: w.rec.Address, CallTo: c.To.Hex(), CallValue: c.Value.String(),
-			CallData: hexutil.Encode(c.Data), Gas: c.Gas, CallID: sw.CallID, Deadline: now.Add(SubmitDeadline)}
+			CallData: hexutil.Encode(c.Data), Gas: c.Gas, Deadline: now.Add(SubmitDeadline)}
 		if i == 0 {
 			t.Status, t.ApprovalID = first, approvalID
 		} else {

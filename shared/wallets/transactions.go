@@ -70,24 +70,22 @@ type WalletTransaction struct {
 // txRec is a transaction as stored.
 type txRec struct {
 	WalletTransaction
-	AccountID  string    `json:"accountId"`
-	ProjectID  string    `json:"projectId"`
-	From       string    `json:"from"`
-	CallTo     string    `json:"callTo"`
-	CallValue  string    `json:"callValue"`
-	CallData   string    `json:"callData"`
-	Gas        uint64    `json:"gas"`
-	Raw        string    `json:"raw,omitempty"` // the signed transaction, once signed
-	Filler     string    `json:"filler,omitempty"`
-	After      string    `json:"after,omitempty"` // a transaction that must confirm first
-	CallID     string    `json:"callId,omitempty"`
-	HoldID     string    `json:"holdId,omitempty"`
-	Credits    int64     `json:"credits"`
-	Charged    int64     `json:"charged"`
-	Settle     string    `json:"settle,omitempty"` // settleCapture / settleRelease still to do
-	Reserved   bool      `json:"reserved"`         // the amount is in the wallet's spends
-	ApprovalAt string    `json:"approvalInput,omitempty"`
-	Deadline   time.Time `json:"deadline"`
+	AccountID string    `json:"accountId"`
+	ProjectID string    `json:"projectId"`
+	From      string    `json:"from"`
+	CallTo    string    `json:"callTo"`
+	CallValue string    `json:"callValue"`
+	CallData  string    `json:"callData"`
+	Gas       uint64    `json:"gas"`
+	Raw       string    `json:"raw,omitempty"` // the signed transaction, once signed
+	Filler    string    `json:"filler,omitempty"`
+	After     string    `json:"after,omitempty"` // a transaction that must confirm first
+	HoldID    string    `json:"holdId,omitempty"`
+	Credits   int64     `json:"credits"`
+	Charged   int64     `json:"charged"`
+	Settle    string    `json:"settle,omitempty"` // settleCapture / settleRelease still to do
+	Reserved  bool      `json:"reserved"`         // the amount is in the wallet's spends
+	Deadline  time.Time `json:"deadline"`
 }
 
 // holdDeadline is when t's credit hold is settled at the latest if its
@@ -235,7 +233,7 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 	t := &txRec{WalletTransaction: WalletTransaction{ID: ids.New("wtx", now), WalletID: walletID, Purpose: "send", QuoteID: &q.ID, ChainID: q.ChainID,
 		To: q.To, Asset: q.Asset, Amount: q.Amount, NetworkFee: q.NetworkFee, CreatedAt: now, UpdatedAt: now},
 		AccountID: sc.AccountID, ProjectID: sc.ProjectID, From: w.rec.Address, CallTo: c.To.Hex(), CallValue: c.Value.String(),
-		CallData: q.Transaction.Data, Gas: c.Gas, CallID: callID, Credits: s.price, Deadline: now.Add(SubmitDeadline)}
+		CallData: q.Transaction.Data, Gas: c.Gas, Credits: s.price, Deadline: now.Add(SubmitDeadline)}
 	var undo func(context.Context) error
 	switch d.Action {
 	case "deny":
