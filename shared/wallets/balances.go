@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/idempotency"
 	"platformapi/shared/store"
 	"platformapi/shared/wallets/policy"
 )
@@ -120,9 +121,13 @@ func (s *Service) UpdatePolicy(ctx context.Context, sc Scope, walletID string, r
 	if l.policy.Revision != req.ExpectedRevision {
 		return nil, conflict
 	}
-	_, err = s.st.Update(ctx, l.item.Key(), store.Update{Set: map[string]any{"policy": store.DocOf(p), "prev": p.Revision}, Add: map[string]int64{"rev": 1}},
-		store.AttrEquals("prev", req.ExpectedRevision))
-	if errors.Is(err, store.ErrConditionFailed) {
+	// The revision is checked again when the write commits (with the
+	// idempotent response): a concurrent replacement loses with the same
+	// answer as a stale one.
+	err = idempotency.Transact(ctx, s.st, []store.Op{store.UpdateOp(l.item.Key(),
+		store.Update{Set: map[string]any{"policy": store.DocOf(p), "prev": p.Revision}, Add: map[string]int64{"rev": 1}},
+		store.AttrEquals("prev", req.ExpectedRevision))}, func(int) error { return conflict })
+	if errors.Is(err, conflict) {
 		return nil, conflict
 	}
 	if err != nil {

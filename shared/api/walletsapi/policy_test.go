@@ -1,6 +1,7 @@
 package walletsapi_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -104,4 +105,43 @@ func TestPolicyUpdatesNeedTheCurrentRevisionTheScopeAndAValidPolicy(t *testing.T
 			t.Fatalf("a refused update changed the policy: %v", p)
 		}
 	}, apitest.Options{Chain: dev})
+}
+
+// Replacements racing from the same revision: exactly one wins, every
+// other is 409 policy_revision_conflict, and the policy is the winner's.
+func TestConcurrentPolicyReplacementsFromOneRevisionLetExactlyOneWin(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
+		root, _ := e.RootKey(10, nil)
+		id, _ := newWallet(t, e, root, nil)
+		const racers = 8
+		codes := make(chan int, racers)
+		var wg sync.WaitGroup
+		for i := 0; i < racers; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := setPolicy(e, root, id, 1, "deny")
+				if r.Status == 409 && r.Str("code") != "policy_revision_conflict" {
+					t.Errorf("409 %s", r.Raw)
+				}
+				codes <- r.Status
+			}()
+		}
+		wg.Wait()
+		close(codes)
+		won := 0
+		for c := range codes {
+			switch c {
+			case 200:
+				won++
+			case 409:
+			default:
+				t.Errorf("status %d", c)
+			}
+		}
+		w := e.Must(get(e, root, "/wallets/"+id, nil), 200)
+		if p := w.Body["policy"].(map[string]any); won != 1 || p["revision"] != 2.0 || p["defaultAction"] != "deny" {
+			t.Fatalf("%d won; policy %v", won, p)
+		}
+	})
 }
