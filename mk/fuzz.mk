@@ -30,7 +30,10 @@ FUZZ_TARGETS ?= \
 	shared/x402:FuzzParseUint256 \
 	shared/redact:FuzzSecrets \
 	shared/decimal:FuzzParse \
-	shared/files:FuzzParseFileName
+	shared/files:FuzzParseFileName \
+	shared/wallets/policy:FuzzPolicy \
+	shared/wallets/signing:FuzzTypedDataDigest \
+	shared/wallets/signing:FuzzDecodeMessage
 
 .PHONY: fuzz
 
