@@ -187,3 +187,31 @@ func TestAConfirmationAfterTheHoldWasSweptChargesNothing(t *testing.T) {
 		t.Fatalf("%+v", done)
 	}
 }
+
+// A transaction no message carries (its enqueue failed, or the process
+// died first) is taken to the end by the recheck, which then forgets it.
+func TestTheRecheckCarriesAnUnqueuedTransactionToTheEnd(t *testing.T) {
+	s, dev, st := crashEnv(t)
+	sc, rec, _, _ := queuedSend(t, s, dev)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if err := s.Recheck(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		v, err := s.PeekTransaction(context.Background(), sc, rec.WalletID, rec.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Status == StatusConfirmed && v.ChargedCredits == "0.1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the recheck left it %+v", v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pg, err := st.Query(context.Background(), store.Query{PK: "wallets#open"})
+	if err != nil || len(pg.Items) != 0 {
+		t.Fatalf("open index after settling: %v %v", pg.Items, err)
+	}
+}

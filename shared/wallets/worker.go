@@ -135,22 +135,37 @@ func (w *Worker) Run(ctx context.Context, q queue.Queue) {
 	}
 }
 
-// recheckBatch bounds one Recheck pass.
-const recheckBatch = 500
+// recheckPage is how many open transactions one query of Recheck reads;
+// recheckBudget how long a pass may keep reading pages (the scheduled
+// function has a minute).
+const (
+	recheckPage   = 200
+	recheckBudget = 40 * time.Second
+)
 
 // Recheck advances every transaction not yet final (a decided approval, a
 // receipt no message waited for, a settlement a crash left pending): the
-// scheduled worker's pass.
+// scheduled worker's pass. It goes through the whole open index, page by
+// page, so transactions waiting days for a person never starve the ones
+// behind them.
 func (s *Service) Recheck(ctx context.Context) error {
-	pg, err := s.st.Query(ctx, store.Query{PK: "wallets#open", Limit: recheckBatch})
-	if err != nil {
-		return fmt.Errorf("wallets: recheck: %w", err)
-	}
 	var errs []error
-	for _, it := range pg.Items {
-		sc := Scope{AccountID: it.String("acct"), ProjectID: it.String("project")}
-		if _, err := s.Advance(ctx, sc, it.String("wallet"), it.Key().SK); err != nil {
-			errs = append(errs, err)
+	stop := time.Now().Add(recheckBudget)
+	after := ""
+	for time.Now().Before(stop) {
+		pg, err := s.st.Query(ctx, store.Query{PK: "wallets#open", After: after, Limit: recheckPage})
+		if err != nil {
+			return errors.Join(append(errs, fmt.Errorf("wallets: recheck: %w", err))...)
+		}
+		for _, it := range pg.Items {
+			sc := Scope{AccountID: it.String("acct"), ProjectID: it.String("project")}
+			if _, err := s.Advance(ctx, sc, it.String("wallet"), it.Key().SK); err != nil {
+				errs = append(errs, err)
+			}
+			after = it.Key().SK
+		}
+		if !pg.More {
+			break
 		}
 	}
 	return errors.Join(errs...)
