@@ -346,3 +346,20 @@ func Document(doc *huma.OpenAPI) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// CreditsPerDay counts a credit-metered operation's price against the
+// caller's creditsPerDay limits now, as an invoke's charge is counted (429
+// limit_exceeded when one is spent). The returned release gives it back for
+// a call that charges nothing after all (it failed, replayed an earlier
+// attempt, or ended without a fill); a failed release is logged.
+func (k *Kernel) CreditsPerDay(ctx context.Context, operationID string, priceMicro int64) (release func(), err error) {
+	r, err := k.limits.ReserveCredits(ctx, PrincipalFrom(ctx).LimitOwners(), keys.LimitSelectors(operationID, "", ""), priceMicro)
+	if err != nil {
+		return nil, limits.APIError(err)
+	}
+	return func() {
+		if err := r.Release(context.WithoutCancel(ctx)); err != nil {
+			Logger(ctx).Error("creditsPerDay release failed", "operation", operationID, "error", err.Error())
+		}
+	}, nil
+}

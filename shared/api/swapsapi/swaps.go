@@ -10,8 +10,6 @@ import (
 	"net/http"
 
 	"platformapi/shared/api"
-	"platformapi/shared/keys"
-	"platformapi/shared/limits"
 	"platformapi/shared/swaps"
 	"platformapi/shared/wallets"
 )
@@ -101,15 +99,13 @@ type swapOutput struct {
 
 func (h *handlers) execute(ctx context.Context, in *api.Body[swaps.ExecuteRequest]) (*swapOutput, error) {
 	p, sc := scope(ctx)
-	reservation, err := h.k.Limits().ReserveCredits(ctx, p.LimitOwners(), keys.LimitSelectors("swaps.execute", "", ""), h.svc.Price())
+	release, err := h.k.CreditsPerDay(ctx, "swaps.execute", h.svc.Price())
 	if err != nil {
-		return nil, limits.APIError(err)
+		return nil, err
 	}
 	sw, replayed, err := h.svc.Execute(ctx, sc, in.Body, p.Key().ID, api.CallID(ctx))
 	if err != nil || replayed {
-		if rerr := reservation.Release(context.WithoutCancel(ctx)); rerr != nil {
-			api.Logger(ctx).Error("creditsPerDay release failed", "error", rerr.Error())
-		}
+		release()
 	}
 	if err != nil {
 		return nil, err

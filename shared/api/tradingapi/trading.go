@@ -14,8 +14,6 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/catalog"
-	"platformapi/shared/keys"
-	"platformapi/shared/limits"
 	"platformapi/shared/store"
 	"platformapi/shared/trading"
 )
@@ -115,12 +113,11 @@ type orderOutput struct {
 
 func (h *handlers) order(ctx context.Context, in *orderInput) (*orderOutput, error) {
 	p, sc := scope(ctx)
-	detached := context.WithoutCancel(ctx)
-	// creditsPerDay counts the order when it is placed, like an invoke's
-	// charge; an order that ends unfilled in this request gives it back.
-	reservation, err := h.k.Limits().ReserveCredits(ctx, p.LimitOwners(), keys.LimitSelectors(operationID, "", ""), h.price)
+	// creditsPerDay counts the order when it is placed; an order that ends
+	// unfilled in this request gives it back.
+	release, err := h.k.CreditsPerDay(ctx, operationID, h.price)
 	if err != nil {
-		return nil, limits.APIError(err)
+		return nil, err
 	}
 	res, err := h.svc.CreateOrder(ctx, sc, trading.Submission{
 		OrderRequest: in.Body,
@@ -128,9 +125,7 @@ func (h *handlers) order(ctx context.Context, in *orderInput) (*orderOutput, err
 		CreditsMicro: h.price,
 	})
 	if err != nil || res.Replayed || res.Order.FilledQty == "0" && res.Order.ExpiresAt == nil {
-		if rerr := reservation.Release(detached); rerr != nil {
-			api.Logger(ctx).Error("creditsPerDay release failed", "error", rerr.Error())
-		}
+		release()
 	}
 	if err != nil {
 		return nil, err

@@ -10,8 +10,6 @@ import (
 	"net/http"
 
 	"platformapi/shared/api"
-	"platformapi/shared/keys"
-	"platformapi/shared/limits"
 	"platformapi/shared/wallets"
 )
 
@@ -180,16 +178,13 @@ type txOutput struct {
 
 func (h *handlers) send(ctx context.Context, in *sendInput) (*txOutput, error) {
 	p, sc := scope(ctx)
-	price := h.svc.Price()
-	reservation, err := h.k.Limits().ReserveCredits(ctx, p.LimitOwners(), keys.LimitSelectors(wallets.OpTransactionsCreate, "", ""), price)
+	release, err := h.k.CreditsPerDay(ctx, wallets.OpTransactionsCreate, h.svc.Price())
 	if err != nil {
-		return nil, limits.APIError(err)
+		return nil, err
 	}
 	t, replayed, err := h.svc.CreateTransaction(ctx, sc, in.WalletID, in.Body, p.Key().ID, api.CallID(ctx))
 	if err != nil || replayed {
-		if rerr := reservation.Release(context.WithoutCancel(ctx)); rerr != nil {
-			api.Logger(ctx).Error("creditsPerDay release failed", "error", rerr.Error())
-		}
+		release()
 	}
 	if err != nil {
 		return nil, err
