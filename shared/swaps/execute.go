@@ -207,7 +207,14 @@ func (s *Service) Get(ctx context.Context, sc wallets.Scope, id string) (*Swap, 
 	if _, err := s.cfg.Wallets.SwapTransactions(ctx, sc, sw.WalletID, ids); err != nil {
 		return nil, err
 	}
-	return s.Refresh(ctx, sc, id)
+	fresh, err := s.Refresh(ctx, sc, id)
+	if err != nil {
+		// The router or the chain did not answer: the swap as last known,
+		// refreshed by the next read or move of its transactions.
+		s.cfg.Logger.Warn("swaps: refresh on read", "swap", id, "error", err.Error())
+		return sw, nil
+	}
+	return fresh, nil
 }
 
 // List lists the scope's swaps, newest first.
