@@ -2,8 +2,8 @@
 // of functions/local and the tests: go-ethereum's node and eth service with
 // a simulated beacon, the way `geth --dev` runs, on a data directory whose
 // state survives a restart (archive mode with the hash scheme: every block's
-// state is on disk before the next, so even a killed process loses nothing
-// it reported). A block is sealed as soon as a transaction arrives.
+// state is written as it is sealed, rather than kept in memory for a clean
+// shutdown to flush). A block is sealed as soon as a transaction arrives.
 //
 // On first start it deploys a test USDC (6 decimals), WETH (18) and a
 // constant-product pool between them with liquidity, all from a faucet key
