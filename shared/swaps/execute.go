@@ -114,13 +114,13 @@ func (s *Service) Execute(ctx context.Context, sc wallets.Scope, req ExecuteRequ
 	asset := s.symbol(r.FromChainID, r.FromToken)
 	var calls []wallets.SwapCall
 	if r.Approval != nil {
-		allowance, err := call(ctx, n.Client, r.Approval.Token, wallets.ERC20Call("allowance", wallet, r.Approval.Spender))
+		allowance, err := call(ctx, n.Client, r.Approval.Token, chain.ERC20Call("allowance", wallet, r.Approval.Spender))
 		if err != nil {
 			return nil, false, err
 		}
 		if allowance.Cmp(r.Approval.Amount) < 0 {
 			calls = append(calls, wallets.SwapCall{Purpose: wallets.PurposeSwapApproval, To: r.Approval.Token, Value: new(big.Int),
-				Data:  wallets.ERC20Call("approve", r.Approval.Spender, r.Approval.Amount),
+				Data:  chain.ERC20Call("approve", r.Approval.Spender, r.Approval.Amount),
 				Asset: asset, Amount: r.Approval.Amount, Recipient: r.Approval.Spender})
 		}
 	}
@@ -446,7 +446,7 @@ func (s *Service) matches(ctx context.Context, rr *routeRec, hash common.Hash) (
 		return false, nil
 	}
 	if err != nil {
-		return false, apierr.New(apierr.ServiceUnavailable, "The chain did not answer; retry later.").WithHeader("Retry-After", "2")
+		return false, errChain(err)
 	}
 	want := rr.Route.Transaction
 	value := want.Value

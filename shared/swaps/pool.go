@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum"
-	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
@@ -36,13 +34,7 @@ const PoolGas = 400_000
 // long enough for its approval to be mined first.
 const PoolDeadline = 10 * time.Minute
 
-var poolABI = func() abi.ABI {
-	a, err := abi.JSON(strings.NewReader(contracts.PoolMetaData.ABI))
-	if err != nil {
-		panic(err)
-	}
-	return a
-}()
+var poolABI = chain.MustABI(contracts.PoolMetaData.ABI)
 
 // Name implements Router.
 func (p *Pool) Name() string { return "pool" }

@@ -345,21 +345,15 @@ func (s *Service) checkSender(ctx context.Context, q *SwapQuote, r *Route, from 
 		return nil // the router alone knows this chain: the approval is assumed needed
 	}
 	if r.Approval != nil {
-		allowance, err := call(ctx, n.Client, r.Approval.Token, wallets.ERC20Call("allowance", from, r.Approval.Spender))
+		allowance, err := call(ctx, n.Client, r.Approval.Token, chain.ERC20Call("allowance", from, r.Approval.Spender))
 		if err != nil {
 			return err
 		}
 		q.Approval.Required = allowance.Cmp(r.Approval.Amount) < 0
 	}
-	var have *big.Int
-	var err error
-	if r.FromToken == (common.Address{}) {
-		have, err = n.Client.BalanceAt(ctx, from, nil)
-	} else {
-		have, err = call(ctx, n.Client, r.FromToken, wallets.ERC20Call("balanceOf", from))
-	}
+	have, err := chain.BalanceOf(ctx, n.Client, r.FromToken, from, nil)
 	if err != nil {
-		return apierr.New(apierr.ServiceUnavailable, "The chain did not answer; retry later.").WithHeader("Retry-After", "2")
+		return errChain(err)
 	}
 	if have.Cmp(r.FromAmount) < 0 {
 		q.Issues.Balance = &BalanceIssue{Token: r.FromToken.Hex(), Required: r.FromAmount.String(), Actual: have.String()}
@@ -367,13 +361,20 @@ func (s *Service) checkSender(ctx context.Context, q *SwapQuote, r *Route, from 
 	return nil
 }
 
-// call reads one uint256 from a contract.
+// call reads one uint256 from a contract at the latest block; a failure is
+// a 503 to retry.
 func call(ctx context.Context, c chain.Client, to common.Address, data []byte) (*big.Int, error) {
-	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &to, Data: data}, nil)
-	if err != nil || len(out) != 32 {
-		return nil, apierr.New(apierr.ServiceUnavailable, "The chain did not answer; retry later.").WithHeader("Retry-After", "2")
+	n, err := chain.Uint256(ctx, c, to, data, nil)
+	if err != nil {
+		return nil, errChain(err)
 	}
-	return new(big.Int).SetBytes(out), nil
+	return n, nil
+}
+
+func errChain(cause error) error {
+	e := apierr.New(apierr.ServiceUnavailable, "The chain did not answer; retry later.").WithHeader("Retry-After", "2")
+	e.Cause = cause
+	return e
 }
 
 func (s *Service) loadQuote(ctx context.Context, sc wallets.Scope, id string) (*SwapQuote, store.Item, *routeRec, error) {
@@ -459,14 +460,14 @@ func (s *Service) Prepare(ctx context.Context, sc wallets.Scope, quoteID string)
 	if r.Approval != nil {
 		need := true
 		if n, ok := s.cfg.Wallets.Networks().Get(r.FromChainID); ok {
-			allowance, err := call(ctx, n.Client, r.Approval.Token, wallets.ERC20Call("allowance", common.HexToAddress(rr.FromAddress), r.Approval.Spender))
+			allowance, err := call(ctx, n.Client, r.Approval.Token, chain.ERC20Call("allowance", common.HexToAddress(rr.FromAddress), r.Approval.Spender))
 			if err != nil {
 				return nil, err
 			}
 			need = allowance.Cmp(r.Approval.Amount) < 0
 		}
 		if need {
-			data := wallets.ERC20Call("approve", r.Approval.Spender, r.Approval.Amount)
+			data := chain.ERC20Call("approve", r.Approval.Spender, r.Approval.Amount)
 			var gas uint64
 			if n, ok := s.cfg.Wallets.Networks().Get(r.FromChainID); ok {
 				from := common.HexToAddress(rr.FromAddress)

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math/big"
 
-	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/chain"
 	"platformapi/shared/idempotency"
 	"platformapi/shared/store"
 	"platformapi/shared/wallets/policy"
@@ -76,26 +76,13 @@ func (s *Service) Balances(ctx context.Context, sc Scope, walletID string, chain
 	return out, nil
 }
 
-// balanceOf reads owner's balance of token (zero: the native coin) at block.
-func (s *Service) balanceOf(ctx context.Context, c interface {
-	BalanceAt(context.Context, common.Address, *big.Int) (*big.Int, error)
-	CallContract(context.Context, ethereum.CallMsg, *big.Int) ([]byte, error)
-}, token, owner common.Address, block *big.Int) (*big.Int, error) {
-	if token == (common.Address{}) {
-		b, err := c.BalanceAt(ctx, owner, block)
-		if err != nil {
-			return nil, chainErr("balance", err)
-		}
-		return b, nil
-	}
-	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &token, Data: ERC20Call("balanceOf", owner)}, block)
+// balanceOf is chain.BalanceOf, a failure a 503 to retry.
+func (s *Service) balanceOf(ctx context.Context, c chain.Client, token, owner common.Address, block *big.Int) (*big.Int, error) {
+	b, err := chain.BalanceOf(ctx, c, token, owner, block)
 	if err != nil {
-		return nil, chainErr("token balance", err)
+		return nil, chainErr("balance", err)
 	}
-	if len(out) != 32 {
-		return nil, chainErr("token balance", fmt.Errorf("balanceOf answered %d bytes", len(out)))
-	}
-	return new(big.Int).SetBytes(out), nil
+	return b, nil
 }
 
 // WalletPolicyRequest is the body of PATCH /wallets/{id}/policy: a whole new

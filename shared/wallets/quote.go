@@ -96,29 +96,6 @@ func (c *call) fields(from common.Address) TxFields {
 	return TxFields{ChainID: c.ChainID, From: from.Hex(), To: c.To.Hex(), Value: c.Value.String(), Data: hexutil.Encode(c.Data), Gas: c.Gas}
 }
 
-var erc20ABI = mustABI(`[{"type":"function","name":"transfer","inputs":[{"name":"to","type":"address"},{"name":"amount","type":"uint256"}],"outputs":[{"type":"bool"}]},
-{"type":"function","name":"approve","inputs":[{"name":"spender","type":"address"},{"name":"amount","type":"uint256"}],"outputs":[{"type":"bool"}]},
-{"type":"function","name":"balanceOf","inputs":[{"name":"who","type":"address"}],"outputs":[{"type":"uint256"}]},
-{"type":"function","name":"allowance","inputs":[{"name":"owner","type":"address"},{"name":"spender","type":"address"}],"outputs":[{"type":"uint256"}]}]`)
-
-func mustABI(s string) abi.ABI {
-	a, err := abi.JSON(strings.NewReader(s))
-	if err != nil {
-		panic(err)
-	}
-	return a
-}
-
-// ERC20Call is calldata of an ERC-20 method (transfer, approve, balanceOf,
-// allowance).
-func ERC20Call(method string, args ...any) []byte {
-	b, err := erc20ABI.Pack(method, args...)
-	if err != nil {
-		panic(err) // a programming error: the methods and types are ours
-	}
-	return b
-}
-
 var maxUint256 = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
 
 // parseAmount reads base units: digits only, positive, at most 2^256-1.
@@ -164,7 +141,7 @@ func (s *Service) QuoteTransaction(ctx context.Context, sc Scope, walletID strin
 	if asset.IsNative() {
 		c.To, c.Value = to, amount
 	} else {
-		c.To, c.Data = asset.Address, ERC20Call("transfer", to, amount)
+		c.To, c.Data = asset.Address, chain.ERC20Call("transfer", to, amount)
 	}
 	from := common.HexToAddress(l.rec.Address)
 	sim, fee, err := s.simulate(ctx, n, from, c)
@@ -234,21 +211,12 @@ func (s *Service) simulate(ctx context.Context, n *chain.Network, from common.Ad
 	return sim, fee, nil
 }
 
-// fees are the tip and fee cap a transaction is signed with now.
+// fees are chain.Fees, a failure a 503 to retry.
 func fees(ctx context.Context, c chain.Client) (tip, feeCap *big.Int, err error) {
-	head, err := c.HeaderByNumber(ctx, nil)
-	if err != nil {
-		return nil, nil, chainErr("latest block", err)
+	if tip, feeCap, err = chain.Fees(ctx, c); err != nil {
+		return nil, nil, chainErr("fees", err)
 	}
-	tip, err = c.SuggestGasTipCap(ctx)
-	if err != nil {
-		return nil, nil, chainErr("gas tip", err)
-	}
-	base := head.BaseFee
-	if base == nil {
-		base = new(big.Int)
-	}
-	return tip, new(big.Int).Add(new(big.Int).Mul(base, big.NewInt(2)), tip), nil
+	return tip, feeCap, nil
 }
 
 // revertReason reads an execution revert out of a JSON-RPC error: the

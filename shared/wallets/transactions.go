@@ -13,6 +13,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/approvals"
 	"platformapi/shared/credits"
+	"platformapi/shared/decimal"
 	"platformapi/shared/ids"
 	"platformapi/shared/paging"
 	"platformapi/shared/store"
@@ -132,19 +133,8 @@ func openOp(t *txRec) store.Op {
 
 func (t *txRec) view() *WalletTransaction {
 	v := t.WalletTransaction
-	v.ChargedCredits = json.Number(microString(t.Charged))
+	v.ChargedCredits = json.Number(decimal.Format(t.Charged, 6))
 	return &v
-}
-
-func microString(m int64) string {
-	s := fmt.Sprintf("%d.%06d", m/1_000_000, m%1_000_000)
-	for s[len(s)-1] == '0' {
-		s = s[:len(s)-1]
-	}
-	if s[len(s)-1] == '.' {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // WalletCreateRequest of a transaction.

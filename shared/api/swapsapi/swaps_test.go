@@ -14,8 +14,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/chain"
 	"platformapi/shared/chain/devchain"
-	"platformapi/shared/wallets"
 )
 
 func TestMain(m *testing.M) { apitest.MainWithChain(m) }
@@ -261,5 +261,5 @@ func TestAPreparedSwapSentByAnOutsideKeyIsFollowedThroughItsRoute(t *testing.T) 
 }
 
 func wethBalanceCall(dev *devchain.Chain, who common.Address) ethereum.CallMsg {
-	return ethereum.CallMsg{To: &dev.WETH, Data: wallets.ERC20Call("balanceOf", who)}
+	return ethereum.CallMsg{To: &dev.WETH, Data: chain.ERC20Call("balanceOf", who)}
 }

@@ -52,17 +52,9 @@ type Faucet struct {
 func (f *Faucet) address() common.Address { return crypto.PubkeyToAddress(f.Key.PublicKey) }
 
 var (
-	tokenABI = mustABI(contracts.TestTokenMetaData.ABI)
-	poolABI  = mustABI(contracts.PoolMetaData.ABI)
+	tokenABI = chain.MustABI(contracts.TestTokenMetaData.ABI)
+	poolABI  = chain.MustABI(contracts.PoolMetaData.ABI)
 )
-
-func mustABI(s string) abi.ABI {
-	a, err := abi.JSON(strings.NewReader(s))
-	if err != nil {
-		panic(err)
-	}
-	return a
-}
 
 func (c *Chain) deploy(ctx context.Context) error {
 	f := c.faucet
@@ -151,7 +143,7 @@ func (f *Faucet) Fund(ctx context.Context, addr common.Address, asset string, am
 // send signs and sends one faucet transaction and waits for its receipt; a
 // reverted one is an error.
 func (f *Faucet) send(ctx context.Context, nonce uint64, to *common.Address, value *big.Int, data []byte) (common.Hash, error) {
-	head, err := f.Client.HeaderByNumber(ctx, nil)
+	tip, feeCap, err := chain.Fees(ctx, f.Client)
 	if err != nil {
 		return common.Hash{}, err
 	}
@@ -159,8 +151,6 @@ func (f *Faucet) send(ctx context.Context, nonce uint64, to *common.Address, val
 	if err != nil {
 		return common.Hash{}, err
 	}
-	tip := big.NewInt(1)
-	feeCap := new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(2)), tip)
 	tx := types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(ChainID), Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
 		Gas: gas + gas/5, To: to, Value: value, Data: data})
 	signed, err := types.SignTx(tx, types.LatestSignerForChainID(big.NewInt(ChainID)), f.Key)

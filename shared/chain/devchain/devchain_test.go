@@ -12,7 +12,6 @@ import (
 
 	"platformapi/shared/chain"
 	"platformapi/shared/chain/devchain"
-	"platformapi/shared/wallets"
 )
 
 func TestTheChainAndItsContractsSurviveARestart(t *testing.T) {
@@ -57,7 +56,7 @@ func mustBlock(t *testing.T, c chain.Client) uint64 {
 
 func tokenBalance(t *testing.T, c chain.Client, token, who common.Address) *big.Int {
 	t.Helper()
-	out, err := c.CallContract(context.Background(), ethereum.CallMsg{To: &token, Data: wallets.ERC20Call("balanceOf", who)}, nil)
+	out, err := c.CallContract(context.Background(), ethereum.CallMsg{To: &token, Data: chain.ERC20Call("balanceOf", who)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,10 +102,10 @@ func TestEveryChainClientAnswersThePortAlike(t *testing.T) {
 				t.Fatalf("transaction %v %v", pending, err)
 			}
 			to := dev.USDC
-			if gas, err := c.EstimateGas(ctx, ethereum.CallMsg{From: who, To: &to, Data: wallets.ERC20Call("transfer", common.Address{1}, big.NewInt(1))}); err != nil || gas < 21_000 {
+			if gas, err := c.EstimateGas(ctx, ethereum.CallMsg{From: who, To: &to, Data: chain.ERC20Call("transfer", common.Address{1}, big.NewInt(1))}); err != nil || gas < 21_000 {
 				t.Fatalf("estimate %d %v", gas, err)
 			}
-			_, err := c.EstimateGas(ctx, ethereum.CallMsg{From: who, To: &to, Data: wallets.ERC20Call("transfer", common.Address{1}, big.NewInt(8))})
+			_, err := c.EstimateGas(ctx, ethereum.CallMsg{From: who, To: &to, Data: chain.ERC20Call("transfer", common.Address{1}, big.NewInt(8))})
 			if err == nil {
 				t.Fatal("a transfer beyond the balance estimates")
 			}
