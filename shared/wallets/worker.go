@@ -67,14 +67,7 @@ const maxWatches = 300
 // dead-letter queue stay for real failures). It returns the ids of
 // messages to retry.
 func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string {
-	var failed []string
-	for _, m := range ms {
-		if err := w.handle(ctx, m); err != nil {
-			w.s.log.Error("wallets: worker", "message", m.ID, "error", err.Error())
-			failed = append(failed, m.ID)
-		}
-	}
-	return failed
+	return queue.HandleEach(ctx, ms, w.handle, func(error) bool { return false }, w.s.log)
 }
 
 type watched struct {
@@ -108,31 +101,10 @@ func (w *Worker) handle(ctx context.Context, m queue.Received) error {
 	return w.s.q.Send(ctx, queue.Message{Body: body, Delay: watchDelay})
 }
 
-// Run consumes q until ctx ends (the local process's worker).
+// Run consumes q until ctx ends (the local process's worker; on Lambda the
+// event source mapping calls HandleBatch).
 func (w *Worker) Run(ctx context.Context, q queue.Queue) {
-	for ctx.Err() == nil {
-		ms, err := q.Receive(ctx, 10, time.Minute, 5*time.Second)
-		if err != nil {
-			if ctx.Err() == nil {
-				w.s.log.Error("wallets: receive", "error", err.Error())
-				time.Sleep(time.Second)
-			}
-			continue
-		}
-		failed := map[string]bool{}
-		for _, id := range w.HandleBatch(ctx, ms) {
-			failed[id] = true
-		}
-		for _, m := range ms {
-			if failed[m.ID] {
-				_ = q.ChangeVisibility(ctx, m.Receipt, 2*time.Second)
-				continue
-			}
-			if err := q.Delete(ctx, m.Receipt); err != nil && !errors.Is(err, queue.ErrInvalidReceipt) {
-				w.s.log.Error("wallets: delete message", "error", err.Error())
-			}
-		}
-	}
+	queue.Consume(ctx, q, 10, time.Minute, w.HandleBatch, w.s.log)
 }
 
 // recheckPage is how many open transactions one query of Recheck reads;
