@@ -446,7 +446,7 @@ func (s *Service) matches(ctx context.Context, rr *routeRec, hash common.Hash) (
 		return false, nil
 	}
 	if err != nil {
-		return false, errChain(err)
+		return false, wallets.ChainUnavailable("transaction by hash", err)
 	}
 	want := rr.Route.Transaction
 	value := want.Value

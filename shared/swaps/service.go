@@ -353,7 +353,7 @@ func (s *Service) checkSender(ctx context.Context, q *SwapQuote, r *Route, from 
 	}
 	have, err := chain.BalanceOf(ctx, n.Client, r.FromToken, from, nil)
 	if err != nil {
-		return errChain(err)
+		return wallets.ChainUnavailable("contract read", err)
 	}
 	if have.Cmp(r.FromAmount) < 0 {
 		q.Issues.Balance = &BalanceIssue{Token: r.FromToken.Hex(), Required: r.FromAmount.String(), Actual: have.String()}
@@ -366,16 +366,11 @@ func (s *Service) checkSender(ctx context.Context, q *SwapQuote, r *Route, from 
 func call(ctx context.Context, c chain.Client, to common.Address, data []byte) (*big.Int, error) {
 	n, err := chain.Uint256(ctx, c, to, data, nil)
 	if err != nil {
-		return nil, errChain(err)
+		return nil, wallets.ChainUnavailable("contract read", err)
 	}
 	return n, nil
 }
 
-func errChain(cause error) error {
-	e := apierr.New(apierr.ServiceUnavailable, "The chain did not answer; retry later.").WithHeader("Retry-After", "2")
-	e.Cause = cause
-	return e
-}
 
 func (s *Service) loadQuote(ctx context.Context, sc wallets.Scope, id string) (*SwapQuote, store.Item, *routeRec, error) {
 	unknown := apierr.Invalid("Unknown quote.", apierr.Field("body.quoteId", "no such swap quote"))

@@ -234,7 +234,7 @@ func (s *Service) broadcast(ctx context.Context, t *txRec) (*txRec, error) {
 	case isDefinitive(err):
 		return s.rejected(ctx, t, err)
 	}
-	return nil, chainErr("send transaction", err)
+	return nil, ChainUnavailable("send transaction", err)
 }
 
 func isKnown(err error) bool {
@@ -311,7 +311,7 @@ func (s *Service) watch(ctx context.Context, t *txRec) (*txRec, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, chainErr("receipt", err)
+		return nil, ChainUnavailable("receipt", err)
 	}
 	n := t.copy()
 	gas := r.GasUsed
@@ -355,7 +355,7 @@ func (s *Service) settle(ctx context.Context, t *txRec, rev int64) (*txRec, erro
 			return t, err
 		}
 		if err := net.Client.SendTransaction(ctx, &tx); err != nil && !isKnown(err) && !strings.Contains(err.Error(), "nonce too low") {
-			return t, chainErr("send nonce filler", err)
+			return t, ChainUnavailable("send nonce filler", err)
 		}
 	}
 	if t.Settle == settleRelease && t.Reserved {

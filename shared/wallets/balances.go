@@ -55,7 +55,7 @@ func (s *Service) Balances(ctx context.Context, sc Scope, walletID string, chain
 		n, _ := s.nets.Get(id)
 		block, err := n.Client.BlockNumber(ctx)
 		if err != nil {
-			return nil, chainErr("block number", err)
+			return nil, ChainUnavailable("block number", err)
 		}
 		at := new(big.Int).SetUint64(block)
 		if i == 0 {
@@ -80,7 +80,7 @@ func (s *Service) Balances(ctx context.Context, sc Scope, walletID string, chain
 func (s *Service) balanceOf(ctx context.Context, c chain.Client, token, owner common.Address, block *big.Int) (*big.Int, error) {
 	b, err := chain.BalanceOf(ctx, c, token, owner, block)
 	if err != nil {
-		return nil, chainErr("balance", err)
+		return nil, ChainUnavailable("balance", err)
 	}
 	return b, nil
 }

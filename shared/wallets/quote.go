@@ -185,7 +185,7 @@ func (s *Service) simulate(ctx context.Context, n *chain.Network, from common.Ad
 			sim = Simulation{Success: false, RevertReason: &reason}
 			c.Gas = 100_000
 		case err != nil:
-			return sim, NetworkFee{}, chainErr("estimate gas", err)
+			return sim, NetworkFee{}, ChainUnavailable("estimate gas", err)
 		case gas == 21_000:
 			c.Gas = gas
 		default:
@@ -201,7 +201,7 @@ func (s *Service) simulate(ctx context.Context, n *chain.Network, from common.Ad
 	if sim.Success {
 		bal, err := n.Client.BalanceAt(ctx, from, nil)
 		if err != nil {
-			return sim, fee, chainErr("balance", err)
+			return sim, fee, ChainUnavailable("balance", err)
 		}
 		if bal.Cmp(new(big.Int).Add(max, c.Value)) < 0 {
 			why := "insufficient ETH for the value and the network fee"
@@ -214,7 +214,7 @@ func (s *Service) simulate(ctx context.Context, n *chain.Network, from common.Ad
 // fees are chain.Fees, a failure a 503 to retry.
 func fees(ctx context.Context, c chain.Client) (tip, feeCap *big.Int, err error) {
 	if tip, feeCap, err = chain.Fees(ctx, c); err != nil {
-		return nil, nil, chainErr("fees", err)
+		return nil, nil, ChainUnavailable("fees", err)
 	}
 	return tip, feeCap, nil
 }

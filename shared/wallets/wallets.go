@@ -344,8 +344,9 @@ func (s *Service) network(id uint64) (*chain.Network, error) {
 	return n, nil
 }
 
-// chainErr turns a chain call's failure into a 503 that may be retried.
-func chainErr(what string, err error) error {
+// ChainUnavailable turns a chain call's failure into a 503 that may be retried
+// (an API error it already is passes through).
+func ChainUnavailable(what string, err error) error {
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
 		return ae
