@@ -371,7 +371,6 @@ func call(ctx context.Context, c chain.Client, to common.Address, data []byte) (
 	return n, nil
 }
 
-
 func (s *Service) loadQuote(ctx context.Context, sc wallets.Scope, id string) (*SwapQuote, store.Item, *routeRec, error) {
 	unknown := apierr.Invalid("Unknown quote.", apierr.Field("body.quoteId", "no such swap quote"))
 	if !ids.Valid("swq", id) {
