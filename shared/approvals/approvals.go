@@ -13,10 +13,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/ids"
+	"platformapi/shared/keys"
 	"platformapi/shared/paging"
 	"platformapi/shared/store"
 	"platformapi/shared/strictjson"
@@ -210,13 +212,23 @@ func (r *Repo) transition(ctx context.Context, accountID string, a *Approval, fr
 	return err
 }
 
-// DistinctDecider are the services whose approvals the requesting key may
-// not decide itself: moving money needs a second key (a person's, or a
-// parent's), not just a second call.
+// DistinctDecider are the services whose approvals neither the requesting
+// key nor any key below it may decide: moving money needs a second key (a
+// person's, or a parent's), not just a second call, and a child the
+// requester minted for itself is the requester again. Service actions
+// (spec 2.1 rule 5) keep the worker key that asks and decides.
 var DistinctDecider = map[string]bool{"managed-wallets": true, "universal-swaps": true}
 
-// Decide approves or rejects a pending, unexpired approval.
-func (r *Repo) Decide(ctx context.Context, accountID, projectScope, id, decision string, reason *string, keyID string) (*Approval, error) {
+// SelfDecided reports whether decider is a's requester or one of its
+// descendants (its ancestors include the requester), the one rule every
+// money-moving approval shares.
+func SelfDecided(a *Approval, decider *keys.Key) bool {
+	return a.RequestedBy == decider.ID || slices.Contains(decider.Ancestors, a.RequestedBy)
+}
+
+// Decide approves or rejects a pending, unexpired approval on decider's
+// authority.
+func (r *Repo) Decide(ctx context.Context, accountID, projectScope, id, decision string, reason *string, decider *keys.Key) (*Approval, error) {
 	a, err := r.Get(ctx, accountID, projectScope, id)
 	if err != nil {
 		return nil, err
@@ -224,9 +236,10 @@ func (r *Repo) Decide(ctx context.Context, accountID, projectScope, id, decision
 	if a.Status != StatusPending {
 		return nil, apierr.New(apierr.Conflict, "The approval is %s and can no longer be decided.", a.Status)
 	}
-	if DistinctDecider[a.ServiceID] && a.RequestedBy == keyID {
-		return nil, apierr.New(apierr.SelfApprovalDenied, "This approval was requested by this key; another key must decide it.")
+	if DistinctDecider[a.ServiceID] && SelfDecided(a, decider) {
+		return nil, apierr.New(apierr.SelfApprovalDenied, "This approval was requested by this key or a key above it; a key outside the requester's descendants must decide it.")
 	}
+	keyID := decider.ID
 	now := r.now().UTC()
 	err = r.transition(ctx, accountID, a, StatusPending, func(a *Approval) {
 		a.Status = map[string]string{"approve": StatusApproved, "reject": StatusRejected}[decision]

@@ -92,7 +92,7 @@ type decideInput struct {
 
 func (h *handlers) decide(ctx context.Context, in *decideInput) (*api.Body[*approvals.Approval], error) {
 	p := api.PrincipalFrom(ctx)
-	a, err := h.approvals.Decide(ctx, p.Key().AccountID, p.ProjectID, in.ApprovalID, in.Body.Decision, in.Body.Reason, p.Key().ID)
+	a, err := h.approvals.Decide(ctx, p.Key().AccountID, p.ProjectID, in.ApprovalID, in.Body.Decision, in.Body.Reason, p.Key())
 	if err != nil {
 		return nil, err
 	}
