@@ -11,6 +11,7 @@ import (
 	"platformapi/shared/audit"
 	"platformapi/shared/catalog"
 	"platformapi/shared/keys"
+	"platformapi/shared/redact"
 	"platformapi/shared/routes"
 )
 
@@ -53,10 +54,10 @@ func noteProblem(ctx context.Context, code apierr.Code) {
 	}
 }
 
-// AddCharged adds micro-credits the request's operation charged to its audit
-// event (an invoke, or each tool call of an MCP request). Operations call it
-// once the charge is committed; a request that charged nothing need not.
-func AddCharged(ctx context.Context, micro int64) {
+// addCharged adds micro-credits the request's operation charged to its
+// audit event: the ledger reports every change it commits in the request's
+// context (credits.ForRequest), whichever group made it.
+func addCharged(ctx context.Context, micro int64) {
 	if o := outcomeFrom(ctx); o != nil {
 		o.mu.Lock()
 		o.charged += micro
@@ -126,7 +127,7 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 	e := audit.Event{
 		RequestID: RequestID(r.Context()), AccountID: key.AccountID, KeyPath: p.KeyPath(),
 		Operation: auditOperation(rt, p.Service, p.Operation), ServiceID: p.Service,
-		Method: r.Method, Path: r.URL.Path, Status: status, IdempotentReplayed: aw.replayed(),
+		Method: r.Method, Path: redact.Secrets(r.URL.Path), Status: status, IdempotentReplayed: aw.replayed(),
 	}
 	switch project := p.ProjectID; {
 	case project != "":
@@ -137,7 +138,10 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 		bound := *key.ProjectID
 		e.ProjectID = &bound
 	}
-	if eu := k.endUserForLog(r.Context(), p); eu != "" {
+	// Kept for 90 days and readable by the key's ancestors: a secret sent
+	// by mistake in the path or as the end user is no more kept here than
+	// in the request log.
+	if eu := redact.Secrets(k.endUserForLog(r.Context(), p)); eu != "" {
 		e.EndUser = &eu
 	}
 	o.mu.Lock()

@@ -17,6 +17,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/catalog"
+	"platformapi/shared/credits"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/idempotency"
 	"platformapi/shared/keys"
@@ -143,6 +144,11 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 		p.URL = requestURL(r)
 		if st := stateFrom(ctx); st != nil {
 			st.principal = p
+		}
+		if key := p.Key(); key != nil {
+			ctx = credits.ForRequest(ctx, credits.Attribution{RequestID: RequestID(ctx), KeyPath: p.KeyPath(), ProjectID: p.ProjectID,
+				Operation: auditOperation(rt, p.Service, p.Operation)}, func(micro int64) { addCharged(ctx, micro) })
+			r = r.WithContext(ctx)
 		}
 
 		release, err := k.admit(ctx, rt, p)

@@ -36,26 +36,28 @@ func holdKey(accountID, id string) store.Key {
 var ErrHoldEnded = errors.New("credits: hold already ended")
 
 // HoldOps are the transaction members that take amountMicro from the
-// balance as a new hold with the given id, for a caller that commits the
-// hold with its own effect (a trading order and its hold exist together or
-// not at all). deadline is when the caller will have ended the hold if its
+// account as read (a) as a new hold with the given id, for a caller that
+// commits the hold with its own effect (a trading order and its hold exist
+// together or not at all); the change's Committed is to be called once it
+// commits. deadline is when the caller will have ended the hold if its
 // process lives (a resting order's expiry); a hold still held
 // GraceAfterDeadline later was orphaned by a crash and SweepHolds releases
-// it. ops[0] is the balance check: a TxError at its index means the balance
-// cannot cover the hold.
-func HoldOps(accountID, holdID string, amountMicro int64, reference string, now, deadline time.Time) []store.Op {
-	rec := store.NewItem(holdKey(accountID, holdID))
+// it. ErrInsufficient means the balance cannot cover the hold; a failed
+// condition on the change's Ops[0] (IsRace) means another change
+// committed first: read the account again and rebuild.
+func HoldOps(ctx context.Context, a Account, holdID string, amountMicro int64, reference string, now, deadline time.Time) ([]store.Op, *Change, error) {
+	ch, err := a.Change(ctx, now, Move{Type: TypeHold, Amount: -amountMicro, Reference: holdID})
+	if err != nil {
+		return nil, nil, err
+	}
+	rec := store.NewItem(holdKey(a.ID, holdID))
 	rec["amount"] = amountMicro
 	rec["state"] = "held"
 	rec["reference"] = reference
 	rec[attrDeadline] = deadline.Unix()
-	return []store.Op{
-		store.UpdateOp(accounts.Key(accountID), store.Update{Add: map[string]int64{accounts.AttrBalance: -amountMicro}},
-			store.Exists(), store.NumAtLeast(accounts.AttrBalance, amountMicro)),
-		store.PutOp(rec, store.NotExists()),
-		entryOp(accountID, Entry{ID: ids.New("led", now), Kind: KindHold, AmountMicro: -amountMicro, Reference: holdID, CreatedAt: now.UTC()}),
-		store.PutOp(openHoldItem(accountID, holdID, amountMicro, deadline)),
-	}
+	rec.SetDoc(ch.Entries[0].Attribution)
+	ops := append(ch.Ops, store.PutOp(rec, store.NotExists()), store.PutOp(openHoldItem(a.ID, holdID, amountMicro, deadline)))
+	return ops, ch, nil
 }
 
 // HoldOf is a hold taken earlier (with HoldOps or Hold) with the given
@@ -110,12 +112,19 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 	now := l.now()
 	// Whole seconds, as stored: a retry's HoldOnce sees the same deadline.
 	h := &Hold{l: l, accountID: accountID, ID: id, Amount: amountMicro, Deadline: time.Unix(now.Add(lifetime).Unix(), 0)}
-	err := l.st.Transact(ctx, HoldOps(accountID, h.ID, amountMicro, reference, now, h.Deadline))
+	var iRec int
+	err := l.Apply(ctx, accountID, func(a Account) ([]store.Op, *Change, error) {
+		ops, ch, err := HoldOps(ctx, a, h.ID, amountMicro, reference, now, h.Deadline)
+		if err == nil {
+			iRec = len(ch.Ops)
+		}
+		return ops, ch, err
+	})
 	var tx *store.TxError
 	switch {
-	case errors.As(err, &tx) && tx.Index == 0:
+	case errors.Is(err, ErrInsufficient):
 		return nil, ErrInsufficient
-	case errors.As(err, &tx) && tx.Index == 1:
+	case errors.As(err, &tx) && tx.Index == iRec:
 		return nil, errHoldExists
 	case err != nil:
 		return nil, fmt.Errorf("credits: hold: %w", err)
@@ -138,30 +147,57 @@ func (h *Hold) Capture(ctx context.Context, exactMicro int64) error {
 // Release returns the whole hold to the balance.
 func (h *Hold) Release(ctx context.Context) error { return h.end(ctx, "released", 0) }
 
+// end settles the hold. In a request the request is charged (its audit
+// event shows it); outside one (a worker, the sweeper) the settlement is
+// attributed to whoever took the hold, with its own audit event named by
+// SettledBy.
 func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error {
-	now := h.l.now()
-	refund := h.Amount - chargedMicro
-	ops := []store.Op{
-		store.UpdateOp(holdKey(h.accountID, h.ID), store.Update{Set: map[string]any{"state": state, "charged": chargedMicro}}, store.AttrEquals("state", "held")),
-		store.DeleteOp(openHoldKey(h.accountID, h.ID, h.Deadline)),
+	hk, ak := holdKey(h.accountID, h.ID), accounts.Key(h.accountID)
+	for n := 0; ; n++ {
+		got, err := h.l.st.BatchGet(ctx, []store.Key{ak, hk})
+		if err != nil {
+			return fmt.Errorf("credits: %s hold %s: %w", state, h.ID, err)
+		}
+		rec, ok := got[hk.String()]
+		if !ok || rec.String("state") != "held" {
+			return ErrHoldEnded
+		}
+		attr, note, event := attributionFrom(ctx), noteFrom(ctx), ""
+		if note == nil {
+			_ = rec.Doc(&attr) // a hold taken before attribution was kept has none
+			event = settledBy(ctx, attr.Operation+".settle")
+		}
+		var moves []Move
+		if state == "captured" {
+			moves = append(moves, Move{Type: TypeCapture, Charged: chargedMicro, Reference: h.ID})
+		}
+		if refund := h.Amount - chargedMicro; refund > 0 {
+			moves = append(moves, Move{Type: TypeRelease, Amount: refund, Reference: h.ID})
+		}
+		ch, err := AccountOf(h.accountID, got[ak.String()]).change(h.l.now(), attr, note, event, moves)
+		if err != nil {
+			return err
+		}
+		ops := append([]store.Op{
+			store.UpdateOp(hk, store.Update{Set: map[string]any{"state": state, "charged": chargedMicro}}, store.AttrEquals("state", "held")),
+			store.DeleteOp(openHoldKey(h.accountID, h.ID, h.Deadline)),
+		}, ch.Ops...)
+		err = h.l.st.Transact(ctx, ops)
+		var tx *store.TxError
+		switch {
+		case err == nil:
+			ch.Committed()
+			return nil
+		case errors.As(err, &tx) && tx.Index == 0:
+			return ErrHoldEnded
+		case IsRace(err, ops, ch):
+			if err := Raced(ctx, n); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("credits: %s hold %s: %w", state, h.ID, err)
+		}
 	}
-	if state == "captured" {
-		ops = append(ops, entryOp(h.accountID, Entry{ID: ids.New("led", now), Kind: KindCapture, AmountMicro: 0, ChargedMicro: chargedMicro, Reference: h.ID, CreatedAt: now.UTC()}))
-	}
-	if refund > 0 {
-		ops = append(ops,
-			store.UpdateOp(accounts.Key(h.accountID), store.Update{Add: map[string]int64{accounts.AttrBalance: refund}}, store.Exists()),
-			entryOp(h.accountID, Entry{ID: ids.New("led", now.Add(1)), Kind: KindRelease, AmountMicro: refund, Reference: h.ID, CreatedAt: now.UTC()}))
-	}
-	err := h.l.st.Transact(ctx, ops)
-	var tx *store.TxError
-	if errors.As(err, &tx) && tx.Index == 0 {
-		return ErrHoldEnded
-	}
-	if err != nil {
-		return fmt.Errorf("credits: %s hold %s: %w", state, h.ID, err)
-	}
-	return nil
 }
 
 // Charged is what an ended hold charged (0 for one released, by its
@@ -177,7 +213,7 @@ func (l *Ledger) Charged(ctx context.Context, accountID, holdID string) (int64, 
 
 // Entries lists the account's ledger, oldest first (for audits and tests).
 func (l *Ledger) Entries(ctx context.Context, accountID string, limit int) ([]Entry, error) {
-	page, err := l.st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: "ledger#", Limit: limit})
+	page, err := l.st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: "lgr#", Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("credits: entries: %w", err)
 	}

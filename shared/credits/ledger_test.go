@@ -20,6 +20,25 @@ func openAccount(t *testing.T, st store.Store, micro int64) string {
 	return "acct_test"
 }
 
+// takeHold commits a hold the way a caller composing it with its own
+// effect does.
+func takeHold(t *testing.T, l *credits.Ledger, st store.Store, acct, id string, micro int64, now, deadline time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := l.Account(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, ch, err := credits.HoldOps(ctx, a, id, micro, "test", now, deadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Transact(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	ch.Committed()
+}
+
 // sumEntries proves every movement has its entry: the ledger adds up to the balance.
 func sumEntries(t *testing.T, l *credits.Ledger, acct string) (balance, charged int64) {
 	t.Helper()
@@ -28,8 +47,8 @@ func sumEntries(t *testing.T, l *credits.Ledger, acct string) (balance, charged 
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		balance += e.AmountMicro
-		charged += e.ChargedMicro
+		balance += e.Amount
+		charged += e.Charged
 	}
 	return balance, charged
 }
@@ -125,9 +144,7 @@ func TestEndingAHoldAgainChangesNothing(t *testing.T) {
 			l := credits.NewLedger(st, time.Now)
 			ctx := context.Background()
 			deadline := time.Now().Add(time.Minute)
-			if err := st.Transact(ctx, credits.HoldOps(acct, "hld_a", 300_000, "test", time.Now(), deadline)); err != nil {
-				t.Fatal(err)
-			}
+			takeHold(t, l, st, acct, "hld_a", 300_000, time.Now(), deadline)
 			if err := l.HoldOf(acct, "hld_a", 300_000, deadline).Capture(ctx, 300_000); err != nil {
 				t.Fatal(err)
 			}

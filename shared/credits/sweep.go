@@ -120,7 +120,7 @@ func (l *Ledger) sweepBucket(ctx context.Context, pk string, cutoff time.Time) (
 				return released, nil
 			}
 			h := l.HoldOf(it.String("acct"), it.String("hold"), it.Int("amount"), time.Unix(deadline, 0))
-			switch err := h.Release(ctx); {
+			switch err := h.Release(SettledBy(ctx, "credits.holds.expire")); {
 			case err == nil:
 				released++
 			case errors.Is(err, ErrHoldEnded):

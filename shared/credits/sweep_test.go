@@ -82,7 +82,7 @@ func TestAHoldOrphanedByACrashIsReleasedAfterItsDeadlineAndGrace(t *testing.T) {
 			}
 			releases := 0
 			for _, e := range entries {
-				if e.Kind == credits.KindRelease && e.Reference == h.ID && e.AmountMicro == 300_000 {
+				if e.Type == credits.TypeRelease && e.Reference == h.ID && e.Amount == 300_000 {
 					releases++
 				}
 			}
@@ -141,9 +141,7 @@ func TestARestingOrdersHoldIsReleasedOnlyAfterTheOrderExpires(t *testing.T) {
 			acct := openAccount(t, st, 1_000_000)
 			sweep(t, l)
 			expiry := c.now().Add(3 * 24 * time.Hour) // a resting order's own expiry
-			if err := st.Transact(context.Background(), credits.HoldOps(acct, "hld_order", 200_000, "trading", c.now(), expiry)); err != nil {
-				t.Fatal(err)
-			}
+			takeHold(t, l, st, acct, "hld_order", 200_000, c.now(), expiry)
 			for range 3 {
 				c.advance(23 * time.Hour)
 				if n := sweep(t, l); n != 0 {

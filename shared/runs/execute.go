@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/credits"
 	"platformapi/shared/emf"
 	"platformapi/shared/invoke"
 	"platformapi/shared/limits"
@@ -43,7 +44,14 @@ func (w *Worker) execute(ctx context.Context, run *Run, m queue.Received) error 
 			return w.fail(ctx, run, attempt, err)
 		}
 	}
-	res, err := w.pipeline.Run(ctx, caller, call)
+	// The run's charge is its own audit event, shown to the key that
+	// created it (no request is in flight to carry it).
+	keyPath := make([]string, len(caller.Chain))
+	for i, o := range caller.Chain {
+		keyPath[i] = o.ID
+	}
+	res, err := w.pipeline.Run(credits.ForKey(ctx, credits.Attribution{RequestID: run.ID, KeyPath: keyPath, ProjectID: caller.ProjectID,
+		Operation: "runs.execute"}), caller, call)
 	if err != nil {
 		if markErr := w.conns.MarkRejected(context.WithoutCancel(ctx), run.AccountID, deref(run.ProjectID), call.Connections, err); markErr != nil {
 			w.log.Error("marking rejected connections failed", "runId", run.ID, "error", markErr.Error())

@@ -274,9 +274,15 @@ func (t *TopUp) reconcile(ctx context.Context, accountID, resource string, cents
 func (t *TopUp) credit(ctx context.Context, accountID, resource string, cents int64, pk store.Key, receiptID string, s x402.SettleResponse) (*TopUpResult, *x402.SettleResponse, error) {
 	now := t.now()
 	micro := cents * catalog.MicroPerCredit * catalog.CreditsPerUSD / 100
-	err := t.st.Transact(ctx, append([]store.Op{
-		store.UpdateOp(pk, store.Update{Set: map[string]any{"state": "credited"}}, store.AttrEquals("state", "settled")),
-	}, credits.CreditOps(accountID, micro, receiptID, now)...))
+	err := t.ledger.Apply(ctx, accountID, func(a credits.Account) ([]store.Op, *credits.Change, error) {
+		ch, err := a.Change(ctx, now, credits.Move{Type: credits.TypeTopUp, Amount: micro, Reference: receiptID})
+		if err != nil {
+			return nil, nil, err
+		}
+		return append([]store.Op{
+			store.UpdateOp(pk, store.Update{Set: map[string]any{"state": "credited"}}, store.AttrEquals("state", "settled")),
+		}, ch.Ops...), ch, nil
+	})
 	var tx *store.TxError
 	if errors.As(err, &tx) && tx.Index == 0 {
 		return nil, nil, t.challenge(resource, cents, "payment authorization already used")

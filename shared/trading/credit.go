@@ -22,9 +22,9 @@ func (s *Service) settle(ctx context.Context, o *orderRec, rev int64) int64 {
 		h := s.ledger.HoldOf(o.AccountID, o.HoldID, o.CreditsMicro, o.ExpiresAt)
 		var err error
 		if o.CreditPending == CreditCapture {
-			err = h.Capture(ctx, o.CreditsMicro)
+			err = h.Capture(credits.SettledBy(ctx, "trading.orders.fill"), o.CreditsMicro)
 		} else {
-			err = h.Release(ctx)
+			err = h.Release(credits.SettledBy(ctx, "trading.orders.release"))
 		}
 		if err != nil && !errors.Is(err, credits.ErrHoldEnded) {
 			s.log.Error("trading: settle credit hold", "order", o.ID, "action", o.CreditPending, "error", err.Error())

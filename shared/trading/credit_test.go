@@ -37,10 +37,10 @@ func charged(t *testing.T, st store.Store, accountID string) (captures, releases
 		t.Fatal(err)
 	}
 	for _, e := range es {
-		switch e.Kind {
-		case credits.KindCapture:
+		switch e.Type {
+		case credits.TypeCapture:
 			captures++
-		case credits.KindRelease:
+		case credits.TypeRelease:
 			releases++
 		}
 	}

@@ -78,13 +78,15 @@ func (s *Service) CreateOrder(ctx context.Context, sc Scope, sub Submission) (*R
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; attempt < maxAttempts; attempt++ {
+	for attempt := 0; ; attempt++ {
 		res, retry, err := s.tryCreate(ctx, sc, o, sub, now)
 		if err != nil || !retry {
 			return res, err
 		}
+		if credits.Raced(ctx, attempt) != nil {
+			return nil, errBusy
+		}
 	}
-	return nil, errBusy
 }
 
 // prepare validates the request and builds the order before any execution.
@@ -251,10 +253,21 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 			store.Exists(), store.AttrNotExists("used"), store.NumAtLeast("validUntil", now.UnixMilli()+1)))
 	}
 	ops, iCoid, iDedupe = s.uniqueness(ops, sc, &o, sub, now)
-	iHold := -1
+	var hold *credits.Change
 	if o.HoldID != "" {
-		iHold = len(ops)
-		ops = append(ops, credits.HoldOps(sc.AccountID, o.HoldID, o.CreditsMicro, "trading.orders.create "+o.ID, now, o.ExpiresAt)...)
+		a, err := s.ledger.Account(ctx, sc.AccountID)
+		if err != nil {
+			return nil, false, err
+		}
+		var holdOps []store.Op
+		holdOps, hold, err = credits.HoldOps(ctx, a, o.HoldID, o.CreditsMicro, "trading.orders.create "+o.ID, now, o.ExpiresAt)
+		if errors.Is(err, credits.ErrInsufficient) {
+			return nil, false, errNoCredits
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		ops = append(ops, holdOps...)
 	}
 	if !o.done() || o.CreditPending != "" {
 		ops = append(ops, openOp(&o))
@@ -263,6 +276,9 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 	var tx *store.TxError
 	switch {
 	case err == nil:
+		if hold != nil {
+			hold.Committed()
+		}
 		t := s.transition(&o, "", ch)
 		s.settle(ctx, &o, 1)
 		return &Result{Order: o.view(), Transitions: []Transition{t}}, false, nil
@@ -287,8 +303,8 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 	case tx.Index == iDedupe:
 		res, err := s.replay(ctx, sc, sub.DedupeKey)
 		return res, false, err
-	case tx.Index == iHold:
-		return nil, false, errNoCredits
+	case credits.IsRace(err, ops, hold):
+		return nil, true, nil // another change of the balance came first
 	default:
 		return nil, false, fmt.Errorf("trading: create order: %w", err)
 	}

@@ -368,10 +368,10 @@ func (s *Service) settle(ctx context.Context, t *txRec, rev int64) (*txRec, erro
 		h := s.ledger.HoldOf(t.AccountID, t.HoldID, t.Credits, t.holdDeadline())
 		var err error
 		if t.Settle == settleCapture {
-			err = h.Capture(ctx, t.Credits)
+			err = h.Capture(credits.SettledBy(ctx, "wallets.transactions.confirm"), t.Credits)
 			n.Charged = t.Credits
 		} else {
-			err = h.Release(ctx)
+			err = h.Release(credits.SettledBy(ctx, "wallets.transactions.release"))
 		}
 		if errors.Is(err, credits.ErrHoldEnded) {
 			// Ended before: by an earlier pass, or released by the sweeper

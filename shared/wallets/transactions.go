@@ -328,11 +328,23 @@ func (s *Service) commitSend(ctx context.Context, sd *send) (bool, error) {
 	for _, t := range sd.txs {
 		ops = append(ops, store.PutOp(encodeTx(t, 1), store.NotExists()), openOp(t))
 	}
-	iHold := -1
+	// One transaction of a send carries its credit hold (a swap's last).
+	var hold *credits.Change
 	for _, t := range sd.txs {
 		if t.HoldID != "" {
-			iHold = len(ops)
-			ops = append(ops, credits.HoldOps(sd.sc.AccountID, t.HoldID, t.Credits, "wallets "+t.ID, now, t.holdDeadline())...)
+			a, err := s.ledger.Account(ctx, sd.sc.AccountID)
+			if err != nil {
+				return false, err
+			}
+			var holdOps []store.Op
+			holdOps, hold, err = credits.HoldOps(ctx, a, t.HoldID, t.Credits, "wallets "+t.ID, now, t.holdDeadline())
+			if errors.Is(err, credits.ErrInsufficient) {
+				return false, errNoCredits
+			}
+			if err != nil {
+				return false, err
+			}
+			ops = append(ops, holdOps...)
 		}
 	}
 	ops = append(ops, sd.extra...)
@@ -340,6 +352,9 @@ func (s *Service) commitSend(ctx context.Context, sd *send) (bool, error) {
 	var tx *store.TxError
 	switch {
 	case err == nil:
+		if hold != nil {
+			hold.Committed()
+		}
 		return false, nil
 	case !errors.As(err, &tx):
 		return false, fmt.Errorf("wallets: create transaction: %w", err)
@@ -351,8 +366,10 @@ func (s *Service) commitSend(ctx context.Context, sd *send) (bool, error) {
 			return false, errQuoteUsed
 		}
 		return false, errQuoteExpired
-	case tx.Index == iHold:
-		return false, errNoCredits
+	case credits.IsRace(err, ops, hold):
+		// Another change of the balance came first: wait a moment (the
+		// caller's loop bounds the attempts) and decide again.
+		return true, credits.Raced(ctx, 2)
 	}
 	return false, fmt.Errorf("wallets: create transaction: %w", err)
 }

@@ -203,7 +203,6 @@ func (h *handlers) callTool(ctx context.Context, p *api.Principal, c capability,
 	if err != nil {
 		return toolError(err)
 	}
-	api.AddCharged(ctx, res.ChargedMicro)
 	out, _ := json.Marshal(invokeResult{ServiceID: res.ServiceID, OperationID: res.OperationID, Status: "succeeded", Result: res.Output,
 		ChargedCredits: float64(res.ChargedMicro) / catalog.MicroPerCredit})
 	var structured any

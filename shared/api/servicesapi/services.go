@@ -279,7 +279,6 @@ func (h *handlers) invoke(ctx context.Context, in *invokeInput) (*invokeOutput, 
 	if err != nil {
 		return nil, err
 	}
-	api.AddCharged(ctx, res.ChargedMicro)
 	charged := float64(res.ChargedMicro) / catalog.MicroPerCredit
 	h.k.Publish(ctx, webhooks.EventServiceInvoked, map[string]any{
 		"serviceId": res.ServiceID, "operationId": res.OperationID, "chargedCredits": charged, "upstreamRequestId": res.UpstreamRequestID,

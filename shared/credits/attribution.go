@@ -1,0 +1,73 @@
+package credits
+
+import (
+	"context"
+	"math/rand/v2"
+)
+
+// Attribution says who caused a change of the balance: the request, the
+// key that made it (its chain, root first, so that ancestors see it), the
+// project and the operation. It is kept with every entry and every hold,
+// so a charge settled later is still shown to the key that made it.
+type Attribution struct {
+	RequestID string   `json:"requestId,omitempty"`
+	KeyPath   []string `json:"keyPath,omitempty"`
+	ProjectID string   `json:"projectId,omitempty"`
+	Operation string   `json:"operation,omitempty"`
+}
+
+// KeyID is the key that caused the change, "" for none.
+func (a Attribution) KeyID() string {
+	if len(a.KeyPath) == 0 {
+		return ""
+	}
+	return a.KeyPath[len(a.KeyPath)-1]
+}
+
+type attrKey struct{}
+
+type attributed struct {
+	attr Attribution
+	note func(chargedMicro int64)
+}
+
+// ForRequest marks ctx as a request's: every change made in it carries a
+// and reports what it charged to note, which the request's audit event
+// adds up. Whatever group charges, the request's event shows it.
+func ForRequest(ctx context.Context, a Attribution, note func(chargedMicro int64)) context.Context {
+	return context.WithValue(ctx, attrKey{}, attributed{attr: a, note: note})
+}
+
+// ForKey marks ctx as work done outside any request for the key a made
+// (a durable run's steps): each change made in it writes its own audit
+// event, named by a's operation.
+func ForKey(ctx context.Context, a Attribution) context.Context {
+	return context.WithValue(ctx, attrKey{}, attributed{attr: a})
+}
+
+func attributionFrom(ctx context.Context) Attribution {
+	v, _ := ctx.Value(attrKey{}).(attributed)
+	return v.attr
+}
+
+func noteFrom(ctx context.Context) func(int64) {
+	v, _ := ctx.Value(attrKey{}).(attributed)
+	return v.note
+}
+
+type settleKey struct{}
+
+// SettledBy names, for the audit event of a hold settled in ctx outside a
+// request, what settled it (trading.orders.fill, wallets.transactions.confirm).
+func SettledBy(ctx context.Context, operation string) context.Context {
+	return context.WithValue(ctx, settleKey{}, operation)
+}
+
+func settledBy(ctx context.Context, fallback string) string {
+	if op, _ := ctx.Value(settleKey{}).(string); op != "" {
+		return op
+	}
+	return fallback
+}
+
+func jitter(n int64) int64 { return rand.Int64N(n) }
