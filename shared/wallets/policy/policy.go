@@ -1,7 +1,10 @@
 // Package policy is the managed-wallet policy engine (CONTRACT "Managed
 // wallets"): the rule document a project attaches to a wallet, its
 // validation, and the decision it gives for one intent (a transaction, a
-// signature or a swap) against the wallet's recent spends. It is pure: no
+// signature or a swap) against the wallet's recent spends. A signature whose
+// EIP-712 message authorises a token transfer (a permit) is also decided as
+// that transfer (EvaluateSignature), so signing cannot move what sending
+// may not. It is pure: no
 // store, no chain, no clock of its own. The caller supplies the spend history
 // and the time, and is responsible for making "evaluate, then reserve the
 // spend" atomic so that rolling totals stay exact under concurrency.
@@ -10,6 +13,7 @@ package policy
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,10 +41,16 @@ const (
 	CriterionValue         = "value"
 	CriterionRollingTotal  = "rollingTotal"
 	CriterionSignatureType = "signatureType"
+	// EIP-712 domain criteria (signatures.create) and the chain (every
+	// operation; a signature's is its domain's chainId).
+	CriterionVerifyingContract = "verifyingContract"
+	CriterionDomainName        = "domainName"
+	CriterionChainID           = "chainId"
 )
 
-// Criterion operators: list membership for recipient, contract and
-// signatureType; comparisons for value.
+// Criterion operators: list membership for recipient, contract,
+// signatureType, verifyingContract, domainName and chainId; comparisons for
+// value.
 const (
 	OpIn    = "in"
 	OpNotIn = "not_in"
@@ -63,6 +73,8 @@ const (
 	MaxRules             = 50
 	MaxCriteriaPerRule   = 10
 	MaxAddresses         = 100
+	MaxListItems         = 100 // chainIds and names of one criterion
+	MaxDomainNameLength  = 256
 	MaxAmountDigits      = 78 // 2^256-1 has 78 decimal digits
 	MinWindowSeconds     = 60
 	MaxWindowSeconds     = 30 * 24 * 60 * 60
@@ -81,7 +93,7 @@ type Policy struct {
 type Rule struct {
 	Action    string      `json:"action" enum:"allow,deny,require_approval" doc:"What happens to an intent this rule applies to"`
 	Operation string      `json:"operation" enum:"transactions.create,signatures.create,swaps.execute" doc:"The operation this rule governs"`
-	Criteria  []Criterion `json:"criteria" maxItems:"10" doc:"At most 10 criteria, all of which must match for the rule to apply. An empty list matches every intent of the operation. recipient, contract, value and rollingTotal apply to transactions.create; contract, value and rollingTotal to swaps.execute; signatureType to signatures.create"`
+	Criteria  []Criterion `json:"criteria" maxItems:"10" doc:"At most 10 criteria, all of which must match for the rule to apply. An empty list matches every intent of the operation. recipient, contract, value, rollingTotal and chainId apply to transactions.create; contract, value, rollingTotal and chainId to swaps.execute; every type to signatures.create, where recipient, contract, value and rollingTotal match only a transfer-shaped EIP-712 message (a permit's spender, token and amount) and verifyingContract, domainName and chainId only a domain that has them"`
 }
 
 // Criterion is one condition of a rule. Its type decides which other fields
@@ -98,15 +110,27 @@ type Rule struct {
 //     when the wallet's spends of the asset in the last windowSeconds plus this
 //     intent's amount would exceed max, so a deny rule with it caps spending.
 //   - signatureType {op: in|not_in, signatureTypes}: personal_sign or eip712.
+//   - verifyingContract {op: in|not_in, addresses}: an EIP-712 signature's
+//     domain.verifyingContract.
+//   - domainName {op: in|not_in, names}: an EIP-712 signature's domain.name,
+//     compared exactly.
+//   - chainId {op: in|not_in, chainIds}: the chain of a transaction or swap,
+//     the domain.chainId of an EIP-712 signature.
+//
+// A criterion about something the intent does not have (the domain of a
+// personal_sign, the recipient of a signature that moves nothing) matches
+// neither in nor not_in: such rules speak only of intents that have it.
 type Criterion struct {
-	Type           string   `json:"type" enum:"recipient,contract,value,rollingTotal,signatureType" doc:"recipient {op, addresses}; contract {op, addresses}; value {asset, op, amount}; rollingTotal {asset, windowSeconds, max}; signatureType {op, signatureTypes}"`
-	Op             string   `json:"op,omitempty" enum:"in,not_in,lte,lt,gte,gt,eq" doc:"in or not_in for recipient, contract and signatureType; lte, lt, gte, gt or eq for value"`
-	Addresses      []string `json:"addresses,omitempty" maxItems:"100" pattern:"^0x[0-9a-fA-F]{40}$" doc:"recipient and contract: 1 to 100 addresses, compared case-insensitively"`
+	Type           string   `json:"type" enum:"recipient,contract,value,rollingTotal,signatureType,verifyingContract,domainName,chainId" doc:"recipient {op, addresses}; contract {op, addresses}; value {asset, op, amount}; rollingTotal {asset, windowSeconds, max}; signatureType {op, signatureTypes}; verifyingContract {op, addresses}; domainName {op, names}; chainId {op, chainIds}"`
+	Op             string   `json:"op,omitempty" enum:"in,not_in,lte,lt,gte,gt,eq" doc:"in or not_in for recipient, contract, signatureType, verifyingContract, domainName and chainId; lte, lt, gte, gt or eq for value"`
+	Addresses      []string `json:"addresses,omitempty" maxItems:"100" pattern:"^0x[0-9a-fA-F]{40}$" doc:"recipient, contract and verifyingContract: 1 to 100 addresses, compared case-insensitively"`
 	Asset          string   `json:"asset,omitempty" maxLength:"32" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]*$" doc:"value and rollingTotal: the asset symbol (ETH, USDC, WETH), compared case-insensitively"`
 	Amount         string   `json:"amount,omitempty" pattern:"^(0|[1-9][0-9]{0,77})$" doc:"value: decimal string of base units"`
 	WindowSeconds  int64    `json:"windowSeconds,omitempty" minimum:"60" maximum:"2592000" doc:"rollingTotal: the window, 60 seconds to 30 days"`
 	Max            string   `json:"max,omitempty" pattern:"^(0|[1-9][0-9]{0,77})$" doc:"rollingTotal: the largest total (decimal string of base units) the window may reach"`
 	SignatureTypes []string `json:"signatureTypes,omitempty" enum:"personal_sign,eip712" doc:"signatureType: the signature types compared"`
+	Names          []string `json:"names,omitempty" maxItems:"100" doc:"domainName: 1 to 100 EIP-712 domain names (1 to 256 characters), compared exactly"`
+	ChainIDs       []uint64 `json:"chainIds,omitempty" maxItems:"100" doc:"chainId: 1 to 100 chain ids"`
 }
 
 // Default is the policy of a new wallet: transactions and swaps are allowed,
@@ -143,19 +167,41 @@ func MaxRollingWindow(p Policy) time.Duration {
 // Intent is what a wallet is asked to do, as the policy sees it.
 type Intent struct {
 	Operation string
-	ChainID   uint64
+	// ChainID is the chain of a transaction or swap, the EIP-712 domain's
+	// chainId of a signature (0 when it has none).
+	ChainID uint64
 	// To is the address the transaction calls: the token contract for an
 	// ERC-20 transfer, the router for a swap, the recipient for a native
-	// transfer. Zero for signatures.
+	// transfer, the token of a signature's transfer.
 	To common.Address
 	// Recipient is who finally receives: the decoded ERC-20 transfer or
-	// approve target (see DecodeERC20), or To for the native asset.
+	// approve target (see DecodeERC20), or To for the native asset; a
+	// signature's transfer's spender or payee.
 	Recipient common.Address
-	// Asset is the symbol of what is spent (ETH, USDC, WETH).
+	// Asset is the symbol of what is spent (ETH, USDC, WETH); "" for a
+	// token the deployment does not know, which no value or rollingTotal
+	// criterion can name.
 	Asset string
-	// Amount is in base units; nil for signatures.
+	// Amount is in base units; nil for a signature that moves nothing.
 	Amount        *big.Int
 	SignatureType string
+	// Domain is an EIP-712 signature's domain; nil otherwise.
+	Domain *Domain
+}
+
+// Domain is an EIP-712 domain as the policy sees it.
+type Domain struct {
+	Name              string
+	VerifyingContract *common.Address
+}
+
+// Transfer is a token movement a signed message authorises: a permit's
+// allowance to a spender, a transfer authorisation to a payee.
+type Transfer struct {
+	Token     common.Address
+	Recipient common.Address
+	Asset     string // "" when the deployment does not know the token
+	Amount    *big.Int
 }
 
 // Spend is one past reserved spend of the wallet, as counted by rollingTotal.
@@ -221,6 +267,42 @@ func Evaluate(p Policy, in Intent, history []Spend, now time.Time) Decision {
 	}
 }
 
+// EvaluateSignature decides a signature intent sig. With no transfers it
+// is Evaluate. Otherwise each transfer the signed message authorises is
+// decided twice, as the signature (its spender, token and amount seen by
+// recipient, contract, value and rollingTotal) and as a transactions.create
+// send of that token to that spender, with the transfers before it counted
+// as spent now; the strictest decision of all wins (deny over
+// require_approval over allow). A permit is a send that has not happened
+// yet: the caps that stop the send stop the permit.
+func EvaluateSignature(p Policy, sig Intent, transfers []Transfer, history []Spend, now time.Time) Decision {
+	if len(transfers) == 0 {
+		return Evaluate(p, sig, history, now)
+	}
+	h := append([]Spend(nil), history...)
+	var worst *Decision
+	for _, t := range transfers {
+		in := sig
+		in.To, in.Recipient, in.Asset, in.Amount = t.Token, t.Recipient, t.Asset, t.Amount
+		send := Intent{Operation: OpTransactionsCreate, ChainID: sig.ChainID, To: t.Token, Recipient: t.Recipient, Asset: t.Asset, Amount: t.Amount}
+		asSend := Evaluate(p, send, h, now)
+		what := t.Asset
+		if what == "" {
+			what = "of token " + t.Token.Hex()
+		}
+		asSend.Reason = fmt.Sprintf("as a send of %s %s to %s: %s", amountOf(t.Amount), what, t.Recipient.Hex(), asSend.Reason)
+		for _, d := range []Decision{Evaluate(p, in, h, now), asSend} {
+			if worst == nil || precedence[d.Action] > precedence[worst.Action] {
+				worst = &d
+			}
+		}
+		if t.Asset != "" {
+			h = append(h, Spend{Asset: t.Asset, Amount: amountOf(t.Amount), At: now})
+		}
+	}
+	return *worst
+}
+
 // matchAll reports whether every criterion matches, with a reason per
 // criterion when they all do.
 func matchAll(cs []Criterion, in Intent, history []Spend, now time.Time) ([]string, bool) {
@@ -238,9 +320,31 @@ func matchAll(cs []Criterion, in Intent, history []Spend, now time.Time) ([]stri
 func match(c Criterion, in Intent, history []Spend, now time.Time) (string, bool) {
 	switch c.Type {
 	case CriterionRecipient:
+		if in.Operation == OpSignaturesCreate && in.Amount == nil {
+			return "", false
+		}
 		return matchList("recipient "+in.Recipient.Hex(), c.Op, containsAddress(c.Addresses, in.Recipient))
 	case CriterionContract:
+		if in.Operation == OpSignaturesCreate && in.Amount == nil {
+			return "", false
+		}
 		return matchList("contract "+in.To.Hex(), c.Op, containsAddress(c.Addresses, in.To))
+	case CriterionVerifyingContract:
+		if in.Domain == nil || in.Domain.VerifyingContract == nil {
+			return "", false
+		}
+		vc := *in.Domain.VerifyingContract
+		return matchList("verifying contract "+vc.Hex(), c.Op, containsAddress(c.Addresses, vc))
+	case CriterionDomainName:
+		if in.Domain == nil || in.Domain.Name == "" {
+			return "", false
+		}
+		return matchList(fmt.Sprintf("domain name %q", in.Domain.Name), c.Op, slices.Contains(c.Names, in.Domain.Name))
+	case CriterionChainID:
+		if in.ChainID == 0 {
+			return "", false
+		}
+		return matchList(fmt.Sprintf("chain %d", in.ChainID), c.Op, slices.Contains(c.ChainIDs, in.ChainID))
 	case CriterionSignatureType:
 		found := false
 		for _, t := range c.SignatureTypes {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
+	"unicode/utf8"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -20,23 +21,35 @@ var criterionKinds = map[string]struct {
 }{
 	CriterionRecipient: {
 		fields:     set("op", "addresses"),
-		operations: set(OpTransactionsCreate),
+		operations: set(OpTransactionsCreate, OpSignaturesCreate),
 	},
 	CriterionContract: {
 		fields:     set("op", "addresses"),
-		operations: set(OpTransactionsCreate, OpSwapsExecute),
+		operations: set(OpTransactionsCreate, OpSwapsExecute, OpSignaturesCreate),
 	},
 	CriterionValue: {
 		fields:     set("asset", "op", "amount"),
-		operations: set(OpTransactionsCreate, OpSwapsExecute),
+		operations: set(OpTransactionsCreate, OpSwapsExecute, OpSignaturesCreate),
 	},
 	CriterionRollingTotal: {
 		fields:     set("asset", "windowSeconds", "max"),
-		operations: set(OpTransactionsCreate, OpSwapsExecute),
+		operations: set(OpTransactionsCreate, OpSwapsExecute, OpSignaturesCreate),
 	},
 	CriterionSignatureType: {
 		fields:     set("op", "signatureTypes"),
 		operations: set(OpSignaturesCreate),
+	},
+	CriterionVerifyingContract: {
+		fields:     set("op", "addresses"),
+		operations: set(OpSignaturesCreate),
+	},
+	CriterionDomainName: {
+		fields:     set("op", "names"),
+		operations: set(OpSignaturesCreate),
+	},
+	CriterionChainID: {
+		fields:     set("op", "chainIds"),
+		operations: set(OpTransactionsCreate, OpSwapsExecute, OpSignaturesCreate),
 	},
 }
 
@@ -98,7 +111,7 @@ func invalid(bad []apierr.FieldError) *apierr.Error {
 func normalizeCriterion(at string, c Criterion, operation string) (Criterion, []apierr.FieldError) {
 	kind, ok := criterionKinds[c.Type]
 	if !ok {
-		return c, []apierr.FieldError{apierr.Field(at+".type", "must be recipient, contract, value, rollingTotal or signatureType")}
+		return c, []apierr.FieldError{apierr.Field(at+".type", "must be recipient, contract, value, rollingTotal, signatureType, verifyingContract, domainName or chainId")}
 	}
 	var bad []apierr.FieldError
 	if isOperation(operation) && !kind.operations[operation] {
@@ -112,25 +125,41 @@ func normalizeCriterion(at string, c Criterion, operation string) (Criterion, []
 		"windowSeconds":  c.WindowSeconds != 0,
 		"max":            c.Max != "",
 		"signatureTypes": c.SignatureTypes != nil,
+		"names":          c.Names != nil,
+		"chainIds":       c.ChainIDs != nil,
 	}
-	for _, f := range []string{"op", "addresses", "asset", "amount", "windowSeconds", "max", "signatureTypes"} {
+	for _, f := range []string{"op", "addresses", "asset", "amount", "windowSeconds", "max", "signatureTypes", "names", "chainIds"} {
 		if present[f] && !kind.fields[f] {
 			bad = append(bad, apierr.Field(at+"."+f, "not a field of a %s criterion", c.Type))
 		}
 	}
 	out := Criterion{Type: c.Type}
 	switch c.Type {
-	case CriterionRecipient, CriterionContract:
+	case CriterionRecipient, CriterionContract, CriterionVerifyingContract:
 		out.Op = c.Op
-		if c.Op != OpIn && c.Op != OpNotIn {
-			bad = append(bad, apierr.Field(at+".op", "must be in or not_in"))
-		}
+		bad = checkListOp(at, c.Op, bad)
 		out.Addresses, bad = normalizeAddresses(at+".addresses", c.Addresses, bad)
+	case CriterionDomainName:
+		out.Op, out.Names = c.Op, c.Names
+		bad = checkListOp(at, c.Op, bad)
+		bad = checkListLength(at+".names", len(c.Names), bad)
+		for k, n := range c.Names {
+			if n == "" || len(n) > MaxDomainNameLength || !utf8.ValidString(n) {
+				bad = append(bad, apierr.Field(fmt.Sprintf("%s.names[%d]", at, k), "must be 1 to %d bytes of UTF-8", MaxDomainNameLength))
+			}
+		}
+	case CriterionChainID:
+		out.Op, out.ChainIDs = c.Op, c.ChainIDs
+		bad = checkListOp(at, c.Op, bad)
+		bad = checkListLength(at+".chainIds", len(c.ChainIDs), bad)
+		for k, id := range c.ChainIDs {
+			if id == 0 {
+				bad = append(bad, apierr.Field(fmt.Sprintf("%s.chainIds[%d]", at, k), "must be a chain id, 1 or more"))
+			}
+		}
 	case CriterionSignatureType:
 		out.Op, out.SignatureTypes = c.Op, c.SignatureTypes
-		if c.Op != OpIn && c.Op != OpNotIn {
-			bad = append(bad, apierr.Field(at+".op", "must be in or not_in"))
-		}
+		bad = checkListOp(at, c.Op, bad)
 		if len(c.SignatureTypes) == 0 {
 			bad = append(bad, apierr.Field(at+".signatureTypes", "required: at least one of personal_sign, eip712"))
 		}
@@ -157,6 +186,20 @@ func normalizeCriterion(at string, c Criterion, operation string) (Criterion, []
 		bad = checkAmount(at+".max", c.Max, bad)
 	}
 	return out, bad
+}
+
+func checkListOp(at, op string, bad []apierr.FieldError) []apierr.FieldError {
+	if op != OpIn && op != OpNotIn {
+		return append(bad, apierr.Field(at+".op", "must be in or not_in"))
+	}
+	return bad
+}
+
+func checkListLength(at string, n int, bad []apierr.FieldError) []apierr.FieldError {
+	if n == 0 || n > MaxListItems {
+		return append(bad, apierr.Field(at, "required: 1 to %d items, got %d", MaxListItems, n))
+	}
+	return bad
 }
 
 func normalizeAddresses(at string, list []string, bad []apierr.FieldError) ([]string, []apierr.FieldError) {

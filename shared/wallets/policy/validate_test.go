@@ -69,8 +69,20 @@ func TestValidateRefusesWithThePreciseLocation(t *testing.T) {
 			"body.rules[1].criteria[0].amount", "not a field of a recipient criterion"},
 		{"signatureType on transactions", one(Criterion{Type: CriterionSignatureType, Op: OpIn, SignatureTypes: []string{SignatureEIP712}}),
 			"body.rules[1].criteria[0].type", "signatureType criteria do not apply to transactions.create"},
-		{"recipient on signatures", sigRule(recipient(OpIn, alice.Hex())), "body.rules[0].criteria[0].type", "recipient criteria do not apply to signatures.create"},
-		{"value on signatures", sigRule(value("ETH", OpGT, "1")), "body.rules[0].criteria[0].type", "do not apply to signatures.create"},
+		{"verifyingContract on transactions", one(Criterion{Type: CriterionVerifyingContract, Op: OpIn, Addresses: []string{alice.Hex()}}),
+			"body.rules[1].criteria[0].type", "verifyingContract criteria do not apply to transactions.create"},
+		{"domainName on swaps", Policy{DefaultAction: ActionAllow, Rules: []Rule{rule(ActionDeny, OpSwapsExecute, Criterion{Type: CriterionDomainName, Op: OpIn, Names: []string{"USD Coin"}})}},
+			"body.rules[0].criteria[0].type", "domainName criteria do not apply to swaps.execute"},
+		{"verifyingContract without addresses", sigRule(Criterion{Type: CriterionVerifyingContract, Op: OpIn}), "body.rules[0].criteria[0].addresses", "required"},
+		{"domainName without names", sigRule(Criterion{Type: CriterionDomainName, Op: OpNotIn}), "body.rules[0].criteria[0].names", "required"},
+		{"empty domain name", sigRule(Criterion{Type: CriterionDomainName, Op: OpIn, Names: []string{"Permit2", ""}}), "body.rules[0].criteria[0].names[1]", "1 to 256 bytes"},
+		{"long domain name", sigRule(Criterion{Type: CriterionDomainName, Op: OpIn, Names: []string{strings.Repeat("n", MaxDomainNameLength+1)}}),
+			"body.rules[0].criteria[0].names[0]", "1 to 256 bytes"},
+		{"too many names", sigRule(Criterion{Type: CriterionDomainName, Op: OpIn, Names: make([]string, MaxListItems+1)}), "body.rules[0].criteria[0].names", "1 to 100 items"},
+		{"chain id 0", sigRule(Criterion{Type: CriterionChainID, Op: OpIn, ChainIDs: []uint64{1, 0}}), "body.rules[0].criteria[0].chainIds[1]", "1 or more"},
+		{"chainId compared", sigRule(Criterion{Type: CriterionChainID, Op: OpLTE, ChainIDs: []uint64{1}}), "body.rules[0].criteria[0].op", "in or not_in"},
+		{"names on chainId", sigRule(Criterion{Type: CriterionChainID, Op: OpIn, ChainIDs: []uint64{1}, Names: []string{"x"}}),
+			"body.rules[0].criteria[0].names", "not a field of a chainId criterion"},
 		{"recipient on swaps", Policy{DefaultAction: ActionAllow, Rules: []Rule{rule(ActionDeny, OpSwapsExecute, recipient(OpIn, alice.Hex()))}},
 			"body.rules[0].criteria[0].type", "recipient criteria do not apply to swaps.execute"},
 		{"unknown signature type", sigRule(Criterion{Type: CriterionSignatureType, Op: OpIn, SignatureTypes: []string{"eth_sign"}}),
@@ -110,6 +122,16 @@ func TestValidateAcceptsEveryBoundExactly(t *testing.T) {
 	}
 	p.Rules[0] = rule(ActionAllow, OpSignaturesCreate, Criterion{Type: CriterionSignatureType, Op: OpIn, SignatureTypes: []string{SignaturePersonal, SignatureEIP712}})
 	p.Rules[1] = rule(ActionAllow, OpSwapsExecute, Criterion{Type: CriterionContract, Op: OpNotIn, Addresses: []string{alice.Hex()}}, value("WETH", OpEQ, "0"), rolling("WETH", 3600, "1"))
+	names, chains := make([]string, MaxListItems), make([]uint64, MaxListItems)
+	for i := range names {
+		names[i], chains[i] = strings.Repeat("n", 1+i%MaxDomainNameLength), uint64(i+1)
+	}
+	names[0] = strings.Repeat("é", MaxDomainNameLength/2)
+	p.Rules[2] = rule(ActionDeny, OpSignaturesCreate, Criterion{Type: CriterionVerifyingContract, Op: OpNotIn, Addresses: addresses(MaxAddresses)},
+		Criterion{Type: CriterionDomainName, Op: OpIn, Names: names}, Criterion{Type: CriterionChainID, Op: OpIn, ChainIDs: chains},
+		recipient(OpIn, alice.Hex()), Criterion{Type: CriterionContract, Op: OpIn, Addresses: []string{usdc.Hex()}},
+		value("USDC", OpGT, "10000000"), rolling("USDC", 86400, "10000000"))
+	p.Rules[3] = rule(ActionDeny, OpSwapsExecute, Criterion{Type: CriterionChainID, Op: OpNotIn, ChainIDs: []uint64{1337}})
 	if err := Validate(p); err != nil {
 		t.Fatal(err)
 	}
