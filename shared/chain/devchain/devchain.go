@@ -1,9 +1,13 @@
 // Package devchain is the persistent local development chain (chain id 1337)
 // of functions/local and the tests: go-ethereum's node and eth service with
 // a simulated beacon, the way `geth --dev` runs, on a data directory whose
-// state survives a restart (archive mode with the hash scheme: every block's
-// state is written as it is sealed, rather than kept in memory for a clean
-// shutdown to flush). A block is sealed as soon as a transaction arrives.
+// state survives a restart, a kill -9 included. Archive mode with the hash
+// scheme writes every block's state as it is sealed, rather than keeping it
+// in memory for a clean shutdown to flush; and each sealed block is synced
+// to disk before its receipts are reported (go-ethereum writes pebble
+// without sync, so the last blocks sat in pebble's write-ahead log buffer
+// inside the process and died with it). A block is sealed as soon as a
+// transaction arrives.
 //
 // On first start it deploys a test USDC (6 decimals), WETH (18) and a
 // constant-product pool between them with liquidity, all from a faucet key
@@ -21,11 +25,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/eth"
 	"github.com/ethereum/go-ethereum/eth/catalyst"
@@ -40,6 +46,13 @@ import (
 
 // ChainID is the local chain's id (geth's developer chain).
 const ChainID = 1337
+
+// databaseCache is the chain database's cache in MB. go-ethereum's default
+// (2,048, sized for mainnet) sets pebble's memtables, and pebble
+// preallocates each write-ahead log to a memtable's size: 1.1 GB of disk on
+// every fresh local start. 16 is pebble's minimum here (2 MB memtables),
+// plenty for a chain of a few thousand blocks.
+const databaseCache = 16
 
 // Liquidity the pool starts with: 10,000,000 USDC against 4,000 WETH
 // (2,500 USDC a WETH).
@@ -57,9 +70,12 @@ type Chain struct {
 	faucet *Faucet
 	dir    string
 
-	sealMu sync.Mutex
-	stop   chan struct{}
-	done   chan struct{}
+	// sealMu orders sealing and syncing; durable is the highest block
+	// known to be on disk.
+	sealMu  sync.Mutex
+	durable atomic.Uint64
+	stop    chan struct{}
+	done    chan struct{}
 
 	USDC, WETH, Pool common.Address
 }
@@ -111,6 +127,7 @@ func Open(ctx context.Context, dir string, opt Options) (*Chain, error) {
 	ethConf.SyncMode = ethconfig.FullSync
 	ethConf.StateScheme = rawdb.HashScheme
 	ethConf.NoPruning = true
+	ethConf.DatabaseCache = databaseCache
 	ethConf.TxPool.NoLocals = true
 	ethConf.Miner.PendingFeeRecipient = faucetAddr
 	ethConf.Miner.GasPrice = big.NewInt(1)
@@ -179,12 +196,56 @@ func (c *Chain) sealOnArrival() {
 	}
 }
 
-// Seal seals one block now (with whatever is pending). Tests call it to let
-// time pass on the chain.
+// Seal seals one block now (with whatever is pending) and syncs it to
+// disk. Tests call it to let time pass on the chain.
 func (c *Chain) Seal() {
 	c.sealMu.Lock()
 	defer c.sealMu.Unlock()
 	c.beacon.Commit()
+	_ = c.syncLocked() // a receipt read syncs again before it answers
+}
+
+// syncLocked makes every block written so far durable: pebble's sync write
+// flushes and fsyncs the write-ahead log, and with it all the unsynced
+// writes before it. The caller holds sealMu. A failure leaves durable where
+// it was, for the next seal or receipt read to try again.
+func (c *Chain) syncLocked() error {
+	head := c.eth.BlockChain().CurrentBlock().Number.Uint64()
+	if err := c.eth.ChainDb().SyncKeyValue(); err != nil {
+		return fmt.Errorf("devchain: sync: %w", err)
+	}
+	c.durable.Store(head)
+	return nil
+}
+
+// awaitDurable returns once block n is on disk.
+func (c *Chain) awaitDurable(n uint64) error {
+	if c.durable.Load() >= n {
+		return nil
+	}
+	c.sealMu.Lock()
+	defer c.sealMu.Unlock()
+	if c.durable.Load() >= n {
+		return nil
+	}
+	return c.syncLocked()
+}
+
+// durableClient is the in-process client whose receipts are on disk: a
+// send the API reports confirmed is still mined after a kill -9.
+type durableClient struct {
+	*ethclient.Client
+	c *Chain
+}
+
+func (d durableClient) TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
+	r, err := d.Client.TransactionReceipt(ctx, hash)
+	if err == nil && r.BlockNumber != nil {
+		if err := d.c.awaitDurable(r.BlockNumber.Uint64()); err != nil {
+			return nil, err
+		}
+	}
+	return r, err
 }
 
 // Client is the in-process JSON-RPC client.
@@ -195,7 +256,7 @@ func (c *Chain) Endpoint() string { return c.stack.HTTPEndpoint() }
 
 // Network is the chain as the wallets and swaps services see it.
 func (c *Chain) Network() *chain.Network {
-	return &chain.Network{ID: ChainID, Client: c.client, Pool: c.Pool, Assets: []chain.Asset{
+	return &chain.Network{ID: ChainID, Client: durableClient{Client: c.client, c: c}, Pool: c.Pool, Assets: []chain.Asset{
 		chain.NativeAsset(),
 		{Symbol: "USDC", Name: "USD Coin (local test token)", Address: c.USDC, Decimals: 6},
 		{Symbol: "WETH", Name: "Wrapped Ether (local test token)", Address: c.WETH, Decimals: 18},
