@@ -26,7 +26,8 @@ const lookupTimeout = 5 * time.Second
 // touch the account's own network, the instance metadata service or a
 // neighbour. IPv4-mapped IPv6 addresses are unmapped before the check, so
 // ::ffff:10.0.0.1 is refused as 10.0.0.1; IPv6 forms that carry an IPv4
-// address (6to4, NAT64, Teredo) are judged by that address too (embedded).
+// address (IPv4-translated, 6to4, NAT64, Teredo) are judged by that address
+// too (embedded): a host that routes them would deliver to the IPv4 one.
 var refused = []struct {
 	prefix netip.Prefix
 	why    string
@@ -61,9 +62,10 @@ var refused = []struct {
 
 // IPv6 ranges whose addresses carry an IPv4 address.
 var (
-	sixToFour = netip.MustParsePrefix("2002::/16")    // RFC 3056: bits 16-47
-	nat64     = netip.MustParsePrefix("64:ff9b::/96") // RFC 6052: bits 96-127
-	teredo    = netip.MustParsePrefix("2001::/32")    // RFC 4380: server bits 32-63, client ^ bits 96-127
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96") // RFC 2765 SIIT: bits 96-127
+	sixToFour  = netip.MustParsePrefix("2002::/16")       // RFC 3056: bits 16-47
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")    // RFC 6052: bits 96-127
+	teredo     = netip.MustParsePrefix("2001::/32")       // RFC 4380: server bits 32-63, client ^ bits 96-127
 )
 
 // embedded lists the IPv4 addresses an IPv6 address carries, with the name
@@ -72,6 +74,8 @@ func embedded(a netip.Addr) (form string, v4 []netip.Addr) {
 	b := a.As16()
 	at := func(i ...int) netip.Addr { return netip.AddrFrom4([4]byte{b[i[0]], b[i[1]], b[i[2]], b[i[3]]}) }
 	switch {
+	case translated.Contains(a):
+		return "SIIT IPv4-translated", []netip.Addr{at(12, 13, 14, 15)}
 	case sixToFour.Contains(a):
 		return "6to4", []netip.Addr{at(2, 3, 4, 5)}
 	case nat64.Contains(a):

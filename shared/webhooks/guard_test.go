@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,6 +98,39 @@ func TestEmbeddedIPv4AddressesAreJudgedAsIPv4(t *testing.T) {
 	}
 }
 
+// Issue 28, defect 4: every IPv6 spelling of a non-public IPv4 address is
+// refused as a webhook URL and at the dial, the IPv4-translated form
+// (::ffff:0:a.b.c.d, RFC 2765) included.
+func TestURLsEmbeddingANonPublicIPv4AreRefused(t *testing.T) {
+	for _, tc := range []struct{ name, url, why string }{
+		{"TranslatedMetadata", "https://[::ffff:0:a9fe:a9fe]/", "link-local (169.254.169.254 embedded in a SIIT IPv4-translated address)"},
+		{"TranslatedLoopback", "https://[::ffff:0:127.0.0.1]/in", "loopback (127.0.0.1 embedded in a SIIT IPv4-translated address)"},
+		{"TranslatedPrivate", "https://[::ffff:0:c0a8:101]:8443/in", "private (192.168.1.1 embedded in a SIIT IPv4-translated address)"},
+		{"MappedMetadata", "https://[::ffff:a9fe:a9fe]/", "link-local"},
+		{"MappedPrivate", "https://[::ffff:10.0.0.1]/", "private"},
+		{"NAT64Metadata", "https://[64:ff9b::a9fe:a9fe]/", "link-local (169.254.169.254 embedded in a NAT64 address)"},
+		{"NAT64Private", "https://[64:ff9b::172.16.0.1]/", "private (172.16.0.1 embedded in a NAT64 address)"},
+		{"SixToFourMetadata", "https://[2002:a9fe:a9fe::1]/", "link-local (169.254.169.254 embedded in a 6to4 address)"},
+		{"SixToFourPrivate", "https://[2002:ac10:1::]/", "private (172.16.0.1 embedded in a 6to4 address)"},
+		{"TeredoClientLoopback", "https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "loopback (127.0.0.1 embedded in a Teredo address)"},
+		{"TeredoServerPrivate", "https://[2001:0:c0a8:101::1]/", "private (192.168.1.1 embedded in a Teredo address)"},
+		{"CompatibleLoopback", "https://[::127.0.0.1]/", "IPv4-compatible"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := webhooks.Guard{Resolver: resolver}.CheckURL(context.Background(), tc.url, "body.url")
+			var ae *apierr.Error
+			if !errors.As(err, &ae) || ae.Code != apierr.ValidationFailed || !strings.Contains(ae.Errors[0].Message, tc.why) {
+				t.Fatalf("CheckURL(%s) = %v, want validation_failed naming %q", tc.url, err, tc.why)
+			}
+			u, _ := url.Parse(tc.url)
+			a := netip.MustParseAddr(u.Hostname())
+			if err := (webhooks.Guard{}).Control("tcp", netip.AddrPortFrom(a, 443).String(), nil); !errors.Is(err, webhooks.ErrRefusedAddress) {
+				t.Fatalf("dialling %s: %v, want ErrRefusedAddress", a, err)
+			}
+		})
+	}
+}
+
 // Only 443 and the unprivileged ports are reachable, at creation and at
 // every connection.
 func TestOnlyPort443AndUnprivilegedPortsAreAllowed(t *testing.T) {
@@ -133,7 +167,7 @@ func TestOnlyPort443AndUnprivilegedPortsAreAllowed(t *testing.T) {
 
 func TestPublicAddressesAreAllowed(t *testing.T) {
 	for _, a := range []string{"93.184.216.34", "8.8.8.8", "100.63.255.255", "100.128.0.1", "172.32.0.1", "2606:4700:4700::1111", "::ffff:93.184.216.34",
-		"2002:5db8:d822::1", "64:ff9b::5db8:d822", "2001:0:4136:e378:8000:63bf:a247:27dd"} {
+		"2002:5db8:d822::1", "64:ff9b::5db8:d822", "2001:0:4136:e378:8000:63bf:a247:27dd", "::ffff:0:5db8:d822"} {
 		if why := webhooks.RefusedReason(netip.MustParseAddr(a)); why != "" {
 			t.Errorf("%s refused as %s", a, why)
 		}
