@@ -1,7 +1,10 @@
 package databases
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +12,9 @@ import (
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/databases/dbstore"
 	"platformapi/shared/databases/engine"
+	"platformapi/shared/idempotency"
 )
 
 // DatabaseAction is one member of a batch: {"type":"execute","sql","params"} runs
@@ -26,6 +31,11 @@ type DatabaseAction struct {
 type ActionsRequest struct {
 	IfVersion *int64           `json:"ifVersion,omitempty" doc:"Apply only if the database is at this version"`
 	Actions   []DatabaseAction `json:"actions"`
+	// CallID names the request across its retries (api.CallID; never read
+	// from the body). With it the batch records its response inside the
+	// database, in its own transaction, so a retry after a crash that lost
+	// the response answers that instead of writing again.
+	CallID string `json:"-"`
 }
 
 // ActionResult reports one action.
@@ -51,8 +61,11 @@ type ActionsResult struct {
 }
 
 // Actions applies the batch in one transaction: all or nothing, one new
-// version. Not safe under idempotency.Deferring (its effect is a SQLite
-// commit, not a store write); the caller stores the response after it.
+// version; a batch that changes nothing (every migration already applied)
+// is no new version. Its effect is a SQLite commit, not a store write, so
+// it cannot join idempotency.Deferring's unit; instead, with req.CallID,
+// the response is recorded in the same SQLite transaction as the changes
+// (engine.CallsTable) and a retry is answered from there.
 func (s *Service) Actions(ctx context.Context, sc Scope, req ActionsRequest) (*ActionsResult, error) {
 	if err := s.validateActions(req.Actions); err != nil {
 		return nil, err
@@ -73,8 +86,16 @@ func (s *Service) Actions(ctx context.Context, sc Scope, req ActionsRequest) (*A
 	actx, cancel := context.WithTimeout(ctx, s.limits.QueryTimeout)
 	defer cancel()
 	res := &ActionsResult{Results: make([]ActionResult, 0, len(req.Actions))}
+	fingerprint := requestFingerprint(req)
+	var recorded *ActionsResult
 	version, err := s.files.Write(actx, db.ID, func(c *engine.Conn, version int64) error {
 		res.Results, res.Meta = res.Results[:0], ActionsMeta{}
+		if req.CallID != "" {
+			var err error
+			if recorded, err = s.recordedCall(actx, c, req.CallID, fingerprint); err != nil || recorded != nil {
+				return cmp.Or(err, dbstore.Unchanged)
+			}
+		}
 		if req.IfVersion != nil && *req.IfVersion != version {
 			return apierr.New(apierr.DatabaseVersionMismatch, "The database is at version %d, not %d.", version, *req.IfVersion)
 		}
@@ -123,6 +144,14 @@ func (s *Service) Actions(ctx context.Context, sc Scope, req ActionsRequest) (*A
 			res.Meta.RowsWritten += r.Changes
 			res.Results = append(res.Results, r)
 		}
+		if allSkipped(res.Results) {
+			return dbstore.Unchanged
+		}
+		res.DatabaseVersion = version + 1
+		res.Meta.DurationMs = elapsedMs(start)
+		if req.CallID != "" {
+			return s.recordCall(actx, c, req.CallID, fingerprint, res)
+		}
 		return nil
 	})
 	if err != nil {
@@ -130,11 +159,85 @@ func (s *Service) Actions(ctx context.Context, sc Scope, req ActionsRequest) (*A
 		if errors.As(err, &ae) {
 			return nil, ae
 		}
+		if actx.Err() != nil {
+			return nil, s.timeout()
+		}
 		return nil, storageError(err)
 	}
-	res.DatabaseVersion = version
-	res.Meta.DurationMs = elapsedMs(start)
+	if recorded != nil {
+		return recorded, nil
+	}
+	if allSkipped(res.Results) {
+		res.DatabaseVersion = version
+		res.Meta.DurationMs = elapsedMs(start)
+	}
 	return res, nil
+}
+
+// allSkipped reports a batch that changed nothing: migrations only, every
+// one already applied.
+func allSkipped(results []ActionResult) bool {
+	for _, r := range results {
+		if !r.Skipped {
+			return false
+		}
+	}
+	return true
+}
+
+// callRetention is how long a batch's recorded response answers retries:
+// as long as an idempotent response is replayed.
+const callRetention = idempotency.Retention
+
+// requestFingerprint identifies the batch a call id was used with, so a
+// retry with the same Idempotency-Key but another batch is refused rather
+// than answered with the first batch's result.
+func requestFingerprint(req ActionsRequest) string {
+	b, _ := json.Marshal(struct {
+		IfVersion *int64           `json:"ifVersion"`
+		Actions   []DatabaseAction `json:"actions"`
+	}{req.IfVersion, req.Actions})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// recordedCall is the response recorded for callID, or nil when the call
+// has not run on this database (within the retention).
+func (s *Service) recordedCall(ctx context.Context, c *engine.Conn, callID, fingerprint string) (*ActionsResult, error) {
+	if err := c.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+engine.CallsTable+"(id TEXT PRIMARY KEY, at INTEGER NOT NULL, request TEXT NOT NULL, response TEXT NOT NULL); "+
+		"CREATE INDEX IF NOT EXISTS "+engine.CallsTable+"_at ON "+engine.CallsTable+"(at)"); err != nil {
+		return nil, err
+	}
+	doc, err := c.QueryText(ctx, "SELECT json_array(request, response) FROM "+engine.CallsTable+" WHERE id = ?", callID)
+	if err != nil || doc == "" {
+		return nil, err
+	}
+	var pair [2]string
+	if err := json.Unmarshal([]byte(doc), &pair); err != nil {
+		return nil, fmt.Errorf("databases: recorded call: %w", err)
+	}
+	if pair[0] != fingerprint {
+		return nil, apierr.New(apierr.IdempotencyKeyReused, "This Idempotency-Key was used with a different batch.")
+	}
+	var res ActionsResult
+	if err := json.Unmarshal([]byte(pair[1]), &res); err != nil {
+		return nil, fmt.Errorf("databases: recorded call: %w", err)
+	}
+	return &res, nil
+}
+
+// recordCall keeps the batch's response with its changes and forgets the
+// calls past the retention.
+func (s *Service) recordCall(ctx context.Context, c *engine.Conn, callID, fingerprint string, res *ActionsResult) error {
+	doc, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	if err := c.Exec(ctx, "DELETE FROM "+engine.CallsTable+" WHERE at < ?", now.Add(-callRetention).Unix()); err != nil {
+		return err
+	}
+	return c.Exec(ctx, "INSERT INTO "+engine.CallsTable+"(id, at, request, response) VALUES(?, ?, ?, ?)", callID, now.Unix(), fingerprint, string(doc))
 }
 
 func hasMigration(actions []DatabaseAction) bool {

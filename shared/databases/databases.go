@@ -301,7 +301,15 @@ func (s *Service) sqlError(ctx context.Context, err error, loc string, readOnly 
 		ae.Errors = []apierr.FieldError{apierr.Field(loc, "%s", refusal.Reason)}
 		return ae
 	case engine.IsCode(err, engine.CodeInterrupt) && ctx.Err() != nil:
-		return apierr.New(apierr.QueryTimeout, "The statement ran longer than %s and was stopped.", s.limits.QueryTimeout)
+		return s.timeout()
+	case engine.IsCode(err, engine.CodeTooBig):
+		ae := apierr.New(apierr.SQLError, "The statement makes a string or blob larger than %d bytes, the most one value may hold.", engine.MaxValueBytes)
+		ae.Errors = []apierr.FieldError{apierr.Field(loc, "a value beyond %d bytes", engine.MaxValueBytes)}
+		return ae
+	case engine.IsCode(err, engine.CodeNoMem):
+		ae := apierr.New(apierr.SQLError, "The statement needs more memory than the database engine allows (%d MiB across running statements).", engine.HeapLimit>>20)
+		ae.Errors = []apierr.FieldError{apierr.Field(loc, "needs too much memory")}
+		return ae
 	case engine.IsCode(err, engine.CodeReadOnly) && readOnly:
 		return apierr.New(apierr.QueryNotReadonly, "Only read-only statements may run as a query.")
 	case engine.IsCode(err, engine.CodeFull):
@@ -312,6 +320,12 @@ func (s *Service) sqlError(ctx context.Context, err error, loc string, readOnly 
 		return ae
 	}
 	return err
+}
+
+// timeout is a statement or batch stopped because its deadline passed or
+// its request ended; nothing it would have written is kept.
+func (s *Service) timeout() error {
+	return apierr.New(apierr.QueryTimeout, "The statement ran longer than %s, or its request ended, and was stopped.", s.limits.QueryTimeout)
 }
 
 // storageError maps the storage port's failures.

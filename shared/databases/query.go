@@ -3,6 +3,7 @@ package databases
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"platformapi/shared/apierr"
@@ -115,6 +116,13 @@ func (s *Service) Query(ctx context.Context, sc Scope, req QueryRequest) (*Query
 		return nil
 	})
 	if err != nil {
+		var ae *apierr.Error
+		if !errors.As(err, &ae) && qctx.Err() != nil {
+			// Stopped anywhere (opening the read, BEGIN, a step) because
+			// the deadline passed or the request went away: a timeout,
+			// never a 500.
+			return nil, s.timeout()
+		}
 		return nil, storageError(err)
 	}
 	res.Meta.DurationMs = elapsedMs(start)

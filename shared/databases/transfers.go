@@ -396,12 +396,73 @@ func (s *Service) validate(ctx context.Context, zipPath, dbPath string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s cannot be opened: %v", archive.ErrInvalid, archive.DatabaseEntry, err)
 	}
-	defer c.Close()
 	res, err := c.QueryText(ctx, "PRAGMA integrity_check")
-	if err != nil || res != "ok" {
-		return fmt.Errorf("%w: integrity check failed: %v %s", archive.ErrInvalid, err, res)
+	if err == nil && res == "ok" {
+		err = checkMigrationsTable(ctx, c)
+	} else {
+		err = fmt.Errorf("%w: integrity check failed: %v %s", archive.ErrInvalid, err, res)
+	}
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return dropCalls(ctx, dbPath)
+}
+
+// migrationsShape is _migrations as the platform makes it, read from
+// pragma_table_xinfo as "name type pk notnull hidden" per column.
+const migrationsShape = "id TEXT 1 0 0, appliedat TEXT 0 1 0"
+
+// checkMigrationsTable refuses an import whose _migrations the platform
+// could not use (a view, other columns, a trigger on it): every later
+// migrate would fail on it.
+func checkMigrationsTable(ctx context.Context, c *engine.Conn) error {
+	kind, err := c.QueryText(ctx, "SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE", engine.MigrationsTable)
+	if err != nil || kind == "" {
+		return err
+	}
+	if kind != "table" {
+		return fmt.Errorf("%w: %s is a %s; it must be the platform's table (id TEXT PRIMARY KEY, appliedAt TEXT NOT NULL)", archive.ErrInvalid, engine.MigrationsTable, kind)
+	}
+	shape, err := c.QueryText(ctx, `SELECT group_concat(lower(name) || ' ' || upper(type) || ' ' || pk || ' ' || "notnull" || ' ' || hidden, ', ') FROM pragma_table_xinfo(?)`, engine.MigrationsTable)
+	if err != nil {
+		return err
+	}
+	if shape != migrationsShape {
+		return fmt.Errorf("%w: %s must have exactly the columns id TEXT PRIMARY KEY, appliedAt TEXT NOT NULL", archive.ErrInvalid, engine.MigrationsTable)
+	}
+	triggers, err := c.QueryInt(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE", engine.MigrationsTable)
+	if err != nil {
+		return err
+	}
+	if triggers > 0 {
+		return fmt.Errorf("%w: %s must have no triggers", archive.ErrInvalid, engine.MigrationsTable)
 	}
 	return nil
+}
+
+// dropCalls removes the recorded calls an archive may carry (an export
+// holds them): they answer retries of writes to the database being
+// replaced, not to this one.
+func dropCalls(ctx context.Context, dbPath string) error {
+	c, err := engine.OpenExisting(dbPath)
+	if err != nil {
+		return fmt.Errorf("%w: %s cannot be opened: %v", archive.ErrInvalid, archive.DatabaseEntry, err)
+	}
+	kind, err := c.QueryText(ctx, "SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE", engine.CallsTable)
+	switch {
+	case err != nil:
+	case kind == "table":
+		err = c.Exec(ctx, "DROP TABLE "+engine.CallsTable)
+	case kind != "":
+		err = fmt.Errorf("%w: %s is reserved for the platform", archive.ErrInvalid, engine.CallsTable)
+	}
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // ArchiveInfo accompanies a downloaded archive (the response headers).

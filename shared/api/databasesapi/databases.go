@@ -196,10 +196,12 @@ func (h *handlers) actions(ctx context.Context, in *api.Body[databases.ActionsRe
 	if err != nil {
 		return nil, err
 	}
+	req := in.Body
+	req.CallID = api.CallID(ctx) // a retry after a crash is answered from the database, not run again
 	var res *databases.ActionsResult
 	charged, err := h.metered(ctx, "databases.actions", func() (map[string]int64, error) {
 		var err error
-		if res, err = svc.Actions(ctx, scope(ctx), in.Body); err != nil {
+		if res, err = svc.Actions(ctx, scope(ctx), req); err != nil {
 			return nil, err
 		}
 		return map[string]int64{catalog.UnitRowRead: res.Meta.RowsRead, catalog.UnitRowWritten: res.Meta.RowsWritten}, nil

@@ -120,7 +120,11 @@ func (e *Embedded) Write(ctx context.Context, dbID string, fn WriteFunc) (int64,
 	if err := e.ensureWriter(ctx, dbID, d); err != nil {
 		return 0, err
 	}
-	return applyWrite(ctx, d.writer, e.maxBytes, fn)
+	version, err := applyWrite(ctx, d.writer, e.maxBytes, fn)
+	if errors.Is(err, Unchanged) {
+		return version, nil
+	}
+	return version, err
 }
 
 // reader takes an idle read connection on the live generation or opens one.

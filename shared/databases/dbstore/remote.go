@@ -265,6 +265,9 @@ func (r *Remote) publish(ctx context.Context, dbID string, produce func(path str
 		}
 	}
 	version, err := produce(work, h)
+	if errors.Is(err, Unchanged) {
+		return h.version, nil // nothing to publish
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -63,7 +63,52 @@ const (
 	CodeCorrupt   = sqlite3.SQLITE_CORRUPT
 	CodeNotADB    = sqlite3.SQLITE_NOTADB
 	CodeCantOpen  = sqlite3.SQLITE_CANTOPEN
+	CodeNoMem     = sqlite3.SQLITE_NOMEM
 )
+
+// MaxValueBytes is SQLITE_LIMIT_LENGTH on every connection: no string or
+// blob a statement makes (zeroblob, randomblob, concatenation, a row read
+// back) may exceed it, so no single value can hold more memory than a
+// query's response may carry (4 MiB). Beyond it SQLite answers
+// SQLITE_TOOBIG before allocating.
+const MaxValueBytes = 4 << 20
+
+// HeapLimit is SQLite's hard heap limit for the whole process: a statement
+// that would take SQLite's memory beyond it fails with SQLITE_NOMEM instead
+// of exhausting the server (many columns of MaxValueBytes each, a huge
+// sort). SQLite has no per-connection heap limit; this is the bound on
+// what all running statements together hold. SoftHeapLimit is where SQLite
+// starts giving back page cache.
+const (
+	HeapLimit     = 512 << 20
+	SoftHeapLimit = 128 << 20
+)
+
+// initLibrary turns on SQLite's memory accounting (the heap limits work
+// only with it; modernc.org/sqlite builds with SQLITE_DEFAULT_MEMSTATUS=0)
+// and sets the limits, once, before the first connection initialises the
+// library.
+var initLibrary = sync.OnceFunc(func() {
+	tls := libc.NewTLS()
+	defer tls.Close()
+	bp := libc.Xmalloc(tls, 16)
+	if bp == 0 {
+		panic("sqlite: out of memory")
+	}
+	defer libc.Xfree(tls, bp)
+	sqlite3.Xsqlite3_config(tls, sqlite3.SQLITE_CONFIG_MEMSTATUS, libc.VaList(bp, int32(1)))
+	sqlite3.Xsqlite3_hard_heap_limit64(tls, HeapLimit)
+	sqlite3.Xsqlite3_soft_heap_limit64(tls, SoftHeapLimit)
+})
+
+// MemoryUsed is the memory SQLite holds now, across every connection of
+// the process.
+func MemoryUsed() int64 {
+	initLibrary()
+	tls := libc.NewTLS()
+	defer tls.Close()
+	return sqlite3.Xsqlite3_memory_used(tls)
+}
 
 // IsCode reports whether err is a SQLite error with that primary code.
 func IsCode(err error, code int) bool {
@@ -95,6 +140,13 @@ var pragmaWithArgAllowed = map[string]bool{
 // MigrationsTable is the platform's record of applied migrations.
 const MigrationsTable = "_migrations"
 
+// CallsTable records, in the same transaction as an action batch's
+// changes, the batch's call id and response: a retry of a batch whose
+// response was lost (a crash after the SQLite commit) finds it and answers
+// it instead of running the batch again. Statements may neither read nor
+// change it.
+const CallsTable = "_platform_calls"
+
 // Conn is one SQLite connection. It is not safe for concurrent use except
 // for the interrupt a cancelled context triggers.
 type Conn struct {
@@ -125,6 +177,7 @@ func Open(path string, readOnly bool) (*Conn, error) {
 func OpenExisting(path string) (*Conn, error) { return open(path, false, false) }
 
 func open(path string, readOnly, create bool) (*Conn, error) {
+	initLibrary()
 	c := &Conn{tls: libc.NewTLS()}
 	flags := int32(sqlite3.SQLITE_OPEN_READWRITE | sqlite3.SQLITE_OPEN_NOMUTEX | sqlite3.SQLITE_OPEN_PRIVATECACHE)
 	if create {
@@ -158,6 +211,7 @@ func open(path string, readOnly, create bool) (*Conn, error) {
 	c.dbConfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, 1)
 	c.dbConfig(sqlite3.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
 	c.dbConfig(sqlite3.SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0)
+	sqlite3.Xsqlite3_limit(c.tls, c.db, sqlite3.SQLITE_LIMIT_LENGTH, MaxValueBytes)
 
 	connsMu.Lock()
 	nextID++
@@ -263,7 +317,17 @@ func authorize(tls *libc.TLS, id uintptr, action int32, z1, z2, z3, z4 uintptr) 
 // refuse returns why policy p forbids the operation, or "".
 func refuse(p Policy, action int32, a1, a2 string) string {
 	switch action {
-	case sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE:
+	case sqlite3.SQLITE_READ:
+		// A pragma's table-valued function (pragma_database_list) is read
+		// as a table: the same list as the PRAGMA statement decides.
+		if name, ok := strings.CutPrefix(strings.ToLower(a1), "pragma_"); ok && !readPragmas[name] {
+			return "PRAGMA " + name + " is not allowed"
+		}
+		if strings.EqualFold(a1, CallsTable) {
+			return "the " + CallsTable + " table is private to the platform"
+		}
+		return ""
+	case sqlite3.SQLITE_SELECT, sqlite3.SQLITE_RECURSIVE:
 		return ""
 	case sqlite3.SQLITE_FUNCTION:
 		if strings.EqualFold(a2, "load_extension") {
@@ -289,10 +353,22 @@ func refuse(p Policy, action int32, a1, a2 string) string {
 		sqlite3.SQLITE_CREATE_TEMP_TRIGGER, sqlite3.SQLITE_CREATE_TEMP_VIEW:
 		return "TEMP objects are not allowed"
 	case sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE,
-		sqlite3.SQLITE_DROP_TABLE, sqlite3.SQLITE_ALTER_TABLE, sqlite3.SQLITE_CREATE_TABLE:
-		if strings.EqualFold(a1, MigrationsTable) {
-			return "the " + MigrationsTable + " table is maintained by the platform"
-		}
+		sqlite3.SQLITE_DROP_TABLE, sqlite3.SQLITE_CREATE_TABLE:
+		return platformTable(a1)
+	case sqlite3.SQLITE_ALTER_TABLE, sqlite3.SQLITE_CREATE_INDEX, sqlite3.SQLITE_DROP_INDEX,
+		sqlite3.SQLITE_CREATE_TRIGGER, sqlite3.SQLITE_DROP_TRIGGER:
+		// The table is the second argument here (the first is the
+		// database, index or trigger name): no index, trigger or rename
+		// may change how the platform's own tables behave.
+		return platformTable(a2)
+	}
+	return ""
+}
+
+// platformTable is why a statement may not change table name, or "".
+func platformTable(name string) string {
+	if strings.EqualFold(name, MigrationsTable) || strings.EqualFold(name, CallsTable) {
+		return "the " + name + " table is maintained by the platform"
 	}
 	return ""
 }
@@ -541,8 +617,9 @@ func (c *Conn) QueryInt(ctx context.Context, sql string, args ...any) (int64, er
 	return v, nil
 }
 
-// QueryText runs a trusted statement returning one text value.
-func (c *Conn) QueryText(ctx context.Context, sql string) (string, error) {
+// QueryText runs a trusted statement returning one text value ("" when it
+// returns no row).
+func (c *Conn) QueryText(ctx context.Context, sql string, args ...any) (string, error) {
 	st, _, err := c.Prepare(sql, Trusted)
 	if err != nil {
 		return "", err
@@ -551,6 +628,11 @@ func (c *Conn) QueryText(ctx context.Context, sql string) (string, error) {
 		return "", errors.New("engine: empty statement")
 	}
 	defer st.Close()
+	for i, a := range args {
+		if err := st.Bind(i+1, a); err != nil {
+			return "", err
+		}
+	}
 	ok, err := st.Step(ctx)
 	if err != nil || !ok {
 		return "", err
