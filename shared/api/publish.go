@@ -5,13 +5,16 @@ import (
 	"strings"
 
 	"platformapi/shared/accounts"
-	"platformapi/shared/idempotency"
+	"platformapi/shared/webhooks"
 )
 
 // Publish sends event with data to the webhooks of the caller's account
-// and project scope after the operation succeeded (after its writes commit,
-// where they commit with the stored response). It never fails the request:
-// a publishing error is logged and dropped.
+// and project scope. The publisher records it in its outbox with the
+// operation's writes (in the idempotency unit where the route commits with
+// its stored response, else before the response is stored) and fans it
+// out after the commit, so an acknowledged write never loses its event
+// (webhooks/outbox.go). It never fails the request: a recording error is
+// logged and dropped.
 func (k *Kernel) Publish(ctx context.Context, event string, data any) {
 	if p := PrincipalFrom(ctx); p != nil {
 		k.PublishIn(ctx, p.ProjectID, event, data)
@@ -27,16 +30,15 @@ func (k *Kernel) PublishIn(ctx context.Context, projectID, event string, data an
 		return
 	}
 	// The account item read with the key says whether there is anyone to
-	// tell; most requests of most accounts then cost no webhook query. The
+	// tell; most requests of most accounts then cost no outbox write. The
 	// webhook endpoints' own events are exempt: they change that count in
 	// this very request (a new webhook hears its own webhook.created).
 	if p.Account.Int(accounts.AttrActiveWebhooks) == 0 && !strings.HasPrefix(event, "webhook.") {
 		return
 	}
-	detached, accountID := context.WithoutCancel(ctx), p.Key().AccountID
-	idempotency.AfterCommit(ctx, func() {
-		if err := k.cfg.Events.Publish(detached, accountID, projectID, event, data); err != nil {
-			Logger(ctx).Error("webhook publish failed", "event", event, "error", err.Error())
-		}
-	})
+	// The call id makes a retry of a call that died after publishing, but
+	// before its response was stored, record the event only once.
+	if err := k.cfg.Events.Publish(webhooks.WithCallID(ctx, CallID(ctx)), p.Key().AccountID, projectID, event, data); err != nil {
+		Logger(ctx).Error("webhook publish failed", "event", event, "error", err.Error())
+	}
 }

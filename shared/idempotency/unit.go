@@ -40,6 +40,11 @@ func WithUnit(ctx context.Context, u *Unit) context.Context {
 
 func unitFrom(ctx context.Context) *Unit { u, _ := ctx.Value(unitKey{}).(*Unit); return u }
 
+// InUnit reports whether writes on ctx commit with a stored response: an
+// effect recorded in the unit then happens exactly when the response is
+// stored, so a retry replays it and never records it again.
+func InUnit(ctx context.Context) bool { return unitFrom(ctx) != nil }
+
 // AfterCommit runs f once the operation's writes are committed, or at once
 // when ctx carries no unit: effects that announce a change (webhook events)
 // must never announce one that did not happen.

@@ -96,7 +96,7 @@ func (r *Repo) Replay(ctx context.Context, c Caller, id string) (*Delivery, erro
 	}
 	d := &Delivery{ID: ids.New("whd", now), WebhookID: w.ID, Event: orig.Event, EventID: orig.EventID, Payload: orig.Payload,
 		Status: DeliveryPending, ReplayOf: &orig.ID, CreatedAt: now, NextAttemptAt: &now}
-	if err := r.enqueue(ctx, c.AccountID, []*Delivery{d}); err != nil {
+	if err := r.enqueue(ctx, c.AccountID, []*Delivery{d}, map[string]bool{d.ID: true}); err != nil {
 		return nil, err
 	}
 	return d, nil

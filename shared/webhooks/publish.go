@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 
-	"platformapi/shared/ids"
+	"platformapi/shared/idempotency"
 	"platformapi/shared/queue"
 	"platformapi/shared/store"
 )
@@ -16,28 +17,60 @@ import (
 // and one table item.
 const MaxPayload = 256 << 10
 
-// Publish records one pending delivery of event for every webhook of the
-// account that is active, subscribes to event, is in scope of projectID
-// (account-level webhooks get every project's events, project webhooks
-// only their project's), and whose creator could read the event right now
-// (visibility.go): its chain alive, the reading operation allowed, the
-// subject visible, its bound project the event's. Then it queues them for
-// the worker. Without a queue it does nothing.
+// Publish records event with data in the outbox (outbox.go) and fans it
+// out once the operation's writes are committed. Inside an idempotency
+// unit the outbox item joins the unit's transaction, so the event exists
+// exactly when the write and its stored response do; outside one it is
+// written at once, before the caller answers. The fan-out then runs after
+// the commit; when it fails or the process dies first, the outbox sweep
+// (SweepOutbox) delivers the event later, exactly once. Without a queue it
+// does nothing.
 //
-// Cost: one query of the account's webhooks, then one BatchGet of every
-// target's creator chain (and an api_key event's subject key), each key
-// once, at most 100 per batch. Callers run it after commit (AfterCommit),
-// off the answer's critical path.
-//
-// Callers publish after their operation succeeded and must never fail the
-// request because of it: the error is for their log.
+// The error is the recording's, for the caller's log: callers publish after
+// their operation succeeded and never fail the request because of it.
 func (r *Repo) Publish(ctx context.Context, accountID, projectID, event string, data any) error {
 	if r.q == nil {
 		return nil
 	}
-	et, ok := eventType(event)
+	e, err := r.record(ctx, accountID, projectID, event, data)
+	if err != nil || e == nil {
+		return err
+	}
+	detached := context.WithoutCancel(ctx)
+	idempotency.AfterCommit(ctx, func() {
+		if err := r.dispatch(detached, e); err != nil {
+			slog.Default().Warn("webhooks: fan-out failed; the outbox sweep retries it", "event", e.Payload.ID, "type", e.Payload.Type, "error", err.Error())
+		}
+	})
+	return nil
+}
+
+// fanOut records one pending delivery of e for every webhook of the account
+// that is active, subscribes to the event, is in scope of its project
+// (account-level webhooks get every project's events, project webhooks
+// only their project's), and whose creator could read the event right now
+// (visibility.go): its chain alive, the reading operation allowed, the
+// subject visible, its bound project the event's. Then it queues them for
+// the worker.
+//
+// A delivery's id is derived from the event id and the webhook id, so a
+// second fan-out of the same event (a sweep after a crash, two sweeps at
+// once) finds the deliveries the first recorded and creates none: it only
+// queues again those still pending and never attempted, whose message the
+// first may have died before sending (the worker ignores a message whose
+// delivery is already done).
+//
+// Cost: one query of the account's webhooks, then one BatchGet of every
+// target's creator chain (and an api_key event's subject key), each key
+// once, at most 100 per batch, one BatchGet of the deliveries' ids.
+func (r *Repo) fanOut(ctx context.Context, e *outboxEvent) error {
+	et, ok := eventType(e.Payload.Type)
 	if !ok {
-		return fmt.Errorf("webhooks: publish: event %q is not in the catalogue", event)
+		return fmt.Errorf("webhooks: publish: event %q is not in the catalogue", e.Payload.Type)
+	}
+	accountID, projectID := e.Payload.AccountID, ""
+	if e.Payload.ProjectID != nil {
+		projectID = *e.Payload.ProjectID
 	}
 	all, err := r.all(ctx, accountID)
 	if err != nil {
@@ -46,7 +79,7 @@ func (r *Repo) Publish(ctx context.Context, accountID, projectID, event string, 
 	var targets []*Webhook
 	var paths [][]string
 	for _, w := range all {
-		if w.Status == StatusActive && subscribes(w, event) && (w.ProjectID == nil || *w.ProjectID == projectID) {
+		if w.Status == StatusActive && subscribes(w, e.Payload.Type) && (w.ProjectID == nil || *w.ProjectID == projectID) {
 			targets = append(targets, w)
 			paths = append(paths, w.CreatorPath)
 		}
@@ -54,11 +87,7 @@ func (r *Repo) Publish(ctx context.Context, accountID, projectID, event string, 
 	if len(targets) == 0 {
 		return nil
 	}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("webhooks: publish %s: %w", event, err)
-	}
-	subj := subjectOf(et, raw)
+	subj := subjectOf(et, e.Payload.Data)
 	var extra []string
 	if et.Subject == SubjectKey && subj.ID != "" {
 		extra = []string{subj.ID}
@@ -68,38 +97,68 @@ func (r *Repo) Publish(ctx context.Context, accountID, projectID, event string, 
 	if err != nil {
 		return err
 	}
-	p := Payload{ID: ids.New("evt", now), Type: event, CreatedAt: now, AccountID: accountID, Data: raw}
-	if projectID != "" {
-		p.ProjectID = &projectID
-	}
-	body, _ := json.Marshal(p)
-	if len(body) > MaxPayload {
-		return fmt.Errorf("webhooks: publish %s: payload of %d bytes exceeds %d", event, len(body), MaxPayload)
-	}
 	var ds []*Delivery
 	for _, w := range targets {
 		if alive(w.CreatorPath, known, now) && receives(w, known[w.CreatedByKeyID], et, subj, projectID, known, all) {
-			ds = append(ds, &Delivery{ID: ids.New("whd", now), WebhookID: w.ID, Event: event, EventID: p.ID,
-				Payload: body, Status: DeliveryPending, CreatedAt: now, NextAttemptAt: &now})
+			ds = append(ds, &Delivery{ID: deliveryIDOf(e.Payload.ID, w.ID), WebhookID: w.ID, Event: e.Payload.Type, EventID: e.Payload.ID,
+				Payload: e.Body, Status: DeliveryPending, CreatedAt: now, NextAttemptAt: &now})
 		}
 	}
-	return r.enqueue(ctx, accountID, ds)
+	fresh, err := r.unrecorded(ctx, accountID, ds)
+	if err != nil {
+		return err
+	}
+	return r.enqueue(ctx, accountID, ds, fresh)
 }
 
 func subscribes(w *Webhook, event string) bool {
 	return slices.Contains(w.Events, AllEvents) || slices.Contains(w.Events, event)
 }
 
-// enqueue writes pending deliveries and queues one message each. A delivery
-// whose message could not be queued is marked failed, so nothing waits
-// forever for a message that does not exist; it can be replayed.
-func (r *Repo) enqueue(ctx context.Context, accountID string, ds []*Delivery) error {
-	for start := 0; start < len(ds); start += store.MaxTransactItems {
-		var ops []store.Op
-		for _, d := range ds[start:min(start+store.MaxTransactItems, len(ds))] {
+// unrecorded reads which of ds are not stored yet, and drops from ds those
+// that need nothing more: stored and already attempted or finished.
+func (r *Repo) unrecorded(ctx context.Context, accountID string, ds []*Delivery) (map[string]bool, error) {
+	fresh := make(map[string]bool, len(ds))
+	for start := 0; start < len(ds); start += 100 {
+		batch := ds[start:min(start+100, len(ds))]
+		keys := make([]store.Key, len(batch))
+		for i, d := range batch {
+			keys[i] = deliveryKey(accountID, d.ID)
+			fresh[d.ID] = true
+		}
+		its, err := r.st.BatchGet(ctx, keys)
+		if err != nil {
+			return nil, fmt.Errorf("webhooks: read deliveries: %w", err)
+		}
+		for _, it := range its {
+			d, err := decodeDelivery(it)
+			if err != nil {
+				return nil, err
+			}
+			delete(fresh, d.ID)
+			if d.Status != DeliveryPending || d.Attempts > 0 {
+				i := slices.IndexFunc(ds, func(x *Delivery) bool { return x.ID == d.ID })
+				ds[i] = nil
+			}
+		}
+	}
+	return fresh, nil
+}
+
+// enqueue writes the fresh pending deliveries of ds (nil entries are done
+// with) and queues one message for each of ds. A delivery whose message
+// could not be queued is marked failed, so nothing waits forever for a
+// message that does not exist; it can be replayed.
+func (r *Repo) enqueue(ctx context.Context, accountID string, ds []*Delivery, fresh map[string]bool) error {
+	ds = slices.DeleteFunc(ds, func(d *Delivery) bool { return d == nil })
+	var ops []store.Op
+	for _, d := range ds {
+		if fresh[d.ID] {
 			ops = append(ops, store.PutOp(encodeDelivery(accountID, d), store.NotExists()))
 		}
-		if err := r.st.Transact(ctx, ops); err != nil {
+	}
+	for start := 0; start < len(ops); start += store.MaxTransactItems {
+		if err := r.st.Transact(ctx, ops[start:min(start+store.MaxTransactItems, len(ops))]); err != nil {
 			return fmt.Errorf("webhooks: record deliveries: %w", err)
 		}
 	}
