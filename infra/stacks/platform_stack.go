@@ -67,14 +67,20 @@ type PlatformStack struct {
 	FilesBucket     awss3.Bucket
 	ArchivesBucket  awss3.Bucket
 	ArtifactsBucket awss3.Bucket
-	WebhookQueue    awssqs.Queue
-	WebhookDLQ      awssqs.Queue
-	RunsQueue       awssqs.Queue
-	RunsDLQ         awssqs.Queue
-	DatabasesQueue  awssqs.Queue
-	DatabasesDLQ    awssqs.Queue
-	WalletsQueue    awssqs.Queue
-	WalletsDLQ      awssqs.Queue
+	// AccessLogsBucket receives the server access logs of the three data
+	// buckets: who read or wrote which object, which CloudTrail records
+	// only at extra cost (data events).
+	AccessLogsBucket awss3.Bucket
+	// APIAccessLogs holds one line per HTTP API request.
+	APIAccessLogs  awslogs.LogGroup
+	WebhookQueue   awssqs.Queue
+	WebhookDLQ     awssqs.Queue
+	RunsQueue      awssqs.Queue
+	RunsDLQ        awssqs.Queue
+	DatabasesQueue awssqs.Queue
+	DatabasesDLQ   awssqs.Queue
+	WalletsQueue   awssqs.Queue
+	WalletsDLQ     awssqs.Queue
 	// AuditRollupDLQ receives the stream positions of audit batches the
 	// rollup could not count after its retries.
 	AuditRollupDLQ    awssqs.Queue
@@ -123,6 +129,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	}
 	s.addObservability()
 	s.addOutputs()
+	s.addNagSuppressions()
 	return s
 }
 
@@ -152,6 +159,7 @@ func (s *PlatformStack) addData() {
 		Stream: awsdynamodb.StreamViewType_NEW_IMAGE,
 	})
 
+	s.AccessLogsBucket = s.accessLogsBucket()
 	s.FilesBucket = s.bucket("FilesBucket")
 	s.ArchivesBucket = s.bucket("ArchivesBucket")
 	s.ArtifactsBucket = s.bucket("ArtifactsBucket")
@@ -212,10 +220,34 @@ func (s *PlatformStack) addData() {
 }
 
 // bucket is private (public access blocked, owner-enforced objects),
-// encrypted at rest, reachable only over TLS 1.2+, and drops the parts of
-// abandoned multipart uploads, which are billed but never visible.
+// encrypted at rest, reachable only over TLS 1.2+, drops the parts of
+// abandoned multipart uploads, which are billed but never visible, and
+// logs every access to the access logs bucket under its own id.
 func (s *PlatformStack) bucket(id string) awss3.Bucket {
-	return awss3.NewBucket(s.Stack, &id, &awss3.BucketProps{
+	props := privateBucket(s.removal())
+	props.ServerAccessLogsBucket = s.AccessLogsBucket
+	props.ServerAccessLogsPrefix = jsii.String(id + "/")
+	return awss3.NewBucket(s.Stack, &id, props)
+}
+
+// accessLogsBucket is private like the data buckets and keeps access logs
+// as long as the functions' logs. S3 delivers to it through a bucket
+// policy (cdk.json's serverAccessLogsUseBucketPolicy), since owner-enforced
+// objects allow no ACL. It logs nothing itself: its own access logs would
+// have to go to yet another bucket.
+func (s *PlatformStack) accessLogsBucket() awss3.Bucket {
+	props := privateBucket(s.removal())
+	*props.LifecycleRules = append(*props.LifecycleRules, &awss3.LifecycleRule{
+		Id:         jsii.String("expire-access-logs"),
+		Expiration: awscdk.Duration_Days(jsii.Number(float64(s.settings.LogRetentionDays))),
+	})
+	b := awss3.NewBucket(s.Stack, jsii.String("AccessLogsBucket"), props)
+	nagAllow(b, "AwsSolutions-S1", "This is the server access logs destination of the data buckets; logging its own accesses would need a further bucket, and only S3's log delivery and operators read it.")
+	return b
+}
+
+func privateBucket(removal awscdk.RemovalPolicy) *awss3.BucketProps {
+	return &awss3.BucketProps{
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
 		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
 		Encryption:        awss3.BucketEncryption_S3_MANAGED,
@@ -225,8 +257,8 @@ func (s *PlatformStack) bucket(id string) awss3.Bucket {
 			Id:                                  jsii.String("abort-incomplete-multipart-uploads"),
 			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
 		}},
-		RemovalPolicy: s.removal(),
-	})
+		RemovalPolicy: removal,
+	}
 }
 
 // queue makes a work queue and its dead-letter queue. The visibility timeout
@@ -251,14 +283,37 @@ func (s *PlatformStack) queue(id string, consumer Use, maxReceives int) (awssqs.
 	return q, dlq
 }
 
+// apiAccessLogFormat is one JSON line per request: enough to find a request
+// by id, caller address and route, never a header or body (an API key
+// travels in the Authorization header).
+const apiAccessLogFormat = `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp",` +
+	`"requestTime":"$context.requestTime","method":"$context.httpMethod","routeKey":"$context.routeKey",` +
+	`"status":"$context.status","protocol":"$context.protocol","responseLength":"$context.responseLength",` +
+	`"latencyMs":"$context.responseLatency","integrationError":"$context.integrationErrorMessage"}`
+
 func (s *PlatformStack) addAPI() {
 	s.API = awsapigatewayv2.NewHttpApi(s.Stack, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
 		ApiName:     jsii.String(StackID(s.settings.Stage)),
 		Description: jsii.String(fmt.Sprintf("Platform API (%s)", s.settings.Stage)),
 	})
+	s.APIAccessLogs = awslogs.NewLogGroup(s.Stack, jsii.String("api-access-logs"), &awslogs.LogGroupProps{
+		Retention:     retentionDays[s.settings.LogRetentionDays],
+		RemovalPolicy: s.removal(),
+	})
+	// Through the stage's L1 resource: the L2 stage takes access log
+	// settings only as a jsii interface that Go cannot implement.
+	stage := s.API.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)
+	stage.SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
+		DestinationArn: s.APIAccessLogs.LogGroupArn(),
+		Format:         jsii.String(apiAccessLogFormat),
+	})
 	s.alarm("Api5xx", s.API.MetricServerError(period("Sum")),
 		"The HTTP API answered 5xx: a function failed, timed out or was throttled.")
 }
+
+// envelopeKeyActions are the two calls kmsenvelope makes, instead of
+// grantEncryptDecrypt's wildcards (kms:ReEncrypt*, kms:GenerateDataKey*).
+var envelopeKeyActions = []*string{jsii.String("kms:GenerateDataKey"), jsii.String("kms:Decrypt")}
 
 // wiring is what one Use bit means: the environment it passes and the
 // access it grants. Keeping both in one row is what makes "a function sees
@@ -283,7 +338,7 @@ func (s *PlatformStack) wirings() []wiring {
 		{UseArtifactsWrite, map[string]*string{"ARTIFACTS_BUCKET": s.ArtifactsBucket.BucketName()},
 			func(_ Function, fn awslambda.Function) { s.ArtifactsBucket.GrantReadWrite(fn, nil) }},
 		{UseKMS, map[string]*string{"KMS_KEY_ID": s.EnvelopeKey.KeyArn()},
-			func(_ Function, fn awslambda.Function) { s.EnvelopeKey.GrantEncryptDecrypt(fn) }},
+			func(_ Function, fn awslambda.Function) { s.EnvelopeKey.Grant(fn, envelopeKeyActions...) }},
 		{UseCreditSecret, map[string]*string{"CREDIT_TOKEN_SECRET_ARN": s.CreditTokenSecret.SecretArn()},
 			func(_ Function, fn awslambda.Function) { s.CreditTokenSecret.GrantRead(fn, nil) }},
 		{UseX402, map[string]*string{
