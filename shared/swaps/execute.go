@@ -308,7 +308,9 @@ func (s *Service) derive(ctx context.Context, sc wallets.Scope, sw *Swap) (*Swap
 			if st.Receiving != nil && st.Receiving.Amount != nil {
 				next.ToAmount = st.Receiving.Amount.String()
 			}
-			next.ChargedCredits = last.ChargedCredits
+			if next.ChargedCredits, err = s.cfg.Wallets.SwapCharged(ctx, sc, sw.WalletID, last.ID); err != nil {
+				return nil, err
+			}
 		case StatusFailed:
 			next.Status = SwapFailed
 		default:

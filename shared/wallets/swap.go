@@ -10,6 +10,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/approvals"
+	"platformapi/shared/decimal"
 	"platformapi/shared/ids"
 	"platformapi/shared/store"
 	"platformapi/shared/wallets/policy"
@@ -159,6 +160,16 @@ func (s *Service) SwapTransactions(ctx context.Context, sc Scope, walletID strin
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// SwapCharged is the credits the swap whose last transaction is id was
+// charged (0 until it confirms): its transactions show 0 themselves.
+func (s *Service) SwapCharged(ctx context.Context, sc Scope, walletID, id string) (json.Number, error) {
+	t, err := s.loadTx(ctx, sc, walletID, id)
+	if err != nil {
+		return "", err
+	}
+	return json.Number(decimal.Format(t.Charged, 6)), nil
 }
 
 // PeekTransaction reads a transaction as stored, without advancing it

@@ -62,7 +62,7 @@ type WalletTransaction struct {
 	Amount         string      `json:"amount" doc:"Base units" example:"1500000"`
 	NetworkFee     NetworkFee  `json:"networkFee"`
 	BlockNumber    *uint64     `json:"blockNumber"`
-	ChargedCredits json.Number `json:"chargedCredits" doc:"Credits charged: the operation's price once confirmed, 0 otherwise" example:"0.1"`
+	ChargedCredits json.Number `json:"chargedCredits" doc:"Credits charged: the operation's price once confirmed, 0 otherwise; always 0 on a swap's transactions, whose swap (swapId) carries the charge" example:"0.1"`
 	Failure        *TxFailure  `json:"failure"`
 	CreatedAt      time.Time   `json:"createdAt"`
 	UpdatedAt      time.Time   `json:"updatedAt"`
@@ -131,9 +131,14 @@ func openOp(t *txRec) store.Op {
 	return store.PutOp(it)
 }
 
+// view shows a swap's transactions as charging nothing: the swap is
+// charged once, on the swap (the hold only rides on its last transaction).
 func (t *txRec) view() *WalletTransaction {
 	v := t.WalletTransaction
-	v.ChargedCredits = json.Number(decimal.Format(t.Charged, 6))
+	v.ChargedCredits = "0"
+	if t.SwapID == nil {
+		v.ChargedCredits = json.Number(decimal.Format(t.Charged, 6))
+	}
 	return &v
 }
 
