@@ -124,6 +124,14 @@ func TestASwapFromAWalletMovesBothTokensByExactlyWhatTheReceiptsSay(t *testing.T
 		if done.Str("status") != "done" || done.Body["chargedCredits"] != 0.1 {
 			t.Fatalf("swap %s", done.Raw)
 		}
+		// Issue 28/29, defect 4: the swap is charged once; its transactions
+		// showed the swap's charge as their own.
+		for _, x := range done.Body["transactions"].([]any) {
+			tx := e.Must(get(e, root, "/wallets/"+id+"/transactions/"+x.(map[string]any)["transactionId"].(string)), 200)
+			if tx.Body["chargedCredits"] != 0.0 || tx.Str("swapId") != sw.Str("id") {
+				t.Fatalf("a swap's transaction says it was charged: %s", tx.Raw)
+			}
+		}
 		got := units(done.Str("toAmount"))
 		if got.Cmp(units(q.Str("toAmountMin"))) < 0 {
 			t.Fatalf("received %s < toAmountMin %s", got, q.Str("toAmountMin"))
