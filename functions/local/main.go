@@ -140,6 +140,7 @@ func serve(cfg app.Config) error {
 	var workers sync.WaitGroup
 	defer workers.Wait()
 	workers.Go(func() { hooks.Run(ctx) })
+	workers.Go(func() { rt.EventOutbox().RunOutbox(ctx, logger.With("worker", "webhook-outbox")) })
 	workers.Go(func() { runner.Run(ctx) })
 	workers.Go(func() { sweeper.SweepEvery(ctx, files.SweepInterval, logger.With("worker", "file-sweeper")) })
 	recheck, err := rt.TradingRecheck(logger.With("worker", "trading-recheck"))

@@ -188,6 +188,9 @@ var Functions = []Function{
 	// the period, and an overlap is harmless (transaction writes are
 	// conditional on their revision).
 	{Name: "wallets-recheck", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: walletUses, Schedule: time.Minute},
+	// Fans out the webhook events a crash left in the outbox (see
+	// webhooks.Repo.SweepOutbox); a request fans out its own at once.
+	{Name: "webhook-outbox", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: UseTable | SendWebhooks, Schedule: time.Minute},
 	// Usage counters from the audit events on the table's stream, off the
 	// request path: 100 inserts per invocation, each batch one transaction
 	// per 33 events (see audit.Rollup).

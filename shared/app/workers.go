@@ -103,3 +103,11 @@ func (r *Runtime) SweepHolds(ctx context.Context, logger *slog.Logger) {
 		}
 	}
 }
+
+// EventOutbox is the webhook publisher whose outbox sweep the local server
+// runs (webhooks.Repo.RunOutbox): at start it fans out the events a killed
+// process recorded but did not; on AWS the scheduled webhook-outbox
+// function sweeps.
+func (r *Runtime) EventOutbox() *webhooks.Repo {
+	return webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue})
+}

@@ -1,0 +1,30 @@
+// Command webhook-outbox is the scheduled Lambda that fans out the webhook
+// events a crash left in the outbox (webhooks.Repo.SweepOutbox): a request
+// records its events with its writes and fans them out itself once they
+// commit; when its function died or failed in between, the event waits in
+// the outbox. An EventBridge rule invokes this each minute; it takes every
+// event older than webhooks.OutboxGrace, so never one whose request may
+// still be fanning it out (and a second fan-out creates no delivery twice).
+// The local server runs the same sweep in a goroutine instead.
+package main
+
+import (
+	"context"
+	"time"
+
+	"platformapi/shared/lambdaedge"
+	"platformapi/shared/webhooks"
+)
+
+func main() {
+	lambdaedge.ServeScheduled("webhook-outbox", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
+		repo := webhooks.NewRepo(webhooks.Config{Store: e.Kernel.Store, Queue: e.Webhooks})
+		return func(ctx context.Context) error {
+			n, err := repo.SweepOutbox(ctx, time.Now().Add(-webhooks.OutboxGrace))
+			if n > 0 {
+				e.Logger.Info("outbox sweep", "dispatched", n)
+			}
+			return err
+		}, nil
+	})
+}
