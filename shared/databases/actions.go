@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -80,7 +79,7 @@ func (s *Service) Actions(ctx context.Context, sc Scope, req ActionsRequest) (*A
 	}
 	db, err := s.record(ctx, sc)
 	if err != nil {
-		return nil, err
+		return nil, s.stopped(ctx, err)
 	}
 	start := time.Now()
 	actx, cancel := context.WithTimeout(ctx, s.limits.QueryTimeout)
@@ -155,14 +154,7 @@ func (s *Service) Actions(ctx context.Context, sc Scope, req ActionsRequest) (*A
 		return nil
 	})
 	if err != nil {
-		var ae *apierr.Error
-		if errors.As(err, &ae) {
-			return nil, ae
-		}
-		if actx.Err() != nil {
-			return nil, s.timeout()
-		}
-		return nil, storageError(err)
+		return nil, s.stopped(actx, err)
 	}
 	if recorded != nil {
 		return recorded, nil

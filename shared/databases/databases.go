@@ -322,8 +322,18 @@ func (s *Service) sqlError(ctx context.Context, err error, loc string, readOnly 
 	return err
 }
 
-// timeout is a statement or batch stopped because its deadline passed or
-// its request ended; nothing it would have written is kept.
+// stopped maps a failure of a query or batch whose deadline passed or
+// whose request ended (while reading the record, opening the file, or
+// stepping) to 408 query_timeout, never a 500; nothing the batch would
+// have written is kept. Other failures go through storageError.
+func (s *Service) stopped(ctx context.Context, err error) error {
+	var ae *apierr.Error
+	if errors.As(err, &ae) || ctx.Err() == nil {
+		return storageError(err)
+	}
+	return s.timeout()
+}
+
 func (s *Service) timeout() error {
 	return apierr.New(apierr.QueryTimeout, "The statement ran longer than %s, or its request ended, and was stopped.", s.limits.QueryTimeout)
 }

@@ -3,7 +3,6 @@ package databases
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"platformapi/shared/apierr"
@@ -62,7 +61,7 @@ func (s *Service) Query(ctx context.Context, sc Scope, req QueryRequest) (*Query
 	}
 	db, err := s.record(ctx, sc)
 	if err != nil {
-		return nil, err
+		return nil, s.stopped(ctx, err)
 	}
 	start := time.Now()
 	qctx, cancel := context.WithTimeout(ctx, s.limits.QueryTimeout)
@@ -116,14 +115,7 @@ func (s *Service) Query(ctx context.Context, sc Scope, req QueryRequest) (*Query
 		return nil
 	})
 	if err != nil {
-		var ae *apierr.Error
-		if !errors.As(err, &ae) && qctx.Err() != nil {
-			// Stopped anywhere (opening the read, BEGIN, a step) because
-			// the deadline passed or the request went away: a timeout,
-			// never a 500.
-			return nil, s.timeout()
-		}
-		return nil, storageError(err)
+		return nil, s.stopped(qctx, err)
 	}
 	res.Meta.DurationMs = elapsedMs(start)
 	return res, nil

@@ -235,3 +235,29 @@ func TestSnapshotAndReplaceRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+func TestAnUnchangedWriteKeepsTheVersionAndRollsBack(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)
+			if _, err := s.Write(ctx(t), "db_same", increment); err != nil {
+				t.Fatal(err)
+			}
+			version, err := s.Write(ctx(t), "db_same", func(c *engine.Conn, v int64) error {
+				if err := increment(c, v); err != nil {
+					return err
+				}
+				return dbstore.Unchanged
+			})
+			if err != nil || version != 1 {
+				t.Fatalf("unchanged write: version %d, %v", version, err)
+			}
+			if n, v := count(t, s, "db_same"); n != 1 || v != 1 {
+				t.Fatalf("count %d version %d after an unchanged write", n, v)
+			}
+			if st, err := s.Stat(ctx(t), "db_same"); err != nil || st.Version != 1 {
+				t.Fatalf("stat %+v %v", st, err)
+			}
+		})
+	}
+}
