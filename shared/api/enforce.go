@@ -396,7 +396,7 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 	} else {
 		scope = "ctk#" + p.CreditToken.ID
 	}
-	fp := idempotency.Fingerprint(r.Method, r.URL.RequestURI(), body, r.Header.Get("X-Service-Project"), r.Header.Get("X-Service-End-User"))
+	fp := idempotency.Fingerprint(r.Method, r.URL.RequestURI(), body, r.Header)
 	claim, replay, err := k.idem.Claim(r.Context(), scope, idemKey, fp)
 	if err != nil {
 		var busy *idempotency.InProgressError

@@ -64,7 +64,8 @@ type Config struct {
 	// Sealer seals the stored idempotent responses of routes that answer a
 	// secret (routes.Route.Secret); without one those routes answer 503.
 	// It also keeps each account's end-user pseudonym key; without one the
-	// pseudonymous tier logs no end user at all.
+	// pseudonymous tier logs no end user at all. And it keys the stored
+	// idempotency fingerprints (without one they are unkeyed digests).
 	Sealer envelope.Sealer
 	// Audit records one event per authenticated request (see audit.go);
 	// nil records none.
@@ -127,7 +128,7 @@ func New(cfg Config) *Kernel {
 		keys:       keys.NewRepo(cfg.Store, cfg.Now),
 		projects:   projects.NewRepo(cfg.Store, cfg.Now),
 		limits:     limits.NewCounter(cfg.Store, cfg.Now, cfg.RequestTimeout+5*time.Second),
-		idem:       idempotency.New(cfg.Store, cfg.Now, cfg.RequestTimeout+5*time.Second),
+		idem:       idempotency.New(cfg.Store, cfg.Sealer, cfg.Now, cfg.RequestTimeout+5*time.Second),
 		inner:      http.NewServeMux(),
 		registered: map[string]bool{},
 		raw:        map[string]http.Handler{},

@@ -251,7 +251,7 @@ func TestListIsNewestFirstAndPaged(t *testing.T) {
 
 func TestCreateUpdateDeleteCommitWithAnIdempotentResponse(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e env) {
-		idem := idempotency.New(e.st.Store, e.clock.Now, time.Minute)
+		idem := idempotency.New(e.st.Store, nil, e.clock.Now, time.Minute)
 		deferred := connections.NewRepo(idempotency.Deferring(e.st.Store), e.sealer, e.clock.Now)
 		commit := func(key string, do func(u *idempotency.Unit) error) {
 			t.Helper()

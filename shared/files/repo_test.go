@@ -352,7 +352,7 @@ func TestSweepDeletesOnlyObjectsWhoseRecordNeverCame(t *testing.T) {
 func TestDeferredWritesCommitWithTheResponse(t *testing.T) {
 	eachBackend(t, DefaultQuota, func(t *testing.T, f *fixture) {
 		deferred := f.withStore(idempotency.Deferring(f.st))
-		idem := idempotency.New(f.st, f.clock.Now, time.Minute)
+		idem := idempotency.New(f.st, nil, f.clock.Now, time.Minute)
 		run := func(key string, op func(context.Context)) *idempotency.Unit {
 			claim, _, err := idem.Claim(ctx(t), "key_1", key, key)
 			if err != nil {

@@ -3,10 +3,23 @@
 // key before the operation runs, the operation's response is stored on
 // completion and replayed for 24 hours, and a claim whose process died
 // expires with the request deadline so a retry can proceed.
+//
+// The stored input fingerprint is keyed: HMAC-SHA-256, under a secret of
+// the deployment sealed by the envelope port, of the caller's scope and the
+// input's digest (Fingerprint). An unkeyed hash of a body would let anyone
+// who reads the store test guesses of what it held (a connection's
+// password) offline; the key makes every guess cost an envelope open.
+//
+// Storage (single table):
+//
+//	idemkey | fingerprint   "sealed": 32 random bytes sealed by the envelope
+//	                        port, created on first use, opened once per
+//	                        process
 package idempotency
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -15,8 +28,12 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"net/http"
+	"strings"
+	"sync"
 	"time"
 
+	"platformapi/shared/envelope"
 	"platformapi/shared/store"
 )
 
@@ -31,13 +48,27 @@ type InProgressError struct{ RetryAfterSeconds int }
 
 func (e *InProgressError) Error() string { return "idempotency: request in progress" }
 
-// Fingerprint identifies a request's input: method, path with query, body,
-// and the project and end-user headers. Parts are length-prefixed so no two
-// different inputs can produce the same byte stream.
-func Fingerprint(method, pathQuery string, body []byte, project, endUser string) string {
+// InputHeaders are the request headers an operation reads as input besides
+// its body (CONTRACT "Idempotency"): the project and end user, the media
+// type, and an upload's name, checksum and purpose. A retry that changes one
+// of them is another request, so they are part of the fingerprint.
+var InputHeaders = []string{
+	"X-Service-Project", "X-Service-End-User", "Content-Type",
+	"X-File-Name", "X-Content-Sha256", "X-Service-File-Purpose",
+}
+
+// Fingerprint digests a request's input: method, path with query, body and
+// InputHeaders. Parts are length-prefixed so no two different inputs can
+// produce the same byte stream. The digest is unkeyed and never stored:
+// Store.Claim keys it.
+func Fingerprint(method, pathQuery string, body []byte, header http.Header) string {
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(method), []byte(pathQuery), body, []byte(project), []byte(endUser)} {
-		writePart(h, part)
+	writePart(h, []byte(method))
+	writePart(h, []byte(pathQuery))
+	writePart(h, body)
+	for _, name := range InputHeaders {
+		// Header values hold no newline, so the join is unambiguous.
+		writePart(h, []byte(strings.Join(header.Values(name), "\n")))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -68,14 +99,100 @@ type Claim struct {
 // Store keeps claims and responses on the item store.
 type Store struct {
 	st       store.Store
+	sealer   envelope.Sealer
 	now      func() time.Time
 	claimTTL time.Duration
+
+	mu     sync.Mutex
+	secret []byte // the opened fingerprint key, once read
 }
 
 // New builds the store; claimTTL bounds an in-progress claim (the request
-// deadline plus a margin).
-func New(st store.Store, now func() time.Time, claimTTL time.Duration) *Store {
-	return &Store{st: st, now: now, claimTTL: claimTTL}
+// deadline plus a margin). sealer keeps the fingerprint key; a process
+// without one (an AWS function not granted the envelope key) stores the
+// unkeyed digest, as it holds no secret to protect it with.
+func New(st store.Store, sealer envelope.Sealer, now func() time.Time, claimTTL time.Duration) *Store {
+	return &Store{st: st, sealer: sealer, now: now, claimTTL: claimTTL}
+}
+
+var fingerprintKey = store.Key{PK: "idemkey", SK: "fingerprint"}
+
+// fingerprintBinding is the associated data of the sealed fingerprint key.
+var fingerprintBinding = []byte("platform-api/idempotency-fingerprint-key/v1")
+
+// keyed is the fingerprint stored for digest in scope: HMAC-SHA-256 under
+// the deployment's fingerprint key of the scope and the digest, so equal
+// inputs of two API keys are not linked either.
+func (s *Store) keyed(ctx context.Context, scope, digest string) (string, error) {
+	if s.sealer == nil {
+		return digest, nil
+	}
+	secret, err := s.fingerprintSecret(ctx)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, secret)
+	writePart(m, []byte(scope))
+	writePart(m, []byte(digest))
+	return hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// fingerprintSecret returns the key: cached, else read and opened, else
+// created. Two processes creating it at once both try a conditional put;
+// the loser reads the winner's.
+func (s *Store) fingerprintSecret(ctx context.Context) ([]byte, error) {
+	s.mu.Lock()
+	secret := s.secret
+	s.mu.Unlock()
+	if secret != nil {
+		return secret, nil
+	}
+	secret, err := s.readSecret(ctx)
+	if errors.Is(err, store.ErrNotFound) {
+		secret, err = s.createSecret(ctx)
+		if errors.Is(err, store.ErrConditionFailed) {
+			secret, err = s.readSecret(ctx)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.secret = secret
+	s.mu.Unlock()
+	return secret, nil
+}
+
+func (s *Store) readSecret(ctx context.Context) ([]byte, error) {
+	it, err := s.st.Get(ctx, fingerprintKey)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := s.sealer.Open(ctx, it.Bytes("sealed"), fingerprintBinding)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: open the fingerprint key: %w", err)
+	}
+	return secret, nil
+}
+
+func (s *Store) createSecret(ctx context.Context) ([]byte, error) {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, fmt.Errorf("idempotency: random: %w", err)
+	}
+	sealed, err := s.sealer.Seal(ctx, secret, fingerprintBinding)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: seal the fingerprint key: %w", err)
+	}
+	it := store.NewItem(fingerprintKey)
+	it["sealed"] = sealed
+	if err := s.st.Put(ctx, it, store.NotExists()); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("idempotency: store the fingerprint key: %w", err)
+	}
+	return secret, nil
 }
 
 func itemKey(scope, key string) store.Key {
@@ -84,8 +201,15 @@ func itemKey(scope, key string) store.Key {
 
 // Claim takes the key for this request, or returns the stored response to
 // replay, ErrReused, or *InProgressError. scope is the API key's id, so
-// sibling keys never see each other's responses.
-func (s *Store) Claim(ctx context.Context, scope, key, fingerprint string) (*Claim, *Response, error) {
+// sibling keys never see each other's responses; digest is the request's
+// Fingerprint. A record stored before fingerprints were keyed holds the
+// plain digest: it never matches, so a retry across that change is
+// ErrReused — refused, never run twice nor answered another's response.
+func (s *Store) Claim(ctx context.Context, scope, key, digest string) (*Claim, *Response, error) {
+	fingerprint, err := s.keyed(ctx, scope, digest)
+	if err != nil {
+		return nil, nil, err
+	}
 	k := itemKey(scope, key)
 	for attempt := 0; attempt < 3; attempt++ {
 		now := s.now()
