@@ -80,8 +80,8 @@ func TestPolicyUpdatesNeedTheCurrentRevisionTheScopeAndAValidPolicy(t *testing.T
 			{"a key without approvals:write", spender, 2, nil, 403, "scope_denied", ""},
 			{"a window below a minute", root, 2, []map[string]any{{"action": "deny", "operation": "transactions.create",
 				"criteria": []map[string]any{{"type": "rollingTotal", "asset": "USDC", "windowSeconds": 10, "max": "1"}}}}, 400, "", "body.rules[0].criteria[0].windowSeconds"},
-			{"a criterion of another operation", root, 2, []map[string]any{{"action": "allow", "operation": "signatures.create",
-				"criteria": []map[string]any{{"type": "recipient", "op": "in", "addresses": []string{freshAddress().Hex()}}}}}, 400, "", "body.rules[0].criteria[0]"},
+			{"a criterion of another operation", root, 2, []map[string]any{{"action": "allow", "operation": "transactions.create",
+				"criteria": []map[string]any{{"type": "verifyingContract", "op": "in", "addresses": []string{freshAddress().Hex()}}}}}, 400, "", "body.rules[0].criteria[0]"},
 		}
 		for _, c := range cases {
 			r := setPolicy(e, c.key, id, c.rev, "allow", c.rules...)

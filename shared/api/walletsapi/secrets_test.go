@@ -26,7 +26,7 @@ func TestNoPrivateKeyIsStoredAnsweredLoggedOrQueued(t *testing.T) {
 	dev := apitest.SharedChain(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
-		approver, _ := e.Child(root, map[string]any{"label": "approver"})
+		signer, _ := e.Child(root, map[string]any{"label": "signer"})
 		var answers [][]byte
 		call := func(r *apitest.Resp, status int) *apitest.Resp {
 			t.Helper()
@@ -54,9 +54,9 @@ func TestNoPrivateKeyIsStoredAnsweredLoggedOrQueued(t *testing.T) {
 				tx := call(send(e, root, w.id, q.Str("id")), 202)
 				answers = append(answers, waitTx(t, e, root, w.id, tx.Str("id")).Raw)
 			}
-			sq := call(post(e, root, "/wallets/"+w.id+"/signatures/quote", map[string]any{"type": "personal_sign", "message": "proof"}, nil), 201)
-			call(decide(e, approver, sq.Str("approvalId"), "approve"), 200)
-			call(post(e, root, "/wallets/"+w.id+"/signatures", map[string]any{"quoteId": sq.Str("id")}, nil), 201)
+			sq := call(post(e, signer, "/wallets/"+w.id+"/signatures/quote", map[string]any{"type": "personal_sign", "message": "proof"}, nil), 201)
+			call(decide(e, root, sq.Str("approvalId"), "approve"), 200)
+			call(post(e, signer, "/wallets/"+w.id+"/signatures", map[string]any{"quoteId": sq.Str("id")}, nil), 201)
 			answers = append(answers, call(get(e, root, "/wallets/"+w.id+"/transactions", nil), 200).Raw)
 		}
 
