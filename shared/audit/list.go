@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,11 +114,20 @@ func checkRange(fromName, toName string, from, to time.Time) []apierr.FieldError
 	return nil
 }
 
+// Settlements are the operations of the events no request made: a charge
+// settled later, or a durable run's step, shown to the key that caused it
+// (CONTRACT "Credit ledger").
+var Settlements = []string{
+	"trading.orders.fill", "trading.orders.release",
+	"wallets.transactions.confirm", "wallets.transactions.release",
+	"credits.holds.expire", "credits.holds.settle", "runs.execute",
+}
+
 // knownOperation: an operation id of the route table, or a refinement of an
 // aggregate to a catalogue service (services.invoke.<svc>) or one of its
 // operations (services.invoke.<svc>.<op>); the same for runs.create.
 func knownOperation(op string) bool {
-	if routes.IsOperation(op) {
+	if routes.IsOperation(op) || slices.Contains(Settlements, op) {
 		return true
 	}
 	for _, root := range []string{"services.invoke", "runs.create"} {
@@ -144,7 +154,14 @@ func (f *Filter) matches(e *Event) bool {
 	return f.sees(e.KeyPath, projectOf(e)) &&
 		(f.KeyID == "" || e.KeyID == f.KeyID) &&
 		(f.Status == 0 || e.Status == f.Status) &&
-		(f.Operation == "" || e.Operation == f.Operation || strings.HasPrefix(e.Operation, f.Operation+"."))
+		(f.Operation == "" || OperationCovers(f.Operation, e.Operation))
+}
+
+// OperationCovers reports whether a filter on operation filter selects op:
+// the same, or a refinement of it (services.invoke covers
+// services.invoke.<svc>.<op>).
+func OperationCovers(filter, op string) bool {
+	return op == filter || strings.HasPrefix(op, filter+".")
 }
 
 // maxScan bounds the events one page reads while filtering. A page that

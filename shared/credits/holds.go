@@ -165,7 +165,7 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 		attr, note, event := attributionFrom(ctx), noteFrom(ctx), ""
 		if note == nil {
 			_ = rec.Doc(&attr) // a hold taken before attribution was kept has none
-			event = settledBy(ctx, attr.Operation+".settle")
+			event = settledBy(ctx, "credits.holds.settle")
 		}
 		var moves []Move
 		if state == "captured" {

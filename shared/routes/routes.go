@@ -190,6 +190,7 @@ var Table = []Route{
 	r(post, "/services/{serviceId}/invoke", "services", "services.invoke", "services:invoke", idem, BodyJSON, "Invoke a managed service operation").serviceFrom("path:serviceId").operationFrom("body:operationId").metered().
 		replay("X-Service-Credits-Charged", "X-Service-Upstream-Request-Id"),
 	r(get, "/credits/balance", "credits", "credits.balance.read", "credits:read", noIdem, BodyNone, "Read the account's credit balance"),
+	r(get, "/credits/ledger", "credits", "credits.ledger.list", "credits:read", noIdem, BodyNone, "List every change of the credit balance, newest first"),
 	r(post, "/credits/x402/top-up", "credits", "credits.x402.topUp", "credits:write", idem, BodyJSON, "Buy credits through x402").replay("Payment-Response", "X-Service-Paid-Agent-Receipt"),
 
 	// 4.2 Projects, usage, files, connections

@@ -4,13 +4,18 @@ package creditsapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"platformapi/shared/accounts"
 	"platformapi/shared/api"
 	"platformapi/shared/apierr"
+	"platformapi/shared/audit"
 	"platformapi/shared/catalog"
+	"platformapi/shared/credits"
+	"platformapi/shared/decimal"
 	"platformapi/shared/store"
 	"platformapi/shared/topup"
 	"platformapi/shared/webhooks"
@@ -26,14 +31,16 @@ type Deps struct {
 }
 
 type handlers struct {
-	k     *api.Kernel
-	topUp *topup.TopUp
+	k      *api.Kernel
+	topUp  *topup.TopUp
+	ledger *credits.Ledger
 }
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) {
-	h := &handlers{k: k, topUp: topup.NewTopUp(d.Store, k.Now, d.TopUp, d.Facilitator)}
+	h := &handlers{k: k, topUp: topup.NewTopUp(d.Store, k.Now, d.TopUp, d.Facilitator), ledger: credits.NewLedger(d.Store, k.Now)}
 	api.Register(k, "credits.balance.read", http.StatusOK, h.balance)
+	api.Register(k, "credits.ledger.list", http.StatusOK, h.listLedger)
 	api.Register(k, "credits.x402.topUp", http.StatusOK, h.buy)
 }
 
@@ -47,6 +54,65 @@ type balanceBody struct {
 func (h *handlers) balance(ctx context.Context, _ *struct{}) (*api.Body[balanceBody], error) {
 	micro := api.PrincipalFrom(ctx).Account.Int(accounts.AttrBalance)
 	return api.Reply(balanceBody{Balance: float64(micro) / catalog.MicroPerCredit, Unit: "credits"}), nil
+}
+
+// entryView is a ledger entry as GET /credits/ledger shows it (CONTRACT
+// "Credit ledger"): amounts as exact decimal numbers of credits.
+type entryView struct {
+	ID            string      `json:"id" doc:"led_…" example:"led_01JH0000000000000000000000"`
+	OccurredAt    time.Time   `json:"occurredAt"`
+	Type          string      `json:"type" enum:"grant,top_up,charge,hold,capture,release"`
+	AmountCredits json.Number `json:"amountCredits" doc:"Signed change of the balance: a hold or a charge is negative, a release, a grant or a top-up positive, a capture 0" example:"-0.1"`
+	BalanceAfter  json.Number `json:"balanceAfter" doc:"The balance once this entry committed" example:"9.9"`
+	Operation     *string     `json:"operation" doc:"The operation that caused it, or what settled it (trading.orders.fill, wallets.transactions.confirm, credits.holds.expire, ...)"`
+	RequestID     *string     `json:"requestId" doc:"The request (or run) that caused it"`
+	KeyID         *string     `json:"keyId" doc:"The key whose request caused it"`
+	ProjectID     *string     `json:"projectId"`
+	ReferenceID   *string     `json:"referenceId" doc:"The receipt, hold or token behind the movement"`
+}
+
+func view(e credits.Entry) entryView {
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	return entryView{ID: e.ID, OccurredAt: e.OccurredAt, Type: e.Type,
+		AmountCredits: json.Number(decimal.Format(e.Amount, 6)), BalanceAfter: json.Number(decimal.Format(e.BalanceAfter, 6)),
+		Operation: opt(e.Operation), RequestID: opt(e.RequestID), KeyID: opt(e.KeyID()), ProjectID: opt(e.ProjectID), ReferenceID: opt(e.Reference)}
+}
+
+type ledgerInput struct {
+	Since     string `query:"since" maxLength:"64" doc:"Earliest entry, inclusive (RFC 3339); default: 90 days before until" example:"2026-01-02T00:00:00Z"`
+	Until     string `query:"until" maxLength:"64" doc:"Latest entry, exclusive (RFC 3339); default: now" example:"2026-01-03T00:00:00Z"`
+	KeyID     string `query:"keyId" maxLength:"64" doc:"Only the entries this key's requests caused" example:"key_01JH0000000000000000000000"`
+	Operation string `query:"operation" maxLength:"200" doc:"Only this operation, or its refinements" example:"services.invoke"`
+	Type      string `query:"type" enum:"grant,top_up,charge,hold,capture,release" doc:"Only this entry type"`
+	api.ListInput
+}
+
+// ledger lists what moved the balance, for the key's own subtree.
+func (h *handlers) listLedger(ctx context.Context, in *ledgerInput) (*api.Body[api.Page[entryView]], error) {
+	p := api.PrincipalFrom(ctx)
+	f, err := audit.ParseListQuery(audit.Viewer{AccountID: p.Key().AccountID, KeyPath: p.KeyPath(), ProjectID: p.ProjectID}, audit.ListQuery{
+		Since: in.Since, Until: in.Until, KeyID: in.KeyID, Operation: in.Operation, Limit: in.Limit, Cursor: in.Cursor,
+	}, h.k.Now())
+	if err != nil {
+		return nil, err
+	}
+	if in.Until == "" {
+		f.Until = f.Until.Add(time.Millisecond) // up to now, inclusive
+	}
+	entries, next, err := h.ledger.List(ctx, credits.ListFilter{Filter: f, Type: in.Type})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]entryView, len(entries))
+	for i, e := range entries {
+		out[i] = view(e)
+	}
+	return api.Reply(api.NewPage(out, next)), nil
 }
 
 type topUpInput struct {
