@@ -76,8 +76,12 @@ const (
 
 func credits(c float64) int64 { return int64(c * MicroPerCredit) }
 
+// PlatformAPI is the service id of the API itself (its x402 top-up is
+// priced in the catalogue); every deployment serves it.
+const PlatformAPI = "platform-api"
+
 var services = []Service{
-	{ID: "platform-api", Name: "Platform API", Description: "The API itself: keys, projects, files, connections, runs, approvals, artifacts, webhooks.", Available: true,
+	{ID: PlatformAPI, Name: "Platform API", Description: "The API itself: keys, projects, files, connections, runs, approvals, artifacts, webhooks.", Available: true,
 		Operations: []Operation{{ID: "credits.x402.topUp", Summary: "Buy credits through x402 (free of charge)"}}},
 	{ID: "cloud-superbrain", Name: "Cloud Superbrain", Description: "Managed memory: write, search, list and delete memories per account, project and end user.", Available: true,
 		Operations: []Operation{

@@ -3,6 +3,7 @@ package servicesapi_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/catalog"
 	"platformapi/shared/store"
 )
 
@@ -340,4 +342,60 @@ func TestARetryAfterALostResponseNeitherRunsNorChargesTwice(t *testing.T) {
 			t.Fatalf("%d memories, want 1", n)
 		}
 	})
+}
+
+// TestServicesAreAvailableExactlyWhenThisDeploymentAnswersThem: the API's
+// own endpoint groups are always served, an invoked service only with an
+// invoker (core-research has one in apitest unless NoRemoteService), and
+// MCP offers tools only of available services.
+func TestServicesAreAvailableExactlyWhenThisDeploymentAnswersThem(t *testing.T) {
+	served := map[string]bool{"platform-api": true, "cloud-superbrain": true, "core-database": true,
+		"managed-wallets": true, "managed-trading": true, "universal-swaps": true}
+	for _, tc := range []struct {
+		name     string
+		opts     apitest.Options
+		research bool
+	}{
+		{"with a research upstream", apitest.Options{}, true},
+		{"without one", apitest.Options{NoRemoteService: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := apitest.New(t, tc.opts)
+			root, _ := e.RootKey(1, nil)
+			want := maps.Clone(served)
+			want["core-research"] = tc.research
+			svcs := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/services?limit=100", Key: root}), 200).Body["data"].([]any)
+			got := map[string]bool{}
+			for _, s := range svcs {
+				m := s.(map[string]any)
+				got[m["serviceId"].(string)] = m["available"].(bool)
+			}
+			for _, svc := range catalog.Services() {
+				if got[svc.ID] != want[svc.ID] {
+					t.Errorf("%s: available = %v, want %v", svc.ID, got[svc.ID], want[svc.ID])
+				}
+			}
+			session, err := mcpSession(e, t, root, "/mcp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer session.Close()
+			tools, err := session.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offered := map[string]bool{}
+			for _, tl := range tools.Tools {
+				offered[strings.SplitN(tl.Name, "__", 2)[0]] = true
+			}
+			for svc := range offered {
+				if !want[svc] {
+					t.Errorf("MCP offers tools of %s, which cannot answer", svc)
+				}
+			}
+			if !offered["cloud-superbrain"] || offered["core-research"] != tc.research {
+				t.Errorf("MCP offers tools of %v", offered)
+			}
+		})
+	}
 }

@@ -147,6 +147,9 @@ func (h *handlers) mcpServer(p *api.Principal) *mcp.Server {
 		return srv
 	}
 	for _, svc := range visibleServices(k) {
+		if !h.available(svc) {
+			continue // every call would answer 503: an agent should not plan with it
+		}
 		for _, c := range h.capabilitiesOf(k, svc) {
 			name := ToolName(c.ServiceID, c.OperationID)
 			if !toolNameRE.MatchString(name) {

@@ -117,7 +117,25 @@ type action struct {
 	Limited     bool   `json:"limited" doc:"Whether a limit of the key or an ancestor applies (it may refuse with 429 when exhausted)"`
 }
 
-func (h *handlers) available(svc catalog.Service) bool { return h.d.Services[svc.ID] != nil }
+// available reports whether this deployment can answer the service now.
+// The API itself and the services its own endpoint groups serve (their
+// routes name them) are registered in every deployment; a service reached
+// through services.invoke needs an invoker here. An endpoint group whose
+// backend is not configured answers 503 per call, as the catalogue says.
+func (h *handlers) available(svc catalog.Service) bool {
+	return svc.ID == catalog.PlatformAPI || servedByEndpoints[svc.ID] || h.d.Services[svc.ID] != nil
+}
+
+// servedByEndpoints are the services that own routes of the API.
+var servedByEndpoints = func() map[string]bool {
+	out := map[string]bool{}
+	for _, rt := range routes.Table {
+		if rt.Service != "" {
+			out[rt.Service] = true
+		}
+	}
+	return out
+}()
 
 func visibleServices(k *keys.Key) []catalog.Service {
 	var out []catalog.Service
