@@ -33,7 +33,7 @@ var Operations = map[string]string{
 	"apiKeys.list": "ListAPIKeys", "apiKeys.create": "CreateAPIKey", "apiKeys.revoke": "RevokeAPIKey", "apiKeys.roll": "RollAPIKey",
 	"services.list": "ListServices", "capabilities.list": "ListCapabilities", "capabilities.list.byService": "ListServiceCapabilities",
 	"actions.list": "ListActions", "services.invoke": "Invoke",
-	"credits.balance.read": "Balance", "credits.x402.topUp": "TopUp",
+	"credits.balance.read": "Balance", "credits.x402.topUp": "TopUp", "credits.ledger.list": "ListLedger",
 
 	"projects.list": "ListProjects", "projects.create": "CreateProject", "projects.read": "GetProject",
 	"projects.update": "UpdateProject", "projects.archive": "ArchiveProject",
@@ -258,6 +258,46 @@ type Balance struct {
 
 func (c *Client) Balance(ctx context.Context, opts ...CallOption) (Result[Balance], error) {
 	return jsonCall[Balance](ctx, c, "credits.balance.read", nil, nil, nil, opts)
+}
+
+// LedgerEntry is one change of the balance (GET /credits/ledger); amounts
+// are exact decimal numbers of credits.
+type LedgerEntry struct {
+	ID            string      `json:"id"`
+	OccurredAt    time.Time   `json:"occurredAt"`
+	Type          string      `json:"type"`
+	AmountCredits json.Number `json:"amountCredits"`
+	BalanceAfter  json.Number `json:"balanceAfter"`
+	Operation     *string     `json:"operation"`
+	RequestID     *string     `json:"requestId"`
+	KeyID         *string     `json:"keyId"`
+	ProjectID     *string     `json:"projectId"`
+	ReferenceID   *string     `json:"referenceId"`
+}
+
+// LedgerOptions filter GET /credits/ledger (Type: grant, top_up, charge,
+// hold, capture or release).
+type LedgerOptions struct {
+	ListOptions
+	Since, Until    time.Time
+	KeyID           string
+	Operation, Type string
+}
+
+func (c *Client) ListLedger(ctx context.Context, o LedgerOptions, opts ...CallOption) (Result[Page[LedgerEntry]], error) {
+	f := map[string]string{"keyId": o.KeyID, "operation": o.Operation, "type": o.Type}
+	if !o.Since.IsZero() {
+		f["since"] = o.Since.UTC().Format(time.RFC3339Nano)
+	}
+	if !o.Until.IsZero() {
+		f["until"] = o.Until.UTC().Format(time.RFC3339Nano)
+	}
+	return list[LedgerEntry](ctx, c, "credits.ledger.list", nil, o.ListOptions, f, opts)
+}
+
+// AllLedgerEntries iterates the ledger entries the key sees, newest first.
+func (c *Client) AllLedgerEntries(ctx context.Context, o LedgerOptions, opts ...CallOption) iter.Seq2[LedgerEntry, error] {
+	return Each(ctx, o, c.ListLedger, opts...)
 }
 
 // --- Projects, usage, audit ---

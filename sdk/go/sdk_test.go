@@ -222,6 +222,21 @@ func TestInvokeChargesTheReportedCredits(t *testing.T) {
 	if b := must(root.Balance(ctx(t)))(t); b.Balance.String() != "0.99" {
 		t.Fatalf("balance %s", b.Balance)
 	}
+	// The ledger explains the balance: newest first, the capture, the hold
+	// and the grant, the newest ending at the balance.
+	var types []string
+	for e, err := range root.AllLedgerEntries(ctx(t), platform.LedgerOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(types) == 0 && e.BalanceAfter.String() != "0.99" {
+			t.Fatalf("newest entry %+v", e)
+		}
+		types = append(types, e.Type)
+	}
+	if strings.Join(types, ",") != "capture,hold,grant" {
+		t.Fatalf("ledger %v", types)
+	}
 }
 
 func TestTheIteratorFollowsNextCursorAcrossPages(t *testing.T) {
