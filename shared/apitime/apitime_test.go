@@ -1,0 +1,51 @@
+package apitime_test
+
+import (
+	stdjson "encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"platformapi/shared/apitime"
+)
+
+type nested struct {
+	At    time.Time  `json:"at"`
+	Maybe *time.Time `json:"maybe,omitempty"`
+	None  *time.Time `json:"none"`
+	Any   any        `json:"any"`
+	List  []struct {
+		When time.Time `json:"when"`
+	} `json:"list"`
+	Raw   stdjson.RawMessage `json:"raw"`
+	Text  string             `json:"text"`
+	Empty []string           `json:"empty"`
+	Map   map[string]int     `json:"map"`
+}
+
+// TestEveryTimeIsUTCWithThreeFractionalDigits covers every place a
+// time.Time can sit in a response: a field, behind a pointer, in an
+// interface, in a list; other values encode as encoding/json does.
+func TestEveryTimeIsUTCWithThreeFractionalDigits(t *testing.T) {
+	at := time.Date(2026, 11, 26, 8, 25, 47, 960_000_000, time.FixedZone("CET", 3600))
+	whole := time.Date(2026, 11, 26, 7, 25, 47, 0, time.UTC)
+	nanos := time.Date(2026, 11, 26, 7, 25, 47, 961_999_999, time.UTC)
+	v := nested{At: at, Maybe: &whole, Any: nanos, Raw: stdjson.RawMessage(`{"b":1, "a":"<x>"}`), Text: "<&> 2026-11-26T07:25:47.96Z",
+		Map: map[string]int{"b": 2, "a": 1}}
+	v.List = append(v.List, struct {
+		When time.Time `json:"when"`
+	}{whole})
+	got, err := apitime.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"at":"2026-11-26T07:25:47.960Z","maybe":"2026-11-26T07:25:47.000Z","none":null,"any":"2026-11-26T07:25:47.961Z",` +
+		`"list":[{"when":"2026-11-26T07:25:47.000Z"}],"raw":{"b":1,"a":"<x>"},"text":"<&> 2026-11-26T07:25:47.96Z","empty":null,"map":{"a":1,"b":2}}`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	var b strings.Builder
+	if err := apitime.Encode(&b, map[string]any{"t": whole}); err != nil || b.String() != `{"t":"2026-11-26T07:25:47.000Z"}`+"\n" {
+		t.Fatalf("Encode = %q, %v", b.String(), err)
+	}
+}
