@@ -234,7 +234,14 @@ func (h *handlers) metered(ctx context.Context, opID string, run func() (map[str
 	if err != nil {
 		return 0, limits.APIError(err)
 	}
-	hold, err := h.ledger.Hold(ctx, accountID, op.PriceMicro, opID, h.k.RequestTimeout())
+	var hold *credits.Hold
+	if call := api.CallID(ctx); call != "" {
+		// Named by the call: a retry after a crash finds the first
+		// attempt's hold, captured or not, and charges once.
+		hold, err = h.ledger.HoldOnce(ctx, accountID, op.PriceMicro, opID, call, h.k.RequestTimeout())
+	} else {
+		hold, err = h.ledger.Hold(ctx, accountID, op.PriceMicro, opID, h.k.RequestTimeout())
+	}
 	if err != nil {
 		_ = reservation.Release(detached)
 		if errors.Is(err, credits.ErrInsufficient) {
@@ -249,6 +256,9 @@ func (h *handlers) metered(ctx context.Context, opID string, run func() (map[str
 		return 0, err
 	}
 	charge := op.Charge(units)
+	if hold.Captured {
+		charge = hold.Charged
+	}
 	if err := hold.Capture(detached, charge); err != nil {
 		return 0, err
 	}

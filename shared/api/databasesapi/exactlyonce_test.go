@@ -34,7 +34,9 @@ func TestABatchWhoseResponseWasLostWritesOnceWhenRetried(t *testing.T) {
 			return e.Do(apitest.Req{Method: "POST", Path: "/v1/databases/actions", Key: root, Idem: idem, Body: body, Headers: map[string]string{"X-Service-Project": project}})
 		}
 		batch := actions(execute("INSERT INTO t(name) VALUES (?)", "once"))
+		before := e.Balance(root)
 		first := e.Must(send(batch), 200)
+		charged := before - e.Balance(root)
 		lost := store.Key{PK: "idem#" + rec.Str("id") + "#" + idem, SK: "idem"}
 		if err := e.Store.Delete(context.Background(), lost); err != nil {
 			t.Fatalf("dropping the stored response: %v", err)
@@ -45,6 +47,9 @@ func TestABatchWhoseResponseWasLostWritesOnceWhenRetried(t *testing.T) {
 		}
 		if !reflect.DeepEqual(retry.Body["results"], first.Body["results"]) || retry.Body["databaseVersion"] != first.Body["databaseVersion"] {
 			t.Fatalf("retry answered %s, first %s", retry.Raw, first.Raw)
+		}
+		if spent := before - e.Balance(root); charged <= 0 || spent != charged {
+			t.Fatalf("charged %v by the call, %v after its retry", charged, spent)
 		}
 		n := e.Must(c.do("POST", "/query", map[string]any{"sql": "SELECT count(*) AS n FROM t WHERE name = 'once'", "rowMode": "arrays"}), 200)
 		if got := n.Body["rows"].([]any)[0].([]any)[0]; got != float64(1) {
