@@ -29,6 +29,7 @@ var crashEnv = []string{"REQUEST_TIMEOUT=4s", "RUN_TIMEOUT=3s", "HOLD_GRACE=2s",
 // crashOp is one write the suite sends, and its answer once it has one.
 type crashOp struct {
 	kind, method, path, body, idem string
+	header                         map[string]string
 	code                           int
 	resp                           map[string]any
 }
@@ -52,6 +53,16 @@ type answer struct {
 
 // send makes one request; an error means no answer (the server died).
 func send(base, method, path, secret, idem, body string) (answer, error) {
+	return sendWith(base, method, path, secret, idem, body, nil)
+}
+
+// sendOp sends o once.
+func sendOp(base, secret string, o *crashOp) (answer, error) {
+	return sendWith(base, o.method, o.path, secret, o.idem, o.body, o.header)
+}
+
+// sendWith is send with extra headers, which override the JSON content type.
+func sendWith(base, method, path, secret, idem, body string, header map[string]string) (answer, error) {
 	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
 	if err != nil {
 		return answer{}, err
@@ -62,6 +73,9 @@ func send(base, method, path, secret, idem, body string) (answer, error) {
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -79,8 +93,8 @@ func send(base, method, path, secret, idem, body string) (answer, error) {
 
 // crashOps are the concurrent writes of every kind, each with its own
 // Idempotency-Key, which also names what it creates so that a duplicate
-// shows in the lists.
-func crashOps(hook string) []*crashOp {
+// shows in the lists; files are uploaded to project.
+func crashOps(hook, project string) []*crashOp {
 	var ops []*crashOp
 	add := func(kind, method, path string, n int, body func(idem string) string) {
 		for i := range n {
@@ -101,6 +115,12 @@ func crashOps(hook string) []*crashOp {
 	add("run", "POST", "/v1/runs", 15, func(idem string) string {
 		return `{"serviceId":"cloud-superbrain","operationId":"memory.search","input":{"query":"` + idem + `"}}`
 	})
+	add("file", "POST", "/v1/files", 10, func(idem string) string { return "bytes of " + idem })
+	for _, o := range ops {
+		if o.kind == "file" {
+			o.header = map[string]string{"Content-Type": "text/plain", "X-File-Name": o.idem + ".txt", "X-Service-Project": project}
+		}
+	}
 	// Interleave the kinds, so that the kill lands among writes of all of them.
 	slices.SortFunc(ops, func(a, b *crashOp) int { return strings.Compare(a.idem[len(a.idem)-2:], b.idem[len(b.idem)-2:]) })
 	return ops
@@ -112,8 +132,9 @@ func crashOps(hook string) []*crashOp {
 // retried with its Idempotency-Key until answered. Then nothing executed
 // twice (each key produced exactly one resource), nothing acknowledged is
 // lost, every run reached a final state (its queue message survived), no
-// credit hold is left held after the sweep, and the ledger sums to the
-// balance.
+// credit hold is left held after the sweep, the ledger sums to the
+// balance, and every write announced itself to the webhook subscribed
+// before them exactly once (the event outbox).
 func TestAKilledServerLosesNothingAndRepeatsNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash suite runs the real server for about half a minute")
@@ -131,7 +152,16 @@ func TestAKilledServerLosesNothingAndRepeatsNothing(t *testing.T) {
 		t.Fatalf("root key: %d %v", code, root)
 	}
 	secret, rootID := root["secret"].(string), root["id"].(string)
-	ops := crashOps(hook.URL + "/hook")
+	auth := map[string]string{"Authorization": "Bearer " + secret, "Content-Type": "application/json"}
+	code, sink := call(t, "POST", first.base+"/v1/webhooks", with(auth, "Idempotency-Key", "crash-sink"), `{"url":"`+hook.URL+`/hook?op=sink","events":["*"]}`)
+	if code != 201 {
+		t.Fatalf("sink webhook: %d %v", code, sink)
+	}
+	code, files := call(t, "POST", first.base+"/v1/projects", with(auth, "Idempotency-Key", "crash-files"), `{"name":"files"}`)
+	if code != 201 {
+		t.Fatalf("files project: %d %v", code, files)
+	}
+	ops := crashOps(hook.URL+"/hook", files["id"].(string))
 
 	// Concurrent writes; SIGKILL once a quarter of them are answered.
 	var answered atomic.Int32
@@ -144,7 +174,7 @@ func TestAKilledServerLosesNothingAndRepeatsNothing(t *testing.T) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			a, err := send(first.base, o.method, o.path, secret, o.idem, o.body)
+			a, err := sendOp(first.base, secret, o)
 			if err != nil {
 				return
 			}
@@ -188,6 +218,7 @@ func TestAKilledServerLosesNothingAndRepeatsNothing(t *testing.T) {
 	wantEachOnce(t, ops, "webhook", webhookKeys(listAll(t, second.base, secret, "/v1/webhooks", "url")))
 	wantEachOnce(t, ops, "memory", listMemories(t, second.base, secret))
 	wantEachOnce(t, ops, "run", runsFinished(t, second.base, secret, ops))
+	wantEventsOnce(t, second.base, secret, sink["id"].(string), ops, sink["id"].(string), files["id"].(string))
 
 	// Orphaned holds have deadlines at most RUN_TIMEOUT after the kill;
 	// the sweep runs every HOLD_GRACE.
@@ -210,7 +241,7 @@ func retryUntilAnswered(t *testing.T, base, secret string, ops []*crashOp, deadl
 		}
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
-				a, err := send(base, o.method, o.path, secret, o.idem, o.body)
+				a, err := sendOp(base, secret, o)
 				switch {
 				case err != nil, a.code == 429, a.code >= 500:
 					time.Sleep(200 * time.Millisecond)
@@ -397,7 +428,7 @@ func checkLedger(t *testing.T, path, rootKeyID string) {
 	}
 	var sum int64
 	for _, e := range entries {
-		sum += e.AmountMicro
+		sum += e.Amount
 	}
 	balance, err := l.Balance(ctx, rec.AccountID)
 	if err != nil {
@@ -407,4 +438,121 @@ func checkLedger(t *testing.T, path, rootKeyID string) {
 		t.Errorf("the ledger sums to %d; the balance is %d", sum, balance)
 	}
 	t.Logf("%d holds, %d ledger entries, balance %d", len(holds.Items), len(entries), balance)
+}
+
+func with(h map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for hk, hv := range h {
+		out[hk] = hv
+	}
+	return out
+}
+
+// crashEvents is the event each kind of write announces; memory writes
+// announce service.invoked, whose data names no resource.
+var crashEvents = map[string]string{
+	"key": "api_key.created", "project": "project.created", "webhook": "webhook.created", "file": "file.created",
+}
+
+// wantEventsOnce waits until the sink webhook (subscribed to every event
+// before the writes began) holds one delivery of each write's event, then
+// checks that each is there exactly once: one event id per resource, one
+// delivery per event id, one service.invoked per memory write, and no
+// event of those types for anything else than the writes and the setup
+// resources (setup).
+func wantEventsOnce(t *testing.T, base, secret, sinkID string, ops []*crashOp, setup ...string) {
+	t.Helper()
+	type seen struct {
+		events    map[string]map[string][]string // type → data.id → event ids
+		memWrites map[string]bool                // event ids of memory.write invocations
+		perEvent  map[string]int                 // event id → deliveries
+	}
+	read := func() seen {
+		s := seen{events: map[string]map[string][]string{}, memWrites: map[string]bool{}, perEvent: map[string]int{}}
+		cursor := ""
+		for range 50 {
+			q := "/v1/webhook-deliveries?limit=100&webhookId=" + sinkID
+			if cursor != "" {
+				q += "&cursor=" + cursor
+			}
+			a, err := send(base, "GET", q, secret, "", "")
+			if err != nil || a.code != 200 {
+				t.Fatalf("GET %s: %v %d %v", q, err, a.code, a.body)
+			}
+			for _, x := range a.body["data"].([]any) {
+				d := x.(map[string]any)
+				p, _ := d["payload"].(map[string]any)
+				data, _ := p["data"].(map[string]any)
+				ev, evID := d["event"].(string), d["eventId"].(string)
+				s.perEvent[evID]++
+				if ev == "service.invoked" && data["operationId"] == "memory.write" {
+					s.memWrites[evID] = true
+				}
+				id, _ := data["id"].(string)
+				if s.events[ev] == nil {
+					s.events[ev] = map[string][]string{}
+				}
+				if !slices.Contains(s.events[ev][id], evID) {
+					s.events[ev][id] = append(s.events[ev][id], evID)
+				}
+			}
+			next, _ := a.body["nextCursor"].(string)
+			if next == "" {
+				return s
+			}
+			cursor = next
+		}
+		t.Fatal("webhook deliveries: too many pages")
+		return s
+	}
+	memWrites := 0
+	for _, o := range ops {
+		if o.kind == "memory" {
+			memWrites++
+		}
+	}
+	var s seen
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		s = read()
+		complete := len(s.memWrites) >= memWrites
+		for _, o := range ops {
+			if ev, ok := crashEvents[o.kind]; ok && len(s.events[ev][o.id()]) == 0 {
+				complete = false
+			}
+		}
+		if complete || time.Now().After(deadline) {
+			break
+		}
+	}
+	want := map[string]map[string]bool{}
+	for _, o := range ops {
+		if ev, ok := crashEvents[o.kind]; ok {
+			if want[ev] == nil {
+				want[ev] = map[string]bool{}
+			}
+			want[ev][o.id()] = true
+			if got := s.events[ev][o.id()]; len(got) != 1 {
+				t.Errorf("%s (%s): %d %s events %v; want exactly 1", o.idem, o.id(), len(got), ev, got)
+			}
+		}
+	}
+	for ev, byID := range s.events {
+		if want[ev] == nil {
+			continue
+		}
+		for id, evIDs := range byID {
+			if !want[ev][id] && !slices.Contains(setup, id) {
+				t.Errorf("%s events %v for %q, which no write created", ev, evIDs, id)
+			}
+		}
+	}
+	if len(s.memWrites) != memWrites {
+		t.Errorf("%d service.invoked events of memory.write; want %d, one per write", len(s.memWrites), memWrites)
+	}
+	for evID, n := range s.perEvent {
+		if n != 1 {
+			t.Errorf("event %s has %d deliveries to one webhook; want 1", evID, n)
+		}
+	}
+	t.Logf("%d events delivered to the sink webhook, each once", len(s.perEvent))
 }
