@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/audit"
 	"platformapi/shared/credits"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
@@ -162,6 +163,109 @@ func TestEndingAHoldAgainChangesNothing(t *testing.T) {
 			}
 			if bal, charged := sumEntries(t, l, acct); bal != 700_000 || charged != 300_000 {
 				t.Fatalf("ledger sums to %d charged %d", bal, charged)
+			}
+		})
+	}
+}
+
+// Concurrent changes of one account commit one after another: listed in
+// sequence, each entry's balance is the previous one's plus its amount,
+// and the last one's is the balance.
+func TestConcurrentChangesLeaveAChainOfBalances(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			l := credits.NewLedger(st, time.Now)
+			acct := openAccount(t, st, 1_000_000)
+			ctx := context.Background()
+			var wg sync.WaitGroup
+			for i := range 24 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					h, err := l.Hold(ctx, acct, 10_000, "op", time.Minute)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if i%2 == 0 {
+						err = h.Capture(ctx, 4_000)
+					} else {
+						err = h.Release(ctx)
+					}
+					if err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			entries, err := l.Entries(ctx, acct, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev := int64(0)
+			for i, e := range entries {
+				if e.Seq != int64(i+1) || e.BalanceAfter != prev+e.Amount || i > 0 && e.OccurredAt.Before(entries[i-1].OccurredAt) {
+					t.Fatalf("entry %d %+v after balance %d", i, e, prev)
+				}
+				prev = e.BalanceAfter
+			}
+			if bal, _ := l.Balance(ctx, acct); bal != prev || bal != 1_000_000-12*4_000 {
+				t.Fatalf("balance %d, last entry %d", bal, prev)
+			}
+		})
+	}
+}
+
+// A change made in a request is reported to it (its audit event carries
+// it) and attributed to its key; a hold settled outside any request is an
+// audit event of its own, shown to the key that took the hold.
+func TestAChargeIsReportedToItsRequestAndASettlementIsItsOwnEvent(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			l := credits.NewLedger(st, time.Now)
+			acct := openAccount(t, st, 1_000_000)
+			var noted int64
+			attr := credits.Attribution{RequestID: "req_1", KeyPath: []string{"key_root", "key_child"}, ProjectID: "prj_1", Operation: "trading.orders.create"}
+			req := credits.ForRequest(context.Background(), attr, func(m int64) { noted += m })
+			deadline := time.Now().Add(time.Hour)
+			a, err := l.Account(req, acct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops, ch, err := credits.HoldOps(req, a, "hld_x", 250_000, "order", time.Now(), deadline)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Transact(req, ops); err != nil {
+				t.Fatal(err)
+			}
+			ch.Committed()
+			if noted != 250_000 {
+				t.Fatalf("the request was told %d", noted)
+			}
+			// The worker releases it later, with no request in flight.
+			worker := credits.SettledBy(context.Background(), "trading.orders.release")
+			if err := l.HoldOf(acct, "hld_x", 250_000, deadline).Release(worker); err != nil {
+				t.Fatal(err)
+			}
+			entries, _ := l.Entries(context.Background(), acct, 0)
+			last := entries[len(entries)-1]
+			if last.Type != credits.TypeRelease || last.KeyID() != "key_child" || last.RequestID != "req_1" || last.BalanceAfter != 1_000_000 {
+				t.Fatalf("release entry %+v", last)
+			}
+			viewer := audit.Viewer{AccountID: acct, KeyPath: []string{"key_root"}}
+			f, err := audit.ParseListQuery(viewer, audit.ListQuery{Until: time.Now().Add(time.Minute).Format(time.RFC3339)}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, _, err := audit.NewRepo(st, time.Now).List(context.Background(), f)
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("events %d (%v)", len(evs), err)
+			}
+			if ev := evs[0]; ev.Operation != "trading.orders.release" || ev.KeyID != "key_child" || ev.RequestID != "req_1" || ev.ChargedMicro != -250_000 || *ev.ProjectID != "prj_1" {
+				t.Fatalf("settlement event %+v", ev)
 			}
 		})
 	}
