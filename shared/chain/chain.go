@@ -29,6 +29,7 @@ type Client interface {
 	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
 	BalanceAt(ctx context.Context, account common.Address, block *big.Int) (*big.Int, error)
 	NonceAt(ctx context.Context, account common.Address, block *big.Int) (uint64, error)
+	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
 	CallContract(ctx context.Context, msg ethereum.CallMsg, block *big.Int) ([]byte, error)
 	EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error)
 	SuggestGasTipCap(ctx context.Context) (*big.Int, error)

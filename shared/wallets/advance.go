@@ -308,7 +308,7 @@ func (s *Service) watch(ctx context.Context, t *txRec) (*txRec, error) {
 	}
 	r, err := net.Client.TransactionReceipt(ctx, common.HexToHash(*t.Hash))
 	if chain.NotYet(err) {
-		return nil, nil
+		return nil, s.fillGap(ctx, net, t)
 	}
 	if err != nil {
 		return nil, ChainUnavailable("receipt", err)
@@ -338,6 +338,82 @@ func (s *Service) watch(ctx context.Context, t *txRec) (*txRec, error) {
 	f := s.fail(t, "reverted", reason)
 	f.NetworkFee, f.BlockNumber = n.NetworkFee, n.BlockNumber
 	return f, nil
+}
+
+// fillGap sends t's signed bytes again, and those of the wallet's sends
+// before it, when the node has neither mined nor pooled them: a chain that
+// lost its last blocks (or a node restarted with an empty pool) leaves the
+// wallet's recorded nonces ahead of the chain, and every later send would
+// wait behind the gap for good. The node's pending nonce is the first
+// nonce it has no executable transaction for; nothing is sent while it is
+// past t's.
+func (s *Service) fillGap(ctx context.Context, net *chain.Network, t *txRec) error {
+	if t.Nonce == nil {
+		return nil
+	}
+	next, err := net.Client.PendingNonceAt(ctx, common.HexToAddress(t.From))
+	if err != nil {
+		return ChainUnavailable("pending nonce", err)
+	}
+	if next > *t.Nonce {
+		return nil
+	}
+	lost, err := s.signedNonces(ctx, t, next)
+	if err != nil {
+		return err
+	}
+	for _, raw := range lost {
+		var tx types.Transaction
+		if err := tx.UnmarshalBinary(hexutil.MustDecode(raw)); err != nil {
+			return fmt.Errorf("wallets: stored transaction of %s: %w", t.WalletID, err)
+		}
+		if err := net.Client.SendTransaction(ctx, &tx); err != nil && !isKnown(err) && !strings.Contains(err.Error(), "nonce too low") {
+			return ChainUnavailable("send transaction again", err)
+		}
+	}
+	return nil
+}
+
+// signedNonces is the stored signed bytes of t's wallet's transactions on
+// t's chain with nonces from first to t's, in nonce order: each send's own
+// transaction, or the filler of a rejected one not yet settled.
+func (s *Service) signedNonces(ctx context.Context, t *txRec, first uint64) ([]string, error) {
+	want := *t.Nonce - first + 1
+	found := make(map[uint64]string, want)
+	prefix := txKey(t.scope(), t.WalletID, "").SK
+	after := ""
+	for uint64(len(found)) < want {
+		pg, err := s.st.Query(ctx, store.Query{PK: txKey(t.scope(), t.WalletID, "").PK, Prefix: prefix, After: after, Limit: recheckPage, Reverse: true})
+		if err != nil {
+			return nil, fmt.Errorf("wallets: transactions of %s: %w", t.WalletID, err)
+		}
+		for _, it := range pg.Items {
+			after = it.Key().SK
+			r, _, err := decodeTx(it)
+			if err != nil {
+				return nil, err
+			}
+			if r.ChainID != t.ChainID || r.Nonce == nil || *r.Nonce < first || *r.Nonce > *t.Nonce {
+				continue
+			}
+			switch {
+			case r.Hash != nil && r.Raw != "":
+				found[*r.Nonce] = r.Raw
+			case r.Filler != "":
+				found[*r.Nonce] = r.Filler
+			}
+		}
+		if !pg.More {
+			break
+		}
+	}
+	out := make([]string, 0, len(found))
+	for n := first; n <= *t.Nonce; n++ {
+		if raw, ok := found[n]; ok {
+			out = append(out, raw)
+		}
+	}
+	return out, nil
 }
 
 // settle does what a final transition left: send a nonce filler, give back
