@@ -128,6 +128,12 @@ func TestNoEventHoldsASecretATokenOrAnAuthorizationHeader(t *testing.T) {
 		e.Must(e.Do(invokeReq(root, apitest.Idem(), "memory.write", map[string]any{"text": "audit me please"})), 200)
 		e.Do(apitest.Req{Method: "GET", Path: "/v1/projects?secret=" + url.QueryEscape(child), Key: child})
 		e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/api-keys", Key: child, Idem: apitest.Idem(), Body: map[string]any{"label": root}}), 201)
+		// A secret sent by mistake in the path or as the end user.
+		e.Do(apitest.Req{Method: "GET", Path: "/v1/files/" + child, Key: root})
+		leaked := "3f9a1c0b7d2e4f6a8b1c3d5e7f9a0b2c4d6e8f0a1b3c5d7e9f1a2b4c6d8e0f2a" // a hex token sent as the end user
+		secrets = append(secrets, leaked)
+		e.Do(apitest.Req{Method: "GET", Path: "/v1/credits/balance", Key: root, Headers: map[string]string{"X-Service-End-User": child}})
+		e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/credits/balance", Key: root, Headers: map[string]string{"X-Service-End-User": leaked}}), 200)
 		until := closeHour(t, e)
 		raw := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/audit-events?" + rangeQuery(since, until).Encode(), Key: root}), 200).Raw
 		usage := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/usage?groupBy=key,operation,service,project", Key: root}), 200).Raw
