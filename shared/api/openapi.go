@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"platformapi/shared/apitime"
 	"platformapi/shared/routes"
 	"platformapi/shared/strictjson"
 )
@@ -36,6 +37,9 @@ func humaConfig() huma.Config {
 	// the last of the case-insensitive matches).
 	strict := huma.DefaultJSONFormat
 	strict.Unmarshal = strictjson.Unmarshal
+	// Every time in a response, however deeply nested, has one fixed
+	// width (apitime), so times sort as strings.
+	strict.Marshal = apitime.Encode
 	cfg.Formats = map[string]huma.Format{"application/json": strict, "json": strict}
 	return cfg
 }

@@ -15,11 +15,11 @@ package superbrain
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/apitime"
 	"platformapi/shared/store"
 	"platformapi/shared/upstream"
 )
@@ -86,7 +86,7 @@ func (s *Service) Invoke(ctx context.Context, r upstream.Request) (upstream.Resu
 	if err != nil {
 		return upstream.Result{}, err
 	}
-	body, err := json.Marshal(out)
+	body, err := apitime.Marshal(out) // a built-in service's times are the API's
 	if err != nil {
 		return upstream.Result{}, fmt.Errorf("superbrain: encode %s output: %w", r.OperationID, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"platformapi/shared/apitime"
 	"platformapi/shared/idempotency"
 	"platformapi/shared/ids"
 	"platformapi/shared/store"
@@ -77,7 +78,7 @@ func (r *Repo) record(ctx context.Context, accountID, projectID, event string, d
 	if _, ok := eventType(event); !ok {
 		return nil, fmt.Errorf("webhooks: publish: event %q is not in the catalogue", event)
 	}
-	raw, err := json.Marshal(data)
+	raw, err := apitime.Marshal(data)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: publish %s: %w", event, err)
 	}
@@ -86,7 +87,7 @@ func (r *Repo) record(ctx context.Context, accountID, projectID, event string, d
 	if projectID != "" {
 		p.ProjectID = &projectID
 	}
-	body, _ := json.Marshal(p)
+	body, _ := apitime.Marshal(p) // the delivered bytes: times as in responses
 	if len(body) > MaxPayload {
 		return nil, fmt.Errorf("webhooks: publish %s: payload of %d bytes exceeds %d", event, len(body), MaxPayload)
 	}

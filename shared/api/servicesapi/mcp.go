@@ -16,6 +16,7 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/apierr"
+	"platformapi/shared/apitime"
 	"platformapi/shared/catalog"
 	"platformapi/shared/connections"
 	"platformapi/shared/invoke"
@@ -206,7 +207,7 @@ func (h *handlers) callTool(ctx context.Context, p *api.Principal, c capability,
 	if err != nil {
 		return toolError(err)
 	}
-	out, _ := json.Marshal(invokeResult{ServiceID: res.ServiceID, OperationID: res.OperationID, Status: "succeeded", Result: res.Output,
+	out, _ := apitime.Marshal(invokeResult{ServiceID: res.ServiceID, OperationID: res.OperationID, Status: "succeeded", Result: res.Output,
 		ChargedCredits: float64(res.ChargedMicro) / catalog.MicroPerCredit})
 	var structured any
 	_ = json.Unmarshal(out, &structured)
