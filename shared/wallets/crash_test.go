@@ -2,6 +2,7 @@ package wallets
 
 import (
 	"context"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -213,5 +214,113 @@ func TestTheRecheckCarriesAnUnqueuedTransactionToTheEnd(t *testing.T) {
 	pg, err := st.Query(context.Background(), store.Query{PK: "wallets#open"})
 	if err != nil || len(pg.Items) != 0 {
 		t.Fatalf("open index after settling: %v %v", pg.Items, err)
+	}
+}
+
+// serviceOn is a service on st over the local chain dev, as a process
+// started on that chain would build it.
+func serviceOn(t *testing.T, st store.Store, sealer *localkey.Sealer, dev *devchain.Chain) *Service {
+	t.Helper()
+	nets, err := chain.NewNetworks(dev.Network())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(Config{Store: st, Sealer: sealer, Networks: nets, PriceMicro: 100_000})
+}
+
+// sendUSDC quotes and creates a send of amount USDC base units from wallet
+// walletID and takes it to the end.
+func sendUSDC(t *testing.T, s *Service, sc Scope, walletID string, to common.Address, amount, call string) *WalletTransaction {
+	t.Helper()
+	ctx := context.Background()
+	q, err := s.QuoteTransaction(ctx, sc, walletID, TxQuoteRequest{ChainID: devchain.ChainID, To: to.Hex(), Asset: "USDC", Amount: amount})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := s.CreateTransaction(ctx, sc, walletID, TxCreateRequest{QuoteID: q.ID}, "key_1", call)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	return settleAll(t, s, sc, walletID, v.ID)
+}
+
+// A chain that lost its last blocks while the store remembers the sends
+// in them (here the chain restored from a copy taken before them): the
+// wallet's next nonce is past the chain's, so the next send waits behind a
+// gap. Its watch sends the lost transactions again from their stored
+// bytes, every send is on the chain again, and the new one completes with
+// its credit hold captured.
+func TestASendAfterTheChainLostItsTailRefillsTheNonceGap(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	dev, err := devchain.Open(ctx, filepath.Join(dir, "chain"), devchain.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	st := teststores.Embedded.Open(t, time.Now)
+	sealer, err := localkey.Open(filepath.Join(dir, "master.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Transact(ctx, credits.OpenAccountOps("acct_1", 10_000_000, "test", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	s := serviceOn(t, st, sealer, dev)
+	sc := Scope{AccountID: "acct_1"}
+	w, err := s.Create(ctx, sc, WalletCreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := common.HexToAddress(w.Address)
+	for asset, amount := range map[string]*big.Int{"ETH": big.NewInt(1e18), "USDC": big.NewInt(5_000_000)} {
+		if _, err := dev.Faucet().Fund(ctx, from, asset, amount); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The tail the chain will lose starts here.
+	if err := dev.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(dir, "before"), os.DirFS(filepath.Join(dir, "chain"))); err != nil {
+		t.Fatal(err)
+	}
+	if dev, err = devchain.Open(ctx, filepath.Join(dir, "chain"), devchain.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s = serviceOn(t, st, sealer, dev)
+	to := common.HexToAddress("0x00000000000000000000000000000000000c0ffe")
+	var hashes []common.Hash
+	for i := range 3 {
+		v := sendUSDC(t, s, sc, w.ID, to, "1000000", fmt.Sprintf("call-%d", i))
+		if v.Status != StatusConfirmed {
+			t.Fatalf("send %d: %+v", i, v)
+		}
+		hashes = append(hashes, common.HexToHash(*v.Hash))
+	}
+	if err := dev.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	lost, err := devchain.Open(ctx, filepath.Join(dir, "before"), devchain.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lost.Close() })
+	if n, err := lost.Client().NonceAt(ctx, from, nil); err != nil || n != 0 {
+		t.Fatalf("the restored chain has the wallet's nonce at %d (%v)", n, err)
+	}
+	s = serviceOn(t, st, sealer, lost)
+	v := sendUSDC(t, s, sc, w.ID, to, "1000000", "call-after")
+	if v.Status != StatusConfirmed || *v.Nonce != 3 || v.ChargedCredits != "0.1" {
+		t.Fatalf("the send after the loss: %+v", v)
+	}
+	for i, h := range append(hashes, common.HexToHash(*v.Hash)) {
+		if r, err := lost.Client().TransactionReceipt(ctx, h); err != nil || r.Status != types.ReceiptStatusSuccessful {
+			t.Fatalf("send %d has no receipt on the chain: %v", i, err)
+		}
+	}
+	if got := usdcOf(t, s, lost, to); got.Cmp(big.NewInt(4_000_000)) != 0 {
+		t.Fatalf("the recipient has %s", got)
 	}
 }
