@@ -3,6 +3,7 @@ package connections
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/strictjson"
 	"platformapi/shared/upstream"
 )
 
@@ -81,6 +83,43 @@ func checkType(t string) error {
 	return nil
 }
 
+// repeatedField is the refusal of credentials that hold a field twice (or
+// two fields that differ only in case). It names neither field: a client
+// may paste a secret where a name belongs, and a 400 is stored in clear for
+// idempotent replay.
+func repeatedField() error {
+	return apierr.Invalid("Credentials repeat a field.", apierr.Field("body.credentials",
+		"each field at most once, and no two fields that differ only in case (the field is not named: it may be a secret)"))
+}
+
+// CheckBody refuses a create or update body whose credentials repeat a
+// field, before a generic strict decoder reports the collision by the
+// key's name. Every other fault is left to that decoder: outside the
+// credentials nothing is secret. Each top-level member that encoding/json
+// would read as the credentials (its name equal under Unicode case
+// folding, as the decoder matches fields) is checked, a repeated one too.
+func CheckBody(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil
+		}
+		var ke *strictjson.KeyError
+		if name, _ := tok.(string); strings.EqualFold(name, "credentials") && errors.As(strictjson.Check(value), &ke) {
+			return repeatedField()
+		}
+	}
+	return nil
+}
+
 // decodeCredentials reads the credentials of type t strictly: a JSON object
 // holding exactly the type's fields, each a string. Its errors name the
 // field and the rule, never a value, not even an unknown field's name (a
@@ -92,6 +131,10 @@ func decodeCredentials(t string, raw json.RawMessage) (secret, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return s, apierr.Invalid("Credentials are required.", apierr.Field(loc, "an object with the fields of type %s", t))
+	}
+	var ke *strictjson.KeyError
+	if errors.As(strictjson.Check(raw), &ke) {
+		return s, repeatedField()
 	}
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))

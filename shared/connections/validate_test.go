@@ -50,6 +50,9 @@ func TestEveryCreateRuleIsEnforced(t *testing.T) {
 		{"credentials are valid JSON", creds("bearer", `{"token":"`+leak+`"`), "body.credentials"},
 		{"an unknown field is refused, unnamed", creds("bearer", `{"token":"t-`+leak+`","`+leak+`":"x"}`), "body.credentials"},
 		{"a field of another type is refused", creds("bearer", `{"token":"t-`+leak+`","key":"x"}`), "body.credentials"},
+		{"a repeated field is refused, unnamed", creds("bearer", `{"token":"a","`+leak+`":"x","`+leak+`":"y"}`), "body.credentials"},
+		{"a repeated known field is refused", creds("bearer", `{"token":"a-`+leak+`","token":"b-`+leak+`"}`), "body.credentials"},
+		{"a field repeated in another case is refused", creds("bearer", `{"token":"a-`+leak+`","Token":"b"}`), "body.credentials"},
 		{"api_key needs key", creds("api_key", `{"headerName":"X-Key"}`), "body.credentials.key"},
 		{"api_key key is a string", creds("api_key", `{"key":12345}`), "body.credentials.key"},
 		{"api_key key is not empty", creds("api_key", `{"key":""}`), "body.credentials.key"},
@@ -93,6 +96,49 @@ func TestEveryCreateRuleIsEnforced(t *testing.T) {
 					t.Fatal("an invalid request wrote")
 				}
 			})
+		})
+	}
+}
+
+// Issue 28, defect 3: a request body whose credentials repeat a key is
+// refused at body.credentials without the key or a value, wherever the
+// repetition sits and however the member is spelt (encoding/json reads
+// "Credentials" and "credentialſ" as the credentials); a repetition
+// elsewhere is left to the generic decoder.
+func TestABodyRepeatingACredentialsKeyIsRefusedUnnamed(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		refused    bool
+	}{
+		{"exact", `{"type":"bearer","credentials":{"` + leak + `":"a","` + leak + `":"b"}}`, true},
+		{"case variant", `{"credentials":{"tok` + leak + `":"a","TOK` + leak + `":"b"}}`, true},
+		{"nested", `{"credentials":{"token":{"` + leak + `":1,"` + leak + `":2}}}`, true},
+		{"in an array", `{"credentials":{"token":[{"` + leak + `":1,"` + leak + `":2}]}}`, true},
+		{"member in another case", `{"Credentials":{"` + leak + `":"a","` + leak + `":"b"}}`, true},
+		{"member with a long s", `{"credentialſ":{"` + leak + `":"a","` + leak + `":"b"}}`, true},
+		{"in the first of two members", `{"credentials":{"` + leak + `":"a","` + leak + `":"b"},"credentials":{}}`, true},
+		{"after another field's repetition", `{"label":"a","label":"b","credentials":{"` + leak + `":1,"` + leak + `":2}}`, true},
+		{"in the label", `{"label":"a","label":"b","credentials":{"token":"t"}}`, false},
+		{"in the metadata", `{"metadata":{"k":"a","k":"b"},"credentials":{"token":"t"}}`, false},
+		{"none", `{"type":"bearer","credentials":{"token":"` + leak + `"}}`, false},
+		{"not an object", `[{"credentials":{"a":1,"a":2}}]`, false},
+		{"not JSON", `{"credentials":`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := connections.CheckBody([]byte(tc.body))
+			if !tc.refused {
+				if err != nil {
+					t.Fatalf("CheckBody = %v, want nil", err)
+				}
+				return
+			}
+			ae := wantCode(t, err, apierr.ValidationFailed)
+			if len(ae.Errors) != 1 || ae.Errors[0].Location != "body.credentials" {
+				t.Fatalf("errors %+v, want one at body.credentials", ae.Errors)
+			}
+			if text := fmt.Sprintf("%s %v %+v", ae.Error(), ae.Detail, ae.Errors); strings.Contains(text, leak[:12]) || strings.Contains(strings.ToLower(text), strings.ToLower(leak[:12])) {
+				t.Fatalf("the error repeats the key: %s", text)
+			}
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"platformapi/shared/apierr"
@@ -110,6 +111,11 @@ func checkFileName(name string) error {
 	for _, r := range name {
 		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
 			return headerField(HeaderFileName, "the name contains the control character U+%04X", r)
+		}
+		// "evil\u202efdp.exe" displays as "evilexe.pdf": a name that reorders
+		// itself on screen lies about what the file is.
+		if unicode.Is(unicode.Bidi_Control, r) {
+			return headerField(HeaderFileName, "the name contains the bidirectional control character U+%04X; file names may not hold bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), which make a name display as another", r)
 		}
 	}
 	return nil

@@ -2,6 +2,8 @@ package files
 
 import (
 	"errors"
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -43,6 +45,21 @@ func TestInvalidFileNamesAreValidationErrorsOnTheHeader(t *testing.T) {
 		var ae *apierr.Error
 		if !errors.As(err, &ae) || ae.Code != apierr.ValidationFailed || len(ae.Errors) != 1 || ae.Errors[0].Location != "header.X-File-Name" {
 			t.Errorf("ParseFileName(%q) = %v; want validation_failed on header.X-File-Name", header, err)
+		}
+	}
+}
+
+// Issue 28, defect 2: "evil\u202efdp.exe" displays as "evilexe.pdf". Every
+// bidirectional control is refused, percent-encoded or not, with a message
+// naming the rule.
+func TestBidiControlsAreRefusedInFileNames(t *testing.T) {
+	for _, r := range []rune{0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069} {
+		header := "UTF-8''evil" + url.PathEscape(string(r)) + "fdp.exe"
+		_, err := ParseFileName(header)
+		var ae *apierr.Error
+		if !errors.As(err, &ae) || ae.Code != apierr.ValidationFailed || len(ae.Errors) != 1 || ae.Errors[0].Location != "header.X-File-Name" ||
+			!strings.Contains(ae.Errors[0].Message, fmt.Sprintf("bidirectional control character U+%04X", r)) {
+			t.Errorf("ParseFileName(%q) = %v; want validation_failed naming the bidirectional control U+%04X", header, err, r)
 		}
 	}
 }

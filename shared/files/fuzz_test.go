@@ -12,7 +12,7 @@ import (
 // An accepted X-File-Name is a name the rules allow, and its
 // Content-Disposition can never split or inject a header.
 func FuzzParseFileName(f *testing.F) {
-	for _, seed := range []string{"report.pdf", "UTF-8''na%C3%AFve%20r%C3%A9sum%C3%A9.txt", "utf-8'en'%E2%82%AC.txt", "a/b", "..", "UTF-8''%00", "UTF-8''%2F"} {
+	for _, seed := range []string{"report.pdf", "UTF-8''na%C3%AFve%20r%C3%A9sum%C3%A9.txt", "utf-8'en'%E2%82%AC.txt", "a/b", "..", "UTF-8''%00", "UTF-8''%2F", "UTF-8''evil%E2%80%AEfdp.exe"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
@@ -24,7 +24,7 @@ func FuzzParseFileName(f *testing.F) {
 			t.Fatalf("%q accepted as %q", header, name)
 		}
 		for _, r := range name {
-			if r == '/' || r == '\\' || unicode.IsControl(r) {
+			if r == '/' || r == '\\' || unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
 				t.Fatalf("%q accepted with %q in it", header, r)
 			}
 		}

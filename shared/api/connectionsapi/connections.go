@@ -10,11 +10,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"platformapi/shared/api"
+	"platformapi/shared/apierr"
 	"platformapi/shared/connections"
 	"platformapi/shared/envelope"
 	"platformapi/shared/idempotency"
@@ -40,10 +43,31 @@ type handlers struct {
 func Register(k *api.Kernel, d Deps) {
 	h := &handlers{k: k, conns: connections.NewRepo(idempotency.Deferring(d.Store), d.Sealer, k.Now)}
 	api.Register(k, "connections.list", http.StatusOK, h.list)
-	api.Register(k, "connections.create", http.StatusCreated, h.create)
+	api.Register(k, "connections.create", http.StatusCreated, h.create, guardCredentials)
 	api.Register(k, "connections.read", http.StatusOK, h.read)
-	api.Register(k, "connections.update", http.StatusOK, h.update)
+	api.Register(k, "connections.update", http.StatusOK, h.update, guardCredentials)
 	api.Register(k, "connections.delete", http.StatusOK, h.delete)
+}
+
+// guardCredentials answers a body whose credentials repeat a key before
+// the kernel's strict decoder does: its error names the key, which may be
+// a secret a client pasted there, and a 400 is stored in clear for
+// idempotent replay.
+func guardCredentials(op *huma.Operation) {
+	op.Middlewares = append(op.Middlewares, func(ctx huma.Context, next func(huma.Context)) {
+		r, w := humago.Unwrap(ctx)
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			api.WriteProblem(w, r, apierr.Invalid("The request body could not be read."))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if err := connections.CheckBody(body); err != nil {
+			api.WriteProblem(w, r, err)
+			return
+		}
+		next(ctx)
+	})
 }
 
 // scope is the caller's account and project.

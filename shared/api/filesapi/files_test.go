@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -154,11 +155,16 @@ func TestTheFileNameHeaderIsASCIIOrRFC8187(t *testing.T) {
 		{"EncodedControl", "UTF-8''a%0Ab.txt", "", ""},
 		{"Latin1", "ISO-8859-1''r%E9sum%E9.pdf", "", ""},
 		{"TooLong", strings.Repeat("a", 256), "", ""},
+		{"RightToLeftOverride", "UTF-8''evil%E2%80%AEfdp.exe", "", ""},
+		{"FirstStrongIsolate", "UTF-8''a%E2%81%A8b.txt", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := upload(e, root, []byte("x"), map[string]string{"X-File-Name": tc.header})
 			if tc.filename == "" {
 				e.Must(r, 400, "validation_failed")
+				if strings.Contains(tc.header, "%E2%80%AE") && !strings.Contains(string(r.Raw), "bidirectional control character U+202E") {
+					t.Fatalf("the refusal does not name the rule: %s", r.Raw)
+				}
 				return
 			}
 			e.Must(r, 201)
@@ -285,6 +291,39 @@ func TestAReplayedUploadAnswersTheSameRecord(t *testing.T) {
 		e.Must(upload(e, root, []byte("2"), nil), 201)
 		e.Must(upload(e, root, []byte("3"), nil), 409, "quota_exceeded")
 	}, apitest.Options{FileQuota: files.Quota{MaxFiles: 2, MaxBytes: 1 << 20}})
+}
+
+// Issue 28, defect 1: the name, checksum, purpose and media type are inputs
+// of an upload as much as its bytes: a retry that changes one of them with
+// the same Idempotency-Key is 409, never the first upload's record.
+func TestAnUploadRetriedWithOtherHeadersIsAReusedKey(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
+		root, _ := e.RootKey(1, nil)
+		base := map[string]string{"Content-Type": "text/plain", "X-File-Name": "once.txt", "X-Content-Sha256": sum([]byte("once")), "X-Service-File-Purpose": "notes"}
+		idem := apitest.Idem()
+		e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/files", Key: root, Idem: idem, Body: []byte("once"), Headers: base}), 201)
+		for _, change := range []struct{ header, value string }{
+			{"X-File-Name", "other.txt"},
+			{"X-Content-Sha256", ""},
+			{"X-Service-File-Purpose", "invoices"},
+			{"X-Service-File-Purpose", ""},
+			{"Content-Type", "text/html"},
+		} {
+			t.Run(change.header+"="+change.value, func(t *testing.T) {
+				h := maps.Clone(base)
+				if change.value == "" {
+					delete(h, change.header)
+				} else {
+					h[change.header] = change.value
+				}
+				e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/files", Key: root, Idem: idem, Body: []byte("once"), Headers: h}), 409, "idempotency_key_reused")
+			})
+		}
+		again := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/files", Key: root, Idem: idem, Body: []byte("once"), Headers: base}), 201)
+		if again.Header.Get("Idempotent-Replayed") != "true" || len(ids(e, root, nil)) != 1 {
+			t.Fatalf("the unchanged retry: %v %s", again.Header, again.Raw)
+		}
+	})
 }
 
 // The quota counts files and bytes per project; a deletion gives both back.
