@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/apitime"
 )
 
 // The test server listens on 127.0.0.1: that is the client address.
@@ -107,7 +108,7 @@ func TestAKeyIsNotValidBeforeItsNotBefore(t *testing.T) {
 		root, _ := e.RootKey(1, nil)
 		start := e.Clock.Now().Add(time.Hour)
 		later, rec := e.Child(root, map[string]any{"notBefore": start.Format(time.RFC3339)})
-		if rec.Str("notBefore") != start.UTC().Format(time.RFC3339) {
+		if rec.Str("notBefore") != apitime.Format(start) {
 			t.Fatalf("notBefore = %s", rec.Raw)
 		}
 		r := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/api-keys", Key: later}), 401, "key_not_yet_valid")
@@ -129,11 +130,11 @@ func TestAChildCannotStartBeforeItsAncestors(t *testing.T) {
 		e.Clock.Advance(time.Hour)
 		e.Must(createKey(e, parent, map[string]any{"notBefore": start.Add(-time.Second).Format(time.RFC3339)}), 403, "delegation_denied")
 		_, rec := e.Child(parent, map[string]any{})
-		if rec.Str("notBefore") != start.UTC().Format(time.RFC3339) {
+		if rec.Str("notBefore") != apitime.Format(start) {
 			t.Fatalf("the child does not inherit notBefore: %s", rec.Raw)
 		}
 		_, rec = e.Child(parent, map[string]any{"notBefore": start.Add(time.Minute).Format(time.RFC3339)})
-		if rec.Str("notBefore") != start.Add(time.Minute).UTC().Format(time.RFC3339) {
+		if rec.Str("notBefore") != apitime.Format(start.Add(time.Minute)) {
 			t.Fatalf("a later start: %s", rec.Raw)
 		}
 		exp := e.Clock.Now().Add(2 * time.Hour)
@@ -169,8 +170,8 @@ func TestLastUsedAtIsWrittenAtMostOnceAMinute(t *testing.T) {
 		if n := lastUsedAtWrites(e) - before; n != 1 {
 			t.Fatalf("%d lastUsedAt writes for 5 requests within a minute, want 1", n)
 		}
-		if got := listed(e, root, id)["lastUsedAt"]; got != used.UTC().Format(time.RFC3339) {
-			t.Fatalf("lastUsedAt = %v, want %s", got, used.UTC().Format(time.RFC3339))
+		if got := listed(e, root, id)["lastUsedAt"]; got != apitime.Format(used) {
+			t.Fatalf("lastUsedAt = %v, want %s", got, apitime.Format(used))
 		}
 		e.Clock.Advance(11 * time.Second) // a minute after the first use
 		again := e.Clock.Now()
@@ -178,8 +179,8 @@ func TestLastUsedAtIsWrittenAtMostOnceAMinute(t *testing.T) {
 		if n := lastUsedAtWrites(e) - before; n != 2 {
 			t.Fatalf("%d lastUsedAt writes after a minute, want 2", n)
 		}
-		if got := listed(e, root, id)["lastUsedAt"]; got != again.UTC().Format(time.RFC3339) {
-			t.Fatalf("lastUsedAt = %v, want %s", got, again.UTC().Format(time.RFC3339))
+		if got := listed(e, root, id)["lastUsedAt"]; got != apitime.Format(again) {
+			t.Fatalf("lastUsedAt = %v, want %s", got, apitime.Format(again))
 		}
 		// A refused request is no use of the key.
 		denied, rec := e.Child(root, map[string]any{"allowedIps": []string{"10.0.0.0/8"}})

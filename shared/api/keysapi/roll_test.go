@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/apitime"
 )
 
 func roll(e *apitest.Env, caller, id string, expiresAt time.Time) *apitest.Resp {
@@ -39,10 +40,10 @@ func TestARolledKeyAndItsSuccessorBothWorkUntilTheChosenExpiry(t *testing.T) {
 			}
 		}
 		prev := r.Body["previousKey"].(map[string]any)
-		if prev["id"] != oldID || prev["expiresAt"] != until.UTC().Format(time.RFC3339) || prev["rolledTo"] != nextID {
+		if prev["id"] != oldID || prev["expiresAt"] != apitime.Format(until) || prev["rolledTo"] != nextID {
 			t.Fatalf("previousKey = %v", prev)
 		}
-		if l := listed(e, root, oldID); l["expiresAt"] != until.UTC().Format(time.RFC3339) || l["rolledTo"] != nextID {
+		if l := listed(e, root, oldID); l["expiresAt"] != apitime.Format(until) || l["rolledTo"] != nextID {
 			t.Fatalf("listed rolled key = %v", l)
 		}
 		for _, k := range []string{old, next} {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/apitime"
 	"platformapi/shared/webhooks"
 )
 
@@ -130,7 +131,7 @@ func TestWebhookSecretIsShownOnlyOnCreateAndRotate(t *testing.T) {
 		}
 	}
 	rot := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/webhooks/" + id + "/rotate-secret", Key: root, Idem: apitest.Idem()}), 200)
-	if s := rot.Str("secret"); !strings.HasPrefix(s, "whsec_") || s == secret || rot.Str("previousSecretExpiresAt") != e.Clock.Now().Add(24*time.Hour).Format(time.RFC3339) {
+	if s := rot.Str("secret"); !strings.HasPrefix(s, "whsec_") || s == secret || rot.Str("previousSecretExpiresAt") != apitime.Format(e.Clock.Now().Add(24*time.Hour)) {
 		t.Fatalf("rotate %s", rot.Raw)
 	}
 	if strings.Contains(e.Logs.String(), secret) || strings.Contains(e.Logs.String(), rot.Str("secret")) {
