@@ -15,11 +15,27 @@ import (
 	"platformapi/shared/routes"
 )
 
-// AuditRecorder keeps the audit event of a request (spec 4.2). Record is the
-// one storage write auditing adds to a request: *audit.Recorder is one Put
-// on DynamoDB (its stream feeds the rollup) and one transaction embedded.
+// AuditRecorder keeps the audit event of a request (spec 4.2). Record is
+// what auditing adds to a request: *audit.Recorder is one Put on DynamoDB
+// (its stream feeds the rollup) and one journal write(2) embedded.
 type AuditRecorder interface {
 	Record(ctx context.Context, e audit.Event) error
+}
+
+// auditFlusher is a recorder that commits events after Record returns
+// (the embedded one): FlushAudit makes them visible.
+type auditFlusher interface {
+	Flush(ctx context.Context) error
+}
+
+// FlushAudit commits every audit event recorded so far, so that the audit
+// and usage readers see the event of every request already answered. A
+// recorder that writes on Record has nothing to flush.
+func (k *Kernel) FlushAudit(ctx context.Context) error {
+	if f, ok := k.cfg.Audit.(auditFlusher); ok {
+		return f.Flush(ctx)
+	}
+	return nil
 }
 
 // auditTimeout bounds the event's write after the response is known; it

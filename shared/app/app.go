@@ -190,7 +190,11 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		}
 		rt.Files = filesBucket
 		rt.closers = append(rt.closers, filesBucket.Close)
-		rec := audit.NewEmbeddedRecorder(st, nil)
+		rec, err := audit.NewEmbeddedRecorder(st, nil, filepath.Join(c.DataDir, "audit"))
+		if err != nil {
+			_ = rt.Close()
+			return nil, err
+		}
 		rt.Audit = rec
 		rt.closers = append(rt.closers, func() error { rec.Close(); return nil })
 	case "aws":

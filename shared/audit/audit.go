@@ -13,8 +13,8 @@
 //	                                            Retention after it occurred
 //	audroll#<eventId> | rolled                  the rollup marker: the event
 //	                                            is counted; same expiry
-//	audpending | <eventId>                      embedded only: an event not yet
-//	                                            counted (the crash-recovery list)
+//	audpending | <eventId>                      a settlement event not yet
+//	                                            counted (embedded: the catch-up list)
 //	use#<acct>#<yyyymmdd> | <hh>#<keyId>#<project|->#<service|->#<operation>
 //	                                            one hour's counters of one key
 //	                                            in one project, service and
@@ -34,6 +34,7 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -136,9 +137,25 @@ func expiry(occurredAt time.Time) int64 { return occurredAt.Add(Retention).Unix(
 // encode is the event's item in the given shard.
 func encode(e *Event, shard int) store.Item {
 	it := store.NewItem(store.Key{PK: eventPK(e.AccountID, dayOf(e.OccurredAt), shard), SK: e.ID})
-	it.SetDoc(stored{Event: *e, Account: e.AccountID, Path: e.KeyPath, Service: e.ServiceID, ChargedMicro: e.ChargedMicro})
+	it.SetDoc(toStored(e))
 	it[store.AttrExpiresAt] = expiry(e.OccurredAt)
 	return it
+}
+
+func toStored(e *Event) stored {
+	return stored{Event: *e, Account: e.AccountID, Path: e.KeyPath, Service: e.ServiceID, ChargedMicro: e.ChargedMicro}
+}
+
+// fromStored is the event a stored document holds, or an error when it
+// lacks what every event has.
+func fromStored(s stored) (Event, error) {
+	e := s.Event
+	e.AccountID, e.KeyPath, e.ServiceID = s.Account, s.Path, s.Service
+	e.setCharged(s.ChargedMicro)
+	if e.ID == "" || e.AccountID == "" || len(e.KeyPath) == 0 {
+		return Event{}, fmt.Errorf("incomplete event")
+	}
+	return e, nil
 }
 
 // IsEventPK reports whether a partition key of the table holds audit events
@@ -153,19 +170,35 @@ func DecodeItem(it store.Item) (Event, error) {
 	if err := it.Doc(&s); err != nil {
 		return Event{}, fmt.Errorf("audit: decode %s: %w", it.Key(), err)
 	}
-	e := s.Event
-	e.AccountID, e.KeyPath, e.ServiceID = s.Account, s.Path, s.Service
-	e.setCharged(s.ChargedMicro)
-	if e.ID == "" || e.AccountID == "" || len(e.KeyPath) == 0 {
-		return Event{}, fmt.Errorf("audit: decode %s: incomplete event", it.Key())
+	e, err := fromStored(s)
+	if err != nil {
+		return Event{}, fmt.Errorf("audit: decode %s: %w", it.Key(), err)
 	}
 	return e, nil
 }
 
 // Repo answers the audit and usage queries.
 type Repo struct {
-	st  store.Store
-	now func() time.Time
+	st    store.Store
+	now   func() time.Time
+	flush func(context.Context) error
+}
+
+// ReadingAfter makes every read first call flush (the embedded recorder's
+// Flush): a request's event is then listed and counted as soon as the
+// request is answered, though the recorder commits it later. Nil reads
+// what the store holds.
+func (r *Repo) ReadingAfter(flush func(context.Context) error) *Repo {
+	r.flush = flush
+	return r
+}
+
+// settle runs the flush before a read.
+func (r *Repo) settle(ctx context.Context) error {
+	if r.flush == nil {
+		return nil
+	}
+	return r.flush(ctx)
 }
 
 // NewRepo builds the read side; now defaults to time.Now.

@@ -1,8 +1,35 @@
 package audit
 
+import "errors"
+
 // SetMaxScan lowers the per-page scan budget for a test and restores it.
 func SetMaxScan(n int) (restore func()) {
 	old := maxScan
 	maxScan = n
 	return func() { maxScan = old }
+}
+
+// HoldFlushes keeps the recorder from committing anything until release:
+// every event stays in its journal only.
+func (r *Recorder) HoldFlushes() (release func()) {
+	r.flushMu.Lock()
+	return r.flushMu.Unlock
+}
+
+// Kill leaves the recorder as kill -9 leaves a process: what its journal's
+// segments hold stays there uncommitted, and it records nothing more.
+func (r *Recorder) Kill() {
+	j := r.journal
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_ = j.f.Close()
+	j.f, j.wrote, j.pending, j.closed = nil, false, nil, nil
+	j.err = errors.New("audit: killed")
+}
+
+// StopFlusher stops the recorder's goroutine: events then wait in the
+// journal until a reader's (or Close's) Flush.
+func (r *Recorder) StopFlusher() {
+	r.stop()
+	r.done.Wait()
 }

@@ -2,6 +2,8 @@ package audit_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -111,6 +113,38 @@ func requestIDs(evs []audit.Event) map[string]bool {
 	out := map[string]bool{}
 	for _, e := range evs {
 		out[e.RequestID] = true
+	}
+	return out
+}
+
+// embedded is an embedded recorder with its journal in dir, closed at the
+// end of the test.
+func embedded(t testing.TB, w *world, dir string) *audit.Recorder {
+	t.Helper()
+	rec, err := audit.NewEmbeddedRecorder(w.st, w.clock, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rec.Close)
+	return rec
+}
+
+// copyDir copies the files of dir into a new directory.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	out := t.TempDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, e.Name()), raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return out
 }

@@ -192,6 +192,9 @@ func (r *Repo) List(ctx context.Context, f Filter) ([]Event, string, error) {
 	if err := f.validate(); err != nil {
 		return nil, "", err
 	}
+	if err := r.settle(ctx); err != nil {
+		return nil, "", err
+	}
 	since, until := f.Since.UTC().Truncate(time.Millisecond), f.Until.UTC().Truncate(time.Millisecond)
 	floor := lowestID(since)
 	day, after := dayOf(until.Add(-time.Millisecond)), lowestID(until)

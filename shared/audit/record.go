@@ -18,22 +18,33 @@ import (
 //
 // On AWS (NewRecorder) Record is one PutItem; the table's stream carries the
 // new item to the rollup function, which reads it at no read-unit cost.
-// Embedded (NewEmbeddedRecorder) there is no stream: Record is one store
-// transaction that writes the event and its entry on the pending list, and a
-// goroutine rolls events up from a bounded channel. A full channel or a
-// crash loses nothing: the pending list still holds the event and Catchup
-// (at start, and whenever the channel overflowed or a rollup failed) counts
-// it; the rollup's marker makes a second count impossible.
+//
+// Embedded (NewEmbeddedRecorder) a request never waits for the store: Record
+// appends the event to the journal (one write(2), no fsync) and a flusher
+// goroutine commits everything written since its last commit in as few
+// store transactions as the item limit allows, each putting the events
+// (on the condition that they are new: the event is its own marker) and
+// adding them to their usage counters. Under load one commit carries many
+// events, so the store's single writer and its fsync are paid per batch,
+// not per request. A killed process loses nothing: its journal is replayed
+// at the next start. Readers in the process call Flush first, so a request's
+// event is listed (and counted) right after its answer.
+//
+// Events other transactions commit (settlements, SettlementOps) wait on the
+// pending list, which the flusher's periodic Catchup counts; the rollup's
+// marker makes a second count impossible.
 type Recorder struct {
 	st      store.Store
 	now     func() time.Time
 	pending bool
 
-	rollup *Rollup
-	queue  chan Event
-	missed atomic.Bool
-	stop   context.CancelFunc
-	done   sync.WaitGroup
+	rollup  *Rollup
+	journal *journal
+	wake    chan struct{}
+	flushMu sync.Mutex
+	lag     atomic.Int64 // the longest an event waited for its commit, in ns
+	stop    context.CancelFunc
+	done    sync.WaitGroup
 }
 
 // NewRecorder is the AWS recorder: one Put per event, rolled up by the stream.
@@ -44,36 +55,47 @@ func NewRecorder(st store.Store, now func() time.Time) *Recorder {
 	return &Recorder{st: st, now: now}
 }
 
-// queueSize bounds the events waiting for the in-process rollup; beyond it
-// Record does not wait, and Catchup counts the overflow from the pending list.
-const queueSize = 4096
+// maxBacklog bounds the events waiting in the journal for the flusher: a
+// request that finds it full commits them itself, so memory and the tail a
+// machine crash can lose stay bounded when the store falls behind.
+const maxBacklog = 20_000
 
-// catchupEvery is how often the embedded worker counts the pending list:
-// events written by other transactions (settlements), an overflow, a failed
-// rollup. An empty list costs one cursor seek.
+// catchupEvery is how often the embedded worker counts the pending list
+// (settlements written by other transactions) and retries a failed flush.
+// An empty list costs one cursor seek.
 const catchupEvery = 2 * time.Second
 
-// NewEmbeddedRecorder is the in-process recorder: it starts the rollup
-// goroutine, which first counts what a previous process left pending. Close
-// stops it.
-func NewEmbeddedRecorder(st store.Store, now func() time.Time) *Recorder {
+// NewEmbeddedRecorder is the in-process recorder with its journal in dir. It
+// first commits what the journal of a previous process holds, then starts
+// the flusher, which counts what that process left pending. Close stops it.
+func NewEmbeddedRecorder(st store.Store, now func() time.Time, dir string) (*Recorder, error) {
+	j, left, segs, err := openJournal(dir)
+	if err != nil {
+		return nil, err
+	}
 	r := NewRecorder(st, now)
 	r.pending = true
 	r.rollup = NewRollup(st, RollupPending())
-	r.queue = make(chan Event, queueSize)
+	r.journal = j
+	r.wake = make(chan struct{}, 1)
+	if err := r.commit(context.Background(), left); err != nil {
+		j.close()
+		return nil, fmt.Errorf("audit: replay the journal: %w", err)
+	}
+	j.remove(segs)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
-	r.missed.Store(true)
 	r.done.Add(1)
 	go r.run(ctx)
-	return r
+	return r, nil
 }
 
-// Record stores one event and returns once it is durable. It assigns the id
-// (sortable by OccurredAt, which defaults to now and is kept to the
-// millisecond the id carries) and the retention; KeyID is the last element
-// of KeyPath. Errors are internal: the caller logs them and answers the
-// request anyway.
+// Record stores one event: on AWS it returns once the event is durable;
+// embedded, once it is in the journal, which a process kill does not lose.
+// It assigns the id (sortable by OccurredAt, which defaults to now and is
+// kept to the millisecond the id carries) and the retention; KeyID is the
+// last element of KeyPath. Errors are internal: the caller logs them and
+// answers the request anyway.
 func (r *Recorder) Record(ctx context.Context, e Event) error {
 	if e.AccountID == "" || len(e.KeyPath) == 0 || e.Operation == "" || e.Status < 100 || e.Status > 599 {
 		return fmt.Errorf("audit: record needs an account, a key path, an operation and a status")
@@ -81,33 +103,39 @@ func (r *Recorder) Record(ctx context.Context, e Event) error {
 	if e.OccurredAt.IsZero() {
 		e.OccurredAt = r.now()
 	}
-	it := prepare(&e)
-	if !r.pending {
-		if err := r.st.Put(ctx, it); err != nil {
+	if r.journal == nil {
+		if err := r.st.Put(ctx, prepare(&e)); err != nil {
 			return fmt.Errorf("audit: record: %w", err)
 		}
 		return nil
 	}
-	p := store.NewItem(pendingKey(e.ID))
-	p[store.AttrDoc], p[store.AttrExpiresAt] = it[store.AttrDoc], it[store.AttrExpiresAt]
-	if err := r.st.Transact(ctx, []store.Op{store.PutOp(it), store.PutOp(p)}); err != nil {
-		return fmt.Errorf("audit: record: %w", err)
+	stamp(&e)
+	waiting, err := r.journal.append(e, rand.IntN(Shards))
+	if err != nil {
+		return err
+	}
+	if waiting >= maxBacklog {
+		return r.Flush(ctx)
 	}
 	select {
-	case r.queue <- e:
+	case r.wake <- struct{}{}:
 	default:
-		r.missed.Store(true)
 	}
 	return nil
 }
 
-// prepare assigns the event's id (sortable by OccurredAt, kept to the
-// millisecond the id carries) and returns its item in a random shard.
-func prepare(e *Event) store.Item {
+// stamp assigns the event's id (sortable by OccurredAt, kept to the
+// millisecond the id carries), its key id and its charge.
+func stamp(e *Event) {
 	e.OccurredAt = e.OccurredAt.UTC().Truncate(time.Millisecond)
 	e.ID = ids.New("aud", e.OccurredAt)
 	e.KeyID = e.KeyPath[len(e.KeyPath)-1]
 	e.setCharged(e.ChargedMicro)
+}
+
+// prepare stamps the event and returns its item in a random shard.
+func prepare(e *Event) store.Item {
+	stamp(e)
 	return encode(e, rand.IntN(Shards))
 }
 
@@ -125,71 +153,161 @@ func SettlementOps(e *Event) []store.Op {
 	return []store.Op{store.PutOp(it), store.PutOp(p)}
 }
 
-// Close stops the embedded rollup and waits for it; events still queued
-// stay on the pending list for the next Catchup.
+// Close stops the flusher and commits what the journal still holds; what
+// it cannot commit stays in the journal for the next start.
 func (r *Recorder) Close() {
-	if r.stop != nil {
-		r.stop()
-		r.done.Wait()
+	if r.stop == nil {
+		return
 	}
+	r.stop()
+	r.done.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Flush(ctx); err != nil {
+		slog.Warn("audit: the journal keeps events for the next start", "err", err)
+	}
+	r.journal.close()
 }
 
-// rollupBatch is how many queued events one rollup call takes at most.
-const rollupBatch = 32
+// CommitLag is the longest an event waited in the journal for its commit
+// since the last call: what a machine crash (not a process crash) could have
+// lost at that moment.
+func (r *Recorder) CommitLag() time.Duration { return time.Duration(r.lag.Swap(0)) }
 
 func (r *Recorder) run(ctx context.Context) {
 	defer r.done.Done()
 	tick := time.NewTicker(catchupEvery)
 	defer tick.Stop()
-	batch := make([]Event, 0, rollupBatch)
 	for {
-		if r.missed.Swap(false) {
-			if err := r.Catchup(ctx); err != nil {
-				r.missed.Store(true)
-				if ctx.Err() == nil {
-					slog.Warn("audit: catchup failed", "err", err)
-				}
-			}
+		// The first round counts what a previous process left pending.
+		if err := r.Catchup(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn("audit: catchup failed; the next tick retries", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			// Events other transactions wrote (settlements) wait on the
-			// pending list for this catch-up.
-			r.missed.Store(true)
-			continue
-		case e := <-r.queue:
-			batch = append(batch[:0], e)
-		}
-	drain:
-		for len(batch) < rollupBatch {
+	flush:
+		for {
 			select {
-			case e := <-r.queue:
-				batch = append(batch, e)
-			default:
-				break drain
-			}
-		}
-		if _, err := r.rollup.Apply(ctx, batch); err != nil {
-			r.missed.Store(true)
-			if ctx.Err() == nil {
-				slog.Warn("audit: rollup failed; catchup will retry", "err", err)
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				break flush
+			case <-r.wake:
+				if err := r.Flush(ctx); err != nil && ctx.Err() == nil {
+					slog.Warn("audit: flush failed; the next tick retries", "err", err)
+				}
 			}
 		}
 	}
 }
 
-// Catchup counts every event on the pending list, oldest first: after a
-// restart, an overflow or a failed rollup. Safe to run alongside the
-// worker: the rollup marker lets only one of them count an event.
+// Flush commits every event the journal holds; once it returns nil, every
+// event recorded before the call is listed and counted. Readers in the
+// process call it first (Repo.ReadingAfter).
+func (r *Recorder) Flush(ctx context.Context) error {
+	if r.journal == nil {
+		return nil
+	}
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	batch, segs := r.journal.take()
+	if err := r.commit(ctx, batch); err != nil {
+		r.journal.giveBack(batch, segs)
+		return err
+	}
+	r.journal.remove(segs)
+	if len(batch) > 0 && !batch[0].written.IsZero() {
+		lag := int64(time.Since(batch[0].written))
+		for {
+			old := r.lag.Load()
+			if lag <= old || r.lag.CompareAndSwap(old, lag) {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// commit writes journaled events and counts them, in transactions of at
+// most store.MaxTransactItems: each event's item and one update per
+// counter the chunk touches.
+func (r *Recorder) commit(ctx context.Context, batch []journaled) error {
+	for len(batch) > 0 {
+		n, counters := 0, map[store.Key]bool{}
+		for n < len(batch) {
+			k := counterKey(&batch[n].e)
+			grow := 1
+			if !counters[k] {
+				grow++
+			}
+			if n+len(counters)+grow > store.MaxTransactItems {
+				break
+			}
+			counters[k] = true
+			n++
+		}
+		if err := r.commitChunk(ctx, batch[:n]); err != nil {
+			return err
+		}
+		batch = batch[n:]
+	}
+	return nil
+}
+
+// commitChunk puts the chunk's new events, each on the condition that it
+// does not exist yet, with their counter updates. An event that exists was
+// committed with its counts (a replayed journal, a duplicate line), and is
+// left out.
+func (r *Recorder) commitChunk(ctx context.Context, chunk []journaled) error {
+	keys := make([]store.Key, 0, len(chunk))
+	for _, j := range chunk {
+		keys = append(keys, store.Key{PK: eventPK(j.e.AccountID, dayOf(j.e.OccurredAt), j.shard), SK: j.e.ID})
+	}
+	seen, err := r.st.BatchGet(ctx, keys)
+	if err != nil {
+		return fmt.Errorf("audit: commit: %w", err)
+	}
+	var fresh []Event
+	var items []store.Item
+	for i, j := range chunk {
+		if _, done := seen[keys[i].String()]; !done && !dupIn(fresh, j.e.ID) {
+			fresh = append(fresh, j.e)
+			items = append(items, encode(&chunk[i].e, j.shard))
+		}
+	}
+	for len(fresh) > 0 {
+		ops := make([]store.Op, 0, len(fresh)+1)
+		for _, it := range items {
+			ops = append(ops, store.PutOp(it, store.NotExists()))
+		}
+		err := r.st.Transact(ctx, append(ops, counterOps(fresh)...))
+		var tx *store.TxError
+		if errors.As(err, &tx) && tx.Index < len(fresh) {
+			// Committed by a concurrent replay between the read and now.
+			fresh = append(fresh[:tx.Index], fresh[tx.Index+1:]...)
+			items = append(items[:tx.Index], items[tx.Index+1:]...)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("audit: commit: %w", err)
+		}
+		return nil
+	}
+	return nil
+}
+
+// Catchup commits the journal, then counts every event on the pending
+// list, oldest first: settlements, and what a previous process left. Safe
+// to run alongside the flusher: the rollup marker lets only one of them
+// count an event.
 func (r *Recorder) Catchup(ctx context.Context) error {
 	if !r.pending {
 		return errors.New("audit: catchup is for the embedded recorder")
 	}
+	if err := r.Flush(ctx); err != nil {
+		return err
+	}
 	after := ""
 	for {
-		page, err := r.st.Query(ctx, store.Query{PK: pendingPK, After: after, Limit: rollupBatch})
+		page, err := r.st.Query(ctx, store.Query{PK: pendingPK, After: after, Limit: chunkEvents})
 		if err != nil {
 			return fmt.Errorf("audit: catchup: %w", err)
 		}

@@ -133,6 +133,11 @@ func (r *Rollup) ops(fresh, all []Event) []store.Op {
 			}
 		}
 	}
+	return append(ops, counterOps(fresh)...)
+}
+
+// counterOps adds each event to its hourly counter, one update per counter.
+func counterOps(evs []Event) []store.Op {
 	type counter struct {
 		key store.Key
 		set map[string]any
@@ -140,7 +145,7 @@ func (r *Rollup) ops(fresh, all []Event) []store.Op {
 	}
 	var counters []*counter
 	index := map[store.Key]*counter{}
-	for _, e := range fresh {
+	for _, e := range evs {
 		k := counterKey(&e)
 		c := index[k]
 		if c == nil {
@@ -154,6 +159,7 @@ func (r *Rollup) ops(fresh, all []Event) []store.Op {
 		}
 		c.add[attrMicro] += e.ChargedMicro
 	}
+	ops := make([]store.Op, 0, len(counters))
 	for _, c := range counters {
 		ops = append(ops, store.UpdateOp(c.key, store.Update{Set: c.set, Add: c.add}))
 	}

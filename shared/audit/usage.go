@@ -153,6 +153,9 @@ func (r *Repo) Usage(ctx context.Context, f UsageFilter) ([]UsageBucket, string,
 	if err := f.validate(); err != nil {
 		return nil, "", err
 	}
+	if err := r.settle(ctx); err != nil {
+		return nil, "", err
+	}
 	from := f.Start
 	if f.Cursor != "" {
 		pos, err := paging.After(f.Cursor)

@@ -95,37 +95,50 @@ func TestUsageAgreesExactlyWithTheAuditEvents(t *testing.T) {
 		if be.Name != teststores.Embedded.Name {
 			n = 120 // the emulator serves one request at a time
 		}
-		for _, mode := range []string{"stream with redelivery", "embedded after a restart"} {
+		for _, mode := range []string{"stream with redelivery", "embedded journal replayed after a kill"} {
 			t.Run(mode, func(t *testing.T) {
 				w := newWorld(t, be)
-				ctx := context.Background()
 				traffic := w.traffic(n)
-				var rollup *audit.Rollup
 				if strings.HasPrefix(mode, "stream") {
 					recordConcurrently(t, audit.NewRecorder(w.st, w.clock), traffic)
-					rollup = audit.NewRollup(w.st)
 				} else {
-					rec := audit.NewEmbeddedRecorder(w.st, w.clock)
+					// Killed with everything still in its journal, which
+					// is then replayed three times, twice at once.
+					dir := t.TempDir()
+					rec := embedded(t, w, dir)
+					release := rec.HoldFlushes()
 					recordConcurrently(t, rec, traffic)
-					rec.Close() // whatever was still queued stays pending
-					again := audit.NewEmbeddedRecorder(w.st, w.clock)
-					if err := again.Catchup(ctx); err != nil {
-						t.Fatal(err)
+					rec.Kill()
+					release()
+					copies := []string{copyDir(t, dir), copyDir(t, dir)}
+					embedded(t, w, dir).Close()
+					var wg sync.WaitGroup
+					for _, c := range copies {
+						wg.Go(func() {
+							again, err := audit.NewEmbeddedRecorder(w.st, w.clock, c)
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							again.Close()
+						})
 					}
-					again.Close()
-					rollup = audit.NewRollup(w.st, audit.RollupPending())
+					wg.Wait()
 				}
 				recorded := w.all(t, w.window(w.viewer(w.root, "")))
 				if len(recorded) != n {
 					t.Fatalf("listed %d events, recorded %d", len(recorded), n)
 				}
-				// At-least-once delivery: everything, in two concurrent
-				// overlapping streams, then a third of it once more.
-				var wg sync.WaitGroup
-				wg.Go(func() { deliver(t, rollup, recorded) })
-				wg.Go(func() { deliver(t, rollup, recorded[n/2:]) })
-				wg.Wait()
-				deliver(t, rollup, recorded[:n/3])
+				if strings.HasPrefix(mode, "stream") {
+					// At-least-once delivery: everything, in two concurrent
+					// overlapping streams, then a third of it once more.
+					rollup := audit.NewRollup(w.st)
+					var wg sync.WaitGroup
+					wg.Go(func() { deliver(t, rollup, recorded) })
+					wg.Go(func() { deliver(t, rollup, recorded[n/2:]) })
+					wg.Wait()
+					deliver(t, rollup, recorded[:n/3])
+				}
 
 				viewers := map[string]audit.Viewer{
 					"root": w.viewer(w.root, ""), "a": w.viewer(w.a, ""), "b": w.viewer(w.b, ""),
@@ -251,12 +264,15 @@ func TestARedeliveredEventIsCountedOnce(t *testing.T) {
 	})
 }
 
-func TestTheEmbeddedRollupCountsWhatACrashLeftPending(t *testing.T) {
+func TestTheEmbeddedRecorderCountsSettlementsLeftPending(t *testing.T) {
 	w := newWorld(t, teststores.Embedded)
 	ctx := context.Background()
-	crashed := audit.NewEmbeddedRecorder(w.st, w.clock)
-	crashed.Close() // its rollup is gone: events are written but not counted
-	recordConcurrently(t, crashed, w.traffic(40))
+	// Settlements commit inside other transactions, with no recorder.
+	for _, e := range w.traffic(40) {
+		if err := w.st.Transact(ctx, audit.SettlementOps(&e)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f := audit.UsageFilter{Viewer: w.viewer(w.root, ""), Start: t0.Add(-time.Hour), End: t0.Add(31 * time.Hour), BucketWidth: 24 * time.Hour}
 	count := func() (n int64) {
 		for _, s := range w.usage(t, f) {
@@ -265,27 +281,27 @@ func TestTheEmbeddedRollupCountsWhatACrashLeftPending(t *testing.T) {
 		return n
 	}
 	if n := count(); n != 0 {
-		t.Fatalf("counted %d before the restart", n)
+		t.Fatalf("counted %d before the recorder started", n)
 	}
-	restarted := audit.NewEmbeddedRecorder(w.st, w.clock) // catches up in its goroutine ...
+	rec := embedded(t, w, t.TempDir()) // catches up in its goroutine ...
 	var wg sync.WaitGroup
 	for range 2 { // ... while two more catch-ups race it
 		wg.Go(func() {
-			if err := restarted.Catchup(ctx); err != nil {
+			if err := rec.Catchup(ctx); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
-	restarted.Close()
+	rec.Close()
 	if n := count(); n != 40 {
-		t.Fatalf("counted %d after the restart, want 40", n)
+		t.Fatalf("counted %d after the catch-up, want 40", n)
 	}
 }
 
 func TestUsagePagesHoldAtMost168HourlyOr31DailyBuckets(t *testing.T) {
 	w := newWorld(t, teststores.Embedded)
-	rec := audit.NewEmbeddedRecorder(w.st, w.clock)
+	rec := embedded(t, w, t.TempDir())
 	ctx := context.Background()
 	start := t0.Add(-20 * time.Hour).Truncate(24 * time.Hour)
 	var evs []audit.Event
@@ -295,9 +311,6 @@ func TestUsagePagesHoldAtMost168HourlyOr31DailyBuckets(t *testing.T) {
 	w.setNow(start.Add(45 * 24 * time.Hour))
 	recordConcurrently(t, rec, evs)
 	rec.Close()
-	if err := audit.NewEmbeddedRecorder(w.st, w.clock).Catchup(ctx); err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		width time.Duration
 		days  int

@@ -253,7 +253,10 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	}
 	logs := &SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
-	auditRec := audit.NewEmbeddedRecorder(st, c.Now)
+	auditRec, err := audit.NewEmbeddedRecorder(st, c.Now, filepath.Join(t.TempDir(), "audit"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(auditRec.Close)
 	k := platform.New(api.Config{
 		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: auditRec,

@@ -30,7 +30,7 @@ type handlers struct {
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) {
-	h := &handlers{k: k, repo: audit.NewRepo(d.Store, k.Now)}
+	h := &handlers{k: k, repo: audit.NewRepo(d.Store, k.Now).ReadingAfter(k.FlushAudit)}
 	api.Register(k, "auditEvents.list", http.StatusOK, h.list, api.Describe(listDoc), withExample(eventsExample))
 	api.Register(k, "usage.read", http.StatusOK, h.usage, api.Describe(usageDoc), withExample(usageExample))
 }
