@@ -10,6 +10,7 @@
 package apitime
 
 import (
+	stdjson "encoding/json"
 	"io"
 	"time"
 
@@ -31,9 +32,19 @@ func Format(t time.Time) string { return t.UTC().Format(Layout) }
 var options = json.JoinOptions(
 	jsonv1.DefaultOptionsV1(),
 	jsontext.EscapeForHTML(false),
-	json.WithMarshalers(json.MarshalToFunc(func(enc *jsontext.Encoder, t time.Time) error {
-		return enc.WriteToken(jsontext.String(Format(t)))
-	})),
+	json.WithMarshalers(json.JoinMarshalers(
+		json.MarshalToFunc(func(enc *jsontext.Encoder, t time.Time) error {
+			return enc.WriteToken(jsontext.String(Format(t)))
+		}),
+		// encoding/json's Number is a plain string type to this package;
+		// written as encoding/json writes it, a number ("" as 0).
+		json.MarshalToFunc(func(enc *jsontext.Encoder, n stdjson.Number) error {
+			if n == "" {
+				n = "0"
+			}
+			return enc.WriteValue(jsontext.Value(n))
+		}),
+	)),
 )
 
 // Marshal is json.Marshal with the API's times.

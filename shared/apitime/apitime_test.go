@@ -21,6 +21,8 @@ type nested struct {
 	Text  string             `json:"text"`
 	Empty []string           `json:"empty"`
 	Map   map[string]int     `json:"map"`
+	Num   stdjson.Number     `json:"num"`
+	Zero  stdjson.Number     `json:"zero"`
 }
 
 // TestEveryTimeIsUTCWithThreeFractionalDigits covers every place a
@@ -31,7 +33,7 @@ func TestEveryTimeIsUTCWithThreeFractionalDigits(t *testing.T) {
 	whole := time.Date(2026, 11, 26, 7, 25, 47, 0, time.UTC)
 	nanos := time.Date(2026, 11, 26, 7, 25, 47, 961_999_999, time.UTC)
 	v := nested{At: at, Maybe: &whole, Any: nanos, Raw: stdjson.RawMessage(`{"b":1, "a":"<x>"}`), Text: "<&> 2026-11-26T07:25:47.96Z",
-		Map: map[string]int{"b": 2, "a": 1}}
+		Map: map[string]int{"b": 2, "a": 1}, Num: "0.1"}
 	v.List = append(v.List, struct {
 		When time.Time `json:"when"`
 	}{whole})
@@ -40,12 +42,47 @@ func TestEveryTimeIsUTCWithThreeFractionalDigits(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"at":"2026-11-26T07:25:47.960Z","maybe":"2026-11-26T07:25:47.000Z","none":null,"any":"2026-11-26T07:25:47.961Z",` +
-		`"list":[{"when":"2026-11-26T07:25:47.000Z"}],"raw":{"b":1,"a":"<x>"},"text":"<&> 2026-11-26T07:25:47.96Z","empty":null,"map":{"a":1,"b":2}}`
+		`"list":[{"when":"2026-11-26T07:25:47.000Z"}],"raw":{"b":1,"a":"<x>"},"text":"<&> 2026-11-26T07:25:47.96Z","empty":null,"map":{"a":1,"b":2},"num":0.1,"zero":0}`
 	if string(got) != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 	var b strings.Builder
 	if err := apitime.Encode(&b, map[string]any{"t": whole}); err != nil || b.String() != `{"t":"2026-11-26T07:25:47.000Z"}`+"\n" {
 		t.Fatalf("Encode = %q, %v", b.String(), err)
+	}
+}
+
+// TestValuesWithoutTimesEncodeAsHumaDefaultDoes: the kernel's format
+// changed only for times, so every other body keeps its bytes.
+func TestValuesWithoutTimesEncodeAsHumaDefaultDoes(t *testing.T) {
+	type inner struct {
+		A string             `json:"a,omitempty"`
+		B *int               `json:"b"`
+		C []byte             `json:"c"`
+		D map[string]any     `json:"d"`
+		E stdjson.Number     `json:"e"`
+		F int64              `json:"f,string"`
+		G float64            `json:"g"`
+		H []string           `json:"h"`
+		I stdjson.RawMessage `json:"i,omitempty"`
+	}
+	for _, v := range []any{
+		inner{},
+		inner{A: "<a&b>", C: []byte("x"), D: map[string]any{"z": 1, "y": []any{"é", nil}}, E: "12.50", F: 7, G: 1e21, H: []string{}, I: stdjson.RawMessage(`[1]`)},
+		[]any{nil, true, 0.000001, "\u2028"},
+	} {
+		var want strings.Builder
+		enc := stdjson.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		var got strings.Builder
+		if err := apitime.Encode(&got, v); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("got  %s want %s", got.String(), want.String())
+		}
 	}
 }
