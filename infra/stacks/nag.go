@@ -10,7 +10,7 @@ import (
 // AwsSolutions finding is accepted and why. The reason sits next to the
 // resource it excuses, so changing the design means revisiting it;
 // appliesTo narrows an IAM5 acceptance to the named wildcards (a new
-// wildcard on the same role is still reported). TestAwsSolutionsNag runs
+// wildcard on the same role is still reported). TestAwsSolutionsNagFindsNoUnsuppressedErrorsOrWarnings runs
 // the pack.
 func nagAllow(c constructs.IConstruct, rule, reason string, appliesTo ...any) {
 	sup := &cdknag.NagPackSuppression{Id: jsii.String(rule), Reason: jsii.String(reason)}
@@ -54,7 +54,7 @@ func (s *PlatformStack) addNagSuppressions() {
 		nagAllow(role, "AwsSolutions-IAM5", reason, "Resource::*")
 		if f.Uses&(UseFiles|UseArchives|UseArtifactsRead|UseArtifactsWrite) != 0 {
 			nagAllow(role, "AwsSolutions-IAM5",
-				"CDK's Bucket.grantRead/grantReadWrite action groups (object versions, attributes, multipart parts the SDK's upload manager needs) on one bucket's ARN and its objects: object keys are chosen at run time, so <bucket>/* is the narrowest resource. Which function may touch which bucket is asserted by TestEveryFunctionTouchesOnlyWhatItUses.",
+				"CDK's Bucket.grantRead/grantReadWrite action groups (object versions, attributes, multipart parts the SDK's upload manager needs) on one bucket's ARN and its objects: object keys are chosen at run time, so <bucket>/* is the narrowest resource. Which function may touch which bucket is asserted by TestFunctionsMayTouchOnlyWhatTheyUse.",
 				nagBucketGrants...)
 		}
 	}
