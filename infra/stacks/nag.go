@@ -10,8 +10,8 @@ import (
 // AwsSolutions finding is accepted and why. The reason sits next to the
 // resource it excuses, so changing the design means revisiting it;
 // appliesTo narrows an IAM5 acceptance to the named wildcards (a new
-// wildcard on the same role is still reported). TestAwsSolutionsNagFindsNoUnsuppressedErrorsOrWarnings runs
-// the pack.
+// wildcard on the same role is still reported). The pack runs in
+// TestAwsSolutionsNagFindsNoUnsuppressedErrorsOrWarnings.
 func nagAllow(c constructs.IConstruct, rule, reason string, appliesTo ...any) {
 	sup := &cdknag.NagPackSuppression{Id: jsii.String(rule), Reason: jsii.String(reason)}
 	if len(appliesTo) > 0 {
