@@ -6,11 +6,11 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/approvalsapi"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	lambdaedge.Serve("approvals", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("approvals", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		return func(k *api.Kernel) { approvalsapi.Register(k, approvalsapi.Deps{Store: e.Kernel.Store}) }, nil
 	})
 }

@@ -8,11 +8,11 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/runsapi"
 	"platformapi/shared/blob/s3blob"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	lambdaedge.Serve("artifacts", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("artifacts", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		d := runsapi.Deps{Store: e.Kernel.Store, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket)}
 		return func(k *api.Kernel) { runsapi.Register(k, d) }, nil
 	})

@@ -19,7 +19,7 @@ import (
 
 func main() {
 	lambdaedge.ServeHandler("audit-rollup", func(ctx context.Context, e *lambdaedge.Env) (any, error) {
-		rollup := audit.NewRollup(e.Kernel.Store)
+		rollup := audit.NewRollup(e.Store)
 		return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 			return auditstream.Handle(ctx, rollup, ev), nil
 		}, nil

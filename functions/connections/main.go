@@ -8,11 +8,11 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/connectionsapi"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	lambdaedge.Serve("connections", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("connections", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		d := connectionsapi.Deps{Store: e.Kernel.Store, Sealer: e.Kernel.Sealer}
 		return func(k *api.Kernel) { connectionsapi.Register(k, d) }, nil
 	})

@@ -8,12 +8,12 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/creditsapi"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 	"platformapi/shared/topup"
 )
 
 func main() {
-	lambdaedge.Serve("credits", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("credits", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		cfg, fac, err := topup.FromEnv(false, e.Kernel.Store)
 		if err != nil {
 			return nil, err

@@ -16,7 +16,7 @@ import (
 
 func main() {
 	lambdaedge.ServeWorker("databases-worker", func(ctx context.Context, e *lambdaedge.Env) (lambdaedge.Batcher, error) {
-		svc, err := dbsetup.Service(ctx, e.AWS, e.Kernel.Store, "/tmp")
+		svc, err := dbsetup.Service(ctx, e.AWS, e.Store, "/tmp")
 		if err != nil {
 			return nil, err
 		}
@@ -25,7 +25,7 @@ func main() {
 		}
 		return databases.NewWorker(databases.WorkerConfig{
 			Service: svc,
-			Events:  webhooks.NewRepo(webhooks.Config{Store: e.Kernel.Store, Queue: e.Webhooks}),
+			Events:  webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.Webhooks}),
 			Logger:  e.Logger,
 		}), nil
 	})

@@ -9,11 +9,11 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/databasesapi"
 	"platformapi/shared/databases/dbsetup"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	lambdaedge.Serve("databases", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("databases", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		svc, err := dbsetup.Service(ctx, e.AWS, e.Kernel.Store, "/tmp")
 		if err != nil {
 			return nil, err

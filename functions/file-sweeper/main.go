@@ -16,7 +16,7 @@ import (
 
 func main() {
 	lambdaedge.ServeScheduled("file-sweeper", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		repo := files.NewRepo(files.Config{Store: e.Kernel.Store, Bucket: s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket)})
+		repo := files.NewRepo(files.Config{Store: e.Store, Bucket: s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket)})
 		return func(ctx context.Context) error {
 			n, err := repo.Sweep(ctx, files.MinOrphanAge)
 			e.Logger.Info("file sweep", "swept", n)

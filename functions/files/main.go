@@ -8,11 +8,11 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/filesapi"
 	"platformapi/shared/blob/s3blob"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	lambdaedge.Serve("files", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("files", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		quota, err := filesapi.QuotaFromEnv()
 		if err != nil {
 			return nil, err

@@ -11,11 +11,11 @@ import (
 	"platformapi/shared/api/keysapi"
 	"platformapi/shared/awsenv/secretseed"
 	"platformapi/shared/credittoken"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	lambdaedge.Serve("keys", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("keys", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		arn := os.Getenv("CREDIT_TOKEN_SECRET_ARN")
 		if arn == "" {
 			return nil, errors.New("keys: CREDIT_TOKEN_SECRET_ARN is not set")

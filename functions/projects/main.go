@@ -7,11 +7,11 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/projectsapi"
 	"platformapi/shared/api/usageapi"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	lambdaedge.Serve("projects", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("projects", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		return func(k *api.Kernel) {
 			projectsapi.Register(k, projectsapi.Deps{Store: e.Kernel.Store})
 			usageapi.Register(k, usageapi.Deps{Store: e.Kernel.Store})

@@ -10,11 +10,11 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/publicapi"
 	"platformapi/shared/databases/archivekey"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	lambdaedge.Serve("public", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("public", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		d := publicapi.Deps{Backend: "aws"}
 		// /health publishes the database archive key when the function is
 		// granted its secret (one read at cold start).

@@ -22,11 +22,11 @@ func main() {
 		if q == nil {
 			return nil, errors.New("run-worker: the runs queue is not configured (RUNS_QUEUE_URL)")
 		}
-		st := e.Kernel.Store
+		st := e.Store
 		return runs.NewWorker(runs.WorkerConfig{
 			Config:   runs.Config{Store: st, Queue: q, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket)},
 			Services: superbrain.Router(st, time.Now), Logger: e.Logger,
-			Sealer: e.Kernel.Sealer, // opens the connections a run names
+			Sealer: e.Sealer, // opens the connections a run names
 		}), nil
 	})
 }

@@ -9,12 +9,12 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/runsapi"
 	"platformapi/shared/blob/s3blob"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 	"platformapi/shared/superbrain"
 )
 
 func main() {
-	lambdaedge.Serve("runs", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("runs", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		q, err := e.Queue(ctx, e.AWS.Names.RunsQueue)
 		if err != nil {
 			return nil, err

@@ -8,11 +8,11 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/servicesapi"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	lambdaedge.Serve("services", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("services", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		d := servicesapi.DeployedDeps(e.Kernel.Store, e.Kernel.Sealer)
 		return func(k *api.Kernel) { servicesapi.Register(k, d) }, nil
 	})

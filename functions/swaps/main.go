@@ -10,13 +10,13 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/swapsapi"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 	"platformapi/shared/wallets/walletsenv"
 )
 
 func main() {
-	lambdaedge.Serve("swaps", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
-		_, sw, err := walletsenv.Services(ctx, e)
+	httpedge.Serve("swaps", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+		_, sw, err := walletsenv.Services(ctx, e.Env)
 		if err != nil {
 			return nil, err
 		}

@@ -24,12 +24,12 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		cfg.Store, cfg.Logger = e.Kernel.Store, e.Logger
+		cfg.Store, cfg.Logger = e.Store, e.Logger
 		svc, err := trading.New(cfg)
 		if err != nil {
 			return nil, err
 		}
-		pub := webhooks.NewRepo(webhooks.Config{Store: e.Kernel.Store, Queue: e.Webhooks})
+		pub := webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.Webhooks})
 		return func(ctx context.Context) error { return svc.RecheckAndPublish(ctx, pub) }, nil
 	})
 }

@@ -10,12 +10,12 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/tradingapi"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 	"platformapi/shared/trading/tradingenv"
 )
 
 func main() {
-	lambdaedge.Serve("trading", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("trading", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		venue, err := tradingenv.Config(os.Getenv)
 		if err != nil {
 			return nil, err

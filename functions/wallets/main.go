@@ -10,13 +10,13 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/walletsapi"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 	"platformapi/shared/wallets/walletsenv"
 )
 
 func main() {
-	lambdaedge.Serve("wallets", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
-		ws, _, err := walletsenv.Services(ctx, e)
+	httpedge.Serve("wallets", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+		ws, _, err := walletsenv.Services(ctx, e.Env)
 		if err != nil {
 			return nil, err
 		}

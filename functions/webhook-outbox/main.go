@@ -18,7 +18,7 @@ import (
 
 func main() {
 	lambdaedge.ServeScheduled("webhook-outbox", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		repo := webhooks.NewRepo(webhooks.Config{Store: e.Kernel.Store, Queue: e.Webhooks})
+		repo := webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.Webhooks})
 		return func(ctx context.Context) error {
 			n, err := repo.SweepOutbox(ctx, time.Now().Add(-webhooks.OutboxGrace))
 			if n > 0 {

@@ -19,7 +19,7 @@ func main() {
 		}
 		return webhooks.NewWorker(webhooks.WorkerConfig{
 			Config: webhooks.Config{
-				Store: e.Kernel.Store, Sealer: e.Kernel.Sealer, Queue: e.Webhooks,
+				Store: e.Store, Sealer: e.Sealer, Queue: e.Webhooks,
 				Guard: webhooks.Guard{AllowPrivate: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true"},
 			},
 			Logger: e.Logger,

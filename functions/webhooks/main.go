@@ -8,11 +8,11 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/webhooksapi"
-	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	lambdaedge.Serve("webhooks", func(ctx context.Context, e *lambdaedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("webhooks", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		d := webhooksapi.Deps{
 			Store: e.Kernel.Store, Sealer: e.Kernel.Sealer, Queue: e.Webhooks,
 			AllowPrivate: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",

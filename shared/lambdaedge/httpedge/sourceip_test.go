@@ -1,4 +1,4 @@
-package lambdaedge
+package httpedge
 
 import (
 	"context"

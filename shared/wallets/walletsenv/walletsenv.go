@@ -29,7 +29,7 @@ func Services(ctx context.Context, e *lambdaedge.Env) (*wallets.Service, *swaps.
 	if err != nil {
 		return nil, nil, err
 	}
-	if e.Kernel.Sealer == nil {
+	if e.Sealer == nil {
 		return nil, nil, errors.New("wallets: the envelope key is not configured (KMS_KEY_ID)")
 	}
 	if e.Webhooks == nil {
@@ -42,11 +42,11 @@ func Services(ctx context.Context, e *lambdaedge.Env) (*wallets.Service, *swaps.
 	if q == nil {
 		return nil, nil, errors.New("wallets: the wallets queue is not configured (WALLETS_QUEUE_URL)")
 	}
-	events := webhooks.NewRepo(webhooks.Config{Store: e.Kernel.Store, Queue: e.Webhooks})
+	events := webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.Webhooks})
 	ws, sw := swaps.Wire(
-		wallets.Config{Store: e.Kernel.Store, Sealer: e.Kernel.Sealer, Networks: nets, Queue: q, Events: events,
+		wallets.Config{Store: e.Store, Sealer: e.Sealer, Networks: nets, Queue: q, Events: events,
 			PriceMicro: catalog.PriceMicro(wallets.ServiceID, wallets.OpTransactionsCreate), Logger: e.Logger},
-		swaps.Config{Store: e.Kernel.Store, Events: events, Logger: e.Logger,
+		swaps.Config{Store: e.Store, Events: events, Logger: e.Logger,
 			Router:     lifi.New(lifi.Config{BaseURL: os.Getenv("LIFI_BASE_URL"), APIKey: os.Getenv("LIFI_API_KEY")}),
 			PriceMicro: catalog.PriceMicro(swaps.ServiceID, "swaps.execute")})
 	return ws, sw, nil
