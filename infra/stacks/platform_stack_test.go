@@ -791,7 +791,7 @@ func TestTheAuditRollupReadsOnlyAuditInsertsFromTheTableStream(t *testing.T) {
 }
 
 // TestRedriveLimitsMatchTheLocalQueues: the local server and LocalStack
-// get their queues from awsenv.CreateResources, and the workers count
+// get their queues from provision.Create, and the workers count
 // their attempts against those numbers; a deployment must redrive alike.
 func TestRedriveLimitsMatchTheLocalQueues(t *testing.T) {
 	for _, q := range []struct {

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"platformapi/shared/awsenv"
+	"platformapi/shared/awsenv/provision"
 	"platformapi/shared/awsenv/secretseed"
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/envelope/kmsenvelope"
@@ -23,7 +24,7 @@ func openAWS(ctx context.Context, c Config, rt *Runtime) error {
 		return fmt.Errorf("app: aws config: %w", err)
 	}
 	if c.CreateResources {
-		if err := env.CreateResources(ctx); err != nil {
+		if err := provision.Create(ctx, env); err != nil {
 			return fmt.Errorf("app: create resources: %w", err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
+	"platformapi/shared/awsenv/provision"
 	"platformapi/shared/credittoken"
 )
 
@@ -29,7 +30,7 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 		WebhookQueue: awsenv.Queue{Name: name + "-webhooks"}, RunsQueue: awsenv.Queue{Name: name + "-runs"},
 		DatabasesQueue: awsenv.Queue{Name: name + "-databases"}, WalletsQueue: awsenv.Queue{Name: name + "-wallets"}, KMSKeyID: "alias/" + name,
 	}
-	if err := e.CreateResources(ctx); err != nil {
+	if err := provision.Create(ctx, e); err != nil {
 		t.Fatal(err)
 	}
 	queueURL, err := e.QueueURL(ctx, e.Names.WebhookQueue)

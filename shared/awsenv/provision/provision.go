@@ -1,0 +1,51 @@
+// Package provision creates the AWS resources of the local server when it
+// runs on an emulator (LocalStack, moto: the local server's
+// --create-resources, the benchmark and the tests); on real AWS, CDK creates
+// all of it. It is its own package so that no deployed function links it
+// (shared/lambdatest checks that).
+package provision
+
+import (
+	"context"
+	"strings"
+
+	"platformapi/shared/awsenv"
+	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/envelope/kmsenvelope"
+	"platformapi/shared/queue/sqsqueue"
+	"platformapi/shared/store/dynamostore"
+)
+
+// Create creates whatever named resource of e is missing: the table, the
+// buckets, the queues with their dead-letter queues (name + "-dlq") and the
+// KMS key behind its alias. Queues created here get their URLs recorded in
+// e.Names.
+func Create(ctx context.Context, e *awsenv.Env) error {
+	if err := dynamostore.CreateTable(ctx, e.DynamoDB(), e.Names.Table); err != nil {
+		return err
+	}
+	s3c := e.S3()
+	for _, b := range []string{e.Names.FilesBucket, e.Names.ArchivesBucket, e.Names.ArtifactsBucket} {
+		if err := s3blob.CreateBucket(ctx, s3c, b); err != nil {
+			return err
+		}
+	}
+	sqsc := e.SQS()
+	for q, maxReceives := range map[*awsenv.Queue]int{&e.Names.WebhookQueue: awsenv.WebhookMaxReceives, &e.Names.RunsQueue: awsenv.RunsMaxReceives, &e.Names.DatabasesQueue: awsenv.DatabasesMaxReceives,
+		&e.Names.WalletsQueue: awsenv.WalletsMaxReceives} {
+		if q.URL != "" {
+			continue
+		}
+		url, err := sqsqueue.CreateQueue(ctx, sqsc, q.Name, q.Name+"-dlq", maxReceives)
+		if err != nil {
+			return err
+		}
+		q.URL = url
+	}
+	if strings.HasPrefix(e.Names.KMSKeyID, "alias/") {
+		if _, err := kmsenvelope.CreateKey(ctx, e.KMS(), e.Names.KMSKeyID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
