@@ -2,6 +2,7 @@ package swaps
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"math/big"
@@ -12,7 +13,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"platformapi/shared/chain"
-	"platformapi/shared/chain/contracts"
 )
 
 // Pool is the router of the local development chain: real on-chain swaps
@@ -34,7 +34,15 @@ const PoolGas = 400_000
 // long enough for its approval to be mined first.
 const PoolDeadline = 10 * time.Minute
 
-var poolABI = chain.MustABI(contracts.PoolMetaData.ABI)
+// poolABIJSON is the ABI of the local chain's Pool (a copy of
+// shared/chain/contracts/build/Pool.abi, kept equal by a test): the
+// contract's generated bindings would link its deployment code into every
+// function that swaps, where only the ABI is needed.
+//
+//go:embed pool.abi
+var poolABIJSON string
+
+var poolABI = chain.MustABI(poolABIJSON)
 
 // Name implements Router.
 func (p *Pool) Name() string { return "pool" }
