@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -32,6 +33,9 @@ type crashOp struct {
 	header                         map[string]string
 	code                           int
 	resp                           map[string]any
+	// answeredBefore is the X-Request-Id of the answer the killed server
+	// gave, "" when it gave none.
+	answeredBefore string
 }
 
 // id is the resource the answer names.
@@ -133,8 +137,10 @@ func crashOps(hook, project string) []*crashOp {
 // twice (each key produced exactly one resource), nothing acknowledged is
 // lost, every run reached a final state (its queue message survived), no
 // credit hold is left held after the sweep, the ledger sums to the
-// balance, and every write announced itself to the webhook subscribed
-// before them exactly once (the event outbox).
+// balance, every write announced itself to the webhook subscribed
+// before them exactly once (the event outbox), and every request the killed
+// server answered left exactly one audit event, counted once in /usage
+// (the audit journal).
 func TestAKilledServerLosesNothingAndRepeatsNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash suite runs the real server for about half a minute")
@@ -178,7 +184,7 @@ func TestAKilledServerLosesNothingAndRepeatsNothing(t *testing.T) {
 			if err != nil {
 				return
 			}
-			o.code, o.resp = a.code, a.body
+			o.code, o.resp, o.answeredBefore = a.code, a.body, a.header.Get("X-Request-Id")
 			if int(answered.Add(1)) >= len(ops)/4 {
 				kill()
 			}
@@ -219,6 +225,7 @@ func TestAKilledServerLosesNothingAndRepeatsNothing(t *testing.T) {
 	wantEachOnce(t, ops, "memory", listMemories(t, second.base, secret))
 	wantEachOnce(t, ops, "run", runsFinished(t, second.base, secret, ops))
 	wantEventsOnce(t, second.base, secret, sink["id"].(string), ops, sink["id"].(string), files["id"].(string))
+	wantAuditedOnce(t, second.base, secret, ops)
 
 	// Orphaned holds have deadlines at most RUN_TIMEOUT after the kill;
 	// the sweep runs every HOLD_GRACE.
@@ -555,4 +562,70 @@ func wantEventsOnce(t *testing.T, base, secret, sinkID string, ops []*crashOp, s
 		}
 	}
 	t.Logf("%d events delivered to the sink webhook, each once", len(s.perEvent))
+}
+
+// wantAuditedOnce checks the audit journal across the kill: every request
+// the killed server answered has exactly one audit event, no request has
+// two, and /usage counts per operation what /audit-events lists. The reads
+// themselves are audited, so their own operations are left out of the sums.
+func wantAuditedOnce(t *testing.T, base, secret string, ops []*crashOp) {
+	t.Helper()
+	events := listAll(t, base, secret, "/v1/audit-events", "requestId")
+	before := 0
+	for _, o := range ops {
+		if o.answeredBefore == "" {
+			continue
+		}
+		before++
+		if n := len(events[o.answeredBefore]); n != 1 {
+			t.Errorf("%s: answered before the kill as %s, %d audit events", o.idem, o.answeredBefore, n)
+		}
+	}
+	for req, ids := range events {
+		// A run's own step is a settlement named after the run, beside
+		// the request that created it: only requests must be unique.
+		if strings.HasPrefix(req, "req_") && len(ids) > 1 {
+			t.Errorf("request %s has %d audit events", req, len(ids))
+		}
+	}
+	t.Logf("%d requests answered before the kill, each with one audit event; %d events in all", before, len(events))
+
+	reads := []string{"auditEvents.list", "usage.read"}
+	listed := map[string]int64{}
+	cursor := ""
+	for {
+		q := "/v1/audit-events?limit=100"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		a, err := send(base, "GET", q, secret, "", "")
+		if err != nil || a.code != 200 {
+			t.Fatalf("GET %s: %v %d %v", q, err, a.code, a.body)
+		}
+		for _, x := range a.body["data"].([]any) {
+			if op := x.(map[string]any)["operation"].(string); !slices.Contains(reads, op) {
+				listed[op]++
+			}
+		}
+		if cursor, _ = a.body["nextCursor"].(string); cursor == "" {
+			break
+		}
+	}
+	start := time.Now().UTC().Add(-48 * time.Hour).Format(time.RFC3339)
+	a, err := send(base, "GET", "/v1/usage?bucketWidth=1d&groupBy=operation&start="+start, secret, "", "")
+	if err != nil || a.code != 200 {
+		t.Fatalf("GET /v1/usage: %v %d %v", err, a.code, a.body)
+	}
+	counted := map[string]int64{}
+	for _, b := range a.body["data"].([]any) {
+		for _, r := range b.(map[string]any)["results"].([]any) {
+			res := r.(map[string]any)
+			if op, _ := res["operation"].(string); !slices.Contains(reads, op) {
+				counted[op] += int64(res["requests"].(float64))
+			}
+		}
+	}
+	if !maps.Equal(listed, counted) {
+		t.Errorf("/usage counts %v, /audit-events lists %v", counted, listed)
+	}
 }
