@@ -12,6 +12,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/blob"
+	"platformapi/shared/envelope"
 	"platformapi/shared/queue"
 	"platformapi/shared/store"
 )
@@ -28,7 +29,7 @@ func ToAPIError(err error) *apierr.Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, blob.ErrUnavailable) || errors.Is(err, queue.ErrUnavailable) {
+	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, blob.ErrUnavailable) || errors.Is(err, queue.ErrUnavailable) || errors.Is(err, envelope.ErrUnavailable) {
 		out := apierr.New(apierr.ServiceUnavailable, "A backing service is temporarily unavailable; nothing was changed. Retry later.")
 		out.Cause = err
 		return out.WithHeader("Retry-After", strconv.Itoa(unavailableRetryAfter))
