@@ -59,6 +59,11 @@ const (
 	// UseLiFi: the swap router's endpoint and key (LIFI_BASE_URL,
 	// LIFI_API_KEY); no AWS permission.
 	UseLiFi
+	// IngestAuditLogs: invoked by a subscription filter on every HTTP
+	// function's log group with the audit event lines (no environment;
+	// a delivery that fails after the asynchronous retries goes to the
+	// audit ingest's dead-letter queue).
+	IngestAuditLogs
 )
 
 // Has reports whether every bit of o is in u.
@@ -114,6 +119,9 @@ func (f Function) Routes() []string {
 func (f Function) Worker() bool {
 	return f.Uses&(ConsumeWebhooks|ConsumeRuns|ConsumeDatabases|ConsumeWallets|ConsumeAuditStream) != 0
 }
+
+// Subscribed reports whether log subscriptions invoke the function.
+func (f Function) Subscribed() bool { return f.Uses.Has(IngestAuditLogs) }
 
 // Scheduled reports whether a schedule invokes the function.
 func (f Function) Scheduled() bool { return f.Schedule > 0 }
@@ -196,6 +204,9 @@ var Functions = []Function{
 	// per 33 events (see audit.Rollup).
 	{Name: "audit-rollup", MemoryMiB: 256, Timeout: 60 * time.Second,
 		Uses: UseTable | ConsumeAuditStream, BatchSize: 100},
+	// The audit events the HTTP functions ship in their logs, off the
+	// request path: one conditional put per event (see audit.Ingest).
+	{Name: "audit-ingest", MemoryMiB: 256, Timeout: 60 * time.Second, Uses: UseTable | IngestAuditLogs},
 }
 
 // consumerTimeout is the longest timeout among the queue's consumers. A

@@ -53,6 +53,9 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 		case f.Scheduled() && (f.Worker() || len(f.Routes()) > 0 || f.Schedule%time.Minute != 0 || f.Timeout >= f.Schedule):
 			t.Errorf("%s: a scheduled function has no routes nor queue, a rate of whole minutes and a timeout under it", f.Name)
 		case f.Scheduled():
+		case f.Subscribed() && (f.Worker() || len(f.Routes()) > 0):
+			t.Errorf("%s: a function log subscriptions invoke has no routes nor queue", f.Name)
+		case f.Subscribed():
 		case !f.Worker() && len(f.Routes()) == 0:
 			t.Errorf("%s: neither routes, a queue nor a schedule; nothing would ever invoke it", f.Name)
 		case !f.Worker() && f.Timeout >= 30*time.Second:

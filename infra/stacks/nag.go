@@ -45,6 +45,8 @@ func (s *PlatformStack) addNagSuppressions() {
 	}
 	nagAllow(s.AuditRollupDLQ, "AwsSolutions-SQS3",
 		"This queue is itself a dead-letter queue: the on-failure destination of the audit rollup's stream event source mapping, which cdk-nag does not recognise as a redrive source. Nothing consumes it; an alarm watches its depth.")
+	nagAllow(s.AuditIngestDLQ, "AwsSolutions-SQS3",
+		"This queue is itself a dead-letter queue: the on-failure destination of the audit ingest's asynchronous invocations, which cdk-nag does not recognise as a redrive source. Nothing consumes it; an alarm watches its depth.")
 	for _, f := range Functions {
 		role := s.Functions[f.Name].Role()
 		reason := "Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords have no resource-level permissions, so Resource * is the only form AWS accepts."

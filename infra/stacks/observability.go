@@ -175,7 +175,7 @@ func (s *PlatformStack) addDashboard() {
 	for _, q := range []struct {
 		name string
 		q    awssqs.Queue
-	}{{"webhooks", s.WebhookDLQ}, {"runs", s.RunsDLQ}, {"databases", s.DatabasesDLQ}, {"wallets", s.WalletsDLQ}, {"audit rollup", s.AuditRollupDLQ}} {
+	}{{"webhooks", s.WebhookDLQ}, {"runs", s.RunsDLQ}, {"databases", s.DatabasesDLQ}, {"wallets", s.WalletsDLQ}, {"audit rollup", s.AuditRollupDLQ}, {"audit ingest", s.AuditIngestDLQ}} {
 		dlqs = append(dlqs, q.q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Label: jsii.String(q.name)}))
 	}
 	ops := &awsdynamodb.OperationsMetricOptions{Operations: &tableOperations, Label: jsii.String("throttled requests")}

@@ -21,14 +21,18 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdadestinations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogsdestinations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"platformapi/shared/audit"
 )
 
 // Queue redrive limits. Webhook deliveries get several attempts because a
@@ -83,7 +87,10 @@ type PlatformStack struct {
 	WalletsDLQ     awssqs.Queue
 	// AuditRollupDLQ receives the stream positions of audit batches the
 	// rollup could not count after its retries.
-	AuditRollupDLQ    awssqs.Queue
+	AuditRollupDLQ awssqs.Queue
+	// AuditIngestDLQ receives the log deliveries of audit events the
+	// ingest could not store after Lambda's asynchronous retries.
+	AuditIngestDLQ    awssqs.Queue
 	EnvelopeKey       awskms.Key
 	CreditTokenSecret awssecretsmanager.Secret
 	// ArchiveSecret seeds the Ed25519 key that signs database archives.
@@ -127,6 +134,7 @@ func NewPlatformStack(scope constructs.Construct, id string, props *PlatformStac
 	for _, f := range Functions {
 		s.addFunction(f)
 	}
+	s.subscribeAuditLogs()
 	s.addObservability()
 	s.addOutputs()
 	s.addNagSuppressions()
@@ -217,6 +225,13 @@ func (s *PlatformStack) addData() {
 	})
 	s.alarm("AuditRollupDLQDepth", s.AuditRollupDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
 		"Audit events could not be counted into usage after every retry; their stream positions wait in the dead-letter queue.")
+	s.AuditIngestDLQ = awssqs.NewQueue(s.Stack, jsii.String("AuditIngestDLQ"), &awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+	})
+	s.alarm("AuditIngestDLQDepth", s.AuditIngestDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
+		"Audit events shipped in the functions' logs could not be stored after every retry; their deliveries wait in the dead-letter queue.")
 }
 
 // bucket is private (public access blocked, owner-enforced objects),
@@ -369,6 +384,7 @@ func (s *PlatformStack) wirings() []wiring {
 		{UseChains, s.rpcEnv(), nil},
 		{UseLiFi, map[string]*string{"LIFI_BASE_URL": &s.settings.LiFi.BaseURL, "LIFI_API_KEY": &s.settings.LiFi.APIKey}, nil},
 		{ConsumeAuditStream, nil, s.consumeAuditStream},
+		{IngestAuditLogs, nil, s.ingestAuditLogs},
 	}
 }
 
@@ -417,6 +433,49 @@ func (s *PlatformStack) consumeAuditStream(f Function, fn awslambda.Function) {
 			},
 		})},
 	}))
+}
+
+// auditIngestRetries is how often Lambda retries a failed log delivery
+// (asynchronous invocation, at most 2) before it goes to the dead-letter
+// queue; storing is idempotent, so a retry never stores an event twice.
+const auditIngestRetries = 2
+
+// ingestAuditLogs sends the ingest's failed deliveries to its dead-letter
+// queue; subscribeAuditLogs points the log groups at it.
+func (s *PlatformStack) ingestAuditLogs(_ Function, fn awslambda.Function) {
+	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
+		RetryAttempts: jsii.Number(auditIngestRetries),
+		OnFailure:     awslambdadestinations.NewSqsDestination(s.AuditIngestDLQ),
+	})
+}
+
+// subscribeAuditLogs delivers the audit event lines of every HTTP
+// function's log group to the ingest function: the request writes its
+// event as a log line instead of a PutItem (audit.NewShippingRecorder).
+// The filter passes only those lines, so the rest of the log is never
+// delivered.
+func (s *PlatformStack) subscribeAuditLogs() {
+	var ingest awslambda.Function
+	for _, f := range Functions {
+		if f.Uses.Has(IngestAuditLogs) {
+			ingest = s.Functions[f.Name]
+		}
+	}
+	if ingest == nil {
+		return
+	}
+	dest := awslogsdestinations.NewLambdaDestination(ingest, nil)
+	for _, f := range Functions {
+		if len(f.Routes()) == 0 {
+			continue
+		}
+		awslogs.NewSubscriptionFilter(s.Stack, jsii.String(f.Name+"-audit-events"), &awslogs.SubscriptionFilterProps{
+			LogGroup:      s.Functions[f.Name].LogGroup(),
+			Destination:   dest,
+			FilterPattern: awslogs.FilterPattern_Literal(jsii.String(audit.ShipFilterPattern)),
+			FilterName:    jsii.String("audit-events"),
+		})
+	}
 }
 
 func (s *PlatformStack) addFunction(f Function) {

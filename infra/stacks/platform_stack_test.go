@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"platformapi/shared/audit"
 	"platformapi/shared/awsenv"
 )
 
@@ -42,22 +43,25 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 		"AWS::IAM::Policy":      n,
 		"AWS::Logs::LogGroup":   n + 1, // and the API's access logs
 		// errors, throttles and p99 duration per function; API 5xx and p99;
-		// five DLQs; four queue ages; the rollup's iterator age; table
+		// six DLQs; four queue ages; the rollup's iterator age; table
 		// throttles and system errors; the KMS request rate.
-		"AWS::CloudWatch::Alarm":          3*n + 15,
-		"AWS::CloudWatch::Dashboard":      1,
-		"AWS::ApiGatewayV2::Api":          1,
-		"AWS::ApiGatewayV2::Stage":        1,
-		"AWS::ApiGatewayV2::Route":        routes,
-		"AWS::ApiGatewayV2::Integration":  http,
-		"AWS::Lambda::Permission":         publicRoutes + http - 1 + scheduled,
+		"AWS::CloudWatch::Alarm":         3*n + 16,
+		"AWS::CloudWatch::Dashboard":     1,
+		"AWS::ApiGatewayV2::Api":         1,
+		"AWS::ApiGatewayV2::Stage":       1,
+		"AWS::ApiGatewayV2::Route":       routes,
+		"AWS::ApiGatewayV2::Integration": http,
+		// and one per audit subscription: its log group may invoke the ingest
+		"AWS::Lambda::Permission":         publicRoutes + http - 1 + scheduled + http,
+		"AWS::Logs::SubscriptionFilter":   http,
+		"AWS::Lambda::EventInvokeConfig":  1,
 		"AWS::Events::Rule":               scheduled,
 		"AWS::Lambda::EventSourceMapping": workers,
 		"AWS::DynamoDB::Table":            1,
 		"AWS::S3::Bucket":                 4, // files, archives, artifacts, access logs
 		"AWS::S3::BucketPolicy":           4,
-		"AWS::SQS::Queue":                 9,
-		"AWS::SQS::QueuePolicy":           9,
+		"AWS::SQS::Queue":                 10,
+		"AWS::SQS::QueuePolicy":           10,
 		"AWS::KMS::Key":                   1,
 		"AWS::SecretsManager::Secret":     2,
 	}
@@ -332,6 +336,7 @@ var wantEnv = func() map[string][]string {
 		"wallets-worker":  wallet,
 		"wallets-recheck": wallet,
 		"audit-rollup":    append(slices.Clone(base), "TABLE_NAME"),
+		"audit-ingest":    append(slices.Clone(base), "TABLE_NAME"),
 	}
 }()
 
@@ -413,6 +418,7 @@ var wantAccess = func() map[string][]string {
 		"wallets-worker":   append(slices.Clone(wallet), "WalletsQueue:consume"),
 		"wallets-recheck":  wallet,
 		"audit-rollup":     {"Table:rw", "Table:stream", "AuditRollupDLQ:send"},
+		"audit-ingest":     {"Table:rw", "AuditIngestDLQ:send"},
 	}
 }()
 
@@ -429,6 +435,7 @@ func TestFunctionsMayTouchOnlyWhatTheyUse(t *testing.T) {
 		s.logicalID(t, st.WebhookDLQ.QueueName()):        "WebhookDLQ",
 		s.logicalID(t, st.RunsDLQ.QueueName()):           "RunsDLQ",
 		s.logicalID(t, st.AuditRollupDLQ.QueueName()):    "AuditRollupDLQ",
+		s.logicalID(t, st.AuditIngestDLQ.QueueName()):    "AuditIngestDLQ",
 		s.logicalID(t, st.EnvelopeKey.KeyId()):           "EnvelopeKey",
 		s.logicalID(t, st.CreditTokenSecret.SecretArn()): "CreditTokenSeed",
 		s.logicalID(t, st.ArchiveSecret.SecretArn()):     "ArchiveSigningSeed",
@@ -780,6 +787,48 @@ func TestTheAuditRollupReadsOnlyAuditInsertsFromTheTableStream(t *testing.T) {
 			"FilterCriteria": map[string]any{"Filters": []any{map[string]any{
 				"Pattern": `{"dynamodb":{"Keys":{"pk":{"S":[{"prefix":"aud#"}]}}},"eventName":["INSERT"]}`,
 			}}},
+		})
+	})
+	must(t, func() {
+		s.template.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+			"MetricName": "ApproximateNumberOfMessagesVisible",
+			"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{dlq, "QueueName"}}}},
+		})
+	})
+}
+
+// TestEveryHTTPFunctionShipsItsAuditEventsToTheIngest: each HTTP
+// function's log group passes exactly the audit event lines to the ingest
+// function, whose failed deliveries are retried, then parked in a
+// dead-letter queue with an alarm.
+func TestEveryHTTPFunctionShipsItsAuditEventsToTheIngest(t *testing.T) {
+	s := defaults(t)
+	st := s.stack
+	ingest := s.logicalID(t, st.Functions["audit-ingest"].FunctionName())
+	dlq := s.logicalID(t, st.AuditIngestDLQ.QueueName())
+	http := 0
+	for _, f := range Functions {
+		if len(f.Routes()) == 0 {
+			continue
+		}
+		http++
+		logs := s.logicalID(t, st.Functions[f.Name].LogGroup().LogGroupName())
+		must(t, func() {
+			s.template.HasResourceProperties(jsii.String("AWS::Logs::SubscriptionFilter"), map[string]any{
+				"LogGroupName":   map[string]any{"Ref": logs},
+				"FilterPattern":  audit.ShipFilterPattern,
+				"DestinationArn": map[string]any{"Fn::GetAtt": []any{ingest, "Arn"}},
+			})
+		})
+	}
+	if n := len(s.ofType("AWS::Logs::SubscriptionFilter")); n != http {
+		t.Errorf("%d subscription filters, want one per HTTP function (%d)", n, http)
+	}
+	must(t, func() {
+		s.template.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), map[string]any{
+			"FunctionName":         map[string]any{"Ref": ingest},
+			"MaximumRetryAttempts": auditIngestRetries,
+			"DestinationConfig":    map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}}},
 		})
 	})
 	must(t, func() {

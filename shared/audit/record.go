@@ -17,7 +17,9 @@ import (
 // Recorder writes audit events on the request path.
 //
 // On AWS (NewRecorder) Record is one PutItem; the table's stream carries the
-// new item to the rollup function, which reads it at no read-unit cost.
+// new item to the rollup function, which reads it at no read-unit cost. A
+// Lambda function ships the event through its log instead
+// (NewShippingRecorder, see ship.go): no round trip on the request path.
 //
 // Embedded (NewEmbeddedRecorder) a request never waits for the store: Record
 // appends the event to the journal (one write(2), no fsync) and a flusher
@@ -38,6 +40,7 @@ type Recorder struct {
 	now     func() time.Time
 	pending bool
 
+	ship    *shipper
 	rollup  *Rollup
 	journal *journal
 	wake    chan struct{}
@@ -90,8 +93,9 @@ func NewEmbeddedRecorder(st store.Store, now func() time.Time, dir string) (*Rec
 	return r, nil
 }
 
-// Record stores one event: on AWS it returns once the event is durable;
-// embedded, once it is in the journal, which a process kill does not lose.
+// Record stores one event: with a Put, once the event is durable; shipped,
+// once its line is written; embedded, once it is in the journal, which a
+// process kill does not lose.
 // It assigns the id (sortable by OccurredAt, which defaults to now and is
 // kept to the millisecond the id carries) and the retention; KeyID is the
 // last element of KeyPath. Errors are internal: the caller logs them and
@@ -102,6 +106,10 @@ func (r *Recorder) Record(ctx context.Context, e Event) error {
 	}
 	if e.OccurredAt.IsZero() {
 		e.OccurredAt = r.now()
+	}
+	if r.ship != nil {
+		stamp(&e)
+		return r.ship.send(e)
 	}
 	if r.journal == nil {
 		if err := r.st.Put(ctx, prepare(&e)); err != nil {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -68,9 +69,10 @@ func build(ctx context.Context, logger *slog.Logger, group string, setup Setup) 
 	e := &Env{Env: base, Kernel: api.Config{
 		Store: base.Store, Logger: logger, Sealer: base.Sealer,
 		Groups: []string{group}, RequestTimeout: RequestTimeout, ClientIP: SourceIP,
-		// Every request's audit event is one Put; the table's stream
-		// carries it to the audit-rollup function.
-		Audit: audit.NewRecorder(base.Store, nil),
+		// Every request's audit event is one line on standard output,
+		// off the request's round trips: the log group's subscription
+		// carries it to audit-ingest, the table's stream to audit-rollup.
+		Audit: audit.NewShippingRecorder(os.Stdout, nil),
 	}}
 	if e.Webhooks != nil {
 		e.Kernel.Events = webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.Webhooks})
