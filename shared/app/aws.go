@@ -9,6 +9,7 @@ import (
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/provision"
 	"platformapi/shared/awsenv/secretseed"
+	"platformapi/shared/awsenv/sharedconfig"
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/queue"
@@ -19,7 +20,7 @@ import (
 // openAWS builds the AWS clients once per process (a Lambda's cold start)
 // from the standard environment and the resource names CDK passes.
 func openAWS(ctx context.Context, c Config, rt *Runtime) error {
-	env, err := awsenv.New(ctx)
+	env, err := awsenv.New(ctx, awsenv.WithSource(sharedconfig.Load))
 	if err != nil {
 		return fmt.Errorf("app: aws config: %w", err)
 	}
@@ -68,7 +69,7 @@ var errNoSigningKey = errors.New("app: no credit-token signing key in this funct
 
 // awsSigningSeed reads the credit-token signing seed from Secrets Manager.
 func awsSigningSeed(ctx context.Context, arn string) ([]byte, error) {
-	env, err := awsenv.New(ctx)
+	env, err := awsenv.New(ctx, awsenv.WithSource(sharedconfig.Load))
 	if err != nil {
 		return nil, err
 	}

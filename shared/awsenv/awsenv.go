@@ -4,21 +4,29 @@
 // the SDK clients, and the instruments that make storage cost visible
 // (CallCounter) and testable (Faults). It must never hold a resource name or
 // an endpoint in code that the environment cannot override.
+//
+// Its own configuration source is the one Lambda gives a function
+// (Environment): it does not link the SDK's shared-config loader, whose SSO,
+// STS, web-identity and instance-metadata credential providers are about
+// 1.7 MB of every bootstrap that a function never uses. Processes that may
+// run on a developer's profile (the local server, the tests) pass
+// sharedconfig.Load instead (WithSource).
 package awsenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
 )
 
@@ -46,6 +54,43 @@ type Env struct {
 type settings struct {
 	callTimeout time.Duration
 	apiOptions  []func(*middleware.Stack) error
+	source      Source
+}
+
+// Source makes the base configuration (credentials, region, endpoint) that
+// New adds its retries, timeouts and counters to.
+type Source func(ctx context.Context) (aws.Config, error)
+
+// WithSource replaces Environment as the configuration source.
+func WithSource(src Source) Option { return func(s *settings) { s.source = src } }
+
+// Environment is the configuration Lambda gives a function: the credentials
+// of its execution role in AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+// AWS_SESSION_TOKEN, the region in AWS_REGION, and AWS_ENDPOINT_URL, which
+// points every client at an emulator (LocalStack, moto) as the SDK's own
+// loader would. Missing credentials fail the first call, not New, as with
+// the SDK's loader.
+func Environment(context.Context) (aws.Config, error) {
+	cfg := aws.Config{
+		Region: os.Getenv("AWS_REGION"),
+		Credentials: aws.NewCredentialsCache(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			c := aws.Credentials{AccessKeyID: os.Getenv("AWS_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY"),
+				SessionToken: os.Getenv("AWS_SESSION_TOKEN"), Source: "awsenv.Environment"}
+			if c.AccessKeyID == "" || c.SecretAccessKey == "" {
+				return aws.Credentials{}, errors.New("awsenv: no credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)")
+			}
+			return c, nil
+		})),
+		// As the SDK's loader does: its warnings go to stderr.
+		Logger: logging.NewStandardLogger(os.Stderr),
+	}
+	if cfg.Region == "" {
+		cfg.Region = os.Getenv("AWS_DEFAULT_REGION")
+	}
+	if v := os.Getenv("AWS_ENDPOINT_URL"); v != "" {
+		cfg.BaseEndpoint = &v
+	}
+	return cfg, nil
 }
 
 // Option configures New.
@@ -60,30 +105,29 @@ func WithAPIOptions(fns ...func(*middleware.Stack) error) Option {
 	return func(s *settings) { s.apiOptions = append(s.apiOptions, fns...) }
 }
 
-// New loads the standard AWS configuration (credentials chain, AWS_REGION,
-// AWS_ENDPOINT_URL, which the SDK honours natively) and the resource names.
+// New loads the AWS configuration from its Source (Environment unless
+// WithSource says otherwise) and the resource names.
 func New(ctx context.Context, opts ...Option) (*Env, error) {
-	st := settings{callTimeout: defaultCallTimeout}
+	st := settings{callTimeout: defaultCallTimeout, source: Environment}
 	for _, o := range opts {
 		o(&st)
 	}
 	calls := NewCallCounter()
 	apiOptions := append([]func(*middleware.Stack) error{calls.APIOption(), callTimeout(st.callTimeout)}, st.apiOptions...)
-	cfg, err := config.LoadDefaultConfig(ctx,
-		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
-				o.MaxAttempts = maxAttempts
-				o.MaxBackoff = maxBackoff
-			})
-		}),
-		config.WithAPIOptions(apiOptions),
-		// We hash objects ourselves (see s3blob); validating S3's optional
-		// response checksums as well would only log noise where there are none.
-		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired),
-	)
+	cfg, err := st.source(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("awsenv: load AWS config: %w", err)
 	}
+	cfg.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = maxAttempts
+			o.MaxBackoff = maxBackoff
+		})
+	}
+	cfg.APIOptions = append(cfg.APIOptions, apiOptions...)
+	// We hash objects ourselves (see s3blob); validating S3's optional
+	// response checksums as well would only log noise where there are none.
+	cfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}

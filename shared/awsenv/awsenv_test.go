@@ -2,7 +2,10 @@ package awsenv_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
@@ -55,5 +58,56 @@ func TestCallCounterCountsEveryAttempt(t *testing.T) {
 	env.Calls.Reset()
 	if env.Calls.Total() != 0 {
 		t.Fatal("Reset left counts behind")
+	}
+}
+
+// A deployed function's configuration is what Lambda puts in its
+// environment: the execution role's credentials, the region and, on an
+// emulator, the endpoint.
+func TestEnvironmentIsWhatLambdaGivesAFunction(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_SESSION_TOKEN", "token")
+	t.Setenv("AWS_REGION", "eu-west-1")
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:4566")
+	cfg, err := awsenv.Environment(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := cfg.Credentials.Retrieve(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if creds.AccessKeyID != "AKIDEXAMPLE" || creds.SecretAccessKey != "secret" || creds.SessionToken != "token" {
+		t.Errorf("credentials %+v", creds)
+	}
+	if cfg.Region != "eu-west-1" || cfg.BaseEndpoint == nil || *cfg.BaseEndpoint != "http://127.0.0.1:4566" {
+		t.Errorf("region %q, endpoint %v", cfg.Region, cfg.BaseEndpoint)
+	}
+
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	cfg, err = awsenv.Environment(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.Credentials.Retrieve(t.Context()); err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+		t.Errorf("without credentials: %v, want the missing variable named", err)
+	}
+}
+
+// New's default source reaches the emulator with the environment's
+// credentials alone, as a function does on Lambda.
+func TestNewOnTheEnvironmentAloneReachesTheEmulator(t *testing.T) {
+	awstest.Env(t) // skips without an emulator
+	t.Setenv("AWS_PROFILE", "")
+	env, err := awsenv.New(awstest.Context(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.DynamoDB().ListTables(awstest.Context(t), &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := env.Calls.Snapshot()["DynamoDB.ListTables"]; n != 1 {
+		t.Errorf("counted %d ListTables round trips, want 1", n)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"platformapi/shared/awsenv"
+	"platformapi/shared/awsenv/sharedconfig"
 	"platformapi/shared/lambdaemu"
 	"platformapi/shared/routes"
 )
@@ -139,7 +140,7 @@ func coldStartEnv(ctx context.Context, emulator, dir string) (env func(group str
 // signingSecret makes a fresh signing secret on the emulator, as the
 // stack's Secrets Manager secrets are in a deployment.
 func signingSecret(ctx context.Context) (arn string, cleanup func(), err error) {
-	env, err := awsenv.New(ctx)
+	env, err := awsenv.New(ctx, awsenv.WithSource(sharedconfig.Load))
 	if err != nil {
 		return "", nil, err
 	}

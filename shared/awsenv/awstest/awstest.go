@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"platformapi/shared/awsenv"
+	"platformapi/shared/awsenv/sharedconfig"
 	"platformapi/shared/store/dynamostore"
 )
 
@@ -31,7 +32,7 @@ func Env(t testing.TB, opts ...awsenv.Option) *awsenv.Env {
 	if !loopback(endpoint) {
 		t.Skipf("AWS_ENDPOINT_URL %s is not a loopback address; tests only use a local emulator", endpoint)
 	}
-	env, err := awsenv.New(Context(t), opts...)
+	env, err := awsenv.New(Context(t), append([]awsenv.Option{awsenv.WithSource(sharedconfig.Load)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

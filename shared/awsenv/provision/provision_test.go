@@ -16,6 +16,7 @@ import (
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/awsenv/provision"
+	"platformapi/shared/awsenv/sharedconfig"
 )
 
 func TestCreateMakesWhatIsMissingAndIsRepeatable(t *testing.T) {
@@ -34,7 +35,7 @@ func TestCreateMakesWhatIsMissingAndIsRepeatable(t *testing.T) {
 	t.Setenv("WALLETS_QUEUE_URL", "")
 	t.Setenv("WALLETS_QUEUE_NAME", base+"-wallets")
 	t.Setenv("KMS_KEY_ID", "alias/"+base)
-	env, err := awsenv.New(awstest.Context(t))
+	env, err := awsenv.New(awstest.Context(t), awsenv.WithSource(sharedconfig.Load))
 	if err != nil {
 		t.Fatal(err)
 	}
