@@ -27,8 +27,9 @@ lint: ## gofmt and go vet
 # Everything that exists: lint, unit and conformance tests (embedded and,
 # through .ci/with-moto, AWS adapters against moto_server or LocalStack),
 # black-box tests against the real local server, the Lambda harness, the
-# OpenAPI validation, the infrastructure tests, and the deploy rehearsal of
-# the synthesized template on the emulator.
+# OpenAPI validation, the infrastructure tests, the deploy rehearsal of
+# the synthesized template on the emulator, and a short run of the
+# benchmark (bench-smoke, mk/bench.mk).
 test: lint
 	.ci/with-moto $(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) openapi-check
@@ -37,6 +38,7 @@ test: lint
 	$(MAKE) lint-templates
 	$(MAKE) rehearse-synthesized
 	$(MAKE) sdk-ts-test
+	$(MAKE) bench-smoke
 
 openapi: ## regenerate the OpenAPI document the public function embeds
 	$(GO) run ./functions/local print-openapi > shared/api/publicapi/openapi.json

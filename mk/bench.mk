@@ -2,6 +2,11 @@
 # (issue 9). The root Makefile includes it.
 #
 #   make bench        the micro-benchmarks, then the full run
+#   make bench-smoke  all of it cut short: each micro-benchmark once, then
+#                     the full run with a second of load per endpoint, two
+#                     cold starts of every function and a few samples.
+#                     make test runs it so that the benchmark cannot rot;
+#                     its figures are too short to quote
 #   make bench-micro  only the go test -bench micro-benchmarks, with
 #                     -benchmem: the hot functions of a request (keys
 #                     decode, limits.Admit, the whole enforce path of a read
@@ -24,10 +29,14 @@ GO ?= go
 BENCH_ARGS ?=
 BENCH_MICRO_TIME ?= 200ms
 
-.PHONY: bench bench-micro
+.PHONY: bench bench-micro bench-smoke
 
 bench: bench-micro
 	.ci/with-moto $(GO) run ./functions/local bench $(BENCH_ARGS)
+
+bench-smoke:
+	$(MAKE) bench-micro BENCH_MICRO_TIME=1x
+	.ci/with-moto $(GO) run ./functions/local bench -duration 1s -warmup 0s -cold-starts 2 -samples 2
 
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/store/boltstore ./shared/idempotency ./shared/bench ./shared/files ./shared/databases ./shared/wallets/policy

@@ -111,22 +111,22 @@ func coldStarts(ctx context.Context, root, dir string, groups []string, n int, e
 var secretEnv = map[string]string{"keys": "CREDIT_TOKEN_SECRET_ARN", "databases": "ARCHIVE_SIGNING_SECRET_ARN"}
 
 // coldStartEnv is what the started functions run on: the emulator with the
-// AWS backend, as deployed, or else embedded storage in a directory per
-// function. Init makes no AWS call except the reads of secretEnv's seeds:
-// against the emulator the benchmark makes one such secret (deleted by
-// cleanup) and names it to every function; without one, those functions
-// cannot start and are left out (skipped names them).
-func coldStartEnv(ctx context.Context, emulator, dir string) (env func(group string) []string, skipped []string, cleanup func(), err error) {
+// AWS backend, as deployed, or else the real AWS endpoints, which no init
+// calls. Every function gets what the stack grants the functions (grants):
+// the envelope key and the queues' URLs. Init makes no AWS call except the
+// reads of secretEnv's seeds: against the emulator the benchmark makes one
+// such secret (deleted by cleanup) and names it to every function; without
+// one, those functions cannot start and are left out (skipped names them).
+func coldStartEnv(ctx context.Context, emulator string) (env func(group string) []string, skipped []string, cleanup func(), err error) {
 	if emulator == "" {
-		return func(group string) []string {
-			return []string{"BACKEND=embedded", "DATA_DIR=" + filepath.Join(dir, "fn-"+group)}
-		}, slices.Sorted(maps.Keys(secretEnv)), func() {}, nil
+		base := grants("https://sqs." + envOr("AWS_REGION", "us-east-1") + ".amazonaws.com")
+		return func(string) []string { return base }, slices.Sorted(maps.Keys(secretEnv)), func() {}, nil
 	}
-	base := []string{
-		"BACKEND=aws", "AWS_ENDPOINT_URL=" + emulator, "AWS_REGION=" + envOr("AWS_REGION", "us-east-1"),
-		"AWS_ACCESS_KEY_ID=" + envOr("AWS_ACCESS_KEY_ID", "testing"),
-		"AWS_SECRET_ACCESS_KEY=" + envOr("AWS_SECRET_ACCESS_KEY", "testing"),
-	}
+	base := append(grants(emulator),
+		"AWS_ENDPOINT_URL="+emulator, "AWS_REGION="+envOr("AWS_REGION", "us-east-1"),
+		"AWS_ACCESS_KEY_ID="+envOr("AWS_ACCESS_KEY_ID", "testing"),
+		"AWS_SECRET_ACCESS_KEY="+envOr("AWS_SECRET_ACCESS_KEY", "testing"),
+	)
 	arn, cleanup, err := signingSecret(ctx)
 	if err != nil {
 		return nil, nil, nil, err
@@ -135,6 +135,25 @@ func coldStartEnv(ctx context.Context, emulator, dir string) (env func(group str
 		base = append(base, name+"="+arn)
 	}
 	return func(string) []string { return base }, nil, cleanup, nil
+}
+
+// grants is the environment the stack gives the functions granted the
+// envelope key and the queues (infra/stacks: UseKMS, SendWebhooks,
+// SendWallets and so on): a function refuses to start without what its
+// group needs (wallets and swaps: the key, the webhook and wallets queues).
+// Passing a URL makes init look nothing up, as on Lambda; the queues need
+// not exist for a cold start.
+func grants(sqsEndpoint string) []string {
+	n := awsenv.NamesFromEnv()
+	env := []string{"KMS_KEY_ID=" + n.KMSKeyID}
+	for name, q := range map[string]awsenv.Queue{
+		"WEBHOOK_QUEUE_URL": n.WebhookQueue, "RUNS_QUEUE_URL": n.RunsQueue,
+		"DATABASES_QUEUE_URL": n.DatabasesQueue, "WALLETS_QUEUE_URL": n.WalletsQueue,
+	} {
+		env = append(env, name+"="+sqsEndpoint+"/000000000000/"+q.Name)
+	}
+	slices.Sort(env)
+	return env
 }
 
 // signingSecret makes a fresh signing secret on the emulator, as the
