@@ -20,6 +20,7 @@ export const operations = {
   connectionsRead: { id: "connections.read", method: "GET", path: "/connections/{connectionId}", idempotent: false, body: "none", response: "json", paginated: false, deprecated: false },
   connectionsUpdate: { id: "connections.update", method: "PATCH", path: "/connections/{connectionId}", idempotent: true, body: "json", response: "json", paginated: false, deprecated: false },
   creditsBalanceRead: { id: "credits.balance.read", method: "GET", path: "/credits/balance", idempotent: false, body: "none", response: "json", paginated: false, deprecated: false },
+  creditsLedgerList: { id: "credits.ledger.list", method: "GET", path: "/credits/ledger", idempotent: false, body: "none", response: "json", paginated: true, deprecated: false },
   creditsX402TopUp: { id: "credits.x402.topUp", method: "POST", path: "/credits/x402/top-up", idempotent: true, body: "json", response: "json", paginated: false, deprecated: false },
   databasesAccountDeprovision: { id: "databases.account.deprovision", method: "DELETE", path: "/databases/account", idempotent: true, body: "none", response: "json", paginated: false, deprecated: false },
   databasesAccountProvision: { id: "databases.account.provision", method: "POST", path: "/databases/account", idempotent: true, body: "json", response: "json", paginated: false, deprecated: false },

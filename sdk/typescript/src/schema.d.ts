@@ -362,6 +362,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/credits/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every change of the credit balance, newest first
+         * @description Scope: `credits:read`. Limit operation: `credits.ledger.list`.
+         *
+         *     Checks, in order: body size → authentication (the key and every ancestor, read on every request; `notBefore`) → client address (`allowedIps` of the key and every ancestor) → project selection → scope → service access → operation access → `Idempotency-Key` format → content type → limits (`requestsPerMinute`, `maxConcurrent`; a replay counts as a request) → idempotency claim or replay → the operation.
+         */
+        get: operations["credits.ledger.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/credits/x402/top-up": {
         parameters: {
             query?: never;
@@ -1958,26 +1980,30 @@ export interface components {
             status: "active" | "revoked" | "expired";
         };
         Criterion: {
-            /** @description recipient and contract: 1 to 100 addresses, compared case-insensitively */
+            /** @description recipient, contract and verifyingContract: 1 to 100 addresses, compared case-insensitively */
             addresses?: string[] | null;
             /** @description value: decimal string of base units */
             amount?: string;
             /** @description value and rollingTotal: the asset symbol (ETH, USDC, WETH), compared case-insensitively */
             asset?: string;
+            /** @description chainId: 1 to 100 chain ids */
+            chainIds?: number[] | null;
             /** @description rollingTotal: the largest total (decimal string of base units) the window may reach */
             max?: string;
+            /** @description domainName: 1 to 100 EIP-712 domain names (1 to 256 characters), compared exactly */
+            names?: string[] | null;
             /**
-             * @description in or not_in for recipient, contract and signatureType; lte, lt, gte, gt or eq for value
+             * @description in or not_in for recipient, contract, signatureType, verifyingContract, domainName and chainId; lte, lt, gte, gt or eq for value
              * @enum {string}
              */
             op?: "in" | "not_in" | "lte" | "lt" | "gte" | "gt" | "eq";
             /** @description signatureType: the signature types compared */
             signatureTypes?: ("personal_sign" | "eip712")[] | null;
             /**
-             * @description recipient {op, addresses}; contract {op, addresses}; value {asset, op, amount}; rollingTotal {asset, windowSeconds, max}; signatureType {op, signatureTypes}
+             * @description recipient {op, addresses}; contract {op, addresses}; value {asset, op, amount}; rollingTotal {asset, windowSeconds, max}; signatureType {op, signatureTypes}; verifyingContract {op, addresses}; domainName {op, names}; chainId {op, chainIds}
              * @enum {string}
              */
-            type: "recipient" | "contract" | "value" | "rollingTotal" | "signatureType";
+            type: "recipient" | "contract" | "value" | "rollingTotal" | "signatureType" | "verifyingContract" | "domainName" | "chainId";
             /**
              * Format: int64
              * @description rollingTotal: the window, 60 seconds to 30 days
@@ -2038,6 +2064,36 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
             webhookId: string;
+        };
+        EntryView: {
+            /**
+             * @description Signed change of the balance: a hold or a charge is negative, a release, a grant or a top-up positive, a capture 0
+             * @example -0.1
+             */
+            amountCredits: string;
+            /**
+             * @description The balance once this entry committed
+             * @example 9.9
+             */
+            balanceAfter: string;
+            /**
+             * @description led_…
+             * @example led_01JH0000000000000000000000
+             */
+            id: string;
+            /** @description The key whose request caused it */
+            keyId: string | null;
+            /** Format: date-time */
+            occurredAt: string;
+            /** @description The operation that caused it, or what settled it (trading.orders.fill, wallets.transactions.confirm, credits.holds.expire, ...) */
+            operation: string | null;
+            projectId: string | null;
+            /** @description The receipt, hold or token behind the movement */
+            referenceId: string | null;
+            /** @description The request (or run) that caused it */
+            requestId: string | null;
+            /** @enum {string} */
+            type: "grant" | "top_up" | "charge" | "hold" | "capture" | "release";
         };
         Error: {
             /** @description Stable machine-readable error code */
@@ -2435,6 +2491,10 @@ export interface components {
             data: components["schemas"]["Delivery"][] | null;
             nextCursor: string | null;
         };
+        PageEntryView: {
+            data: components["schemas"]["EntryView"][] | null;
+            nextCursor: string | null;
+        };
         PageEvent: {
             data: components["schemas"]["Event"][] | null;
             nextCursor: string | null;
@@ -2720,7 +2780,7 @@ export interface components {
              * @enum {string}
              */
             action: "allow" | "deny" | "require_approval";
-            /** @description At most 10 criteria, all of which must match for the rule to apply. An empty list matches every intent of the operation. recipient, contract, value and rollingTotal apply to transactions.create; contract, value and rollingTotal to swaps.execute; signatureType to signatures.create */
+            /** @description At most 10 criteria, all of which must match for the rule to apply. An empty list matches every intent of the operation. recipient, contract, value, rollingTotal and chainId apply to transactions.create; contract, value, rollingTotal and chainId to swaps.execute; every type to signatures.create, where recipient, contract, value and rollingTotal match only a transfer-shaped EIP-712 message (a permit's spender, token and amount) and verifyingContract, domainName and chainId only a domain that has them */
             criteria: components["schemas"]["Criterion"][] | null;
             /**
              * @description The operation this rule governs
@@ -2815,6 +2875,8 @@ export interface components {
             /** @example wsq_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
             id: string;
             policy: components["schemas"]["PolicyPreview"];
+            /** @description The token movements the typed data authorises when it is a known transfer-shaped message (EIP-2612 or DAI permit, EIP-3009 authorization, Permit2); the policy decides each as a send of that token. Empty for anything else */
+            transfers: components["schemas"]["SigTransfer"][] | null;
             /** @enum {string} */
             type: "personal_sign" | "eip712";
             walletId: string;
@@ -2834,6 +2896,35 @@ export interface components {
             type: "personal_sign" | "eip712";
             /** @description eip712: {types, primaryType, domain, message}, at most 64 KiB */
             typedData?: unknown;
+        };
+        SigTransfer: {
+            /**
+             * @description Base units, decimal; an unlimited permit is 2^256-1
+             * @example 10000000
+             */
+            amount: string;
+            /**
+             * @description The token's symbol on that chain; null when the deployment does not know it (then no value or rollingTotal criterion counts it)
+             * @example USDC
+             */
+            asset: string | null;
+            /**
+             * Format: int64
+             * @description The EIP-712 domain's chainId; null when it has none
+             */
+            chainId: number | null;
+            /**
+             * @description EIP-2612 permit, DAI permit, EIP-3009 transfer or receive authorization, Permit2 allowance (PermitSingle, PermitBatch) or signature transfer (Permit…TransferFrom)
+             * @enum {string}
+             */
+            kind: "permit" | "daiPermit" | "transferWithAuthorization" | "receiveWithAuthorization" | "permit2Allowance" | "permit2Transfer";
+            /** @description Who may take the tokens: the spender or the payee */
+            recipient: string;
+            /**
+             * @description The token contract whose units move
+             * @example 0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238
+             */
+            token: string;
         };
         Simulation: {
             /** @description Why it would fail, e.g. ERC20: transfer amount exceeds balance, or insufficient ETH for the value and the network fee */
@@ -3276,7 +3367,7 @@ export interface components {
              */
             chainId: number;
             /**
-             * @description Credits charged: the operation's price once confirmed, 0 otherwise
+             * @description Credits charged: the operation's price once confirmed, 0 otherwise; always 0 on a swap's transactions, whose swap (swapId) carries the charge
              * @example 0.1
              */
             chargedCredits: string;
@@ -5412,6 +5503,109 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BalanceBody"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "credits.ledger.list": {
+        parameters: {
+            query?: {
+                /** @description Earliest entry, inclusive (RFC 3339); default: 90 days before until */
+                since?: string;
+                /** @description Latest entry, exclusive (RFC 3339); default: now */
+                until?: string;
+                /** @description Only the entries this key's requests caused */
+                keyId?: string;
+                /** @description Only this operation, or its refinements */
+                operation?: string;
+                /** @description Only this entry type */
+                type?: "grant" | "top_up" | "charge" | "hold" | "capture" | "release";
+                /** @description Page size */
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Selects an active project when using an account-level key; a project-bound key may only name its own. */
+                "X-Service-Project"?: string;
+                /** @description Acts for one of your app's end users (1–128 characters of letters, digits, `:._@-`). */
+                "X-Service-End-User"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageEntryView"];
                 };
             };
             /** @description Bad Request */

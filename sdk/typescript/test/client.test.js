@@ -89,6 +89,15 @@ test("invoking cloud-superbrain memory.write charges what the service reports", 
   assert.equal(r.value.status, "succeeded");
   assert.match(r.value.result.memoryId, /^mem_/);
   assert.ok(r.headers.get("X-Service-Credits-Charged"));
+
+  // The ledger explains it: newest first, the capture after its hold, and
+  // the newest balanceAfter is the balance.
+  const entries = [];
+  for await (const e of client.creditsLedgerListAll({ query: { limit: 2 } })) entries.push(e);
+  assert.deepEqual(entries.slice(0, 2).map((e) => e.type), ["capture", "hold"]);
+  assert.equal(entries.at(-1).type, "grant");
+  const balance = await client.creditsBalanceRead();
+  assert.equal(entries[0].balanceAfter, balance.value.balance);
 });
 
 test("a create whose response was lost is retried with the same Idempotency-Key and replayed", async () => {

@@ -50,9 +50,13 @@ test("a wallet is created, read, listed and shows the funds the chain holds", as
 });
 
 test("a personal_sign signature needs another key's approval, then signs as the wallet", async () => {
-  const wallet = (await api.walletsCreate({ body: {} })).value;
+  // A child key requests; a key outside its subtree (the root) decides.
+  const child = await api.apiKeysCreate({ body: { label: "signer" } });
+  assert.equal(child.ok, true, JSON.stringify(child.error));
+  const signer = createClient({ baseUrl: server.baseUrl, apiKey: child.value.secret });
+  const wallet = (await signer.walletsCreate({ body: {} })).value;
   const path = { walletId: wallet.id };
-  const quote = await api.walletsSignaturesQuote({ path, body: { type: "personal_sign", message: "sign in, nonce 42" } });
+  const quote = await signer.walletsSignaturesQuote({ path, body: { type: "personal_sign", message: "sign in, nonce 42" } });
   assert.equal(quote.ok, true, JSON.stringify(quote.error));
   assert.equal(quote.status, 201);
   assert.match(quote.value.digest, /^0x[0-9a-f]{64}$/);
@@ -60,20 +64,18 @@ test("a personal_sign signature needs another key's approval, then signs as the 
   const approvalId = quote.value.approvalId;
   assert.ok(approvalId);
 
-  const early = await api.walletsSignaturesCreate({ path, body: { quoteId: quote.value.id } });
+  const early = await signer.walletsSignaturesCreate({ path, body: { quoteId: quote.value.id } });
   assert.equal(early.ok, false);
   assert.equal(early.error.status, 403);
   assert.equal(early.error.code, "approval_required");
 
-  const approver = await api.apiKeysCreate({ body: { label: "approver", scopes: ["approvals:read", "approvals:write"] } });
-  assert.equal(approver.ok, true, JSON.stringify(approver.error));
-  const decided = await createClient({ baseUrl: server.baseUrl, apiKey: approver.value.secret }).approvalsDecide({
-    path: { approvalId },
-    body: { decision: "approve" },
-  });
+  const own = await signer.approvalsDecide({ path: { approvalId }, body: { decision: "approve" } });
+  assert.equal(own.ok, false);
+  assert.equal(own.error.code, "self_approval_denied");
+  const decided = await api.approvalsDecide({ path: { approvalId }, body: { decision: "approve" } });
   assert.equal(decided.ok, true, JSON.stringify(decided.error));
 
-  const signed = await api.walletsSignaturesCreate({ path, body: { quoteId: quote.value.id, approvalId } });
+  const signed = await signer.walletsSignaturesCreate({ path, body: { quoteId: quote.value.id, approvalId } });
   assert.equal(signed.ok, true, JSON.stringify(signed.error));
   assert.match(signed.value.signature, /^0x[0-9a-f]{128}(1b|1c)$/);
   assert.equal(signed.value.digest, quote.value.digest);
