@@ -62,20 +62,23 @@ func TestAManagedWalletSignsAnApprovedPersonalMessageThatRecoversToItsAddress(t 
 		t.Fatalf("balances %+v", bal)
 	}
 
+	// A child key asks for the signature; a key outside its subtree (the
+	// root) decides the approval.
+	signerKey := must(root.CreateAPIKey(ctx(t), keys.CreateKeyRequest{Label: "signer"}))(t)
+	signer := f.c.WithAPIKey(signerKey.Secret)
 	msg := "sign in to example.org, nonce 42"
-	q := must(root.QuoteSignature(ctx(t), w.ID, wallets.SigQuoteRequest{Type: "personal_sign", Message: &msg}))(t)
+	q := must(signer.QuoteSignature(ctx(t), w.ID, wallets.SigQuoteRequest{Type: "personal_sign", Message: &msg}))(t)
 	if q.Digest != hexutil.Encode(accounts.TextHash([]byte(msg))) || q.ApprovalID == nil {
 		t.Fatalf("quote %+v", q)
 	}
 	// The default policy requires approval for signatures.
-	early, err := root.CreateSignature(ctx(t), w.ID, wallets.SigCreateRequest{QuoteID: q.ID})
+	early, err := signer.CreateSignature(ctx(t), w.ID, wallets.SigCreateRequest{QuoteID: q.ID})
 	if err != nil || early.OK || early.Status != http.StatusForbidden {
 		t.Fatalf("signature before approval: %v %+v", err, early.Error)
 	}
-	approver := must(root.CreateAPIKey(ctx(t), keys.CreateKeyRequest{Label: "approver", Scopes: []string{"approvals:read", "approvals:write"}}))(t)
-	must(f.c.WithAPIKey(approver.Secret).DecideApproval(ctx(t), *q.ApprovalID, platform.ApprovalDecision{Decision: "approve"}))(t)
+	must(root.DecideApproval(ctx(t), *q.ApprovalID, platform.ApprovalDecision{Decision: "approve"}))(t)
 
-	sig := must(root.CreateSignature(ctx(t), w.ID, wallets.SigCreateRequest{QuoteID: q.ID, ApprovalID: q.ApprovalID}))(t)
+	sig := must(signer.CreateSignature(ctx(t), w.ID, wallets.SigCreateRequest{QuoteID: q.ID, ApprovalID: q.ApprovalID}))(t)
 	raw := hexutil.MustDecode(sig.Signature)
 	if len(raw) != 65 || raw[64] < 27 {
 		t.Fatalf("signature %s", sig.Signature)
