@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"platformapi/shared/api"
+	"platformapi/shared/api/mcpapi"
 	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
@@ -14,6 +15,6 @@ import (
 func main() {
 	httpedge.Serve("mcp", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
 		d := servicesapi.DeployedDeps(e.Kernel.Store, e.Kernel.Sealer)
-		return func(k *api.Kernel) { servicesapi.RegisterMCP(k, d) }, nil
+		return func(k *api.Kernel) { mcpapi.Register(k, d) }, nil
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"platformapi/shared/api/databasesapi"
 	"platformapi/shared/api/filesapi"
 	"platformapi/shared/api/keysapi"
+	"platformapi/shared/api/mcpapi"
 	"platformapi/shared/api/projectsapi"
 	"platformapi/shared/api/publicapi"
 	"platformapi/shared/api/runsapi"
@@ -105,7 +106,7 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 	keysapi.Register(k, keysapi.Deps{Store: st})
 	sd := servicesapi.Deps{Store: st, Services: d.Services, Schemas: d.Schemas, MCPAllowedOrigins: d.MCPAllowedOrigins, Sealer: d.Sealer}
 	servicesapi.Register(k, sd)
-	servicesapi.RegisterMCP(k, sd)
+	mcpapi.Register(k, sd)
 	creditsapi.Register(k, creditsapi.Deps{Store: st, TopUp: d.TopUp, Facilitator: d.Facilitator})
 	projectsapi.Register(k, projectsapi.Deps{Store: st})
 	approvalsapi.Register(k, approvalsapi.Deps{Store: st})

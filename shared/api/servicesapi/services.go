@@ -73,12 +73,6 @@ func Register(k *api.Kernel, d Deps) {
 	api.Register(k, "services.invoke", http.StatusOK, h.invoke)
 }
 
-// RegisterMCP adds the remote MCP transport (its own function): apart from
-// Register so that the services function does not link the MCP SDK.
-func RegisterMCP(k *api.Kernel, d Deps) {
-	k.Handle(routes.MCP.ID, newHandlers(k, d).mcpHandler())
-}
-
 func newHandlers(k *api.Kernel, d Deps) *handlers {
 	return &handlers{k: k, d: d, pipeline: &invoke.Pipeline{
 		Ledger: credits.NewLedger(d.Store, k.Now), Limits: k.Limits(), Approvals: approvals.NewRepo(d.Store, k.Now),
