@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,13 +13,17 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"platformapi/shared/store"
 )
 
 // journal is the embedded recorder's write-ahead log: one JSON line per
-// event, appended with one write(2) before the request is answered and
-// never fsynced. The kernel holds written bytes in its page cache, so a
-// killed process loses none of them; only a machine crash can lose what the
-// flusher has not yet committed to the store (see Recorder.MaxCommitLag).
+// event, appended with one write(2) before the request is answered. The
+// kernel holds written bytes in its page cache, so a killed process loses
+// none of them. A machine crash loses what is neither fsynced nor committed
+// to the store: a syncer fsyncs the journal every syncEvery (one fsync for
+// every line written meanwhile, off the request path), which bounds that
+// tail whatever the store's pace (see Recorder.LossWindow).
 //
 // Lines go to numbered segments in dir. Taking a batch for the flusher
 // closes the current segment and opens the next, so every line of a closed
@@ -36,20 +41,38 @@ type journal struct {
 	pending []journaled // written, not yet committed
 	closed  []string    // segments whose lines are all in pending or committed
 	err     error       // a failed write or rotation: the journal refuses events
+	// retired are rotated segments the syncer has not fsynced yet; it
+	// closes them after. dirtySince is the first write not yet fsynced.
+	retired    []*os.File
+	dirtySince time.Time
 }
 
 // journaled is an event as written, with the shard its item goes to (kept,
-// so that a replay overwrites the same item) and when it was written.
+// so that a replay writes the same item) and its stored document.
 type journaled struct {
-	e       Event
-	shard   int
-	written time.Time
+	e     Event
+	shard int
+	doc   []byte
 }
 
-// journalLine is one line of a segment.
+// item is the event's item, its document as journaled.
+func (j *journaled) item() store.Item {
+	it := store.NewItem(store.Key{PK: eventPK(j.e.AccountID, dayOf(j.e.OccurredAt), j.shard), SK: j.e.ID})
+	it[store.AttrDoc] = j.doc
+	it[store.AttrExpiresAt] = expiry(j.e.OccurredAt)
+	return it
+}
+
+// journalLine is one line of a segment (and, shipped, of a log).
 type journalLine struct {
 	Shard int    `json:"shard"`
 	Event stored `json:"event"`
+}
+
+// rawLine reads a line keeping the event's document as written.
+type rawLine struct {
+	Shard int             `json:"shard"`
+	Event json.RawMessage `json:"event"`
 }
 
 const segmentExt = ".log"
@@ -101,17 +124,18 @@ func readSegment(name string) ([]journaled, error) {
 		if !complete {
 			break
 		}
-		var l journalLine
-		if err := json.Unmarshal(line, &l); err != nil || l.Shard < 0 || l.Shard >= Shards {
+		var l rawLine
+		var s stored
+		if err := json.Unmarshal(line, &l); err != nil || l.Shard < 0 || l.Shard >= Shards || json.Unmarshal(l.Event, &s) != nil {
 			slog.Warn("audit: journal: skipped an undecodable line", "segment", name)
 			continue
 		}
-		e, err := fromStored(l.Event)
+		e, err := fromStored(s)
 		if err != nil {
 			slog.Warn("audit: journal: skipped an incomplete event", "segment", name)
 			continue
 		}
-		out = append(out, journaled{e: e, shard: l.Shard})
+		out = append(out, journaled{e: e, shard: l.Shard, doc: l.Event})
 	}
 	return out, nil
 }
@@ -128,10 +152,11 @@ func (j *journal) rotate() error {
 		return fmt.Errorf("audit: journal: %w", err)
 	}
 	if j.f != nil {
-		_ = j.f.Close()
 		if j.wrote {
 			j.closed = append(j.closed, j.f.Name())
+			j.retired = append(j.retired, j.f)
 		} else {
+			_ = j.f.Close()
 			_ = os.Remove(j.f.Name())
 		}
 	}
@@ -142,11 +167,16 @@ func (j *journal) rotate() error {
 // append writes e's line and keeps e for the flusher; it returns how many
 // events now wait for it.
 func (j *journal) append(e Event, shard int) (int, error) {
-	line, err := json.Marshal(journalLine{Shard: shard, Event: toStored(&e)})
+	doc, err := json.Marshal(toStored(&e))
 	if err != nil {
 		return 0, fmt.Errorf("audit: journal: %w", err)
 	}
-	line = append(line, '\n')
+	line := make([]byte, 0, len(doc)+24)
+	line = append(line, `{"shard":`...)
+	line = strconv.AppendInt(line, int64(shard), 10)
+	line = append(line, `,"event":`...)
+	line = append(line, doc...)
+	line = append(line, "}\n"...)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.err != nil {
@@ -161,9 +191,43 @@ func (j *journal) append(e Event, shard int) (int, error) {
 		}
 		return 0, fmt.Errorf("audit: journal: %w", err)
 	}
+	if j.dirtySince.IsZero() {
+		j.dirtySince = time.Now()
+	}
 	j.wrote = true
-	j.pending = append(j.pending, journaled{e: e, shard: shard, written: time.Now()})
+	j.pending = append(j.pending, journaled{e: e, shard: shard, doc: doc})
 	return len(j.pending), nil
+}
+
+// sync fsyncs every line written so far and returns how long the oldest of
+// them waited for it (zero when nothing was waiting). Rotated segments are
+// closed once synced. The lock is not held during the fsync: writers go on.
+func (j *journal) sync() (time.Duration, error) {
+	j.mu.Lock()
+	since := j.dirtySince
+	if since.IsZero() {
+		j.mu.Unlock()
+		return 0, nil
+	}
+	j.dirtySince = time.Time{}
+	files := j.retired
+	j.retired = nil
+	cur := j.f
+	j.mu.Unlock()
+	var first error
+	for _, f := range files {
+		if err := f.Sync(); err != nil && first == nil {
+			first = err
+		}
+		_ = f.Close()
+	}
+	if cur != nil {
+		// Closed meanwhile (by close, which syncs itself): nothing lost.
+		if err := cur.Sync(); err != nil && !errors.Is(err, os.ErrClosed) && first == nil {
+			first = err
+		}
+	}
+	return time.Since(since), first
 }
 
 // take hands the flusher every written event and the closed segments that
@@ -201,13 +265,20 @@ func (j *journal) remove(segs []string) {
 	}
 }
 
-// close closes the current segment, removing it when it is empty.
+// close syncs and closes the segments, removing the current one when it is
+// empty.
 func (j *journal) close() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for _, f := range j.retired {
+		_ = f.Sync()
+		_ = f.Close()
+	}
+	j.retired = nil
 	if j.f == nil {
 		return
 	}
+	_ = j.f.Sync()
 	_ = j.f.Close()
 	if !j.wrote {
 		_ = os.Remove(j.f.Name())

@@ -43,9 +43,8 @@ type Recorder struct {
 	ship    *shipper
 	rollup  *Rollup
 	journal *journal
-	wake    chan struct{}
 	flushMu sync.Mutex
-	lag     atomic.Int64 // the longest an event waited for its commit, in ns
+	window  atomic.Int64 // the longest an event was on no disk, in ns
 	stop    context.CancelFunc
 	done    sync.WaitGroup
 }
@@ -62,6 +61,16 @@ func NewRecorder(st store.Store, now func() time.Time) *Recorder {
 // request that finds it full commits them itself, so memory and the tail a
 // machine crash can lose stay bounded when the store falls behind.
 const maxBacklog = 20_000
+
+// flushEvery is how often the flusher commits the journal to the store. The
+// journal's fsync, not this commit, bounds what a machine crash loses, and
+// readers flush for themselves: a longer period only makes batches larger,
+// so the store's single writer and its fsync are paid less often.
+const flushEvery = 50 * time.Millisecond
+
+// syncEvery is how often the journal is fsynced when it was written: with
+// the fsync's own time, the most a machine crash can lose.
+const syncEvery = 20 * time.Millisecond
 
 // catchupEvery is how often the embedded worker counts the pending list
 // (settlements written by other transactions) and retries a failed flush.
@@ -80,16 +89,16 @@ func NewEmbeddedRecorder(st store.Store, now func() time.Time, dir string) (*Rec
 	r.pending = true
 	r.rollup = NewRollup(st, RollupPending())
 	r.journal = j
-	r.wake = make(chan struct{}, 1)
-	if err := r.commit(context.Background(), left); err != nil {
+	if err := r.commit(context.Background(), left, true); err != nil {
 		j.close()
 		return nil, fmt.Errorf("audit: replay the journal: %w", err)
 	}
 	j.remove(segs)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
-	r.done.Add(1)
+	r.done.Add(2)
 	go r.run(ctx)
+	go r.syncLoop(ctx)
 	return r, nil
 }
 
@@ -124,10 +133,6 @@ func (r *Recorder) Record(ctx context.Context, e Event) error {
 	}
 	if waiting >= maxBacklog {
 		return r.Flush(ctx)
-	}
-	select {
-	case r.wake <- struct{}{}:
-	default:
 	}
 	return nil
 }
@@ -177,28 +182,53 @@ func (r *Recorder) Close() {
 	r.journal.close()
 }
 
-// CommitLag is the longest an event waited in the journal for its commit
-// since the last call: what a machine crash (not a process crash) could have
-// lost at that moment.
-func (r *Recorder) CommitLag() time.Duration { return time.Duration(r.lag.Swap(0)) }
+// LossWindow is the longest an answered request's event was on no disk
+// (written to the journal, not yet fsynced) since the last call: what a
+// machine crash (not a process crash) could have lost at that moment.
+func (r *Recorder) LossWindow() time.Duration { return time.Duration(r.window.Swap(0)) }
+
+func (r *Recorder) syncLoop(ctx context.Context) {
+	defer r.done.Done()
+	tick := time.NewTicker(syncEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		waited, err := r.journal.sync()
+		if err != nil {
+			slog.Warn("audit: journal fsync failed; the flusher's commit still makes events durable", "err", err)
+		}
+		for {
+			old := r.window.Load()
+			if int64(waited) <= old || r.window.CompareAndSwap(old, int64(waited)) {
+				break
+			}
+		}
+	}
+}
 
 func (r *Recorder) run(ctx context.Context) {
 	defer r.done.Done()
-	tick := time.NewTicker(catchupEvery)
-	defer tick.Stop()
+	catchup := time.NewTicker(catchupEvery)
+	defer catchup.Stop()
+	flush := time.NewTicker(flushEvery)
+	defer flush.Stop()
 	for {
 		// The first round counts what a previous process left pending.
 		if err := r.Catchup(ctx); err != nil && ctx.Err() == nil {
 			slog.Warn("audit: catchup failed; the next tick retries", "err", err)
 		}
-	flush:
+	flushing:
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-tick.C:
-				break flush
-			case <-r.wake:
+			case <-catchup.C:
+				break flushing
+			case <-flush.C:
 				if err := r.Flush(ctx); err != nil && ctx.Err() == nil {
 					slog.Warn("audit: flush failed; the next tick retries", "err", err)
 				}
@@ -217,27 +247,18 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	batch, segs := r.journal.take()
-	if err := r.commit(ctx, batch); err != nil {
+	if err := r.commit(ctx, batch, false); err != nil {
 		r.journal.giveBack(batch, segs)
 		return err
 	}
 	r.journal.remove(segs)
-	if len(batch) > 0 && !batch[0].written.IsZero() {
-		lag := int64(time.Since(batch[0].written))
-		for {
-			old := r.lag.Load()
-			if lag <= old || r.lag.CompareAndSwap(old, lag) {
-				break
-			}
-		}
-	}
 	return nil
 }
 
 // commit writes journaled events and counts them, in transactions of at
 // most store.MaxTransactItems: each event's item and one update per
-// counter the chunk touches.
-func (r *Recorder) commit(ctx context.Context, batch []journaled) error {
+// counter the chunk touches. A replay first reads which events exist.
+func (r *Recorder) commit(ctx context.Context, batch []journaled, replay bool) error {
 	for len(batch) > 0 {
 		n, counters := 0, map[store.Key]bool{}
 		for n < len(batch) {
@@ -252,7 +273,7 @@ func (r *Recorder) commit(ctx context.Context, batch []journaled) error {
 			counters[k] = true
 			n++
 		}
-		if err := r.commitChunk(ctx, batch[:n]); err != nil {
+		if err := r.commitChunk(ctx, batch[:n], replay); err != nil {
 			return err
 		}
 		batch = batch[n:]
@@ -262,23 +283,28 @@ func (r *Recorder) commit(ctx context.Context, batch []journaled) error {
 
 // commitChunk puts the chunk's new events, each on the condition that it
 // does not exist yet, with their counter updates. An event that exists was
-// committed with its counts (a replayed journal, a duplicate line), and is
-// left out.
-func (r *Recorder) commitChunk(ctx context.Context, chunk []journaled) error {
-	keys := make([]store.Key, 0, len(chunk))
-	for _, j := range chunk {
-		keys = append(keys, store.Key{PK: eventPK(j.e.AccountID, dayOf(j.e.OccurredAt), j.shard), SK: j.e.ID})
-	}
-	seen, err := r.st.BatchGet(ctx, keys)
-	if err != nil {
-		return fmt.Errorf("audit: commit: %w", err)
+// committed with its counts (a replayed journal, a duplicate line) and is
+// left out: a replay reads which exist first, a live flush (whose events
+// are new) learns it from a failed condition.
+func (r *Recorder) commitChunk(ctx context.Context, chunk []journaled, replay bool) error {
+	var seen map[string]store.Item
+	if replay {
+		keys := make([]store.Key, 0, len(chunk))
+		for i := range chunk {
+			keys = append(keys, chunk[i].item().Key())
+		}
+		var err error
+		if seen, err = r.st.BatchGet(ctx, keys); err != nil {
+			return fmt.Errorf("audit: commit: %w", err)
+		}
 	}
 	var fresh []Event
 	var items []store.Item
-	for i, j := range chunk {
-		if _, done := seen[keys[i].String()]; !done && !dupIn(fresh, j.e.ID) {
-			fresh = append(fresh, j.e)
-			items = append(items, encode(&chunk[i].e, j.shard))
+	for i := range chunk {
+		it := chunk[i].item()
+		if _, done := seen[it.Key().String()]; !done && !dupIn(fresh, chunk[i].e.ID) {
+			fresh = append(fresh, chunk[i].e)
+			items = append(items, it)
 		}
 	}
 	for len(fresh) > 0 {
@@ -289,7 +315,7 @@ func (r *Recorder) commitChunk(ctx context.Context, chunk []journaled) error {
 		err := r.st.Transact(ctx, append(ops, counterOps(fresh)...))
 		var tx *store.TxError
 		if errors.As(err, &tx) && tx.Index < len(fresh) {
-			// Committed by a concurrent replay between the read and now.
+			// Already committed, with its counts.
 			fresh = append(fresh[:tx.Index], fresh[tx.Index+1:]...)
 			items = append(items[:tx.Index], items[tx.Index+1:]...)
 			continue

@@ -300,9 +300,9 @@ func measureLoad(ctx context.Context, dataDir string, o options) (map[string]res
 		// Start the measured run from a collected heap, so one run does not
 		// pay for the garbage of the one before.
 		runtime.GC()
-		audit.CommitLag() // from here on
+		audit.LossWindow() // from here on
 		res := l.run(ctx, o.duration)
-		res.AuditTail = audit.CommitLag()
+		res.AuditTail = audit.LossWindow()
 		out[name] = res
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -517,7 +517,7 @@ func round(x float64, places int) float64 {
 func roundCost(c Cost) Cost {
 	return Cost{
 		APIGateway: round(c.APIGateway, 4), LambdaRequests: round(c.LambdaRequests, 4), LambdaDuration: round(c.LambdaDuration, 4),
-		DynamoDBReads: round(c.DynamoDBReads, 4), DynamoDBWrites: round(c.DynamoDBWrites, 4),
+		DynamoDBReads: round(c.DynamoDBReads, 4), DynamoDBWrites: round(c.DynamoDBWrites, 4), CloudWatchLogs: round(c.CloudWatchLogs, 4),
 	}
 }
 

@@ -40,6 +40,9 @@ type result struct {
 	FirstError string
 	Elapsed    time.Duration
 	CPU        time.Duration
+	// AuditTail is, for an audited load on embedded storage, the longest an
+	// answered request's event was on no disk (audit.Recorder.LossWindow).
+	AuditTail time.Duration
 }
 
 // CPUPerRequest is the process's CPU time over the requests answered: the

@@ -28,6 +28,9 @@ type Prices struct {
 	// of up to 1 KB; transactional reads and writes take two.
 	DynamoDBPerMillionRRU float64
 	DynamoDBPerMillionWRU float64
+	// CloudWatchLogsPerGB is the ingestion of log data (standard class):
+	// the audit event's line that each request ships (audit.ShipFilterPattern).
+	CloudWatchLogsPerGB float64
 }
 
 // USEast1 are the us-east-1 list prices as published by AWS when they were
@@ -41,6 +44,7 @@ var USEast1 = Prices{
 	LambdaMemoryMB:        256, // infra/stacks/functions.go: Functions, Name "credits"
 	DynamoDBPerMillionRRU: 0.125,
 	DynamoDBPerMillionWRU: 0.625,
+	CloudWatchLogsPerGB:   0.50,
 }
 
 // Usage is what one request consumes of the priced resources.
@@ -48,6 +52,7 @@ type Usage struct {
 	ReadUnits  float64       // DynamoDB read request units
 	WriteUnits float64       // DynamoDB write request units
 	Duration   time.Duration // Lambda billed duration before rounding
+	LogBytes   float64       // log data ingested beyond the request's own line
 }
 
 // Cost is the price of a million requests, in US dollars, by line item.
@@ -57,6 +62,7 @@ type Cost struct {
 	LambdaDuration float64 `json:"lambdaDuration"`
 	DynamoDBReads  float64 `json:"dynamoDBReads"`
 	DynamoDBWrites float64 `json:"dynamoDBWrites"`
+	CloudWatchLogs float64 `json:"cloudWatchLogs"`
 }
 
 // PerMillion prices a million requests that each use u. Lambda rounds each
@@ -70,12 +76,13 @@ func (p Prices) PerMillion(u Usage) Cost {
 		LambdaDuration: gbSeconds * p.LambdaArmPerGBSecond * 1e6,
 		DynamoDBReads:  u.ReadUnits * p.DynamoDBPerMillionRRU,
 		DynamoDBWrites: u.WriteUnits * p.DynamoDBPerMillionWRU,
+		CloudWatchLogs: u.LogBytes * 1e6 / (1 << 30) * p.CloudWatchLogsPerGB,
 	}
 }
 
 // Total is the whole bill of a million requests.
 func (c Cost) Total() float64 {
-	return c.APIGateway + c.LambdaRequests + c.LambdaDuration + c.DynamoDBReads + c.DynamoDBWrites
+	return c.APIGateway + c.LambdaRequests + c.LambdaDuration + c.DynamoDBReads + c.DynamoDBWrites + c.CloudWatchLogs
 }
 
 // Lines lists the line items in a fixed order, for the table.
@@ -86,6 +93,7 @@ func (c Cost) Lines() []CostLine {
 		{"Lambda duration (arm64 GB-s)", c.LambdaDuration},
 		{"DynamoDB read request units", c.DynamoDBReads},
 		{"DynamoDB write request units", c.DynamoDBWrites},
+		{"CloudWatch Logs ingestion (audit lines)", c.CloudWatchLogs},
 	}
 }
 

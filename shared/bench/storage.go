@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -68,12 +69,22 @@ func (c storageCase) Ops() []string {
 // storageResult holds the counted requests.
 type storageResult struct {
 	Source string
-	Read   storageCase // GET /v1/credits/balance, audited as deployed
+	// Read is GET /v1/credits/balance, audited as deployed: the event
+	// shipped as a log line. ReadPut is the same read with the event as a
+	// PutItem on the request path, as before issue 30.
+	Read    storageCase
+	ReadPut storageCase
 	// ReadNoAudit is the same read with auditing off: what it cost before
 	// every request left an audit event.
 	ReadNoAudit storageCase
 	Write       storageCase // POST /v1/projects with a fresh Idempotency-Key
 	Replay      storageCase // the same POST again: the stored answer is replayed
+	// Ingest is what audit-ingest does per shipped event, off the request
+	// path; LogBytes is the size of an audited read's shipped line.
+	Ingest   storageCase
+	LogBytes float64
+	// Lag is each timed read's wait from its answer to its event listed.
+	Lag []time.Duration
 }
 
 // callCounter is the SDK's awsenv.CallCounter, or the meter standing in for
@@ -129,11 +140,17 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 	if rt.AWS != nil {
 		calls = rt.AWS.Calls
 	}
-	// The request path's audit write as a Lambda does it: one Put, counted
-	// with the rest. The rollup runs off the path (the stream) and is not
-	// part of a request's round trips.
-	rt.Audit = audit.NewRecorder(m, nil)
+	// The request path's audit as a Lambda does it: a log line, no round
+	// trip. Storing the event (audit-ingest) and counting it (the stream's
+	// rollup) run off the path; the ingest is counted apart.
+	shipped := &shippedLines{}
+	rt.Audit = audit.NewShippingRecorder(shipped, nil)
 	srv, err := rt.NewServer(slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		return res, err
+	}
+	rt.Audit = audit.NewRecorder(m, nil)
+	putSrv, err := rt.NewServer(slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		return res, err
 	}
@@ -152,6 +169,10 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 		_, err := c.expect(http.StatusOK, http.MethodGet, balancePath, auth, nil)
 		return err
 	}
+	readPut := func(int) error {
+		_, err := apiClient{h: putSrv}.expect(http.StatusOK, http.MethodGet, balancePath, auth, nil)
+		return err
+	}
 	readNoAudit := func(int) error {
 		_, err := apiClient{h: unaudited}.expect(http.StatusOK, http.MethodGet, balancePath, auth, nil)
 		return err
@@ -162,11 +183,13 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 		return err
 	}
 	replay := func(int) error { return write(0) }
+	var readLines []string
 	for _, s := range []struct {
 		into *storageCase
 		send func(int) error
 	}{
 		{&res.Read, read},
+		{&res.ReadPut, readPut},
 		{&res.ReadNoAudit, readNoAudit},
 		{&res.Write, write},
 		{&res.Replay, replay},
@@ -178,14 +201,35 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 		}
 		calls.Reset()
 		m.Reset()
+		shipped.take()
 		for i := 1; i <= samples; i++ {
 			if err := s.send(i); err != nil {
 				return res, err
 			}
 		}
 		*s.into = perRequest(calls.Snapshot(), m.Usage(), samples)
+		if s.into == &res.Read {
+			var n int
+			readLines, n = shipped.take()
+			res.LogBytes = float64(n) / float64(samples)
+		}
 	}
-	return res, nil
+	evs, shards := make([]audit.Event, 0, len(readLines)), make([]int, 0, len(readLines))
+	for _, l := range readLines {
+		e, shard, ok := audit.Shipped(l)
+		if !ok {
+			return res, fmt.Errorf("bench: an undecodable audit line %q", l)
+		}
+		evs, shards = append(evs, e), append(shards, shard)
+	}
+	calls.Reset()
+	m.Reset()
+	if err := audit.Ingest(ctx, m, evs, shards); err != nil {
+		return res, err
+	}
+	res.Ingest = perRequest(calls.Snapshot(), m.Usage(), max(len(evs), 1))
+	res.Lag, err = auditLag(ctx, m, shipped, read, samples)
+	return res, err
 }
 
 // perRequest divides counts over n requests.
