@@ -163,7 +163,11 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 			return ErrHoldEnded
 		}
 		attr, note, event := attributionFrom(ctx), noteFrom(ctx), ""
-		if note == nil {
+		switch {
+		case note != nil: // a request's: its own event carries the change
+		case len(attr.KeyPath) > 0: // a worker acting for a key (a run's step)
+			event = settledBy(ctx, attr.Operation)
+		default: // a worker or the sweeper settling whoever took the hold
 			_ = rec.Doc(&attr) // a hold taken before attribution was kept has none
 			event = settledBy(ctx, "credits.holds.settle")
 		}
