@@ -148,8 +148,8 @@ func sizeCap(linked []string) int64 {
 // what would bring it under; the test fails once one is within its cap, so
 // that the exception cannot outlive the gap.
 var overCap = map[string]string{
-	"databases": "16 MiB and 162 bytes on 2026-11-26; left to cut: the apitime encoder's go-json-experiment (224 KiB " +
-		"of code, in every function) or the Secrets Manager client the archive key is read with (118 KiB of code)",
+	"databases": "16 MiB and 162 bytes on 2026-11-26. Measured: the apitime encoder's go-json-experiment adds 0.56 MiB " +
+		"to every function (databases without it: 15.44 MiB), the Secrets Manager client of the archive key 0.25 MiB",
 }
 
 // Every bootstrap, built as `make build` builds it, stays within its cap:
