@@ -1,10 +1,11 @@
 // Package audit keeps one event per authenticated request (spec 4.2) and the
-// usage counters rolled up from them: the Recorder writes an event on the
-// request's hot path with exactly one store write, the Rollup adds events to
-// hourly counters off the hot path (exactly once, whatever the delivery), and
-// the Repo answers GET /audit-events and GET /usage with the visibility rules
-// of the CONTRACT: a key sees itself and its descendants, a project-bound key
-// only its project. It never sees HTTP, and an event must never hold a body,
+// usage counters rolled up from them: the Recorder takes an event on the
+// request's hot path without a store round trip (a journal write embedded,
+// a log line on Lambda; see Recorder), the Rollup and the journal's flusher
+// add events to hourly counters off it (exactly once, whatever the
+// delivery), and the Repo answers GET /audit-events and GET /usage with the
+// visibility rules of the CONTRACT: a key sees itself and its descendants, a
+// project-bound key only its project. It never sees HTTP, and an event must never hold a body,
 // a secret, a token or an Authorization header: only the fields below.
 //
 // Storage (single table):
