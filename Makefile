@@ -38,6 +38,7 @@ test: lint
 	$(MAKE) lint-templates
 	$(MAKE) rehearse-synthesized
 	$(MAKE) sdk-ts-test
+	$(MAKE) standardwebhooks-test
 	$(MAKE) bench-smoke
 
 openapi: ## regenerate the OpenAPI document the public function embeds

@@ -15,14 +15,15 @@ import (
 // SecretPrefix starts every signing secret.
 const SecretPrefix = "whsec_"
 
-// NewSecret returns a signing secret: SecretPrefix and 32 random bytes,
-// base64url without padding.
+// NewSecret returns a signing secret: SecretPrefix and 32 random bytes in
+// standard, padded base64, the form the Standard Webhooks libraries decode
+// their HMAC key from, so a receiver hands them the secret string as given.
 func NewSecret() string {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("webhooks: crypto/rand failed: " + err.Error())
 	}
-	return SecretPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	return SecretPrefix + base64.StdEncoding.EncodeToString(b[:])
 }
 
 // Sign returns the X-Service-Signature header of one delivery attempt:
@@ -53,6 +54,44 @@ func mac(secret, ts string, body []byte) []byte {
 	h.Write([]byte{'.'})
 	h.Write(body)
 	return h.Sum(nil)
+}
+
+// SignStandard returns the webhook-signature header of Standard Webhooks
+// (https://www.standardwebhooks.com) for one delivery attempt:
+//
+//	webhook-signature: v1,<base64 HMAC-SHA256>[ v1,<base64 HMAC-SHA256>]
+//
+// over "<id>.<t>.<body>", where id is the webhook-id header (the event id,
+// the same on every retry, so receivers can drop duplicates) and t the
+// webhook-timestamp header, in unix seconds. The key is the secret's part
+// after "whsec_", base64-decoded, as the specification's libraries derive
+// it. During a rotation there is one signature per valid secret, newest
+// first, separated by a space. X-Service-Signature (Sign) is sent beside it
+// unchanged.
+func SignStandard(id string, t time.Time, body []byte, secrets ...string) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	sigs := make([]string, len(secrets))
+	for i, s := range secrets {
+		h := hmac.New(sha256.New, standardKey(s))
+		h.Write([]byte(id + "." + ts + "."))
+		h.Write(body)
+		sigs[i] = "v1," + base64.StdEncoding.EncodeToString(h.Sum(nil))
+	}
+	return strings.Join(sigs, " ")
+}
+
+// standardKey is the HMAC key of a secret under Standard Webhooks: its
+// base64 after the prefix, decoded. Secrets made before the standard
+// headers were added are base64url without padding; they decode as such, so
+// a receiver that decodes them that way still verifies until the webhook's
+// secret is rotated to the standard form.
+func standardKey(secret string) []byte {
+	s := strings.TrimPrefix(secret, SecretPrefix)
+	if k, err := base64.StdEncoding.DecodeString(s); err == nil {
+		return k
+	}
+	k, _ := base64.RawURLEncoding.DecodeString(s)
+	return k
 }
 
 // VerifyTolerance is how far a signature's timestamp may be from the

@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"regexp"
@@ -58,10 +59,89 @@ func TestSignatureFollowsTheDocumentedScheme(t *testing.T) {
 	}
 }
 
-func TestSecretsAreUnguessableAndPrefixed(t *testing.T) {
+// A secret is whsec_ and the standard base64 of 32 random bytes, which is
+// what the Standard Webhooks libraries decode their key from.
+func TestSecretsAreUnguessablePrefixedStandardBase64(t *testing.T) {
 	a, b := webhooks.NewSecret(), webhooks.NewSecret()
-	if a == b || !regexp.MustCompile(`^whsec_[A-Za-z0-9_-]{43}$`).MatchString(a) {
+	if a == b || !regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{43}=$`).MatchString(a) {
 		t.Fatalf("secrets %q %q", a, b)
+	}
+	if key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(a, "whsec_")); err != nil || len(key) != 32 {
+		t.Fatalf("key of %q: %d bytes, %v", a, len(key), err)
+	}
+}
+
+// standardReceiverVerifies is a receiver written from the Standard Webhooks
+// specification only: the key is the base64 after whsec_, the signed
+// content "<id>.<timestamp>.<body>", and any space-separated v1 may match.
+func standardReceiverVerifies(id, ts, header string, body []byte, secret string) bool {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		return false
+	}
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(id + "." + ts + "." + string(body)))
+	want := "v1," + base64.StdEncoding.EncodeToString(h.Sum(nil))
+	for _, sig := range strings.Split(header, " ") {
+		if hmac.Equal([]byte(sig), []byte(want)) {
+			return true
+		}
+	}
+	return false
+}
+
+// The example of the Standard Webhooks specification's reference test
+// suite signs to the value its libraries compute.
+func TestStandardSignatureMatchesTheSpecificationsExample(t *testing.T) {
+	got := webhooks.SignStandard("msg_p5jXN8AQM9LWM0D4loKWxJek", time.Unix(1614265330, 0), []byte(`{"test": 2432232314}`), "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	if want := "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="; got != want {
+		t.Fatalf("SignStandard = %q, want %q", got, want)
+	}
+}
+
+// During a rotation webhook-signature holds one v1 per secret, separated by
+// a space, and a receiver holding either verifies; another secret does not.
+func TestStandardSignatureCarriesBothSecretsDuringARotation(t *testing.T) {
+	cur, prev, other := webhooks.NewSecret(), webhooks.NewSecret(), webhooks.NewSecret()
+	body := []byte(`{"id":"evt_1"}`)
+	now := time.Unix(1_700_000_000, 0)
+	h := webhooks.SignStandard("evt_1", now, body, cur, prev)
+	if !regexp.MustCompile(`^v1,[A-Za-z0-9+/]{43}= v1,[A-Za-z0-9+/]{43}=$`).MatchString(h) {
+		t.Fatalf("header %q", h)
+	}
+	for _, tc := range []struct {
+		name, id, ts, secret string
+		body                 []byte
+		want                 bool
+	}{
+		{"Current", "evt_1", "1700000000", cur, body, true},
+		{"Previous", "evt_1", "1700000000", prev, body, true},
+		{"OtherSecret", "evt_1", "1700000000", other, body, false},
+		{"OtherID", "evt_2", "1700000000", cur, body, false},
+		{"OtherTimestamp", "evt_1", "1700000001", cur, body, false},
+		{"TamperedBody", "evt_1", "1700000000", cur, []byte(`{"id":"evt_2"}`), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := standardReceiverVerifies(tc.id, tc.ts, h, tc.body, tc.secret); got != tc.want {
+				t.Fatalf("verifies = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A secret issued before the standard headers (base64url without padding)
+// keeps its X-Service-Signature (keyed with the whole string) and signs the
+// standard header with the bytes it encodes.
+func TestSecretsIssuedBeforeStandardWebhooksStillSign(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	legacy := "whsec_" + base64.RawURLEncoding.EncodeToString(key)
+	body := []byte(`{}`)
+	now := time.Unix(1_700_000_000, 0)
+	if err := webhooks.Verify(webhooks.Sign(now, body, legacy), body, legacy, now); err != nil || !receiverVerifies(webhooks.Sign(now, body, legacy), body, legacy) {
+		t.Fatalf("X-Service-Signature with a legacy secret: %v", err)
+	}
+	if !standardReceiverVerifies("evt_1", "1700000000", webhooks.SignStandard("evt_1", now, body, legacy), body, "whsec_"+base64.StdEncoding.EncodeToString(key)) {
+		t.Fatal("the standard signature of a legacy secret is not keyed with the bytes it encodes")
 	}
 }
 

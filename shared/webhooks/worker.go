@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"platformapi/shared/emf"
@@ -130,7 +131,7 @@ func (w *Worker) Handle(ctx context.Context, m queue.Received) error {
 		return err
 	}
 	start := time.Now()
-	code, sendErr := w.send(ctx, wh.URL, d, Sign(now, d.Payload, secrets...))
+	code, sendErr := w.send(ctx, wh.URL, d, now, secrets)
 	took := time.Since(start)
 	d.Attempts++
 	d.LastStatusCode = nil
@@ -226,9 +227,11 @@ func (w *Worker) record(ctx context.Context, accountID string, d *Delivery) erro
 	return nil
 }
 
-// send makes one attempt. It returns the receiver's status (0 if none) and
-// an error unless the receiver answered 2xx.
-func (w *Worker) send(ctx context.Context, url string, d *Delivery, signature string) (int, error) {
+// send makes one attempt, signed at now with secrets twice: in the spec's
+// X-Service-Signature and in the Standard Webhooks headers, so receivers
+// can verify with that specification's libraries. It returns the receiver's
+// status (0 if none) and an error unless the receiver answered 2xx.
+func (w *Worker) send(ctx context.Context, url string, d *Delivery, now time.Time, secrets []string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(d.Payload))
@@ -239,7 +242,10 @@ func (w *Worker) send(ctx context.Context, url string, d *Delivery, signature st
 	req.Header.Set("User-Agent", UserAgent)
 	req.Header.Set("X-Service-Event", d.Event)
 	req.Header.Set("X-Service-Delivery-Id", d.ID)
-	req.Header.Set("X-Service-Signature", signature)
+	req.Header.Set("X-Service-Signature", Sign(now, d.Payload, secrets...))
+	req.Header.Set("webhook-id", d.EventID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set("webhook-signature", SignStandard(d.EventID, now, d.Payload, secrets...))
 	res, err := w.client.Do(req)
 	if err != nil {
 		return 0, err

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -155,6 +156,11 @@ func TestDeliveryIsSignedAndRecorded(t *testing.T) {
 		if err := webhooks.Verify(h.Get("X-Service-Signature"), got[0].body, secret, f.clock.Now()); err != nil {
 			t.Fatalf("signature: %v", err)
 		}
+		ts := strconv.FormatInt(f.clock.Now().Unix(), 10)
+		if h.Get("webhook-id") != d.EventID || h.Get("webhook-timestamp") != ts || !strings.HasPrefix(h.Get("X-Service-Signature"), "t="+ts+",") ||
+			!standardReceiverVerifies(h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature"), got[0].body, secret) {
+			t.Fatalf("Standard Webhooks headers %v", h)
+		}
 	})
 }
 
@@ -176,6 +182,13 @@ func TestFailingReceiverIsRetriedWithBackoffUntilItSucceeds(t *testing.T) {
 	defer mu.Unlock()
 	if d.Attempts != 3 || len(rc.requests()) != 3 || len(waits) != 2 || waits[0] != 1 || waits[1] != 2 {
 		t.Fatalf("delivery %+v after %d requests, backoffs %v", d, len(rc.requests()), waits)
+	}
+	// webhook-id is the event's on every attempt, so a receiver that saw an
+	// attempt it answered too late drops the retry.
+	for _, r := range rc.requests() {
+		if r.header.Get("webhook-id") != d.EventID {
+			t.Fatalf("webhook-id %q on a retry, want the event id %q", r.header.Get("webhook-id"), d.EventID)
+		}
 	}
 }
 
@@ -308,9 +321,13 @@ func TestRotationSignsWithBothSecretsFor24Hours(t *testing.T) {
 	if strings.Count(sig, "v1=") != 2 {
 		t.Fatalf("signature %q", sig)
 	}
+	std := r.header.Get("webhook-signature")
 	for _, s := range []string{old, fresh} {
 		if err := webhooks.Verify(sig, r.body, s, f.clock.Now()); err != nil {
 			t.Fatalf("during the grace period: %v", err)
+		}
+		if strings.Count(std, "v1,") != 2 || !standardReceiverVerifies(r.header.Get("webhook-id"), r.header.Get("webhook-timestamp"), std, r.body, s) {
+			t.Fatalf("webhook-signature %q during the grace period", std)
 		}
 	}
 	f.clock.Advance(24 * time.Hour)
@@ -321,6 +338,9 @@ func TestRotationSignsWithBothSecretsFor24Hours(t *testing.T) {
 	}
 	if err := webhooks.Verify(sig, r.body, fresh, f.clock.Now()); err != nil {
 		t.Fatal(err)
+	}
+	if std := r.header.Get("webhook-signature"); strings.Count(std, "v1,") != 1 || !standardReceiverVerifies(r.header.Get("webhook-id"), r.header.Get("webhook-timestamp"), std, r.body, fresh) {
+		t.Fatalf("webhook-signature %q after 24 hours", std)
 	}
 }
 
