@@ -79,7 +79,7 @@ func reconcile(t *testing.T, e *apitest.Env, root string, granted int64, since, 
 		s.audit += micro(t, ev["chargedCredits"])
 	}
 	u := e.Must(get(e, root, "/usage?"+url.Values{"start": {since.Truncate(24 * time.Hour).Format(time.RFC3339)},
-		"end": {until.Truncate(24*time.Hour).Add(24 * time.Hour).Format(time.RFC3339)}, "bucketWidth": {"1d"}}.Encode()), 200)
+		"end": {until.Truncate(24 * time.Hour).Add(24 * time.Hour).Format(time.RFC3339)}, "bucketWidth": {"1d"}}.Encode()), 200)
 	for _, b := range u.Body["data"].([]any) {
 		for _, r := range b.(map[string]any)["results"].([]any) {
 			s.usage += micro(t, r.(map[string]any)["chargedCredits"])
@@ -172,7 +172,9 @@ func TestEveryChargeReconcilesAcrossBalanceAuditUsageAndLedger(t *testing.T) {
 				mu.Unlock()
 			})
 		}
-		par(func() { swapID = e.Must(post(e, root, "/swaps", map[string]any{"quoteId": swapQuote}, nil), 202).Str("id") })
+		par(func() {
+			swapID = e.Must(post(e, root, "/swaps", map[string]any{"quoteId": swapQuote}, nil), 202).Str("id")
+		})
 		for i := range 3 {
 			par(func() {
 				e.Must(post(e, root, "/databases/actions", map[string]any{"actions": []any{
