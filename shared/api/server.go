@@ -272,9 +272,13 @@ func (k *Kernel) outerMux() http.Handler {
 	for _, rt := range k.served() {
 		switch {
 		case rt.Group == "public":
+			path := rt.Path
+			if path == "/" {
+				path = "/{$}" // the index alone, not every path under it
+			}
 			if k.registered[rt.ID] {
-				mux.Handle(rt.Method+" "+rt.Path, k.public(rt, k.inner))
-				mux.Handle(rt.Method+" "+prefix+rt.Path, k.public(rt, inner))
+				mux.Handle(rt.Method+" "+path, k.public(rt, k.inner))
+				mux.Handle(rt.Method+" "+prefix+path, k.public(rt, inner))
 			}
 		case k.raw[rt.ID] != nil:
 			h := k.enforce(rt, k.raw[rt.ID])

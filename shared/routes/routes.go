@@ -129,6 +129,7 @@ func (d *Deprecation) SuccessorPath() string {
 
 // Public routes need no key. They are served at the root and under /v1.
 var Public = []Route{
+	{Method: http.MethodGet, Path: "/", Group: "public", Operation: "index.read", ID: "index.read", Summary: "Where to start: links to the reference, the OpenAPI document and health"},
 	{Method: http.MethodGet, Path: "/health", Group: "public", Operation: "health.read", ID: "health.read", Summary: "Service and API-version health"},
 	{Method: http.MethodGet, Path: "/openapi.json", Group: "public", Operation: "openapi.read", ID: "openapi.read", Summary: "This OpenAPI 3.1 document"},
 	{Method: http.MethodGet, Path: "/pricing", Group: "public", Operation: "pricing.read", ID: "pricing.read", Summary: "Server-owned price and availability catalogue"},

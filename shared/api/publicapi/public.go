@@ -42,6 +42,16 @@ type healthBody struct {
 	ArchivePublicKey string `json:"archivePublicKey,omitempty" doc:"Ed25519 key that signs database archives (X-Service-Archive-Signature), as ed25519:<base64>" example:"ed25519:MCowBQYDK2VwAyEA..."`
 }
 
+// indexBody answers GET /, so that a newcomer who opens the base URL finds
+// the reference instead of a 404.
+type indexBody struct {
+	Name       string `json:"name" example:"Platform API"`
+	APIVersion string `json:"apiVersion" enum:"v1"`
+	Docs       string `json:"docs" doc:"The browsable API reference" example:"/docs"`
+	OpenAPI    string `json:"openapi" doc:"The OpenAPI 3.1 document" example:"/openapi.json"`
+	Health     string `json:"health" doc:"Service health" example:"/health"`
+}
+
 type pricedOperation struct {
 	OperationID      string  `json:"operationId"`
 	Summary          string  `json:"summary"`
@@ -74,6 +84,9 @@ type pricingInput struct {
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) {
+	api.Register(k, "index.read", http.StatusOK, func(ctx context.Context, _ *struct{}) (*api.Body[indexBody], error) {
+		return api.Reply(indexBody{Name: "Platform API", APIVersion: api.APIVersion, Docs: "/docs", OpenAPI: "/openapi.json", Health: "/health"}), nil
+	})
 	api.Register(k, "health.read", http.StatusOK, func(ctx context.Context, _ *struct{}) (*api.Body[healthBody], error) {
 		return api.Reply(healthBody{Status: "ok", APIVersion: api.APIVersion, Backend: d.Backend, ArchivePublicKey: d.ArchivePublicKey, Time: k.Now().UTC().Format("2006-01-02T15:04:05Z")}), nil
 	})
