@@ -43,6 +43,12 @@ func contentType(rt routes.Route) string {
 
 func authenticated(rt routes.Route) bool { return rt.Group != "public" }
 
+// mcpAccept is the Accept header the Streamable HTTP transport requires of
+// every POST, even when it answers JSON.
+const mcpAccept = "application/json, text/event-stream"
+
+func isMCP(rt routes.Route) bool { return rt.ID == routes.MCP.ID }
+
 func curlSample(rt routes.Route) string {
 	path := replaceParams(rt.Path, func(p string) string { return "$" + envName(p) })
 	var b strings.Builder
@@ -62,6 +68,9 @@ func curlSample(rt routes.Route) string {
 	}
 	if ct := contentType(rt); ct != "" {
 		b.WriteString(" \\\n  -H \"Content-Type: " + ct + "\"")
+	}
+	if isMCP(rt) {
+		b.WriteString(" \\\n  -H \"Accept: " + mcpAccept + "\"")
 	}
 	if rt.Body == routes.BodyRaw {
 		b.WriteString(" \\\n  -H \"X-File-Name: report.csv\"")
@@ -100,6 +109,9 @@ func goSample(rt routes.Route) string {
 	if ct := contentType(rt); ct != "" {
 		b.WriteString("req.Header.Set(\"Content-Type\", \"" + ct + "\")\n")
 	}
+	if isMCP(rt) {
+		b.WriteString("req.Header.Set(\"Accept\", \"" + mcpAccept + "\")\n")
+	}
 	if rt.Body == routes.BodyRaw {
 		b.WriteString("req.Header.Set(\"X-File-Name\", \"report.csv\")\n")
 	}
@@ -118,6 +130,9 @@ func tsSample(rt routes.Route) string {
 	}
 	if ct := contentType(rt); ct != "" {
 		headers = append(headers, `"Content-Type": "`+ct+`",`)
+	}
+	if isMCP(rt) {
+		headers = append(headers, `Accept: "`+mcpAccept+`",`)
 	}
 	if rt.Body == routes.BodyRaw {
 		headers = append(headers, `"X-File-Name": "report.csv",`)

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -15,8 +17,8 @@ import (
 const apiDescription = `Call your account's managed services with an API key.
 
 Authenticate with ` + "`Authorization: Bearer <API key>`" + `. Every error is ` + "`application/problem+json`" + ` with a stable ` + "`code`" + ` and the ` + "`requestId`" + ` of ` + "`X-Request-Id`" + `.
-Lists take ` + "`?limit=`" + ` (1–100, default 20) and ` + "`?cursor=`" + ` and answer ` + "`{\"data\": [...], \"nextCursor\": \"...\" | null}`" + `.
-Endpoints that answer 501 ` + "`not_implemented`" + ` are part of the contract but not built yet.`
+Lists take ` + "`?limit=`" + ` (1–100, default 20) and ` + "`?cursor=`" + ` and answer ` + "`{\"data\": [...], \"nextCursor\": \"...\" | null}`" + `; ` + "`data`" + ` is always a list, empty on an empty page.
+Agents reach the same capabilities through the remote MCP server at ` + "`POST /mcp`" + ` with the same key.`
 
 // checkOrder is stated in every operation's description and in the README.
 const checkOrder = "Checks, in order: body size → authentication (the key and every ancestor, read on every request; `notBefore`) → client address (`allowedIps` of the key and every ancestor) → project selection → scope → service access → operation access → `Idempotency-Key` format → content type → limits (`requestsPerMinute`, `maxConcurrent`; a replay counts as a request) → idempotency claim or replay → the operation."
@@ -27,10 +29,17 @@ func humaConfig() huma.Config {
 	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
 	cfg.OpenAPI.Servers = []*huma.Server{{URL: "/" + APIVersion, Description: "Base URL; public endpoints are also served at the root"}}
 	cfg.OpenAPI.Info.Description = apiDescription
+	// No licence has been granted for the API: LicenseRef- is SPDX's form
+	// for a licence that is not on its list, here "all rights reserved".
+	cfg.OpenAPI.Info.License = &huma.License{Name: "Proprietary", Identifier: "LicenseRef-Proprietary"}
+	cfg.OpenAPI.Info.Contact = &huma.Contact{Name: "Platform API operators"}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: `Authorization: Bearer psk_…`. Keep it on your server."},
 	}
 	cfg.Transformers = append(cfg.Transformers, problemTransformer)
+	// A json.Number is written as the number it holds (credit amounts such
+	// as chargedCredits), not as the string huma takes its kind for.
+	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[json.Number](), reflect.TypeFor[float64]())
 	// Every JSON body is decoded strictly: a key repeated, or repeated in
 	// another case, is refused, so what an access check or an approval saw
 	// is exactly what the operation reads (encoding/json alone would take
@@ -72,7 +81,7 @@ func policy(rt routes.Route) huma.Operation {
 		OperationID: rt.ID, Method: rt.Method, Path: rt.Path,
 		// One byte over: huma refuses a body of exactly its limit, and the
 		// kernel has already refused one over the route's own.
-		Summary: rt.Summary, Tags: []string{rt.Group}, MaxBodyBytes: maxBody(rt) + 1,
+		Summary: rt.Summary, Tags: []string{tagOf(rt).Name}, MaxBodyBytes: maxBody(rt) + 1,
 		Extensions: map[string]any{},
 	}
 	if rt.Group == "public" {

@@ -234,7 +234,7 @@ func (k *Kernel) Handler() http.Handler {
 				k.registerNotImplemented(rt)
 			}
 		}
-		dropUnusedStatuses(k.api.OpenAPI())
+		finishDocument(k.api.OpenAPI(), k.raw[routes.MCP.ID] != nil)
 		k.handler = k.edge(k.outerMux())
 	})
 	return k.handler

@@ -340,17 +340,18 @@ type Req struct {
 func (e *Env) Do(r Req) *Resp {
 	e.T.Helper()
 	var rd io.Reader
+	var sent []byte
 	ct := ""
 	switch b := r.Body.(type) {
 	case nil:
 	case []byte:
-		rd = bytes.NewReader(b)
+		rd, sent = bytes.NewReader(b), b
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
 			e.T.Fatal(err)
 		}
-		rd, ct = bytes.NewReader(raw), "application/json"
+		rd, ct, sent = bytes.NewReader(raw), "application/json", raw
 	}
 	hr, err := http.NewRequestWithContext(context.Background(), r.Method, e.URL+r.Path, rd)
 	if err != nil {
@@ -374,6 +375,7 @@ func (e *Env) Do(r Req) *Resp {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
+	capture(r.Method, r.Path, hr.Header.Get("Content-Type"), sent, res.StatusCode, res.Header.Get("Content-Type"), raw)
 	out := &Resp{Status: res.StatusCode, Header: res.Header, Raw: raw}
 	_ = json.Unmarshal(raw, &out.Body)
 	return out

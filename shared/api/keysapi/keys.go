@@ -43,12 +43,15 @@ func Register(k *api.Kernel, d Deps) {
 	api.Register(k, "apiKeys.roll", http.StatusCreated, h.roll)
 }
 
-type createdKey struct {
+// CreatedKey is a key with its secret, shown once. It is exported because
+// huma documents the fields of an embedded struct (rolledKey's) only when
+// its type is.
+type CreatedKey struct {
 	keys.Key
 	Secret string `json:"secret" doc:"The key itself. Shown only in this response; store it now."`
 }
 
-func (h *handlers) create(ctx context.Context, in *api.Body[keys.CreateKeyRequest]) (*api.Body[createdKey], error) {
+func (h *handlers) create(ctx context.Context, in *api.Body[keys.CreateKeyRequest]) (*api.Body[CreatedKey], error) {
 	p := api.PrincipalFrom(ctx)
 	var (
 		c   *keys.Created
@@ -67,7 +70,7 @@ func (h *handlers) create(ctx context.Context, in *api.Body[keys.CreateKeyReques
 		return nil, err
 	}
 	h.k.Publish(ctx, webhooks.EventAPIKeyCreated, c.Key)
-	return api.Reply(createdKey{Key: *c.Key, Secret: c.Secret}), nil
+	return api.Reply(CreatedKey{Key: *c.Key, Secret: c.Secret}), nil
 }
 
 func (h *handlers) list(ctx context.Context, in *api.ListInput) (*api.Body[api.Page[*keys.Key]], error) {
@@ -98,7 +101,7 @@ type rollInput struct {
 }
 
 type rolledKey struct {
-	createdKey
+	CreatedKey
 	PreviousKey *keys.Key `json:"previousKey" doc:"The rolled key: it works until its expiresAt, and names this one in rolledTo"`
 }
 
@@ -125,5 +128,5 @@ func (h *handlers) roll(ctx context.Context, in *rollInput) (*api.Body[rolledKey
 		return nil, err
 	}
 	h.k.Publish(ctx, webhooks.EventAPIKeyRolled, rolledEvent{ID: r.Key.ID, Key: r.Key, PreviousKey: r.Previous})
-	return api.Reply(rolledKey{createdKey: createdKey{Key: *r.Key, Secret: r.Secret}, PreviousKey: r.Previous}), nil
+	return api.Reply(rolledKey{CreatedKey: CreatedKey{Key: *r.Key, Secret: r.Secret}, PreviousKey: r.Previous}), nil
 }

@@ -1,0 +1,218 @@
+package api
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"platformapi/shared/routes"
+)
+
+// Lists are never null on the wire (Page.Data and every list field is
+// written as [] when empty), so a typed client must not be told to
+// null-check them. huma reads this global while it builds schemas, that
+// is at Register, long after package initialisation.
+func init() { huma.DefaultArrayNullable = false }
+
+// Tag is a group of operations in the reference: a readable title and what
+// the group is for.
+type Tag struct{ Name, Description string }
+
+// tags are the reference's sections, in the order of the spec's sections.
+// A route's function group names its section, except where one function
+// serves two subjects (tagOverrides).
+var tags = []struct {
+	group string
+	Tag
+}{
+	{"public", Tag{"Public", "Health, the price catalogue, this document and its reference page. No key needed; served at the root and under `/v1`."}},
+	{"mcp", Tag{"MCP", "The remote MCP server: agents list and call the key's callable capabilities as tools over the Streamable HTTP transport, with the same key and the same checks as `POST /services/{serviceId}/invoke`."}},
+	{"keys", Tag{"API keys", "Keys and their descendants: scopes, service and operation access, limits, allowed addresses, expiry and rolling. A key's secret is shown once."}},
+	{"services", Tag{"Services", "The managed services, their capabilities, everything a key can call, and invoking an operation."}},
+	{"credits", Tag{"Credits", "The prepaid credit balance, its ledger, and buying credits through x402."}},
+	{"projects", Tag{"Projects", "Projects scope keys, files, connections, usage and audit events within an account."}},
+	{"usage", Tag{"Usage", "Request counts and charged credits per project, operation and time bucket."}},
+	{"audit", Tag{"Audit events", "One event per authenticated request: who called what, from where, and how it ended."}},
+	{"files", Tag{"Files", "Project files: upload, read, download and delete, with content hashes and quotas."}},
+	{"connections", Tag{"Connections", "Protected connections: third-party credentials stored sealed, used by services and never returned."}},
+	{"databases", Tag{"Databases", "The account's managed database: provisioning, read queries, structure and record actions, and portable-copy transfers."}},
+	{"wallets", Tag{"Wallets", "Managed wallets: balances, policy, quoted and approved transactions and message signatures."}},
+	{"trading", Tag{"Trading", "Spot trading: quotes, orders and positions."}},
+	{"swaps", Tag{"Swaps", "Universal swaps across chains: tokens, quotes, execution, unsigned swaps for the caller's own wallet, and route tracking."}},
+	{"runs", Tag{"Runs", "Durable runs of long operations: start, follow and cancel."}},
+	{"approvals", Tag{"Approvals", "Human approval of service actions and wallet operations before they run."}},
+	{"artifacts", Tag{"Artifacts", "What durable runs produce, listed and downloaded."}},
+	{"webhooks", Tag{"Webhooks", "Signed event deliveries to your endpoints: subscriptions, secret rotation, delivery history and replay."}},
+}
+
+// tagOverrides files an operation under another section than its
+// function's: the projects function also serves usage and audit events.
+var tagOverrides = map[string]string{"usage.read": "usage", "auditEvents.list": "audit"}
+
+// tagOf is the section of a route; a group without one (a test route) is
+// its own.
+func tagOf(rt routes.Route) Tag {
+	key := rt.Group
+	if k, ok := tagOverrides[rt.Operation]; ok {
+		key = k
+	}
+	for _, t := range tags {
+		if t.group == key {
+			return t.Tag
+		}
+	}
+	return Tag{Name: rt.Group}
+}
+
+// Tags are every section of the reference, in order.
+func Tags() []Tag {
+	out := make([]Tag, len(tags))
+	for i, t := range tags {
+		out[i] = t.Tag
+	}
+	return out
+}
+
+// examplesJSON maps a component schema's name to a real request or
+// response body of that schema, captured from the test suite by `make
+// openapi-examples`, so the reference shows what the API sends instead of
+// placeholders.
+//
+//go:embed openapi_examples.json
+var examplesJSON []byte
+
+// Examples are the captured bodies by schema name.
+func Examples() (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(examplesJSON, &m); err != nil {
+		return nil, fmt.Errorf("api: openapi_examples.json: %w", err)
+	}
+	return m, nil
+}
+
+// finishDocument completes the document once every group has registered:
+// no 422s, the sections that have operations, the MCP transport when this
+// process serves it, and an example for every schema that has one.
+func finishDocument(doc *huma.OpenAPI, mcp bool) {
+	dropUnusedStatuses(doc)
+	if mcp {
+		documentMCP(doc)
+	}
+	used := map[string]bool{}
+	for _, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op != nil {
+				for _, t := range op.Tags {
+					used[t] = true
+				}
+			}
+		}
+	}
+	doc.Tags = nil
+	for _, t := range tags {
+		if used[t.Name] {
+			doc.Tags = append(doc.Tags, &huma.Tag{Name: t.Name, Description: t.Description})
+		}
+	}
+	nullObjects(doc.Components.Schemas)
+	examples, err := Examples()
+	if err != nil {
+		panic(err) // the embedded file is checked by the package's tests
+	}
+	for name, s := range doc.Components.Schemas.Map() {
+		if v, ok := examples[name]; ok {
+			s.Examples = []any{v}
+		}
+	}
+}
+
+// documentMCP adds POST /mcp, which is no huma operation (the MCP SDK
+// serves it), with the route's own policy, so it is on /docs and in the
+// SDKs' view of the API like every other operation.
+func documentMCP(doc *huma.OpenAPI) {
+	rt := routes.MCP
+	op := operation(rt)
+	op.Description = "The remote MCP server, stateless [Streamable HTTP](https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http): each POST carries one JSON-RPC 2.0 message (`initialize`, `tools/list`, `tools/call`, …) and is answered with one JSON-RPC message as `application/json`; a notification is answered 202 with no body. Send `Accept: application/json, text/event-stream` as the transport requires. The tools are the key's callable capabilities (`GET /actions`), and each `tools/call` runs the invoked operation's own policy and charges as `POST /services/{serviceId}/invoke` does. A browser may call it only from an allowed origin.\n\n" + op.Description
+	op.MaxBodyBytes = 0
+	reg := doc.Components.Schemas
+	errRef := reg.Schema(reflect.TypeOf(huma.NewError(0, "")), true, "")
+	reg.Map()["MCPRequest"] = &huma.Schema{
+		Type: huma.TypeObject, Description: "One JSON-RPC 2.0 request or notification of the Model Context Protocol.",
+		Required: []string{"jsonrpc", "method"},
+		Properties: map[string]*huma.Schema{
+			"jsonrpc": {Type: huma.TypeString, Enum: []any{"2.0"}},
+			"id":      {Description: "Absent on a notification; echoed in the response.", OneOf: []*huma.Schema{{Type: huma.TypeString}, {Type: huma.TypeInteger}}},
+			"method":  {Type: huma.TypeString, Description: "`initialize`, `tools/list`, `tools/call`, `ping`, or a notification such as `notifications/initialized`."},
+			"params":  {Type: huma.TypeObject, Description: "The method's parameters, as the MCP specification defines them."},
+		},
+	}
+	reg.Map()["MCPResponse"] = &huma.Schema{
+		Type: huma.TypeObject, Description: "One JSON-RPC 2.0 response: `result` on success, `error` otherwise. A failed tool call is a result with `isError: true`.",
+		Required: []string{"jsonrpc", "id"},
+		Properties: map[string]*huma.Schema{
+			"jsonrpc": {Type: huma.TypeString, Enum: []any{"2.0"}},
+			"id":      {OneOf: []*huma.Schema{{Type: huma.TypeString}, {Type: huma.TypeInteger}}},
+			"result":  {Type: huma.TypeObject, Description: "The method's result, as the MCP specification defines it."},
+			"error": {
+				Type: huma.TypeObject, Required: []string{"code", "message"},
+				Properties: map[string]*huma.Schema{
+					"code":    {Type: huma.TypeInteger, Format: "int64"},
+					"message": {Type: huma.TypeString},
+					"data":    {Description: "More about the error, when there is more."},
+				},
+			},
+		},
+	}
+	op.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
+		"application/json": {Schema: &huma.Schema{Ref: "#/components/schemas/MCPRequest"}},
+	}}
+	op.Responses = map[string]*huma.Response{
+		"200": {Description: "The JSON-RPC response", Content: map[string]*huma.MediaType{
+			"application/json": {Schema: &huma.Schema{Ref: "#/components/schemas/MCPResponse"}},
+		}},
+		"202": {Description: "A notification or a client's response was accepted; no body"},
+	}
+	for _, code := range op.Errors {
+		op.Responses[strconv.Itoa(code)] = &huma.Response{Description: http.StatusText(code), Content: map[string]*huma.MediaType{
+			"application/problem+json": {Schema: errRef},
+		}}
+	}
+	op.Errors = nil
+	doc.AddOperation(&op)
+}
+
+// nullObjects marks nullable every object property the server writes as
+// null: a pointer to a struct without omitempty (a run's error before it
+// fails, a quote's issue that does not apply). huma cannot state that
+// itself (it refuses nullable on a referenced object), so the property
+// becomes anyOf the object or null.
+func nullObjects(reg huma.Registry) {
+	for name, s := range reg.Map() {
+		t := reg.TypeFromRef("#/components/schemas/" + name)
+		if t == nil || s.Properties == nil {
+			continue
+		}
+		for _, f := range reflect.VisibleFields(deref(t)) {
+			tag, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			prop := s.Properties[tag]
+			if !f.IsExported() || tag == "" || tag == "-" || strings.Contains(opts, "omitempty") || prop == nil || prop.Ref == "" ||
+				f.Type.Kind() != reflect.Pointer || deref(f.Type).Kind() != reflect.Struct {
+				continue
+			}
+			s.Properties[tag] = &huma.Schema{Description: prop.Description, AnyOf: []*huma.Schema{{Ref: prop.Ref}, {Type: "null"}}}
+		}
+	}
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
