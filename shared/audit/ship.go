@@ -24,12 +24,34 @@ import (
 
 // shippedLine is an event's log line: the field ShipFilterPattern selects.
 type shippedLine struct {
-	Audit journalLine `json:"auditEvent"`
+	Audit shipped `json:"auditEvent"`
+}
+
+// shipped is an event as its log line carries it: short names and nothing
+// derived (the key id is the path's last, the credits the micro-credits),
+// because CloudWatch Logs bills every byte it ingests.
+type shipped struct {
+	ID       string   `json:"id"`
+	At       int64    `json:"at"` // Unix milliseconds
+	Request  string   `json:"rq"`
+	Project  *string  `json:"pj,omitempty"`
+	Op       string   `json:"op"`
+	Method   string   `json:"m"`
+	Path     string   `json:"p"`
+	Status   int      `json:"s"`
+	Code     *string  `json:"c,omitempty"`
+	EndUser  *string  `json:"eu,omitempty"`
+	Replayed bool     `json:"r,omitempty"`
+	Account  string   `json:"a"`
+	Keys     []string `json:"k"`
+	Service  string   `json:"sv,omitempty"`
+	Micro    int64    `json:"mc,omitempty"`
+	Shard    int      `json:"sh"`
 }
 
 // ShipFilterPattern is the CloudWatch Logs subscription filter that selects
 // the lines of shipped events.
-const ShipFilterPattern = `{ $.auditEvent.event.id = "aud_*" }`
+const ShipFilterPattern = `{ $.auditEvent.id = "aud_*" }`
 
 // NewShippingRecorder records each event as one line on w (a Lambda
 // function's standard output) for Ingest to store.
@@ -46,7 +68,11 @@ type shipper struct {
 }
 
 func (s *shipper) send(e Event) error {
-	line, err := json.Marshal(shippedLine{Audit: journalLine{Shard: rand.IntN(Shards), Event: toStored(&e)}})
+	line, err := json.Marshal(shippedLine{Audit: shipped{
+		ID: e.ID, At: e.OccurredAt.UnixMilli(), Request: e.RequestID, Project: e.ProjectID, Op: e.Operation,
+		Method: e.Method, Path: e.Path, Status: e.Status, Code: e.Code, EndUser: e.EndUser, Replayed: e.IdempotentReplayed,
+		Account: e.AccountID, Keys: e.KeyPath, Service: e.ServiceID, Micro: e.ChargedMicro, Shard: rand.IntN(Shards),
+	}})
 	if err != nil {
 		return fmt.Errorf("audit: ship: %w", err)
 	}
@@ -67,14 +93,17 @@ func Shipped(message string) (e Event, shard int, ok bool) {
 		raw = raw[i:]
 	}
 	var l shippedLine
-	if json.Unmarshal(raw, &l) != nil || l.Audit.Shard < 0 || l.Audit.Shard >= Shards {
+	a := &l.Audit
+	if json.Unmarshal(raw, &l) != nil || a.Shard < 0 || a.Shard >= Shards || a.ID == "" || a.Account == "" || len(a.Keys) == 0 {
 		return Event{}, 0, false
 	}
-	e, err := fromStored(l.Audit.Event)
-	if err != nil {
-		return Event{}, 0, false
+	e = Event{
+		ID: a.ID, OccurredAt: time.UnixMilli(a.At).UTC(), RequestID: a.Request, ProjectID: a.Project, KeyID: a.Keys[len(a.Keys)-1],
+		Operation: a.Op, Method: a.Method, Path: a.Path, Status: a.Status, Code: a.Code, EndUser: a.EndUser,
+		IdempotentReplayed: a.Replayed, AccountID: a.Account, KeyPath: a.Keys, ServiceID: a.Service,
 	}
-	return e, l.Audit.Shard, true
+	e.setCharged(a.Micro)
+	return e, a.Shard, true
 }
 
 // ingestParallel bounds the puts one Ingest has in flight.
