@@ -51,7 +51,11 @@ func fund(cfg app.Config, args []string) error {
 	address := fs.String("address", "", "the address to fund (0x…)")
 	asset := fs.String("asset", "", "USDC, WETH or ETH")
 	amount := fs.String("amount", "", "how much, in whole units of the asset (e.g. 100 or 0.5)")
+	dataDirFlag(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := serverData(cfg.DataDir, filepath.Join("chain", "faucet.key")); err != nil {
 		return err
 	}
 	if !common.IsHexAddress(*address) {
@@ -77,6 +81,7 @@ func fund(cfg app.Config, args []string) error {
 					return err
 				}
 				f = &devchain.Faucet{Key: key, Client: c}
+				fmt.Fprintf(os.Stderr, "using the chain of %s through the running server's RPC %s\n", absDir(cfg.DataDir), strings.TrimSpace(string(raw)))
 			}
 		}
 	}
@@ -87,6 +92,7 @@ func fund(cfg app.Config, args []string) error {
 		}
 		defer dev.Close()
 		f = dev.Faucet()
+		fmt.Fprintf(os.Stderr, "using the chain of %s (its server is not running: opened here)\n", absDir(cfg.DataDir))
 	}
 	hash, err := f.Fund(ctx, common.HexToAddress(*address), *asset, units)
 	if err != nil {

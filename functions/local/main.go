@@ -1,14 +1,11 @@
 // Command local runs every endpoint group (and, as they arrive, every worker)
 // in one process on embedded storage: `make run`. With BACKEND=aws it runs
 // against DynamoDB/S3/SQS/KMS (or LocalStack/moto through AWS_ENDPOINT_URL).
-//
-//	local [--create-resources]          serve on ADDR (default 127.0.0.1:8080)
-//	local mint-credit-token --credits N print one first-key credit token
-//	local print-openapi                 print the OpenAPI 3.1 document
-//	local sign-payment ...              sign an x402 challenge (development)
-//	local bench [flags]                 what a request costs (make bench)
-//	local fund --address 0x… --asset USDC|WETH|ETH --amount N
-//	                                    fund an address on the local chain
+// `local help` lists its commands (see commands). The server and the
+// development commands read the same DATA_DIR (default .data; --data-dir
+// overrides it) and ADDR (default 127.0.0.1:8080), and the development
+// commands refuse a data directory no server has written, so that they never
+// mint with, or fund, a second signing key or chain that no server uses.
 package main
 
 import (
@@ -22,6 +19,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -34,10 +34,53 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	err := run(os.Args[1:])
+	var unknown unknownCommand
+	switch {
+	case errors.As(err, &unknown):
+		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", string(unknown), usage())
+		os.Exit(2)
+	case errors.Is(err, flag.ErrHelp):
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+}
+
+// command is one word of local.
+type command struct {
+	name, help string
+	run        func(cfg app.Config, args []string) error
+}
+
+// commands are the words local understands, in the order help lists them;
+// help itself is the last.
+var commands = []command{
+	{"serve", "serve every group on ADDR with DATA_DIR (the default without a command)", serveCommand},
+	{"mint-credit-token", "print a credit token the server on DATA_DIR redeems for a first key (--credits N)", mint},
+	{"fund", "fund an address on the server's local chain (--address 0x… --asset USDC|WETH|ETH --amount N)", fund},
+	{"sign-payment", "sign an x402 challenge with PAYER_PRIVATE_KEY (--payment-required …), or print a new payer key (--new-key)", func(_ app.Config, args []string) error { return signPayment(args) }},
+	{"print-openapi", "print the OpenAPI 3.1 document (make openapi)", func(app.Config, []string) error { return printOpenAPI() }},
+	{"bench", "measure what a request costs on fresh servers of its own (make bench)", func(_ app.Config, args []string) error { return bench.Main(os.Stdout, args) }},
+}
+
+// unknownCommand is a word that names no command: main exits 2 with the list.
+type unknownCommand string
+
+func (u unknownCommand) Error() string { return "unknown command " + string(u) }
+
+// usage is what help prints: every command with one line.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: go run ./functions/local [command] [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-18s %s\n", c.name, c.help)
+	}
+	fmt.Fprintf(&b, "  %-18s %s\n", "help", "print this list")
+	b.WriteString("\nserve, mint-credit-token and fund use the server's DATA_DIR (default .data;\n" +
+		"--data-dir overrides it); the server listens on ADDR (default 127.0.0.1:8080).\n" +
+		"`<command> -h` lists a command's flags.\n")
+	return b.String()
 }
 
 func run(args []string) error {
@@ -45,25 +88,66 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(args) > 0 && args[0] == "mint-credit-token" {
-		return mint(cfg, args[1:])
+	if len(args) == 0 {
+		return serveCommand(cfg, nil)
 	}
-	if len(args) > 0 && args[0] == "print-openapi" {
-		return printOpenAPI()
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		fmt.Print(usage())
+		return nil
 	}
-	if len(args) > 0 && args[0] == "sign-payment" {
-		return signPayment(args[1:])
+	if strings.HasPrefix(args[0], "-") {
+		return serveCommand(cfg, args)
 	}
-	if len(args) > 0 && args[0] == "fund" {
-		return fund(cfg, args[1:])
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(cfg, args[1:])
+		}
 	}
-	if len(args) > 0 && args[0] == "bench" {
-		return bench.Main(os.Stdout, args[1:])
+	return unknownCommand(args[0])
+}
+
+// dataDirFlag adds --data-dir, defaulting to DATA_DIR.
+func dataDirFlag(fs *flag.FlagSet, cfg *app.Config) {
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "the server's data directory (default $DATA_DIR, else .data)")
+}
+
+// listenAddr is the server's address: ADDR, or 127.0.0.1:8080.
+func listenAddr() string {
+	if addr := os.Getenv("ADDR"); addr != "" {
+		return addr
 	}
-	fs := flag.NewFlagSet("local", flag.ContinueOnError)
+	return "127.0.0.1:8080"
+}
+
+// absDir is dir as an absolute path, for messages that must say exactly
+// which directory was used.
+func absDir(dir string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir
+}
+
+// serverData refuses a data directory the server has not written (marker,
+// a file the server creates at its first start, is missing): a development
+// command there would create a second signing key or chain no server uses.
+func serverData(dir, marker string) error {
+	if _, err := os.Stat(filepath.Join(dir, marker)); err != nil {
+		return fmt.Errorf("no server data in %s; start the server first or pass --data-dir", absDir(dir))
+	}
+	return nil
+}
+
+func serveCommand(cfg app.Config, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	dataDirFlag(fs, &cfg)
 	fs.BoolVar(&cfg.CreateResources, "create-resources", false, "create missing AWS resources first (LocalStack, moto)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return unknownCommand(fs.Arg(0))
 	}
 	return serve(cfg)
 }
@@ -72,12 +156,22 @@ func mint(cfg app.Config, args []string) error {
 	fs := flag.NewFlagSet("mint-credit-token", flag.ContinueOnError)
 	credits := fs.Float64("credits", 0, "credits the token grants (required, > 0)")
 	ttl := fs.Duration("ttl", 7*24*time.Hour, "how long the token stays redeemable")
+	dataDirFlag(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *credits <= 0 || math.IsInf(*credits, 0) || *credits > 1e9 {
 		return errors.New("--credits must be a positive number of credits")
 	}
+	key := "CREDIT_TOKEN_SECRET_ARN"
+	if cfg.Backend != "aws" || os.Getenv(key) == "" {
+		if err := serverData(cfg.DataDir, "credit-token.key"); err != nil {
+			return err
+		}
+		key = filepath.Join(absDir(cfg.DataDir), "credit-token.key")
+	}
+	// The token alone goes to stdout, so that $(…) captures it.
+	fmt.Fprintf(os.Stderr, "minted with the signing key of %s; the server using it redeems the token at POST /v1/api-keys (ADDR %s)\n", key, listenAddr())
 	signer, err := app.Signer(context.Background(), cfg)
 	if err != nil {
 		return err
@@ -153,11 +247,7 @@ func serve(cfg app.Config) error {
 	walletsWorker, walletsSvc := rt.WalletsWorker(logger.With("worker", "wallets"))
 	workers.Go(func() { walletsWorker.Run(ctx, rt.WalletsQueue) })
 	workers.Go(func() { every(ctx, logger, "wallets recheck", walletsRecheckEvery, walletsSvc.Recheck) })
-	addr := os.Getenv("ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:8080"
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", listenAddr())
 	if err != nil {
 		return err
 	}
@@ -165,6 +255,7 @@ func serve(cfg app.Config) error {
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", cfg.Backend, "dataDir", cfg.DataDir)
 	// The test harness reads this line to find the port when ADDR ends in :0.
 	fmt.Fprintf(os.Stdout, "listening on http://%s\n", ln.Addr().String())
+	fmt.Fprint(os.Stdout, banner("http://"+ln.Addr().String(), cfg.DataDir, dev.Endpoint()))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -207,4 +298,28 @@ func every(ctx context.Context, logger *slog.Logger, name string, interval time.
 			}
 		}
 	}
+}
+
+// banner is what a newcomer needs once the server listens: where it keeps
+// its data, where its chain answers, where the reference is, and the exact
+// command that makes a first key against this server (its data directory
+// and its URL), so no command in it can reach another server's key.
+func banner(base, dataDir, chainRPC string) string {
+	dir := absDir(dataDir)
+	mintCmd := "go run ./functions/local mint-credit-token --data-dir " + shellQuote(dir) + " --credits 50"
+	return fmt.Sprintf(`  data directory  %s
+  chain RPC       %s
+  API reference   %s/docs
+  first key       curl -s -X POST %s/v1/api-keys -H "X-Service-Credit-Token: $(%s)" -H 'Idempotency-Key: first-key-0001' -H 'Content-Type: application/json' -d '{"label": "root"}' | tee key.json
+`, dir, chainRPC, base, base, mintCmd)
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)
+
+// shellQuote quotes s for a POSIX shell, unless it needs no quoting.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

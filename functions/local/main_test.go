@@ -3,12 +3,15 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -210,5 +213,163 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 		if r.err == nil && r.code != 201 && r.code != 401 {
 			t.Fatalf("in-flight request answered %d", r.code)
 		}
+	}
+}
+
+// runCmd runs the binary to completion: its stdout, stderr and exit code.
+func runCmd(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	// A command that serves instead of exiting would otherwise hang the test.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+}
+
+var commandNames = []string{"serve", "mint-credit-token", "fund", "sign-payment", "print-openapi", "bench", "help"}
+
+// help lists every command, one line each, and exits; it never serves.
+func TestHelpListsEveryCommandOnOneLine(t *testing.T) {
+	for _, word := range []string{"help", "-h", "--help"} {
+		t.Run(word, func(t *testing.T) {
+			out, _, code := runCmd(t, t.TempDir(), []string{"ADDR=127.0.0.1:0"}, word)
+			if code != 0 || strings.Contains(out, "listening on") {
+				t.Fatalf("exit %d: %s", code, out)
+			}
+			for _, name := range commandNames {
+				if n := len(regexp.MustCompile(`(?m)^  `+regexp.QuoteMeta(name)+` +\S.*$`).FindAllString(out, -1)); n != 1 {
+					t.Errorf("%d lines for %s in:\n%s", n, name, out)
+				}
+			}
+		})
+	}
+}
+
+// An unknown word exits 2 with the list instead of starting a server.
+func TestUnknownCommandExitsTwoWithTheList(t *testing.T) {
+	for _, args := range [][]string{{"mint-token"}, {"--data-dir", t.TempDir(), "stray"}} {
+		out, errOut, code := runCmd(t, t.TempDir(), []string{"ADDR=127.0.0.1:0"}, args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "unknown command") || !strings.Contains(errOut, "  mint-credit-token ") {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %s", args, code, out, errOut)
+		}
+	}
+}
+
+// The development commands never create a signing key or a chain where the
+// server's data directory was expected: a directory that does not exist or
+// that no server has written is refused, and left as it was.
+func TestDevelopmentCommandsRefuseADataDirWithoutServerData(t *testing.T) {
+	fundArgs := []string{"fund", "--address", "0x0000000000000000000000000000000000000001", "--asset", "USDC", "--amount", "1"}
+	for _, tc := range []struct {
+		name    string
+		missing bool // the directory does not exist
+		viaFlag bool // --data-dir rather than DATA_DIR
+		args    []string
+	}{
+		{"MintMissingDir", true, false, []string{"mint-credit-token", "--credits", "5"}},
+		{"MintEmptyDirFlag", false, true, []string{"mint-credit-token", "--credits", "5"}},
+		{"FundMissingDirFlag", true, true, fundArgs},
+		{"FundEmptyDir", false, false, fundArgs},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.missing {
+				dir = filepath.Join(dir, "data")
+			}
+			env, args := []string{"DATA_DIR=" + dir}, tc.args
+			if tc.viaFlag {
+				env, args = []string{"DATA_DIR=" + filepath.Join(t.TempDir(), "elsewhere")}, append(append([]string{}, args...), "--data-dir", dir)
+			}
+			out, errOut, code := runCmd(t, t.TempDir(), env, args...)
+			want := "no server data in " + dir + "; start the server first or pass --data-dir"
+			if code != 1 || out != "" || !strings.Contains(errOut, want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Fatalf("the refused command wrote %v", entries)
+			}
+		})
+	}
+}
+
+// --data-dir names the server's directory over DATA_DIR, and the command
+// says which signing key it used: the token it prints is one that server
+// redeems.
+func TestMintUsesTheServersDataDirAndSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	srv := start(t, []string{"DATA_DIR=" + dir})
+	tok, errOut, code := runCmd(t, t.TempDir(), []string{"DATA_DIR=" + filepath.Join(t.TempDir(), "other")}, "mint-credit-token", "--data-dir", dir, "--credits", "7")
+	if code != 0 || !strings.Contains(errOut, filepath.Join(dir, "credit-token.key")) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if code, body := call(t, "POST", srv.base+"/v1/api-keys", map[string]string{"X-Service-Credit-Token": strings.TrimSpace(tok),
+		"Idempotency-Key": "first-key-001", "Content-Type": "application/json"}, `{}`); code != 201 {
+		t.Fatalf("redeem: %d %v", code, body)
+	}
+}
+
+// The banner `make run` prints once listening names the data directory,
+// the chain's RPC, the reference, and a first-key command that works as
+// printed (with `go run ./functions/local` standing for this binary).
+func TestBannerGivesTheDataDirChainDocsAndAFirstKeyCommandThatWorks(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(binary(t))
+	cmd.Env = append(os.Environ(), "ADDR=127.0.0.1:0", "DATA_DIR="+dir)
+	stdout, _ := cmd.StdoutPipe()
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	lines := map[string]string{}
+	var base string
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "listening on "); ok {
+			base = rest
+			continue
+		}
+		k, v, _ := strings.Cut(strings.TrimSpace(line), "  ")
+		lines[k] = strings.TrimSpace(v)
+		if k == "first key" {
+			break
+		}
+	}
+	if base == "" || lines["data directory"] != dir || lines["API reference"] != base+"/docs" || !strings.HasPrefix(lines["chain RPC"], "http://127.0.0.1:") {
+		t.Fatalf("banner %v after %q\n%s", lines, base, logs.String())
+	}
+	if endpoint, _ := os.ReadFile(filepath.Join(dir, "chain", "endpoint")); strings.TrimSpace(string(endpoint)) != lines["chain RPC"] {
+		t.Fatalf("chain RPC %q, the chain's endpoint %q", lines["chain RPC"], endpoint)
+	}
+	if code, _ := call(t, "GET", lines["API reference"], nil, ""); code != 200 {
+		t.Fatalf("docs: %d", code)
+	}
+	first := lines["first key"]
+	if !strings.Contains(first, "go run ./functions/local mint-credit-token --data-dir "+dir+" ") {
+		t.Fatalf("first key command %q", first)
+	}
+	work := t.TempDir()
+	sh := exec.Command("sh", "-c", strings.ReplaceAll(first, "go run ./functions/local", binary(t)))
+	sh.Dir = work
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var key struct {
+		Secret string `json:"secret"`
+	}
+	raw, _ := os.ReadFile(filepath.Join(work, "key.json"))
+	if json.Unmarshal(raw, &key) != nil || !strings.HasPrefix(key.Secret, "psk_") {
+		t.Fatalf("key.json %s", raw)
 	}
 }
