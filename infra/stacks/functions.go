@@ -107,7 +107,9 @@ func (f Function) Routes() []string {
 		if rt.Group == "public" || rt.ID == routes.MCP.ID {
 			add(rt.Path)
 		}
-		add("/v1" + rt.Path)
+		if rt.Path != "/" { // a route key cannot end in "/": $default takes /v1/
+			add("/v1" + rt.Path)
+		}
 	}
 	if f.Name == "public" {
 		add("$default")
