@@ -38,6 +38,7 @@ test: lint
 	$(MAKE) lint-templates
 	$(MAKE) rehearse-synthesized
 	$(MAKE) sdk-ts-test
+	$(MAKE) sdk-go-test
 	$(MAKE) standardwebhooks-test
 	$(MAKE) bench-smoke
 

@@ -21,9 +21,22 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"platformapi/shared/routes"
 )
+
+//go:generate go run ./internal/gen -in ../../shared/api/publicapi/openapi.json -out zz_generated.go
+
+// route is what a call needs of an operation, generated from the OpenAPI
+// document (routeTable in zz_generated.go). Request and Response name the
+// Go types of its JSON body and answer ("stream" for bytes), which the
+// coverage test holds the Client's methods to.
+type route struct {
+	Method, Path      string
+	Idem              bool
+	Request, Response string
+}
+
+// maxUpload is the API's bound on a raw body (a file, a transfer part).
+const maxUpload = 4 << 20
 
 // Options configure a Client. Only BaseURL is required.
 type Options struct {
@@ -90,12 +103,6 @@ func (c *Client) WithAPIKey(key string) *Client {
 	cp := *c
 	cp.opts.APIKey = key
 	return &cp
-}
-
-// FieldError is one field's problem in a 400/422 answer.
-type FieldError struct {
-	Location string `json:"location"`
-	Message  string `json:"message"`
 }
 
 // APIError is an API failure (an application/problem+json answer).
@@ -187,7 +194,8 @@ type Page[T any] struct {
 
 // call is one logical call: the route and everything to send.
 type call struct {
-	route   routes.Route
+	id      string
+	route   route
 	path    string
 	query   url.Values
 	header  http.Header
@@ -199,7 +207,7 @@ type call struct {
 }
 
 func (c *Client) newCall(op string, params map[string]string, opts []CallOption) *call {
-	rt, ok := routes.ByID(op)
+	rt, ok := routeTable[op]
 	if !ok {
 		panic("platform sdk: unknown operation " + op)
 	}
@@ -207,7 +215,7 @@ func (c *Client) newCall(op string, params map[string]string, opts []CallOption)
 	for k, v := range params {
 		path = strings.ReplaceAll(path, "{"+k+"}", url.PathEscape(v))
 	}
-	cl := &call{route: rt, path: "/v1" + path, header: http.Header{}, key: c.opts.APIKey}
+	cl := &call{id: op, route: rt, path: "/v1" + path, header: http.Header{}, key: c.opts.APIKey}
 	for _, o := range opts {
 		o(cl)
 	}
@@ -220,7 +228,7 @@ func (c *Client) newCall(op string, params map[string]string, opts []CallOption)
 func (cl *call) jsonBody(v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("platform sdk: encode %s body: %w", cl.route.ID, err)
+		return fmt.Errorf("platform sdk: encode %s body: %w", cl.id, err)
 	}
 	cl.body = func() io.Reader { return bytes.NewReader(raw) }
 	cl.contentType = "application/json"
@@ -259,7 +267,7 @@ func (c *Client) send(ctx context.Context, cl *call) (*http.Response, int, error
 		}
 		if attempt >= c.opts.MaxAttempts {
 			if err != nil {
-				return nil, attempt, fmt.Errorf("platform sdk: %s after %d attempts: %w", cl.route.ID, attempt, lastErr)
+				return nil, attempt, fmt.Errorf("platform sdk: %s after %d attempts: %w", cl.id, attempt, lastErr)
 			}
 			return res, attempt, nil
 		}
@@ -279,7 +287,7 @@ func (c *Client) send(ctx context.Context, cl *call) (*http.Response, int, error
 			if lastErr == nil {
 				lastErr = err
 			}
-			return nil, attempt, fmt.Errorf("platform sdk: %s: %w", cl.route.ID, errors.Join(err, lastErr))
+			return nil, attempt, fmt.Errorf("platform sdk: %s: %w", cl.id, errors.Join(err, lastErr))
 		}
 	}
 }
@@ -326,7 +334,7 @@ func (c *Client) once(ctx context.Context, cl *call) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.deprecation(cl.route.ID, res.Header)
+	c.deprecation(cl.id, res.Header)
 	return res, nil
 }
 
@@ -412,7 +420,7 @@ func do[T any](ctx context.Context, c *Client, cl *call) (Result[T], error) {
 	defer res.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(res.Body, maxResponse))
 	if err != nil {
-		return Result[T]{Attempts: attempts, IdempotencyKey: cl.idemKey}, fmt.Errorf("platform sdk: %s: read answer: %w", cl.route.ID, err)
+		return Result[T]{Attempts: attempts, IdempotencyKey: cl.idemKey}, fmt.Errorf("platform sdk: %s: read answer: %w", cl.id, err)
 	}
 	r := envelope[T](cl, res, attempts)
 	if !r.OK {
@@ -421,7 +429,7 @@ func do[T any](ctx context.Context, c *Client, cl *call) (Result[T], error) {
 	}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &r.Value); err != nil {
-			return r, fmt.Errorf("platform sdk: %s: decode answer: %w", cl.route.ID, err)
+			return r, fmt.Errorf("platform sdk: %s: decode answer: %w", cl.id, err)
 		}
 	}
 	return r, nil
@@ -472,10 +480,10 @@ func stream(ctx context.Context, c *Client, cl *call) (Result[*Download], error)
 func rawBody(cl *call, body io.Reader, contentType string, max int64) error {
 	raw, err := io.ReadAll(io.LimitReader(body, max+1))
 	if err != nil {
-		return fmt.Errorf("platform sdk: %s: read upload: %w", cl.route.ID, err)
+		return fmt.Errorf("platform sdk: %s: read upload: %w", cl.id, err)
 	}
 	if int64(len(raw)) > max {
-		return fmt.Errorf("platform sdk: %s: upload larger than %d bytes", cl.route.ID, max)
+		return fmt.Errorf("platform sdk: %s: upload larger than %d bytes", cl.id, max)
 	}
 	cl.body = func() io.Reader { return bytes.NewReader(raw) }
 	cl.contentType = contentType

@@ -8,27 +8,13 @@ import (
 	"net/url"
 	"strconv"
 	"time"
-
-	"platformapi/shared/approvals"
-	"platformapi/shared/audit"
-	"platformapi/shared/connections"
-	"platformapi/shared/databases"
-	"platformapi/shared/files"
-	"platformapi/shared/keys"
-	"platformapi/shared/projects"
-	"platformapi/shared/routes"
-	"platformapi/shared/runs"
-	"platformapi/shared/swaps"
-	"platformapi/shared/trading"
-	"platformapi/shared/wallets"
-	"platformapi/shared/webhooks"
 )
 
 // Operations maps every operation id of the route table (routes.Table and
 // routes.Public; /mcp is an MCP transport, not an SDK call) to the Client
 // method that performs it. The coverage test holds it to the table.
 var Operations = map[string]string{
-	"health.read": "Health", "openapi.read": "OpenAPI", "pricing.read": "Pricing", "docs.read": "Docs", "docs.assets.read": "DocsAsset",
+	"index.read": "Index", "health.read": "Health", "openapi.read": "OpenAPI", "pricing.read": "Pricing", "docs.read": "Docs", "docs.assets.read": "DocsAsset",
 
 	"apiKeys.list": "ListAPIKeys", "apiKeys.create": "CreateAPIKey", "apiKeys.revoke": "RevokeAPIKey", "apiKeys.roll": "RollAPIKey",
 	"services.list": "ListServices", "capabilities.list": "ListCapabilities", "capabilities.list.byService": "ListServiceCapabilities",
@@ -115,13 +101,9 @@ func list[T any](ctx context.Context, c *Client, op string, params map[string]st
 
 // --- Public ---
 
-// HealthStatus is GET /health.
-type HealthStatus struct {
-	Status           string `json:"status"`
-	APIVersion       string `json:"apiVersion"`
-	Backend          string `json:"backend"`
-	Time             string `json:"time"`
-	ArchivePublicKey string `json:"archivePublicKey,omitempty"`
+// Index is GET /: where to start (links to /docs, /openapi.json, /health).
+func (c *Client) Index(ctx context.Context, opts ...CallOption) (Result[json.RawMessage], error) {
+	return jsonCall[json.RawMessage](ctx, c, "index.read", nil, nil, nil, opts)
 }
 
 func (c *Client) Health(ctx context.Context, opts ...CallOption) (Result[HealthStatus], error) {
@@ -150,82 +132,32 @@ func (c *Client) DocsAsset(ctx context.Context, name string, opts ...CallOption)
 
 // --- API keys ---
 
-// CreatedKey is a new key with its secret, shown only once.
-type CreatedKey struct {
-	keys.Key
-	Secret string `json:"secret"`
-}
-
-// RolledKey is the successor of a rolled key and the rolled key itself.
+// RolledKey is the successor of a rolled key, with its secret, and the
+// rolled key itself. (The document's RolledKey names only previousKey.)
 type RolledKey struct {
 	CreatedKey
-	PreviousKey *keys.Key `json:"previousKey"`
+	PreviousKey *Key `json:"previousKey"`
 }
 
-func (c *Client) ListAPIKeys(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*keys.Key]], error) {
-	return list[*keys.Key](ctx, c, "apiKeys.list", nil, o, nil, opts)
+func (c *Client) ListAPIKeys(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*Key]], error) {
+	return list[*Key](ctx, c, "apiKeys.list", nil, o, nil, opts)
 }
 
 // CreateAPIKey creates a child of the calling key, or, with
 // WithCreditToken, the first key of a new account.
-func (c *Client) CreateAPIKey(ctx context.Context, req keys.CreateKeyRequest, opts ...CallOption) (Result[CreatedKey], error) {
+func (c *Client) CreateAPIKey(ctx context.Context, req CreateKeyRequest, opts ...CallOption) (Result[CreatedKey], error) {
 	return jsonCall[CreatedKey](ctx, c, "apiKeys.create", nil, nil, req, opts)
 }
 
-func (c *Client) RevokeAPIKey(ctx context.Context, id string, opts ...CallOption) (Result[*keys.Key], error) {
-	return jsonCall[*keys.Key](ctx, c, "apiKeys.revoke", map[string]string{"id": id}, nil, nil, opts)
+func (c *Client) RevokeAPIKey(ctx context.Context, id string, opts ...CallOption) (Result[*Key], error) {
+	return jsonCall[*Key](ctx, c, "apiKeys.revoke", map[string]string{"id": id}, nil, nil, opts)
 }
 
-func (c *Client) RollAPIKey(ctx context.Context, id string, req keys.RollRequest, opts ...CallOption) (Result[RolledKey], error) {
+func (c *Client) RollAPIKey(ctx context.Context, id string, req RollRequest, opts ...CallOption) (Result[RolledKey], error) {
 	return jsonCall[RolledKey](ctx, c, "apiKeys.roll", map[string]string{"id": id}, nil, req, opts)
 }
 
 // --- Services ---
-
-type Service struct {
-	ServiceID   string `json:"serviceId"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Available   bool   `json:"available"`
-}
-
-type Capability struct {
-	CapabilityID     string          `json:"capabilityId"`
-	ServiceID        string          `json:"serviceId"`
-	OperationID      string          `json:"operationId"`
-	Summary          string          `json:"summary"`
-	PriceCredits     json.Number     `json:"priceCredits"`
-	RequiresApproval bool            `json:"requiresApproval"`
-	Durable          bool            `json:"durable"`
-	InputSchema      json.RawMessage `json:"inputSchema,omitempty"`
-	OutputSchema     json.RawMessage `json:"outputSchema,omitempty"`
-}
-
-type Action struct {
-	OperationID string `json:"operationId"`
-	Kind        string `json:"kind"`
-	Method      string `json:"method"`
-	Path        string `json:"path"`
-	ServiceID   string `json:"serviceId,omitempty"`
-	Limited     bool   `json:"limited"`
-}
-
-// InvokeRequest calls one operation of a managed service.
-type InvokeRequest struct {
-	OperationID string            `json:"operationId"`
-	Input       json.RawMessage   `json:"input,omitempty"`
-	ApprovalID  string            `json:"approvalId,omitempty"`
-	Connections map[string]string `json:"connections,omitempty"`
-}
-
-// Invocation is a service's answer; ChargedCredits is exact (decimal).
-type Invocation struct {
-	ServiceID      string          `json:"serviceId"`
-	OperationID    string          `json:"operationId"`
-	Status         string          `json:"status"`
-	Result         json.RawMessage `json:"result"`
-	ChargedCredits json.Number     `json:"chargedCredits"`
-}
 
 func (c *Client) ListServices(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[Service]], error) {
 	return list[Service](ctx, c, "services.list", nil, o, nil, opts)
@@ -251,28 +183,8 @@ func (c *Client) Invoke(ctx context.Context, serviceID string, req InvokeRequest
 
 // --- Credits ---
 
-type Balance struct {
-	Balance json.Number `json:"balance"`
-	Unit    string      `json:"unit"`
-}
-
 func (c *Client) Balance(ctx context.Context, opts ...CallOption) (Result[Balance], error) {
 	return jsonCall[Balance](ctx, c, "credits.balance.read", nil, nil, nil, opts)
-}
-
-// LedgerEntry is one change of the balance (GET /credits/ledger); amounts
-// are exact decimal numbers of credits.
-type LedgerEntry struct {
-	ID            string      `json:"id"`
-	OccurredAt    time.Time   `json:"occurredAt"`
-	Type          string      `json:"type"`
-	AmountCredits json.Number `json:"amountCredits"`
-	BalanceAfter  json.Number `json:"balanceAfter"`
-	Operation     *string     `json:"operation"`
-	RequestID     *string     `json:"requestId"`
-	KeyID         *string     `json:"keyId"`
-	ProjectID     *string     `json:"projectId"`
-	ReferenceID   *string     `json:"referenceId"`
 }
 
 // LedgerOptions filter GET /credits/ledger (Type: grant, top_up, charge,
@@ -302,29 +214,29 @@ func (c *Client) AllLedgerEntries(ctx context.Context, o LedgerOptions, opts ...
 
 // --- Projects, usage, audit ---
 
-func (c *Client) ListProjects(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*projects.Project]], error) {
-	return list[*projects.Project](ctx, c, "projects.list", nil, o, nil, opts)
+func (c *Client) ListProjects(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*Project]], error) {
+	return list[*Project](ctx, c, "projects.list", nil, o, nil, opts)
 }
 
 // AllProjects iterates every project visible to the key.
-func (c *Client) AllProjects(ctx context.Context, o ListOptions, opts ...CallOption) iter.Seq2[*projects.Project, error] {
+func (c *Client) AllProjects(ctx context.Context, o ListOptions, opts ...CallOption) iter.Seq2[*Project, error] {
 	return Each(ctx, o, c.ListProjects, opts...)
 }
 
-func (c *Client) CreateProject(ctx context.Context, req projects.CreateProjectRequest, opts ...CallOption) (Result[*projects.Project], error) {
-	return jsonCall[*projects.Project](ctx, c, "projects.create", nil, nil, req, opts)
+func (c *Client) CreateProject(ctx context.Context, req CreateProjectRequest, opts ...CallOption) (Result[*Project], error) {
+	return jsonCall[*Project](ctx, c, "projects.create", nil, nil, req, opts)
 }
 
-func (c *Client) GetProject(ctx context.Context, id string, opts ...CallOption) (Result[*projects.Project], error) {
-	return jsonCall[*projects.Project](ctx, c, "projects.read", map[string]string{"projectId": id}, nil, nil, opts)
+func (c *Client) GetProject(ctx context.Context, id string, opts ...CallOption) (Result[*Project], error) {
+	return jsonCall[*Project](ctx, c, "projects.read", map[string]string{"projectId": id}, nil, nil, opts)
 }
 
-func (c *Client) UpdateProject(ctx context.Context, id string, req projects.UpdateProjectRequest, opts ...CallOption) (Result[*projects.Project], error) {
-	return jsonCall[*projects.Project](ctx, c, "projects.update", map[string]string{"projectId": id}, nil, req, opts)
+func (c *Client) UpdateProject(ctx context.Context, id string, req UpdateProjectRequest, opts ...CallOption) (Result[*Project], error) {
+	return jsonCall[*Project](ctx, c, "projects.update", map[string]string{"projectId": id}, nil, req, opts)
 }
 
-func (c *Client) ArchiveProject(ctx context.Context, id string, opts ...CallOption) (Result[*projects.Project], error) {
-	return jsonCall[*projects.Project](ctx, c, "projects.archive", map[string]string{"projectId": id}, nil, nil, opts)
+func (c *Client) ArchiveProject(ctx context.Context, id string, opts ...CallOption) (Result[*Project], error) {
+	return jsonCall[*Project](ctx, c, "projects.archive", map[string]string{"projectId": id}, nil, nil, opts)
 }
 
 // UsageOptions filter GET /usage (times RFC 3339; BucketWidth 1h or 1d;
@@ -334,8 +246,8 @@ type UsageOptions struct {
 	Start, End, BucketWidth, GroupBy string
 }
 
-func (c *Client) Usage(ctx context.Context, o UsageOptions, opts ...CallOption) (Result[Page[audit.UsageBucket]], error) {
-	return list[audit.UsageBucket](ctx, c, "usage.read", nil, o.ListOptions,
+func (c *Client) Usage(ctx context.Context, o UsageOptions, opts ...CallOption) (Result[Page[UsageBucket]], error) {
+	return list[UsageBucket](ctx, c, "usage.read", nil, o.ListOptions,
 		map[string]string{"start": o.Start, "end": o.End, "bucketWidth": o.BucketWidth, "groupBy": o.GroupBy}, opts)
 }
 
@@ -348,7 +260,7 @@ type AuditEventOptions struct {
 	Status       int
 }
 
-func (c *Client) ListAuditEvents(ctx context.Context, o AuditEventOptions, opts ...CallOption) (Result[Page[audit.Event]], error) {
+func (c *Client) ListAuditEvents(ctx context.Context, o AuditEventOptions, opts ...CallOption) (Result[Page[Event]], error) {
 	f := map[string]string{"keyId": o.KeyID, "operation": o.Operation}
 	if !o.Since.IsZero() {
 		f["since"] = o.Since.UTC().Format(time.RFC3339)
@@ -359,7 +271,7 @@ func (c *Client) ListAuditEvents(ctx context.Context, o AuditEventOptions, opts 
 	if o.Status != 0 {
 		f["status"] = strconv.Itoa(o.Status)
 	}
-	return list[audit.Event](ctx, c, "auditEvents.list", nil, o.ListOptions, f, opts)
+	return list[Event](ctx, c, "auditEvents.list", nil, o.ListOptions, f, opts)
 }
 
 // --- Files ---
@@ -370,8 +282,8 @@ type FileListOptions struct {
 	Purpose string
 }
 
-func (c *Client) ListFiles(ctx context.Context, o FileListOptions, opts ...CallOption) (Result[Page[*files.File]], error) {
-	return list[*files.File](ctx, c, "files.list", nil, o.ListOptions, map[string]string{"purpose": o.Purpose}, opts)
+func (c *Client) ListFiles(ctx context.Context, o FileListOptions, opts ...CallOption) (Result[Page[*File]], error) {
+	return list[*File](ctx, c, "files.list", nil, o.ListOptions, map[string]string{"purpose": o.Purpose}, opts)
 }
 
 // Upload describes a file to upload. Name is sent as X-File-Name (RFC 8187
@@ -387,14 +299,14 @@ type Upload struct {
 
 // UploadFile uploads up to 4 MiB. The body is read into memory first so a
 // retry sends the same bytes under the same Idempotency-Key.
-func (c *Client) UploadFile(ctx context.Context, u Upload, opts ...CallOption) (Result[*files.File], error) {
+func (c *Client) UploadFile(ctx context.Context, u Upload, opts ...CallOption) (Result[*File], error) {
 	cl := c.newCall("files.create", nil, opts)
 	ct := u.ContentType
 	if ct == "" {
 		ct = "application/octet-stream"
 	}
-	if err := rawBody(cl, u.Body, ct, routes.MaxRawBody); err != nil {
-		return Result[*files.File]{}, err
+	if err := rawBody(cl, u.Body, ct, maxUpload); err != nil {
+		return Result[*File]{}, err
 	}
 	cl.header.Set("X-File-Name", fileNameHeader(u.Name))
 	if u.Purpose != "" {
@@ -403,7 +315,7 @@ func (c *Client) UploadFile(ctx context.Context, u Upload, opts ...CallOption) (
 	if u.SHA256 != "" {
 		cl.header.Set("X-Content-Sha256", u.SHA256)
 	}
-	return do[*files.File](ctx, c, cl)
+	return do[*File](ctx, c, cl)
 }
 
 // fileNameHeader passes printable ASCII as is and encodes anything else as
@@ -417,8 +329,8 @@ func fileNameHeader(name string) string {
 	return name
 }
 
-func (c *Client) GetFile(ctx context.Context, id string, opts ...CallOption) (Result[*files.File], error) {
-	return jsonCall[*files.File](ctx, c, "files.read", map[string]string{"fileId": id}, nil, nil, opts)
+func (c *Client) GetFile(ctx context.Context, id string, opts ...CallOption) (Result[*File], error) {
+	return jsonCall[*File](ctx, c, "files.read", map[string]string{"fileId": id}, nil, nil, opts)
 }
 
 // DownloadFile streams a file's bytes; close Value.Body.
@@ -426,99 +338,69 @@ func (c *Client) DownloadFile(ctx context.Context, id string, opts ...CallOption
 	return stream(ctx, c, c.newCall("files.content.read", map[string]string{"fileId": id}, opts))
 }
 
-func (c *Client) DeleteFile(ctx context.Context, id string, opts ...CallOption) (Result[*files.File], error) {
-	return jsonCall[*files.File](ctx, c, "files.delete", map[string]string{"fileId": id}, nil, nil, opts)
+func (c *Client) DeleteFile(ctx context.Context, id string, opts ...CallOption) (Result[*File], error) {
+	return jsonCall[*File](ctx, c, "files.delete", map[string]string{"fileId": id}, nil, nil, opts)
 }
 
 // --- Connections ---
 
-// ConnectionCreate is POST /connections. Credentials is the type's secret
-// object (e.g. {"apiKey":"…"}), kept as raw JSON.
-type ConnectionCreate struct {
-	Label       string            `json:"label"`
-	Type        string            `json:"type"`
-	Credentials json.RawMessage   `json:"credentials"`
-	ServiceIDs  []string          `json:"serviceIds"`
-	Metadata    map[string]string `json:"metadata,omitempty"`
+func (c *Client) ListConnections(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*Connection]], error) {
+	return list[*Connection](ctx, c, "connections.list", nil, o, nil, opts)
 }
 
-// ConnectionUpdate is PATCH /connections/{id}: absent fields stay;
-// Credentials rotates.
-type ConnectionUpdate struct {
-	Label       *string         `json:"label,omitempty"`
-	Status      *string         `json:"status,omitempty"`
-	Credentials json.RawMessage `json:"credentials,omitempty"`
+func (c *Client) CreateConnection(ctx context.Context, req ConnectionCreate, opts ...CallOption) (Result[*Connection], error) {
+	return jsonCall[*Connection](ctx, c, "connections.create", nil, nil, req, opts)
 }
 
-func (c *Client) ListConnections(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*connections.Connection]], error) {
-	return list[*connections.Connection](ctx, c, "connections.list", nil, o, nil, opts)
+func (c *Client) GetConnection(ctx context.Context, id string, opts ...CallOption) (Result[*Connection], error) {
+	return jsonCall[*Connection](ctx, c, "connections.read", map[string]string{"connectionId": id}, nil, nil, opts)
 }
 
-func (c *Client) CreateConnection(ctx context.Context, req ConnectionCreate, opts ...CallOption) (Result[*connections.Connection], error) {
-	return jsonCall[*connections.Connection](ctx, c, "connections.create", nil, nil, req, opts)
+func (c *Client) UpdateConnection(ctx context.Context, id string, req ConnectionUpdate, opts ...CallOption) (Result[*Connection], error) {
+	return jsonCall[*Connection](ctx, c, "connections.update", map[string]string{"connectionId": id}, nil, req, opts)
 }
 
-func (c *Client) GetConnection(ctx context.Context, id string, opts ...CallOption) (Result[*connections.Connection], error) {
-	return jsonCall[*connections.Connection](ctx, c, "connections.read", map[string]string{"connectionId": id}, nil, nil, opts)
-}
-
-func (c *Client) UpdateConnection(ctx context.Context, id string, req ConnectionUpdate, opts ...CallOption) (Result[*connections.Connection], error) {
-	return jsonCall[*connections.Connection](ctx, c, "connections.update", map[string]string{"connectionId": id}, nil, req, opts)
-}
-
-func (c *Client) DeleteConnection(ctx context.Context, id string, opts ...CallOption) (Result[*connections.Connection], error) {
-	return jsonCall[*connections.Connection](ctx, c, "connections.delete", map[string]string{"connectionId": id}, nil, nil, opts)
+func (c *Client) DeleteConnection(ctx context.Context, id string, opts ...CallOption) (Result[*Connection], error) {
+	return jsonCall[*Connection](ctx, c, "connections.delete", map[string]string{"connectionId": id}, nil, nil, opts)
 }
 
 // --- Databases ---
 
-// TransferPart is the answer to a part upload.
-type TransferPart struct {
-	PartNumber int    `json:"partNumber"`
-	SizeBytes  int    `json:"sizeBytes"`
-	SHA256     string `json:"sha256"`
+func (c *Client) GetDatabase(ctx context.Context, opts ...CallOption) (Result[*Database], error) {
+	return jsonCall[*Database](ctx, c, "databases.account.read", nil, nil, nil, opts)
 }
 
-// Deleted is the answer of a deprovision.
-type Deleted struct {
-	Status string `json:"status"`
-}
-
-func (c *Client) GetDatabase(ctx context.Context, opts ...CallOption) (Result[*databases.Database], error) {
-	return jsonCall[*databases.Database](ctx, c, "databases.account.read", nil, nil, nil, opts)
-}
-
-func (c *Client) ProvisionDatabase(ctx context.Context, opts ...CallOption) (Result[*databases.Database], error) {
-	return jsonCall[*databases.Database](ctx, c, "databases.account.provision", nil, nil, struct{}{}, opts)
+func (c *Client) ProvisionDatabase(ctx context.Context, opts ...CallOption) (Result[*Database], error) {
+	return jsonCall[*Database](ctx, c, "databases.account.provision", nil, nil, struct{}{}, opts)
 }
 
 func (c *Client) DeprovisionDatabase(ctx context.Context, opts ...CallOption) (Result[Deleted], error) {
 	return jsonCall[Deleted](ctx, c, "databases.account.deprovision", nil, nil, nil, opts)
 }
 
-func (c *Client) QueryDatabase(ctx context.Context, req databases.QueryRequest, opts ...CallOption) (Result[*databases.QueryResult], error) {
-	return jsonCall[*databases.QueryResult](ctx, c, "databases.query", nil, nil, req, opts)
+func (c *Client) QueryDatabase(ctx context.Context, req QueryRequest, opts ...CallOption) (Result[*QueryResult], error) {
+	return jsonCall[*QueryResult](ctx, c, "databases.query", nil, nil, req, opts)
 }
 
-func (c *Client) DatabaseActions(ctx context.Context, req databases.ActionsRequest, opts ...CallOption) (Result[*databases.ActionsResult], error) {
-	return jsonCall[*databases.ActionsResult](ctx, c, "databases.actions", nil, nil, req, opts)
+func (c *Client) DatabaseActions(ctx context.Context, req ActionsRequest, opts ...CallOption) (Result[*ActionsResult], error) {
+	return jsonCall[*ActionsResult](ctx, c, "databases.actions", nil, nil, req, opts)
 }
 
-func (c *Client) CreateTransfer(ctx context.Context, req databases.CreateTransferRequest, opts ...CallOption) (Result[*databases.Transfer], error) {
-	return jsonCall[*databases.Transfer](ctx, c, "databases.transfers.create", nil, nil, req, opts)
+func (c *Client) CreateTransfer(ctx context.Context, req CreateTransferRequest, opts ...CallOption) (Result[*Transfer], error) {
+	return jsonCall[*Transfer](ctx, c, "databases.transfers.create", nil, nil, req, opts)
 }
 
 // UploadTransferPart uploads one slice (at most 4 MiB) of an import archive.
 func (c *Client) UploadTransferPart(ctx context.Context, transferID string, part int, body io.Reader, opts ...CallOption) (Result[TransferPart], error) {
 	cl := c.newCall("databases.transfers.part.upload", map[string]string{"transferId": transferID, "partNumber": strconv.Itoa(part)}, opts)
-	if err := rawBody(cl, body, "application/zip", routes.MaxRawBody); err != nil {
+	if err := rawBody(cl, body, "application/zip", maxUpload); err != nil {
 		return Result[TransferPart]{}, err
 	}
 	return do[TransferPart](ctx, c, cl)
 }
 
-func (c *Client) CompleteTransfer(ctx context.Context, transferID string, opts ...CallOption) (Result[*databases.Transfer], error) {
-	return jsonCall[*databases.Transfer](ctx, c, "databases.transfers.complete", map[string]string{"transferId": transferID}, nil, struct{}{}, opts)
+func (c *Client) CompleteTransfer(ctx context.Context, transferID string, opts ...CallOption) (Result[*Transfer], error) {
+	return jsonCall[*Transfer](ctx, c, "databases.transfers.complete", map[string]string{"transferId": transferID}, nil, struct{}{}, opts)
 }
 
 // DownloadTransferArchive streams an export's archive; its signature is in
@@ -527,12 +409,12 @@ func (c *Client) DownloadTransferArchive(ctx context.Context, transferID string,
 	return stream(ctx, c, c.newCall("databases.transfers.archive", map[string]string{"transferId": transferID}, opts))
 }
 
-func (c *Client) GetTransfer(ctx context.Context, transferID string, opts ...CallOption) (Result[*databases.Transfer], error) {
-	return jsonCall[*databases.Transfer](ctx, c, "databases.transfers.read", map[string]string{"transferId": transferID}, nil, nil, opts)
+func (c *Client) GetTransfer(ctx context.Context, transferID string, opts ...CallOption) (Result[*Transfer], error) {
+	return jsonCall[*Transfer](ctx, c, "databases.transfers.read", map[string]string{"transferId": transferID}, nil, nil, opts)
 }
 
-func (c *Client) CancelTransfer(ctx context.Context, transferID string, opts ...CallOption) (Result[*databases.Transfer], error) {
-	return jsonCall[*databases.Transfer](ctx, c, "databases.transfers.cancel", map[string]string{"transferId": transferID}, nil, nil, opts)
+func (c *Client) CancelTransfer(ctx context.Context, transferID string, opts ...CallOption) (Result[*Transfer], error) {
+	return jsonCall[*Transfer](ctx, c, "databases.transfers.cancel", map[string]string{"transferId": transferID}, nil, nil, opts)
 }
 
 // --- Wallets ---
@@ -540,100 +422,95 @@ func (c *Client) CancelTransfer(ctx context.Context, transferID string, opts ...
 // Managed wallets sign with keys that never leave the service; amounts are
 // base units as decimal strings throughout.
 
-func (c *Client) ListWallets(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*wallets.Wallet]], error) {
-	return list[*wallets.Wallet](ctx, c, "wallets.list", nil, o, nil, opts)
+func (c *Client) ListWallets(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*Wallet]], error) {
+	return list[*Wallet](ctx, c, "wallets.list", nil, o, nil, opts)
 }
 
 // AllWallets iterates every wallet of the account (or of WithProject's project).
-func (c *Client) AllWallets(ctx context.Context, o ListOptions, opts ...CallOption) iter.Seq2[*wallets.Wallet, error] {
+func (c *Client) AllWallets(ctx context.Context, o ListOptions, opts ...CallOption) iter.Seq2[*Wallet, error] {
 	return Each(ctx, o, c.ListWallets, opts...)
 }
 
-func (c *Client) CreateWallet(ctx context.Context, req wallets.WalletCreateRequest, opts ...CallOption) (Result[*wallets.Wallet], error) {
-	return jsonCall[*wallets.Wallet](ctx, c, "wallets.create", nil, nil, req, opts)
+func (c *Client) CreateWallet(ctx context.Context, req WalletCreateRequest, opts ...CallOption) (Result[*Wallet], error) {
+	return jsonCall[*Wallet](ctx, c, "wallets.create", nil, nil, req, opts)
 }
 
-func (c *Client) GetWallet(ctx context.Context, walletID string, opts ...CallOption) (Result[*wallets.Wallet], error) {
-	return jsonCall[*wallets.Wallet](ctx, c, "wallets.read", map[string]string{"walletId": walletID}, nil, nil, opts)
+func (c *Client) GetWallet(ctx context.Context, walletID string, opts ...CallOption) (Result[*Wallet], error) {
+	return jsonCall[*Wallet](ctx, c, "wallets.read", map[string]string{"walletId": walletID}, nil, nil, opts)
 }
 
 // WalletBalances reads every known asset of chainID (0: of every chain the
 // wallet serves), each chain's amounts at one block.
-func (c *Client) WalletBalances(ctx context.Context, walletID string, chainID uint64, opts ...CallOption) (Result[*wallets.WalletBalances], error) {
+func (c *Client) WalletBalances(ctx context.Context, walletID string, chainID uint64, opts ...CallOption) (Result[*WalletBalances], error) {
 	var q url.Values
 	if chainID != 0 {
 		q = url.Values{"chainId": {strconv.FormatUint(chainID, 10)}}
 	}
-	return jsonCall[*wallets.WalletBalances](ctx, c, "wallets.balances.read", map[string]string{"walletId": walletID}, q, nil, opts)
+	return jsonCall[*WalletBalances](ctx, c, "wallets.balances.read", map[string]string{"walletId": walletID}, q, nil, opts)
 }
 
 // UpdateWalletPolicy replaces the policy whole; req.ExpectedRevision is the
 // revision read (Wallet.Policy.Revision), so a concurrent edit is a 409
 // policy_revision_conflict rather than lost.
-func (c *Client) UpdateWalletPolicy(ctx context.Context, walletID string, req wallets.WalletPolicyRequest, opts ...CallOption) (Result[*wallets.Wallet], error) {
-	return jsonCall[*wallets.Wallet](ctx, c, "wallets.policy.update", map[string]string{"walletId": walletID}, nil, req, opts)
+func (c *Client) UpdateWalletPolicy(ctx context.Context, walletID string, req WalletPolicyRequest, opts ...CallOption) (Result[*Wallet], error) {
+	return jsonCall[*Wallet](ctx, c, "wallets.policy.update", map[string]string{"walletId": walletID}, nil, req, opts)
 }
 
 // QuoteWalletTransaction prices and simulates a send; execute it with
 // CreateWalletTransaction within the quote's expiry.
-func (c *Client) QuoteWalletTransaction(ctx context.Context, walletID string, req wallets.TxQuoteRequest, opts ...CallOption) (Result[*wallets.TxQuote], error) {
-	return jsonCall[*wallets.TxQuote](ctx, c, "wallets.transactions.quote", map[string]string{"walletId": walletID}, nil, req, opts)
+func (c *Client) QuoteWalletTransaction(ctx context.Context, walletID string, req TxQuoteRequest, opts ...CallOption) (Result[*TxQuote], error) {
+	return jsonCall[*TxQuote](ctx, c, "wallets.transactions.quote", map[string]string{"walletId": walletID}, nil, req, opts)
 }
 
 // CreateWalletTransaction executes a quote (202): the transaction moves on
 // to confirmed or failed by itself; poll GetWalletTransaction.
-func (c *Client) CreateWalletTransaction(ctx context.Context, walletID string, req wallets.TxCreateRequest, opts ...CallOption) (Result[*wallets.WalletTransaction], error) {
-	return jsonCall[*wallets.WalletTransaction](ctx, c, "wallets.transactions.create", map[string]string{"walletId": walletID}, nil, req, opts)
+func (c *Client) CreateWalletTransaction(ctx context.Context, walletID string, req TxCreateRequest, opts ...CallOption) (Result[*WalletTransaction], error) {
+	return jsonCall[*WalletTransaction](ctx, c, "wallets.transactions.create", map[string]string{"walletId": walletID}, nil, req, opts)
 }
 
-func (c *Client) ListWalletTransactions(ctx context.Context, walletID string, o ListOptions, opts ...CallOption) (Result[Page[*wallets.WalletTransaction]], error) {
-	return list[*wallets.WalletTransaction](ctx, c, "wallets.transactions.list", map[string]string{"walletId": walletID}, o, nil, opts)
+func (c *Client) ListWalletTransactions(ctx context.Context, walletID string, o ListOptions, opts ...CallOption) (Result[Page[*WalletTransaction]], error) {
+	return list[*WalletTransaction](ctx, c, "wallets.transactions.list", map[string]string{"walletId": walletID}, o, nil, opts)
 }
 
 // AllWalletTransactions iterates every transaction of a wallet.
-func (c *Client) AllWalletTransactions(ctx context.Context, walletID string, o ListOptions, opts ...CallOption) iter.Seq2[*wallets.WalletTransaction, error] {
-	return Each(ctx, o, func(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*wallets.WalletTransaction]], error) {
+func (c *Client) AllWalletTransactions(ctx context.Context, walletID string, o ListOptions, opts ...CallOption) iter.Seq2[*WalletTransaction, error] {
+	return Each(ctx, o, func(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*WalletTransaction]], error) {
 		return c.ListWalletTransactions(ctx, walletID, o, opts...)
 	}, opts...)
 }
 
-func (c *Client) GetWalletTransaction(ctx context.Context, walletID, transactionID string, opts ...CallOption) (Result[*wallets.WalletTransaction], error) {
-	return jsonCall[*wallets.WalletTransaction](ctx, c, "wallets.transactions.read", map[string]string{"walletId": walletID, "transactionId": transactionID}, nil, nil, opts)
+func (c *Client) GetWalletTransaction(ctx context.Context, walletID, transactionID string, opts ...CallOption) (Result[*WalletTransaction], error) {
+	return jsonCall[*WalletTransaction](ctx, c, "wallets.transactions.read", map[string]string{"walletId": walletID, "transactionId": transactionID}, nil, nil, opts)
 }
 
 // QuoteSignature computes the EIP-191 or EIP-712 digest and the policy's
 // decision; when approval is required, Value.ApprovalID is already requested.
-func (c *Client) QuoteSignature(ctx context.Context, walletID string, req wallets.SigQuoteRequest, opts ...CallOption) (Result[*wallets.SigQuote], error) {
-	return jsonCall[*wallets.SigQuote](ctx, c, "wallets.signatures.quote", map[string]string{"walletId": walletID}, nil, req, opts)
+func (c *Client) QuoteSignature(ctx context.Context, walletID string, req SigQuoteRequest, opts ...CallOption) (Result[*SigQuote], error) {
+	return jsonCall[*SigQuote](ctx, c, "wallets.signatures.quote", map[string]string{"walletId": walletID}, nil, req, opts)
 }
 
 // CreateSignature signs a quote's digest; the signature recovers to the
 // wallet's address.
-func (c *Client) CreateSignature(ctx context.Context, walletID string, req wallets.SigCreateRequest, opts ...CallOption) (Result[*wallets.WalletSignature], error) {
-	return jsonCall[*wallets.WalletSignature](ctx, c, "wallets.signatures.create", map[string]string{"walletId": walletID}, nil, req, opts)
+func (c *Client) CreateSignature(ctx context.Context, walletID string, req SigCreateRequest, opts ...CallOption) (Result[*WalletSignature], error) {
+	return jsonCall[*WalletSignature](ctx, c, "wallets.signatures.create", map[string]string{"walletId": walletID}, nil, req, opts)
 }
 
 // --- Trading ---
 
-// Positions is GET /trading/positions: every position, unpaged.
-type Positions struct {
-	Data []trading.Position `json:"data"`
+func (c *Client) CreateTradingQuote(ctx context.Context, req QuoteRequest, opts ...CallOption) (Result[*Quote], error) {
+	return jsonCall[*Quote](ctx, c, "trading.quotes.create", nil, nil, req, opts)
 }
 
-func (c *Client) CreateTradingQuote(ctx context.Context, req trading.QuoteRequest, opts ...CallOption) (Result[*trading.Quote], error) {
-	return jsonCall[*trading.Quote](ctx, c, "trading.quotes.create", nil, nil, req, opts)
+func (c *Client) CreateOrder(ctx context.Context, req OrderRequest, opts ...CallOption) (Result[*Order], error) {
+	return jsonCall[*Order](ctx, c, "trading.orders.create", nil, nil, req, opts)
 }
 
-func (c *Client) CreateOrder(ctx context.Context, req trading.OrderRequest, opts ...CallOption) (Result[*trading.Order], error) {
-	return jsonCall[*trading.Order](ctx, c, "trading.orders.create", nil, nil, req, opts)
+func (c *Client) ListOrders(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*Order]], error) {
+	return list[*Order](ctx, c, "trading.orders.list", nil, o, nil, opts)
 }
 
-func (c *Client) ListOrders(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*trading.Order]], error) {
-	return list[*trading.Order](ctx, c, "trading.orders.list", nil, o, nil, opts)
-}
-
-func (c *Client) GetOrder(ctx context.Context, orderID string, opts ...CallOption) (Result[*trading.Order], error) {
-	return jsonCall[*trading.Order](ctx, c, "trading.orders.read", map[string]string{"orderId": orderID}, nil, nil, opts)
+func (c *Client) GetOrder(ctx context.Context, orderID string, opts ...CallOption) (Result[*Order], error) {
+	return jsonCall[*Order](ctx, c, "trading.orders.read", map[string]string{"orderId": orderID}, nil, nil, opts)
 }
 
 func (c *Client) ListPositions(ctx context.Context, opts ...CallOption) (Result[Positions], error) {
@@ -648,76 +525,62 @@ type SwapTokenListOptions struct {
 	ChainID uint64
 }
 
-// SwapPrepare is POST /swaps/prepare: an address-bound quote to build.
-type SwapPrepare struct {
-	QuoteID string `json:"quoteId"`
-}
-
-func (c *Client) ListSwapTokens(ctx context.Context, o SwapTokenListOptions, opts ...CallOption) (Result[Page[swaps.TokenView]], error) {
+func (c *Client) ListSwapTokens(ctx context.Context, o SwapTokenListOptions, opts ...CallOption) (Result[Page[TokenView]], error) {
 	f := map[string]string{}
 	if o.ChainID != 0 {
 		f["chainId"] = strconv.FormatUint(o.ChainID, 10)
 	}
-	return list[swaps.TokenView](ctx, c, "swaps.tokens.list", nil, o.ListOptions, f, opts)
+	return list[TokenView](ctx, c, "swaps.tokens.list", nil, o.ListOptions, f, opts)
 }
 
 // AllSwapTokens iterates every swappable token of o.ChainID.
-func (c *Client) AllSwapTokens(ctx context.Context, o SwapTokenListOptions, opts ...CallOption) iter.Seq2[swaps.TokenView, error] {
+func (c *Client) AllSwapTokens(ctx context.Context, o SwapTokenListOptions, opts ...CallOption) iter.Seq2[TokenView, error] {
 	return Each(ctx, o, c.ListSwapTokens, opts...)
 }
 
 // QuoteSwap quotes for a managed wallet (WalletID: ExecuteSwap) or for the
 // caller's own address (FromAddress: PrepareSwap); a quote is used once.
-func (c *Client) QuoteSwap(ctx context.Context, req swaps.SwapQuoteRequest, opts ...CallOption) (Result[*swaps.SwapQuote], error) {
-	return jsonCall[*swaps.SwapQuote](ctx, c, "swaps.quote", nil, nil, req, opts)
+func (c *Client) QuoteSwap(ctx context.Context, req SwapQuoteRequest, opts ...CallOption) (Result[*SwapQuote], error) {
+	return jsonCall[*SwapQuote](ctx, c, "swaps.quote", nil, nil, req, opts)
 }
 
 // ExecuteSwap runs a wallet's quote under the wallet's policy (202); poll
 // GetSwap until done or failed.
-func (c *Client) ExecuteSwap(ctx context.Context, req swaps.ExecuteRequest, opts ...CallOption) (Result[*swaps.Swap], error) {
-	return jsonCall[*swaps.Swap](ctx, c, "swaps.execute", nil, nil, req, opts)
+func (c *Client) ExecuteSwap(ctx context.Context, req ExecuteRequest, opts ...CallOption) (Result[*Swap], error) {
+	return jsonCall[*Swap](ctx, c, "swaps.execute", nil, nil, req, opts)
 }
 
-func (c *Client) ListSwaps(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*swaps.Swap]], error) {
-	return list[*swaps.Swap](ctx, c, "swaps.list", nil, o, nil, opts)
+func (c *Client) ListSwaps(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*Swap]], error) {
+	return list[*Swap](ctx, c, "swaps.list", nil, o, nil, opts)
 }
 
 // AllSwaps iterates every swap of the account (or of WithProject's project).
-func (c *Client) AllSwaps(ctx context.Context, o ListOptions, opts ...CallOption) iter.Seq2[*swaps.Swap, error] {
+func (c *Client) AllSwaps(ctx context.Context, o ListOptions, opts ...CallOption) iter.Seq2[*Swap, error] {
 	return Each(ctx, o, c.ListSwaps, opts...)
 }
 
-func (c *Client) GetSwap(ctx context.Context, swapID string, opts ...CallOption) (Result[*swaps.Swap], error) {
-	return jsonCall[*swaps.Swap](ctx, c, "swaps.read", map[string]string{"swapId": swapID}, nil, nil, opts)
+func (c *Client) GetSwap(ctx context.Context, swapID string, opts ...CallOption) (Result[*Swap], error) {
+	return jsonCall[*Swap](ctx, c, "swaps.read", map[string]string{"swapId": swapID}, nil, nil, opts)
 }
 
 // PrepareSwap builds the unsigned transactions of an address-bound quote for
 // the caller's own wallet. It changes nothing on the server, so it carries
 // no Idempotency-Key.
-func (c *Client) PrepareSwap(ctx context.Context, req SwapPrepare, opts ...CallOption) (Result[*swaps.Prepared], error) {
-	return jsonCall[*swaps.Prepared](ctx, c, "swaps.prepare", nil, nil, req, opts)
+func (c *Client) PrepareSwap(ctx context.Context, req SwapPrepare, opts ...CallOption) (Result[*Prepared], error) {
+	return jsonCall[*Prepared](ctx, c, "swaps.prepare", nil, nil, req, opts)
 }
 
 // GetSwapRoute follows a prepared route by its sending transaction's hash;
 // an empty txHash reads the one the route accepted before.
-func (c *Client) GetSwapRoute(ctx context.Context, routeID, txHash string, opts ...CallOption) (Result[*swaps.RouteStatus], error) {
+func (c *Client) GetSwapRoute(ctx context.Context, routeID, txHash string, opts ...CallOption) (Result[*RouteStatus], error) {
 	var q url.Values
 	if txHash != "" {
 		q = url.Values{"txHash": {txHash}}
 	}
-	return jsonCall[*swaps.RouteStatus](ctx, c, "swaps.routes.read", map[string]string{"routeId": routeID}, q, nil, opts)
+	return jsonCall[*RouteStatus](ctx, c, "swaps.routes.read", map[string]string{"routeId": routeID}, q, nil, opts)
 }
 
 // --- Runs, approvals, artifacts ---
-
-// RunCreate starts a durable run of a service operation.
-type RunCreate struct {
-	ServiceID   string            `json:"serviceId"`
-	OperationID string            `json:"operationId"`
-	Input       json.RawMessage   `json:"input,omitempty"`
-	ApprovalID  string            `json:"approvalId,omitempty"`
-	Connections map[string]string `json:"connections,omitempty"`
-}
 
 // RunListOptions filter GET /runs by status.
 type RunListOptions struct {
@@ -725,33 +588,20 @@ type RunListOptions struct {
 	Status string
 }
 
-func (c *Client) ListRuns(ctx context.Context, o RunListOptions, opts ...CallOption) (Result[Page[*runs.Run]], error) {
-	return list[*runs.Run](ctx, c, "runs.list", nil, o.ListOptions, map[string]string{"status": o.Status}, opts)
+func (c *Client) ListRuns(ctx context.Context, o RunListOptions, opts ...CallOption) (Result[Page[*Run]], error) {
+	return list[*Run](ctx, c, "runs.list", nil, o.ListOptions, map[string]string{"status": o.Status}, opts)
 }
 
-func (c *Client) CreateRun(ctx context.Context, req RunCreate, opts ...CallOption) (Result[*runs.Run], error) {
-	return jsonCall[*runs.Run](ctx, c, "runs.create", nil, nil, req, opts)
+func (c *Client) CreateRun(ctx context.Context, req RunCreate, opts ...CallOption) (Result[*Run], error) {
+	return jsonCall[*Run](ctx, c, "runs.create", nil, nil, req, opts)
 }
 
-func (c *Client) GetRun(ctx context.Context, runID string, opts ...CallOption) (Result[*runs.Run], error) {
-	return jsonCall[*runs.Run](ctx, c, "runs.read", map[string]string{"runId": runID}, nil, nil, opts)
+func (c *Client) GetRun(ctx context.Context, runID string, opts ...CallOption) (Result[*Run], error) {
+	return jsonCall[*Run](ctx, c, "runs.read", map[string]string{"runId": runID}, nil, nil, opts)
 }
 
-func (c *Client) CancelRun(ctx context.Context, runID string, opts ...CallOption) (Result[*runs.Run], error) {
-	return jsonCall[*runs.Run](ctx, c, "runs.cancel", map[string]string{"runId": runID}, nil, nil, opts)
-}
-
-// ApprovalCreate asks approval for exactly this service, operation and input.
-type ApprovalCreate struct {
-	ServiceID   string          `json:"serviceId"`
-	OperationID string          `json:"operationId"`
-	Input       json.RawMessage `json:"input,omitempty"`
-}
-
-// ApprovalDecision is approve or reject, with an optional reason.
-type ApprovalDecision struct {
-	Decision string  `json:"decision"`
-	Reason   *string `json:"reason,omitempty"`
+func (c *Client) CancelRun(ctx context.Context, runID string, opts ...CallOption) (Result[*Run], error) {
+	return jsonCall[*Run](ctx, c, "runs.cancel", map[string]string{"runId": runID}, nil, nil, opts)
 }
 
 // ApprovalListOptions filter GET /approvals by status.
@@ -760,16 +610,16 @@ type ApprovalListOptions struct {
 	Status string
 }
 
-func (c *Client) ListApprovals(ctx context.Context, o ApprovalListOptions, opts ...CallOption) (Result[Page[*approvals.Approval]], error) {
-	return list[*approvals.Approval](ctx, c, "approvals.list", nil, o.ListOptions, map[string]string{"status": o.Status}, opts)
+func (c *Client) ListApprovals(ctx context.Context, o ApprovalListOptions, opts ...CallOption) (Result[Page[*Approval]], error) {
+	return list[*Approval](ctx, c, "approvals.list", nil, o.ListOptions, map[string]string{"status": o.Status}, opts)
 }
 
-func (c *Client) CreateApproval(ctx context.Context, req ApprovalCreate, opts ...CallOption) (Result[*approvals.Approval], error) {
-	return jsonCall[*approvals.Approval](ctx, c, "approvals.create", nil, nil, req, opts)
+func (c *Client) CreateApproval(ctx context.Context, req ApprovalCreate, opts ...CallOption) (Result[*Approval], error) {
+	return jsonCall[*Approval](ctx, c, "approvals.create", nil, nil, req, opts)
 }
 
-func (c *Client) DecideApproval(ctx context.Context, approvalID string, req ApprovalDecision, opts ...CallOption) (Result[*approvals.Approval], error) {
-	return jsonCall[*approvals.Approval](ctx, c, "approvals.decide", map[string]string{"approvalId": approvalID}, nil, req, opts)
+func (c *Client) DecideApproval(ctx context.Context, approvalID string, req ApprovalDecision, opts ...CallOption) (Result[*Approval], error) {
+	return jsonCall[*Approval](ctx, c, "approvals.decide", map[string]string{"approvalId": approvalID}, nil, req, opts)
 }
 
 // ArtifactListOptions filter GET /artifacts by run.
@@ -778,8 +628,8 @@ type ArtifactListOptions struct {
 	RunID string
 }
 
-func (c *Client) ListArtifacts(ctx context.Context, o ArtifactListOptions, opts ...CallOption) (Result[Page[*runs.Artifact]], error) {
-	return list[*runs.Artifact](ctx, c, "artifacts.list", nil, o.ListOptions, map[string]string{"runId": o.RunID}, opts)
+func (c *Client) ListArtifacts(ctx context.Context, o ArtifactListOptions, opts ...CallOption) (Result[Page[*Artifact]], error) {
+	return list[*Artifact](ctx, c, "artifacts.list", nil, o.ListOptions, map[string]string{"runId": o.RunID}, opts)
 }
 
 func (c *Client) DownloadArtifact(ctx context.Context, artifactID string, opts ...CallOption) (Result[*Download], error) {
@@ -788,57 +638,36 @@ func (c *Client) DownloadArtifact(ctx context.Context, artifactID string, opts .
 
 // --- Webhooks ---
 
-// WebhookWithSecret is a webhook with its signing secret, shown once.
-type WebhookWithSecret struct {
-	webhooks.Webhook
-	Secret string `json:"secret"`
-}
-
-// WebhookCreate is POST /webhooks; Events may be ["*"].
-type WebhookCreate struct {
-	URL         string   `json:"url"`
-	Events      []string `json:"events"`
-	Description string   `json:"description,omitempty"`
-}
-
-// WebhookUpdate is PATCH /webhooks/{id}: absent fields stay.
-type WebhookUpdate struct {
-	URL         *string  `json:"url,omitempty"`
-	Events      []string `json:"events,omitempty"`
-	Description *string  `json:"description,omitempty"`
-	Status      *string  `json:"status,omitempty"`
-}
-
 // DeliveryListOptions filter GET /webhook-deliveries.
 type DeliveryListOptions struct {
 	ListOptions
 	WebhookID, Status string
 }
 
-func (c *Client) ListWebhooks(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*webhooks.Webhook]], error) {
-	return list[*webhooks.Webhook](ctx, c, "webhooks.list", nil, o, nil, opts)
+func (c *Client) ListWebhooks(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*Webhook]], error) {
+	return list[*Webhook](ctx, c, "webhooks.list", nil, o, nil, opts)
 }
 
 func (c *Client) CreateWebhook(ctx context.Context, req WebhookCreate, opts ...CallOption) (Result[WebhookWithSecret], error) {
 	return jsonCall[WebhookWithSecret](ctx, c, "webhooks.create", nil, nil, req, opts)
 }
 
-func (c *Client) UpdateWebhook(ctx context.Context, webhookID string, req WebhookUpdate, opts ...CallOption) (Result[*webhooks.Webhook], error) {
-	return jsonCall[*webhooks.Webhook](ctx, c, "webhooks.update", map[string]string{"webhookId": webhookID}, nil, req, opts)
+func (c *Client) UpdateWebhook(ctx context.Context, webhookID string, req WebhookUpdate, opts ...CallOption) (Result[*Webhook], error) {
+	return jsonCall[*Webhook](ctx, c, "webhooks.update", map[string]string{"webhookId": webhookID}, nil, req, opts)
 }
 
 func (c *Client) RotateWebhookSecret(ctx context.Context, webhookID string, opts ...CallOption) (Result[WebhookWithSecret], error) {
 	return jsonCall[WebhookWithSecret](ctx, c, "webhooks.rotate", map[string]string{"webhookId": webhookID}, nil, nil, opts)
 }
 
-func (c *Client) DisableWebhook(ctx context.Context, webhookID string, opts ...CallOption) (Result[*webhooks.Webhook], error) {
-	return jsonCall[*webhooks.Webhook](ctx, c, "webhooks.disable", map[string]string{"webhookId": webhookID}, nil, nil, opts)
+func (c *Client) DisableWebhook(ctx context.Context, webhookID string, opts ...CallOption) (Result[*Webhook], error) {
+	return jsonCall[*Webhook](ctx, c, "webhooks.disable", map[string]string{"webhookId": webhookID}, nil, nil, opts)
 }
 
-func (c *Client) ListWebhookDeliveries(ctx context.Context, o DeliveryListOptions, opts ...CallOption) (Result[Page[*webhooks.Delivery]], error) {
-	return list[*webhooks.Delivery](ctx, c, "webhookDeliveries.list", nil, o.ListOptions, map[string]string{"webhookId": o.WebhookID, "status": o.Status}, opts)
+func (c *Client) ListWebhookDeliveries(ctx context.Context, o DeliveryListOptions, opts ...CallOption) (Result[Page[*Delivery]], error) {
+	return list[*Delivery](ctx, c, "webhookDeliveries.list", nil, o.ListOptions, map[string]string{"webhookId": o.WebhookID, "status": o.Status}, opts)
 }
 
-func (c *Client) ReplayWebhookDelivery(ctx context.Context, deliveryID string, opts ...CallOption) (Result[*webhooks.Delivery], error) {
-	return jsonCall[*webhooks.Delivery](ctx, c, "webhookDeliveries.replay", map[string]string{"deliveryId": deliveryID}, nil, nil, opts)
+func (c *Client) ReplayWebhookDelivery(ctx context.Context, deliveryID string, opts ...CallOption) (Result[*Delivery], error) {
+	return jsonCall[*Delivery](ctx, c, "webhookDeliveries.replay", map[string]string{"deliveryId": deliveryID}, nil, nil, opts)
 }

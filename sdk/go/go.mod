@@ -1,0 +1,3 @@
+module github.com/platformapi/platformapi/sdk/go
+
+go 1.24

@@ -1,0 +1,143 @@
+package sdktest_test
+
+import (
+	"math/big"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/accounts"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	platform "github.com/platformapi/platformapi/sdk/go"
+
+	"platformapi/shared/api/apitest"
+)
+
+// A wallet made through the SDK is read back, holds what the chain says,
+// and signs a personal_sign message only once another key approved it; the
+// signature recovers to the wallet's address.
+func TestAManagedWalletSignsAnApprovedPersonalMessageThatRecoversToItsAddress(t *testing.T) {
+	f := setupWith(t, apitest.Options{Chain: apitest.SharedChain(t)})
+	root, _ := f.root(t, 10)
+
+	created, err := root.CreateWallet(ctx(t), platform.WalletCreateRequest{Label: "ops"})
+	w := must(created, err)(t)
+	if created.Status != http.StatusCreated || created.IdempotencyKey == "" || !common.IsHexAddress(w.Address) || *w.Label != "ops" {
+		t.Fatalf("create %+v %+v", created, w)
+	}
+	if got := must(root.GetWallet(ctx(t), w.ID))(t); got.Address != w.Address || got.Policy.Revision != 1 {
+		t.Fatalf("read %+v", got)
+	}
+	var listed []string
+	for lw, err := range root.AllWallets(ctx(t), platform.ListOptions{Limit: 1}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, lw.ID)
+	}
+	if !slices.Contains(listed, w.ID) {
+		t.Fatalf("wallet %s not listed in %v", w.ID, listed)
+	}
+
+	addr := common.HexToAddress(w.Address)
+	funded := big.NewInt(3_000_000)
+	if _, err := f.e.Chain.Faucet().Fund(ctx(t), addr, "USDC", funded); err != nil {
+		t.Fatal(err)
+	}
+	bal := must(root.WalletBalances(ctx(t), w.ID, uint64(w.ChainIDs[0])))(t)
+	var usdc string
+	for _, b := range bal.Data {
+		if b.Symbol == "USDC" {
+			usdc = b.Amount
+		}
+	}
+	if usdc != funded.String() || bal.BlockNumber == 0 {
+		t.Fatalf("balances %+v", bal)
+	}
+
+	// A child key asks for the signature; a key outside its subtree (the
+	// root) decides the approval.
+	signerKey := must(root.CreateAPIKey(ctx(t), platform.CreateKeyRequest{Label: "signer"}))(t)
+	signer := f.c.WithAPIKey(signerKey.Secret)
+	msg := "sign in to example.org, nonce 42"
+	q := must(signer.QuoteSignature(ctx(t), w.ID, platform.SigQuoteRequest{Type: "personal_sign", Message: msg}))(t)
+	if q.Digest != hexutil.Encode(accounts.TextHash([]byte(msg))) || q.ApprovalID == nil {
+		t.Fatalf("quote %+v", q)
+	}
+	// The default policy requires approval for signatures.
+	early, err := signer.CreateSignature(ctx(t), w.ID, platform.SigCreateRequest{QuoteID: q.ID})
+	if err != nil || early.OK || early.Status != http.StatusForbidden {
+		t.Fatalf("signature before approval: %v %+v", err, early.Error)
+	}
+	must(root.DecideApproval(ctx(t), *q.ApprovalID, platform.ApprovalDecision{Decision: "approve"}))(t)
+
+	sig := must(signer.CreateSignature(ctx(t), w.ID, platform.SigCreateRequest{QuoteID: q.ID, ApprovalID: *q.ApprovalID}))(t)
+	raw := hexutil.MustDecode(sig.Signature)
+	if len(raw) != 65 || raw[64] < 27 {
+		t.Fatalf("signature %s", sig.Signature)
+	}
+	raw[64] -= 27
+	pub, err := crypto.SigToPub(accounts.TextHash([]byte(msg)), raw)
+	if err != nil || crypto.PubkeyToAddress(*pub) != addr || sig.Address != w.Address {
+		t.Fatalf("signature recovers to %v (%v), wallet %s", pub, err, w.Address)
+	}
+}
+
+// An address-bound swap is quoted and prepared through the SDK; preparing
+// changes nothing on the server, so it goes without an Idempotency-Key
+// while the quote carries one.
+func TestASwapForOnesOwnAddressIsPreparedWithoutAnIdempotencyKey(t *testing.T) {
+	f := setupWith(t, apitest.Options{Chain: apitest.SharedChain(t)})
+	root, _ := f.root(t, 10)
+	const chainID = 1337
+
+	var symbols []string
+	for tok, err := range root.AllSwapTokens(ctx(t), platform.SwapTokenListOptions{ListOptions: platform.ListOptions{Limit: 1}, ChainID: chainID}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		symbols = append(symbols, tok.Symbol)
+	}
+	if !slices.Contains(symbols, "USDC") || !slices.Contains(symbols, "WETH") {
+		t.Fatalf("tokens %v", symbols)
+	}
+	if r, err := root.ListSwapTokens(ctx(t), platform.SwapTokenListOptions{}); err != nil || r.OK || r.Status != http.StatusBadRequest {
+		t.Fatalf("tokens without chainId: %v %d", err, r.Status)
+	}
+
+	key, _ := crypto.GenerateKey()
+	me := crypto.PubkeyToAddress(key.PublicKey).Hex()
+	q := must(root.QuoteSwap(ctx(t), platform.SwapQuoteRequest{FromAddress: me, FromChainID: chainID, ToChainID: chainID,
+		FromToken: "USDC", ToToken: "WETH", FromAmount: "1000000"}))(t)
+	p, err := root.PrepareSwap(ctx(t), platform.SwapPrepare{QuoteID: q.ID})
+	prep := must(p, err)(t)
+	if prep.RouteID != q.RouteID || prep.Transaction.From != me || prep.ApprovalTransaction == nil || p.IdempotencyKey != "" {
+		t.Fatalf("prepared %+v (key %q)", prep, p.IdempotencyKey)
+	}
+	for _, req := range f.trip.requests("POST", "/v1/swaps/prepare") {
+		if req.Header.Get("Idempotency-Key") != "" {
+			t.Fatal("prepare sent an Idempotency-Key")
+		}
+	}
+	for _, req := range f.trip.requests("POST", "/v1/swaps/quote") {
+		if req.Header.Get("Idempotency-Key") == "" {
+			t.Fatal("quote sent no Idempotency-Key")
+		}
+	}
+	if st := must(root.GetSwapRoute(ctx(t), prep.RouteID, ""))(t); st.Status != "not_found" {
+		t.Fatalf("route before sending: %+v", st)
+	}
+	var none []*platform.Swap
+	for sw, err := range root.AllSwaps(ctx(t), platform.ListOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		none = append(none, sw)
+	}
+	if len(none) != 0 {
+		t.Fatalf("a prepared swap is not a managed one: %+v", none)
+	}
+}
