@@ -33,6 +33,7 @@ lint: ## gofmt and go vet
 test: lint
 	.ci/with-moto $(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) openapi-check
+	$(MAKE) openapi-lint
 	$(MAKE) contracts-check
 	$(MAKE) docs-test
 	$(MAKE) lint-templates

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -121,6 +122,9 @@ func finishDocument(doc *huma.OpenAPI, mcp bool) {
 		}
 	}
 	nullObjects(doc.Components.Schemas)
+	for _, s := range doc.Components.Schemas.Map() {
+		nullInEnums(s)
+	}
 	examples, err := Examples()
 	if err != nil {
 		panic(err) // the embedded file is checked by the package's tests
@@ -215,4 +219,20 @@ func deref(t reflect.Type) reflect.Type {
 		t = t.Elem()
 	}
 	return t
+}
+
+// nullInEnums lists null among the values of every nullable enum (an
+// order's rejectReason): huma types such a field ["string", "null"] but
+// leaves its enum without null, so a real null would not validate.
+func nullInEnums(s *huma.Schema) {
+	if s == nil {
+		return
+	}
+	if s.Nullable && len(s.Enum) > 0 && !slices.Contains(s.Enum, nil) {
+		s.Enum = append(s.Enum, nil)
+	}
+	for _, p := range s.Properties {
+		nullInEnums(p)
+	}
+	nullInEnums(s.Items)
 }

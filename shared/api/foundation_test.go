@@ -3,10 +3,16 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
-	"platformapi/shared/api/apitest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/danielgtaylor/huma/v2"
+
+	"platformapi/shared/api"
+	"platformapi/shared/api/apitest"
+	"platformapi/shared/platform"
 	"platformapi/shared/routes"
 )
 
@@ -257,4 +263,177 @@ func TestOpenAPIDocumentsEverySpecEndpointWithItsPolicy(t *testing.T) {
 	if n := len(strings.Split(specEndpoints, ";")); n != len(routes.Table) {
 		t.Errorf("route table has %d endpoints, spec section 4 has %d", len(routes.Table), n)
 	}
+}
+
+// documentOf is the whole platform's OpenAPI document as JSON and as huma
+// built it.
+func documentOf(t *testing.T) (map[string]any, *huma.OpenAPI) {
+	t.Helper()
+	raw, err := platform.Document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc, platform.New(api.Config{}, platform.Deps{}).OpenAPI()
+}
+
+// TestListsAreNeverNullable: the server writes every list as [] when
+// empty, so the document must not make clients null-check them; the key
+// allowlists, which are null when unbounded, are the only exception.
+func TestListsAreNeverNullable(t *testing.T) {
+	doc, _ := documentOf(t)
+	nullableOnPurpose := map[string]bool{"allowedIps": true, "allowedOperations": true, "allowedServices": true}
+	var walk func(at string, v any)
+	walk = func(at string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if types, ok := v["type"].([]any); ok && slices.Contains(types, "array") && slices.Contains(types, "null") {
+				if name := at[strings.LastIndex(at, "/")+1:]; !nullableOnPurpose[name] {
+					t.Errorf("%s is a nullable array", at)
+				}
+			}
+			for k, x := range v {
+				walk(at+"/"+k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(at+"/"+strconv.Itoa(i), x)
+			}
+		}
+	}
+	walk("#", doc)
+}
+
+// TestEveryOperationIsInADeclaredSection: the reference groups operations
+// by tags that the document declares, each with a description.
+func TestEveryOperationIsInADeclaredSection(t *testing.T) {
+	_, doc := documentOf(t)
+	declared := map[string]bool{}
+	for _, tag := range doc.Tags {
+		if tag.Description == "" {
+			t.Errorf("tag %q has no description", tag.Name)
+		}
+		declared[tag.Name] = true
+	}
+	known := map[string]bool{}
+	for _, tag := range api.Tags() {
+		known[tag.Name] = true
+	}
+	used := map[string]bool{}
+	for path, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op == nil {
+				continue
+			}
+			if len(op.Tags) != 1 || !known[op.Tags[0]] || !declared[op.Tags[0]] {
+				t.Errorf("%s %s: tags %v, want one declared section", op.Method, path, op.Tags)
+				continue
+			}
+			used[op.Tags[0]] = true
+		}
+	}
+	for name := range declared {
+		if !used[name] {
+			t.Errorf("tag %q is declared but has no operation", name)
+		}
+	}
+	for path, want := range map[string]string{"/usage": "Usage", "/audit-events": "Audit events", "/mcp": "MCP"} {
+		if op := doc.Paths[path]; op == nil || op.Get == nil && op.Post == nil {
+			t.Errorf("%s is not documented", path)
+		} else if got := append(opTags(op.Get), opTags(op.Post)...); !slices.Equal(got, []string{want}) {
+			t.Errorf("%s is in %v, want %s", path, got, want)
+		}
+	}
+}
+
+func opTags(op *huma.Operation) []string {
+	if op == nil {
+		return nil
+	}
+	return op.Tags
+}
+
+// TestTheDocumentNamesItsLicenseAndContact, and says nothing stale.
+func TestTheDocumentNamesItsLicenseAndContact(t *testing.T) {
+	_, doc := documentOf(t)
+	if doc.Info.License == nil || doc.Info.License.Name == "" || doc.Info.License.Identifier == "" && doc.Info.License.URL == "" {
+		t.Errorf("info.license = %+v", doc.Info.License)
+	}
+	if doc.Info.Contact == nil || doc.Info.Contact.Name == "" {
+		t.Errorf("info.contact = %+v", doc.Info.Contact)
+	}
+	if strings.Contains(doc.Info.Description, "501") {
+		t.Errorf("the description still speaks of unbuilt endpoints: %s", doc.Info.Description)
+	}
+}
+
+// TestEveryBodySchemaHasARealExample: every request and JSON response
+// schema carries an example captured from the test suite, and it matches
+// the schema (a mismatch means the document and the server disagree).
+func TestEveryBodySchemaHasARealExample(t *testing.T) {
+	_, doc := documentOf(t)
+	reg := doc.Components.Schemas
+	check := func(where string, mt *huma.MediaType, mode huma.ValidateMode) {
+		if mt == nil || mt.Schema == nil || mt.Schema.Ref == "" {
+			return
+		}
+		s := reg.SchemaFromRef(mt.Schema.Ref)
+		if len(s.Examples) == 0 {
+			t.Errorf("%s: schema %s has no example", where, mt.Schema.Ref)
+			return
+		}
+		res := &huma.ValidateResult{}
+		huma.Validate(reg, s, huma.NewPathBuffer([]byte{}, 0), mode, s.Examples[0], res)
+		for _, err := range res.Errors {
+			t.Errorf("%s: the example of %s does not match it: %v", where, mt.Schema.Ref, err)
+		}
+		if p := placeholder("", s.Examples[0]); p != "" {
+			t.Errorf("%s: the example of %s has a placeholder at %s", where, mt.Schema.Ref, p)
+		}
+	}
+	for path, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op == nil {
+				continue
+			}
+			where := op.Method + " " + path
+			if op.RequestBody != nil {
+				check(where, op.RequestBody.Content["application/json"], huma.ModeWriteToServer)
+			}
+			for status, r := range op.Responses {
+				for ct, mt := range r.Content {
+					if strings.Contains(ct, "json") {
+						check(where+" "+status, mt, huma.ModeReadFromServer)
+					}
+				}
+			}
+		}
+	}
+}
+
+// placeholder is where v holds what a renderer makes up for a schema
+// without example ("string" for a string, a 2019 date for a time), or "".
+func placeholder(at string, v any) string {
+	switch v := v.(type) {
+	case string:
+		if v == "string" && !strings.HasSuffix(at, ".type") || strings.HasPrefix(v, "2019-") {
+			return at
+		}
+	case map[string]any:
+		for k, x := range v {
+			if p := placeholder(at+"."+k, x); p != "" {
+				return p
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if p := placeholder(at+"["+strconv.Itoa(i)+"]", x); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }

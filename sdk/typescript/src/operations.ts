@@ -41,6 +41,8 @@ export const operations = {
   filesList: { id: "files.list", method: "GET", path: "/files", idempotent: false, body: "none", response: "json", paginated: true, deprecated: false },
   filesRead: { id: "files.read", method: "GET", path: "/files/{fileId}", idempotent: false, body: "none", response: "json", paginated: false, deprecated: false },
   healthRead: { id: "health.read", method: "GET", path: "/health", idempotent: false, body: "none", response: "json", paginated: false, deprecated: false },
+  indexRead: { id: "index.read", method: "GET", path: "/", idempotent: false, body: "none", response: "json", paginated: false, deprecated: false },
+  mcp: { id: "mcp", method: "POST", path: "/mcp", idempotent: false, body: "json", response: "json", paginated: false, deprecated: false },
   openapiRead: { id: "openapi.read", method: "GET", path: "/openapi.json", idempotent: false, body: "none", response: "json", paginated: false, deprecated: false },
   pricingRead: { id: "pricing.read", method: "GET", path: "/pricing", idempotent: false, body: "none", response: "json", paginated: false, deprecated: false },
   projectsArchive: { id: "projects.archive", method: "DELETE", path: "/projects/{projectId}", idempotent: true, body: "none", response: "json", paginated: false, deprecated: false },

@@ -4,6 +4,23 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where to start: links to the reference, the OpenAPI document and health */
+        get: operations["index.read"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/actions": {
         parameters: {
             query?: never;
@@ -745,6 +762,30 @@ export interface paths {
         get: operations["health.read"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remote MCP server (Streamable HTTP, stateless, JSON responses)
+         * @description The remote MCP server, stateless [Streamable HTTP](https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http): each POST carries one JSON-RPC 2.0 message (`initialize`, `tools/list`, `tools/call`, …) and is answered with one JSON-RPC message as `application/json`; a notification is answered 202 with no body. Send `Accept: application/json, text/event-stream` as the transport requires. The tools are the key's callable capabilities (`GET /actions`), and each `tools/call` runs the invoked operation's own policy and charges as `POST /services/{serviceId}/invoke` does. A browser may call it only from an allowed origin.
+         *
+         *     Scope: `services:read`. Limit operation: `actions.list`.
+         *
+         *     Checks, in order: body size → authentication (the key and every ancestor, read on every request; `notBefore`) → client address (`allowedIps` of the key and every ancestor) → project selection → scope → service access → operation access → `Idempotency-Key` format → content type → limits (`requestsPerMinute`, `maxConcurrent`; a replay counts as a request) → idempotency claim or replay → the operation.
+         */
+        post: operations["mcp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1622,20 +1663,139 @@ export interface components {
             /** Format: int64 */
             rowsWritten: number;
         };
+        /**
+         * @example {
+         *       "actions": [
+         *         {
+         *           "id": "001",
+         *           "sql": "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)",
+         *           "type": "migrate"
+         *         },
+         *         {
+         *           "params": [
+         *             "a",
+         *             "b"
+         *           ],
+         *           "sql": "INSERT INTO t(name) VALUES (?), (?), (?)",
+         *           "type": "execute"
+         *         }
+         *       ]
+         *     }
+         */
         ActionsRequest: {
-            actions: components["schemas"]["DatabaseAction"][] | null;
+            actions: components["schemas"]["DatabaseAction"][];
             /**
              * Format: int64
              * @description Apply only if the database is at this version
              */
             ifVersion?: number;
         };
+        /**
+         * @example {
+         *       "databaseVersion": 1,
+         *       "meta": {
+         *         "durationMs": 17.654,
+         *         "rowsRead": 0,
+         *         "rowsWritten": 3
+         *       },
+         *       "results": [
+         *         {
+         *           "changes": 0,
+         *           "index": 0,
+         *           "lastInsertRowId": 1,
+         *           "skipped": false
+         *         },
+         *         {
+         *           "changes": 3,
+         *           "index": 1,
+         *           "lastInsertRowId": 3,
+         *           "skipped": false
+         *         }
+         *       ]
+         *     }
+         */
         ActionsResult: {
             /** Format: int64 */
             databaseVersion: number;
             meta: components["schemas"]["ActionsMeta"];
-            results: components["schemas"]["ActionResult"][] | null;
+            results: components["schemas"]["ActionResult"][];
         };
+        /**
+         * @example {
+         *       "consumedAt": null,
+         *       "createdAt": "2026-11-26T09:21:12.000Z",
+         *       "decidedAt": "2026-11-26T09:21:12.000Z",
+         *       "decidedBy": "key_01M8BJHBT0WJ3K1126F101EZKT",
+         *       "expiresAt": "2026-11-27T09:21:12.000Z",
+         *       "id": "apr_01M8BJHBT0S1MZFQ2H7P85KDA8",
+         *       "input": {
+         *         "digest": "0xbe609aee343fb3c4b28e1df9e632fca64fcfaede20f02e86244efddf30957bd2",
+         *         "quoteId": "wsq_01M8BJHBT0EF3M8HXFN4QNKSWZ",
+         *         "transfers": [],
+         *         "type": "eip712",
+         *         "typedData": {
+         *           "domain": {
+         *             "chainId": 1,
+         *             "name": "Ether Mail",
+         *             "verifyingContract": "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC",
+         *             "version": "1"
+         *           },
+         *           "message": {
+         *             "contents": "Hello, Bob!",
+         *             "from": {
+         *               "name": "Cow",
+         *               "wallet": "0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826"
+         *             },
+         *             "to": {
+         *               "name": "Bob",
+         *               "wallet": "0xbBbBBBBbbBBBbbbBbbBbbbbBBbBbbbbBbBbbBBbB"
+         *             }
+         *           },
+         *           "primaryType": "Mail",
+         *           "types": {
+         *             "EIP712Domain": [
+         *               {
+         *                 "name": "name",
+         *                 "type": "string"
+         *               },
+         *               {
+         *                 "name": "version",
+         *                 "type": "string"
+         *               }
+         *             ],
+         *             "Mail": [
+         *               {
+         *                 "name": "from",
+         *                 "type": "Person"
+         *               },
+         *               {
+         *                 "name": "to",
+         *                 "type": "Person"
+         *               }
+         *             ],
+         *             "Person": [
+         *               {
+         *                 "name": "name",
+         *                 "type": "string"
+         *               },
+         *               {
+         *                 "name": "wallet",
+         *                 "type": "address"
+         *               }
+         *             ]
+         *           }
+         *         },
+         *         "walletId": "wal_01M8BJHBT0G48C9BW38KWNW0XP"
+         *       },
+         *       "inputSha256": "1704d5d292929e796b1cbcd6f62adf3cc62455702d3dc69fb5e0b2444f2d044b",
+         *       "operationId": "wallets.signatures.create",
+         *       "projectId": null,
+         *       "reason": null,
+         *       "requestedBy": "key_01M8BJHBT0CZNN2GWD2TNHFKF5",
+         *       "serviceId": "managed-wallets",
+         *       "status": "approved"
+         *     }
+         */
         Approval: {
             /** Format: date-time */
             consumedAt: string | null;
@@ -1669,6 +1829,15 @@ export interface components {
             spender: string | null;
             token: string | null;
         };
+        /**
+         * @example {
+         *       "input": {
+         *         "memoryId": "mem_01M8142SJ4P3055BQSZ1J8BYQY"
+         *       },
+         *       "operationId": "memory.delete",
+         *       "serviceId": "cloud-superbrain"
+         *     }
+         */
         ApprovalRequest: {
             /** @description The exact input to approve; the invoke must send the same (compared in canonical form) */
             input?: unknown;
@@ -1695,6 +1864,12 @@ export interface components {
             /** Format: int64 */
             sizeBytes: number;
         };
+        /**
+         * @example {
+         *       "balance": 1,
+         *       "unit": "credits"
+         *     }
+         */
         BalanceBody: {
             /**
              * Format: double
@@ -1732,7 +1907,31 @@ export interface components {
             declType: string;
             name: string;
         };
+        /** @example {} */
         CompleteInputBody: Record<string, never>;
+        /**
+         * @example {
+         *       "createdAt": "2026-11-26T09:21:01.000Z",
+         *       "credentialHint": "ABCD",
+         *       "credentialVersion": 2,
+         *       "disabledAt": "2026-11-26T09:22:01.000Z",
+         *       "id": "con_01M8BJH128JHAS4GXJ1N5BMG2V",
+         *       "label": "renamed",
+         *       "lastUsedAt": null,
+         *       "metadata": {
+         *         "team": "data"
+         *       },
+         *       "projectId": null,
+         *       "rotatedAt": "2026-11-26T09:22:01.000Z",
+         *       "serviceIds": [
+         *         "core-research"
+         *       ],
+         *       "status": "disabled",
+         *       "statusReason": null,
+         *       "type": "api_key",
+         *       "updatedAt": "2026-11-26T09:22:01.000Z"
+         *     }
+         */
         Connection: {
             /** Format: date-time */
             createdAt: string;
@@ -1753,7 +1952,7 @@ export interface components {
             projectId: string | null;
             /** Format: date-time */
             rotatedAt: string | null;
-            serviceIds: string[] | null;
+            serviceIds: string[];
             /** @enum {string} */
             status: "active" | "disabled";
             /** @description Why the connection needs attention (upstream_unauthorized: a service refused its current credentials), or null */
@@ -1763,6 +1962,23 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /**
+         * @example {
+         *       "credentials": {
+         *         "headerName": "X-Vendor-Key",
+         *         "key": "key-first-0123456789"
+         *       },
+         *       "label": "vendor",
+         *       "metadata": {
+         *         "team": "data"
+         *       },
+         *       "serviceIds": [
+         *         "core-research",
+         *         "core-research"
+         *       ],
+         *       "type": "api_key"
+         *     }
+         */
         ConnectionCreateBody: {
             /** @description The secret, write-only: sealed at once, never returned, listed, logged or sent anywhere but to the managed services the connection allows. Its fields depend on `type` (exactly those fields; anything else is `400 validation_failed` naming the rule, never the value). */
             credentials: {
@@ -1802,13 +2018,21 @@ export interface components {
                 [key: string]: string;
             };
             /** @description The managed services that may use the connection (GET /v1/services) */
-            serviceIds: string[] | null;
+            serviceIds: string[];
             /**
              * @description How the service receives the secret
              * @enum {string}
              */
             type: "api_key" | "bearer" | "basic" | "oauth2";
         };
+        /**
+         * @example {
+         *       "credentials": {
+         *         "headerName": "X-Vendor-Key",
+         *         "key": "S2apiKEYsecond0123456789"
+         *       }
+         *     }
+         */
         ConnectionUpdateBody: {
             /** @description New credentials of the connection's type: rotates (credentialVersion + 1). The replaced version stays usable for 24 hours by runs created before the rotation, then it is destroyed. */
             credentials?: {
@@ -1849,6 +2073,28 @@ export interface components {
              */
             status?: "active" | "disabled";
         };
+        /**
+         * @example {
+         *       "metadata": {
+         *         "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk": "éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé",
+         *         "team.0_x-y": "v",
+         *         "team.10_x-y": "v",
+         *         "team.11_x-y": "v",
+         *         "team.12_x-y": "v",
+         *         "team.13_x-y": "v",
+         *         "team.14_x-y": "v",
+         *         "team.1_x-y": "v",
+         *         "team.2_x-y": "v",
+         *         "team.3_x-y": "v",
+         *         "team.4_x-y": "v",
+         *         "team.5_x-y": "v",
+         *         "team.6_x-y": "v",
+         *         "team.7_x-y": "v",
+         *         "team.8_x-y": "v",
+         *         "team.9_x-y": "v"
+         *       }
+         *     }
+         */
         CreateKeyRequest: {
             /**
              * @description Client networks (IPv4/IPv6 CIDR or single address) the key may be used from; each must lie inside a network of every ancestor that has a list. Default: the parent's
@@ -1857,15 +2103,15 @@ export interface components {
              *       "2001:db8::/32"
              *     ]
              */
-            allowedIps?: string[] | null;
+            allowedIps?: string[];
             /** @description Operation selectors; resolved into exact operation ids at creation */
-            allowedOperations?: string[] | null;
+            allowedOperations?: string[];
             /** @description Only these services are reachable; [] means none */
-            allowedServices?: string[] | null;
+            allowedServices?: string[];
             /** @description Operation selectors removed from the parent's boundary */
-            excludedOperations?: string[] | null;
+            excludedOperations?: string[];
             /** @description Every service available now except these, stored as an explicit allowlist */
-            excludedServices?: string[] | null;
+            excludedServices?: string[];
             /**
              * Format: date-time
              * @description RFC 3339 UTC; in the future and not after any ancestor's expiry. Default: the parent's
@@ -1894,8 +2140,16 @@ export interface components {
             /** @description Bind the key (and all its descendants) to one project of the account */
             projectId?: string;
             /** @description Scopes granted; default: the parent's (all scopes for a first key) */
-            scopes?: string[] | null;
+            scopes?: string[];
         };
+        /**
+         * @example {
+         *       "metadata": {
+         *         "team": "a"
+         *       },
+         *       "name": "alpha"
+         *     }
+         */
         CreateProjectRequest: {
             description?: string;
             /** @description Up to 20 string pairs */
@@ -1904,6 +2158,18 @@ export interface components {
             };
             name: string;
         };
+        /**
+         * @example {
+         *       "connections": {
+         *         "vendor": "con_01M8BJH1287RDKE91DHMESND6A"
+         *       },
+         *       "input": {
+         *         "question": "why"
+         *       },
+         *       "operationId": "research.query",
+         *       "serviceId": "core-research"
+         *     }
+         */
         CreateRunRequest: {
             /** @description An approved, unused approval for exactly this service, operation and input (approval-gated operations); consumed when the run executes */
             approvalId?: string;
@@ -1918,6 +2184,13 @@ export interface components {
             /** @description The managed service */
             serviceId: string;
         };
+        /**
+         * @example {
+         *       "direction": "import",
+         *       "partCount": 1,
+         *       "sha256": "0000000000000000000000000000000000000000000000000000000000000000"
+         *     }
+         */
         CreateTransferRequest: {
             /** @enum {string} */
             direction: "export" | "import";
@@ -1926,6 +2199,52 @@ export interface components {
             /** @description Hex SHA-256 of the whole zip (import) */
             sha256?: string;
         };
+        /**
+         * @example {
+         *       "allowedIps": null,
+         *       "allowedOperations": null,
+         *       "allowedServices": null,
+         *       "createdAt": "2026-11-26T09:20:16.000Z",
+         *       "depth": 2,
+         *       "expiresAt": null,
+         *       "id": "key_01M8BJFN40GEBXRNX34BE4DMVX",
+         *       "label": "",
+         *       "lastUsedAt": null,
+         *       "limits": {},
+         *       "metadata": {
+         *         "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk": "éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé",
+         *         "team.0_x-y": "v",
+         *         "team.10_x-y": "v",
+         *         "team.11_x-y": "v",
+         *         "team.12_x-y": "v",
+         *         "team.13_x-y": "v",
+         *         "team.14_x-y": "v",
+         *         "team.1_x-y": "v",
+         *         "team.2_x-y": "v",
+         *         "team.3_x-y": "v",
+         *         "team.4_x-y": "v",
+         *         "team.5_x-y": "v",
+         *         "team.6_x-y": "v",
+         *         "team.7_x-y": "v",
+         *         "team.8_x-y": "v",
+         *         "team.9_x-y": "v"
+         *       },
+         *       "notBefore": null,
+         *       "parentId": "key_01M8BJFN40A8FCW2EZ474DJ6JD",
+         *       "prefix": "psk_key_01M8BJFN",
+         *       "privacyTier": "standard",
+         *       "projectId": null,
+         *       "revokedAt": null,
+         *       "rolledFrom": null,
+         *       "rolledTo": null,
+         *       "scopes": [
+         *         "services:read",
+         *         "services:invoke"
+         *       ],
+         *       "secret": "psk_key_01M8BJFN40GEBXRNX34BE4DMVX_eva3XKES68ME7uMQZa34iFykvwgsrBCqDuD9utFIpg0_acct_01M8BJFN40F6A60D36MQBRVSZN_key_01M8BJFN40A8FCW2EZ474DJ6JD",
+         *       "status": "active"
+         *     }
+         */
         CreatedKey: {
             /** @description Client networks (CIDR, normalised) the key may be used from, or null when any; requests from elsewhere are 403 ip_denied */
             allowedIps: string[] | null;
@@ -1970,7 +2289,7 @@ export interface components {
             rolledFrom: string | null;
             /** @description The key this one was rolled into; this key stops at its expiresAt */
             rolledTo: string | null;
-            scopes: string[] | null;
+            scopes: string[];
             /** @description The key itself. Shown only in this response; store it now. */
             secret: string;
             /**
@@ -1981,24 +2300,24 @@ export interface components {
         };
         Criterion: {
             /** @description recipient, contract and verifyingContract: 1 to 100 addresses, compared case-insensitively */
-            addresses?: string[] | null;
+            addresses?: string[];
             /** @description value: decimal string of base units */
             amount?: string;
             /** @description value and rollingTotal: the asset symbol (ETH, USDC, WETH), compared case-insensitively */
             asset?: string;
             /** @description chainId: 1 to 100 chain ids */
-            chainIds?: number[] | null;
+            chainIds?: number[];
             /** @description rollingTotal: the largest total (decimal string of base units) the window may reach */
             max?: string;
             /** @description domainName: 1 to 100 EIP-712 domain names (1 to 256 characters), compared exactly */
-            names?: string[] | null;
+            names?: string[];
             /**
              * @description in or not_in for recipient, contract, signatureType, verifyingContract, domainName and chainId; lte, lt, gte, gt or eq for value
              * @enum {string}
              */
             op?: "in" | "not_in" | "lte" | "lt" | "gte" | "gt" | "eq";
             /** @description signatureType: the signature types compared */
-            signatureTypes?: ("personal_sign" | "eip712")[] | null;
+            signatureTypes?: ("personal_sign" | "eip712")[];
             /**
              * @description recipient {op, addresses}; contract {op, addresses}; value {asset, op, amount}; rollingTotal {asset, windowSeconds, max}; signatureType {op, signatureTypes}; verifyingContract {op, addresses}; domainName {op, names}; chainId {op, chainIds}
              * @enum {string}
@@ -2010,6 +2329,16 @@ export interface components {
              */
             windowSeconds?: number;
         };
+        /**
+         * @example {
+         *       "createdAt": "2026-11-26T09:20:34.000Z",
+         *       "engine": "sqlite",
+         *       "id": "db_01M8BJG6PG3Q6N6Y15RB4GTXRM",
+         *       "sizeBytes": 0,
+         *       "status": "active",
+         *       "version": 0
+         *     }
+         */
         Database: {
             /** Format: date-time */
             createdAt: string;
@@ -2030,15 +2359,64 @@ export interface components {
             /** @enum {string} */
             type: "execute" | "migrate";
         };
+        /**
+         * @example {
+         *       "decision": "reject",
+         *       "reason": "no"
+         *     }
+         */
         Decision: {
             /** @enum {string} */
             decision: "approve" | "reject";
             reason?: string;
         };
+        /**
+         * @example {
+         *       "status": "deleted"
+         *     }
+         */
         Deleted: {
             /** @enum {string} */
             status: "deleted";
         };
+        /**
+         * @example {
+         *       "attempts": 0,
+         *       "createdAt": "2026-11-26T09:21:35.000Z",
+         *       "deliveredAt": null,
+         *       "event": "webhook.created",
+         *       "eventId": "evt_01M8BJJ28R446EX8QPJ6083SV8",
+         *       "id": "whd_01M8BJJ28RBPWX97NA1XFFFY3W",
+         *       "lastError": null,
+         *       "lastStatusCode": null,
+         *       "nextAttemptAt": "2026-11-26T09:21:35.000Z",
+         *       "payload": {
+         *         "accountId": "acct_01M8BJJ28RXP03HY88BVVRAEQT",
+         *         "createdAt": "2026-11-26T09:21:35.000Z",
+         *         "data": {
+         *           "createdAt": "2026-11-26T09:21:35.000Z",
+         *           "createdByKeyId": "key_01M8BJJ28RN42VCRRT1BS9875D",
+         *           "description": "test",
+         *           "disabledAt": null,
+         *           "events": [
+         *             "*"
+         *           ],
+         *           "id": "whk_01M8BJJ28RQAMBBWBVDSDYT3F0",
+         *           "previousSecretExpiresAt": null,
+         *           "projectId": null,
+         *           "status": "active",
+         *           "updatedAt": "2026-11-26T09:21:35.000Z",
+         *           "url": "http://127.0.0.1:37729/in"
+         *         },
+         *         "id": "evt_01M8BJJ28R446EX8QPJ6083SV8",
+         *         "projectId": null,
+         *         "type": "webhook.created"
+         *       },
+         *       "replayOf": "whd_01M8BJJ28RG4AXZ2XMPGK16SNX",
+         *       "status": "pending",
+         *       "webhookId": "whk_01M8BJJ28RQAMBBWBVDSDYT3F0"
+         *     }
+         */
         Delivery: {
             /** Format: int64 */
             attempts: number;
@@ -2067,15 +2445,17 @@ export interface components {
         };
         EntryView: {
             /**
+             * Format: double
              * @description Signed change of the balance: a hold or a charge is negative, a release, a grant or a top-up positive, a capture 0
              * @example -0.1
              */
-            amountCredits: string;
+            amountCredits: number;
             /**
+             * Format: double
              * @description The balance once this entry committed
              * @example 9.9
              */
-            balanceAfter: string;
+            balanceAfter: number;
             /**
              * @description led_…
              * @example led_01JH0000000000000000000000
@@ -2095,11 +2475,31 @@ export interface components {
             /** @enum {string} */
             type: "grant" | "top_up" | "charge" | "hold" | "capture" | "release";
         };
+        /**
+         * @example {
+         *       "code": "validation_failed",
+         *       "detail": "The webhook's creator key could never receive some of these events.",
+         *       "errors": [
+         *         {
+         *           "location": "body.events[0]",
+         *           "message": "reading service.invoked needs scope services:read, which the key lacks"
+         *         },
+         *         {
+         *           "location": "body.events[1]",
+         *           "message": "reading credits.topped_up needs scope credits:read, which the key lacks"
+         *         }
+         *       ],
+         *       "requestId": "req_b9d7d1becf267b42cc8c1c9e",
+         *       "status": 400,
+         *       "title": "Validation failed",
+         *       "type": "about:blank"
+         *     }
+         */
         Error: {
             /** @description Stable machine-readable error code */
             code: string;
             detail: string;
-            errors?: components["schemas"]["FieldError"][] | null;
+            errors?: components["schemas"]["FieldError"][];
             requestId: string;
             /** Format: int64 */
             status: number;
@@ -2130,6 +2530,11 @@ export interface components {
             /** Format: int64 */
             status: number;
         };
+        /**
+         * @example {
+         *       "quoteId": "swq_01M8BJG6PGDEWZMC1XX7B878SV"
+         *     }
+         */
         ExecuteRequest: {
             /** @description An approved approval, when the wallet's policy requires one and it was decided before this call */
             approvalId?: string;
@@ -2150,6 +2555,19 @@ export interface components {
             location: string;
             message: string;
         };
+        /**
+         * @example {
+         *       "contentType": "application/octet-stream",
+         *       "createdAt": "2026-11-26T09:20:56.000Z",
+         *       "filename": "data.bin",
+         *       "id": "file_01M8BJGW606ZNWRV8QCRXB466K",
+         *       "projectId": "prj_01M8BJGW602AR89K03XCCJKEQ9",
+         *       "purpose": null,
+         *       "sha256": "8d969eef6ecad3c29a3a629280e686cf0c3f5d5a86aff3ca12020c923adc6c92",
+         *       "sizeBytes": 6,
+         *       "status": "deleted"
+         *     }
+         */
         File: {
             /** @description The upload's Content-Type, as sent */
             contentType: string;
@@ -2191,6 +2609,15 @@ export interface components {
             /** @example 0.5 */
             qty: string;
         };
+        /**
+         * @example {
+         *       "apiVersion": "v1",
+         *       "archivePublicKey": "ed25519:IuHEX8ZdN5qIANda3ssEDSAYs5Bz3IXzt2PF8dCLihc=",
+         *       "backend": "embedded",
+         *       "status": "ok",
+         *       "time": "2026-11-26T09:21:05Z"
+         *     }
+         */
         HealthBody: {
             /** @enum {string} */
             apiVersion: "v1";
@@ -2206,6 +2633,48 @@ export interface components {
             /** @description Server time, RFC 3339 UTC */
             time: string;
         };
+        /**
+         * @example {
+         *       "apiVersion": "v1",
+         *       "docs": "/docs",
+         *       "health": "/health",
+         *       "name": "Platform API",
+         *       "openapi": "/openapi.json"
+         *     }
+         */
+        IndexBody: {
+            /** @enum {string} */
+            apiVersion: "v1";
+            /**
+             * @description The browsable API reference
+             * @example /docs
+             */
+            docs: string;
+            /**
+             * @description Service health
+             * @example /health
+             */
+            health: string;
+            /** @example Platform API */
+            name: string;
+            /**
+             * @description The OpenAPI 3.1 document
+             * @example /openapi.json
+             */
+            openapi: string;
+        };
+        /**
+         * @example {
+         *       "connections": {
+         *         "login": "con_01M8BJH12847Y3A3J06N7N5R0F",
+         *         "vendor": "con_01M8BJH12892M7HTYNYJSGEZ3W"
+         *       },
+         *       "input": {
+         *         "question": "why"
+         *       },
+         *       "operationId": "research.query"
+         *     }
+         */
         InvokeRequest: {
             /** @description An approved, unused approval for exactly this service, operation and input (approval-gated operations) */
             approvalId?: string;
@@ -2223,6 +2692,32 @@ export interface components {
             /** @description An operation of the service, e.g. memory.write */
             operationId: string;
         };
+        /**
+         * @example {
+         *       "chargedCredits": 0.01,
+         *       "operationId": "memory.search",
+         *       "result": {
+         *         "results": [
+         *           {
+         *             "createdAt": "2026-11-26T09:20:49.000Z",
+         *             "memoryId": "mem_01M8BJGNB8YGBYBT8V7FCQDHXB",
+         *             "metadata": {},
+         *             "score": 1.9337799316168682,
+         *             "text": "note 11"
+         *           },
+         *           {
+         *             "createdAt": "2026-11-26T09:20:49.000Z",
+         *             "memoryId": "mem_01M8BJGNB8X78FW5BPF2H0WDTF",
+         *             "metadata": {},
+         *             "score": 1.9337799316168682,
+         *             "text": "note 4"
+         *           }
+         *         ]
+         *       },
+         *       "serviceId": "cloud-superbrain",
+         *       "status": "succeeded"
+         *     }
+         */
         InvokeResult: {
             /**
              * Format: double
@@ -2240,8 +2735,36 @@ export interface components {
         };
         Issues: {
             /** @description The sender holds less fromToken than fromAmount */
-            balance: components["schemas"]["BalanceIssue"];
+            balance: components["schemas"]["BalanceIssue"] | null;
         };
+        /**
+         * @example {
+         *       "allowedIps": null,
+         *       "allowedOperations": null,
+         *       "allowedServices": null,
+         *       "createdAt": "2026-11-26T09:21:36.000Z",
+         *       "depth": 2,
+         *       "expiresAt": null,
+         *       "id": "key_01M8BJJ380WXYPJFESVVR4HCQK",
+         *       "label": "a",
+         *       "lastUsedAt": "2026-11-26T09:21:36.000Z",
+         *       "limits": {},
+         *       "metadata": {},
+         *       "notBefore": null,
+         *       "parentId": "key_01M8BJJ380P0MQ0576TW2CG89J",
+         *       "prefix": "psk_key_01M8BJJ3",
+         *       "privacyTier": "standard",
+         *       "projectId": null,
+         *       "revokedAt": "2026-11-26T09:21:36.000Z",
+         *       "rolledFrom": null,
+         *       "rolledTo": null,
+         *       "scopes": [
+         *         "services:read",
+         *         "services:invoke"
+         *       ],
+         *       "status": "revoked"
+         *     }
+         */
         Key: {
             /** @description Client networks (CIDR, normalised) the key may be used from, or null when any; requests from elsewhere are 403 ip_denied */
             allowedIps: string[] | null;
@@ -2286,7 +2809,7 @@ export interface components {
             rolledFrom: string | null;
             /** @description The key this one was rolled into; this key stops at its expiresAt */
             rolledTo: string | null;
-            scopes: string[] | null;
+            scopes: string[];
             /**
              * @description Effective status, counting ancestors
              * @enum {string}
@@ -2316,6 +2839,66 @@ export interface components {
              * @description Admitted requests per minute window
              */
             requestsPerMinute?: number;
+        };
+        /**
+         * @description One JSON-RPC 2.0 request or notification of the Model Context Protocol.
+         * @example {
+         *       "id": 1,
+         *       "jsonrpc": "2.0",
+         *       "method": "initialize",
+         *       "params": {
+         *         "capabilities": {},
+         *         "clientInfo": {
+         *           "name": "t",
+         *           "version": "1"
+         *         },
+         *         "protocolVersion": "2025-06-18"
+         *       }
+         *     }
+         */
+        MCPRequest: {
+            /** @description Absent on a notification; echoed in the response. */
+            id?: string | number;
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            /** @description `initialize`, `tools/list`, `tools/call`, `ping`, or a notification such as `notifications/initialized`. */
+            method: string;
+            /** @description The method's parameters, as the MCP specification defines them. */
+            params?: Record<string, never>;
+        };
+        /**
+         * @description One JSON-RPC 2.0 response: `result` on success, `error` otherwise. A failed tool call is a result with `isError: true`.
+         * @example {
+         *       "id": 1,
+         *       "jsonrpc": "2.0",
+         *       "result": {
+         *         "capabilities": {
+         *           "logging": {},
+         *           "tools": {
+         *             "listChanged": true
+         *           }
+         *         },
+         *         "protocolVersion": "2025-06-18",
+         *         "serverInfo": {
+         *           "name": "platform-api",
+         *           "version": "1.0.0"
+         *         }
+         *       }
+         *     }
+         */
+        MCPResponse: {
+            error?: {
+                /** Format: int64 */
+                code: number;
+                /** @description More about the error, when there is more. */
+                data?: unknown;
+                message: string;
+            };
+            id: string | number;
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            /** @description The method's result, as the MCP specification defines it. */
+            result?: Record<string, never>;
         };
         NetworkFee: {
             /** @description gasUsed × effectiveGasPrice, once mined: what the wallet paid */
@@ -2347,12 +2930,51 @@ export interface components {
             /** @example 1000000 */
             maxPriorityFeePerGas: string;
         };
+        /**
+         * @example {
+         *       "chargedCredits": 0.1,
+         *       "clientOrderId": null,
+         *       "createdAt": "2026-11-26T09:21:15.000Z",
+         *       "expiresAt": null,
+         *       "filledAvgPrice": "3015.25333333",
+         *       "filledQty": "40.2",
+         *       "fills": [
+         *         {
+         *           "at": "2026-11-26T09:21:15.000Z",
+         *           "id": "fil_01M8BJHEQR54XNYCG0VWCGRYSA",
+         *           "notional": "80810.844",
+         *           "price": "3015.33",
+         *           "qty": "26.8"
+         *         },
+         *         {
+         *           "at": "2026-11-26T09:22:00.000Z",
+         *           "id": "fil_01M8BJJTP0XJQ8FVNPVEM6RJ8J",
+         *           "notional": "40402.34",
+         *           "price": "3015.1",
+         *           "qty": "13.4"
+         *         }
+         *       ],
+         *       "id": "ord_01M8BJHEQRCGYR6FRMV1PXF52J",
+         *       "limitPrice": null,
+         *       "notional": null,
+         *       "qty": "40.2",
+         *       "quoteId": null,
+         *       "rejectReason": null,
+         *       "side": "buy",
+         *       "status": "filled",
+         *       "symbol": "ETH-USD",
+         *       "timeInForce": "day",
+         *       "type": "market",
+         *       "updatedAt": "2026-11-26T09:22:15.000Z"
+         *     }
+         */
         Order: {
             /**
+             * Format: double
              * @description Credits charged: the order's price from its first fill, 0 for an order that never filled
              * @example 0.1
              */
-            chargedCredits: string;
+            chargedCredits: number;
             clientOrderId: string | null;
             /**
              * Format: date-time
@@ -2375,7 +2997,7 @@ export interface components {
              */
             filledQty: string;
             /** @description Every execution, oldest first; their sum is filledQty */
-            fills: components["schemas"]["Fill"][] | null;
+            fills: components["schemas"]["Fill"][];
             /** @example ord_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
             id: string;
             /** @description Limit orders: the worst price accepted, in cents precision */
@@ -2422,6 +3044,16 @@ export interface components {
              */
             updatedAt: string;
         };
+        /**
+         * @example {
+         *       "limitPrice": "1",
+         *       "qty": "0.01",
+         *       "side": "buy",
+         *       "symbol": "ETH-USD",
+         *       "timeInForce": "day",
+         *       "type": "limit"
+         *     }
+         */
         OrderRequest: {
             /**
              * @description Your id, unique in the book
@@ -2467,86 +3099,992 @@ export interface components {
              */
             type?: "market" | "limit";
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "kind": "endpoint",
+         *           "limited": false,
+         *           "method": "GET",
+         *           "operationId": "actions.list",
+         *           "path": "/v1/actions"
+         *         },
+         *         {
+         *           "kind": "capability",
+         *           "limited": false,
+         *           "method": "POST",
+         *           "operationId": "runs.create.cloud-superbrain.memory.search",
+         *           "path": "/v1/runs",
+         *           "serviceId": "cloud-superbrain"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageAction: {
-            data: components["schemas"]["Action"][] | null;
+            data: components["schemas"]["Action"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "consumedAt": null,
+         *           "createdAt": "2026-11-26T09:21:12.000Z",
+         *           "decidedAt": null,
+         *           "decidedBy": null,
+         *           "expiresAt": "2026-11-27T09:21:12.000Z",
+         *           "id": "apr_01M8BJHBT0FN6ZYQ3SWFCVZVPP",
+         *           "input": {
+         *             "digest": "0x7887186b0bfd4ee2a54dfc113b1a41822ef9c03e864dd960a7ce71398ef64dae",
+         *             "quoteId": "wsq_01M8BJHBT0TEGP0EG4FJ658S7V",
+         *             "transfers": [
+         *               {
+         *                 "amount": "115792089237316195423570985008687907853269984665640564039457584007913129639935",
+         *                 "asset": "USDC",
+         *                 "chainId": 1337,
+         *                 "kind": "permit",
+         *                 "recipient": "0x00000000000000000000000058223535643a8d26",
+         *                 "token": "0x65b6AbC8f3Ecc816cD272571FFe7e6846Af6A600"
+         *               }
+         *             ],
+         *             "type": "eip712",
+         *             "typedData": {
+         *               "domain": {
+         *                 "chainId": 1337,
+         *                 "name": "USD Coin",
+         *                 "verifyingContract": "0x65b6AbC8f3Ecc816cD272571FFe7e6846Af6A600",
+         *                 "version": "2"
+         *               },
+         *               "message": {
+         *                 "deadline": "99999999999",
+         *                 "nonce": 0,
+         *                 "owner": "0x1111111111111111111111111111111111111111",
+         *                 "spender": "0x00000000000000000000000058223535643a8d26",
+         *                 "value": "115792089237316195423570985008687907853269984665640564039457584007913129639935"
+         *               },
+         *               "primaryType": "Permit",
+         *               "types": {
+         *                 "EIP712Domain": [
+         *                   {
+         *                     "name": "name",
+         *                     "type": "string"
+         *                   },
+         *                   {
+         *                     "name": "version",
+         *                     "type": "string"
+         *                   }
+         *                 ],
+         *                 "Permit": [
+         *                   {
+         *                     "name": "owner",
+         *                     "type": "address"
+         *                   },
+         *                   {
+         *                     "name": "spender",
+         *                     "type": "address"
+         *                   }
+         *                 ]
+         *               }
+         *             },
+         *             "walletId": "wal_01M8BJHBT02KCDNAZS1158ATVX"
+         *           },
+         *           "inputSha256": "93c11f279a6921dafce775fe6560cbac6c0d784a461e2cd32643c9456a6bec46",
+         *           "operationId": "wallets.signatures.create",
+         *           "projectId": null,
+         *           "reason": null,
+         *           "requestedBy": "key_01M8BJHBT0NXM0ZKG0F2212X3R",
+         *           "serviceId": "managed-wallets",
+         *           "status": "pending"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageApproval: {
-            data: components["schemas"]["Approval"][] | null;
+            data: components["schemas"]["Approval"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "contentType": "application/json",
+         *           "createdAt": "2026-11-26T09:21:28.000Z",
+         *           "id": "art_01M8BJHVE06VRCZAREKJ9HQ1E8",
+         *           "name": "output.json",
+         *           "operationId": "memory.search",
+         *           "projectId": "prj_01M8BJHVE0F1SJDXTQ9CHT4TDW",
+         *           "runId": "run_01M8BJHVE0FB0CZT299KC7CRGX",
+         *           "serviceId": "cloud-superbrain",
+         *           "sha256": "5021e624e752b001ce3e3846e8f158ed4aeb93a4c9a72fdb35a0c5b14a0eea84",
+         *           "sizeBytes": 14
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageArtifact: {
-            data: components["schemas"]["Artifact"][] | null;
+            data: components["schemas"]["Artifact"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "capabilityId": "services.invoke.cloud-superbrain.memory.write",
+         *           "durable": false,
+         *           "inputSchema": {
+         *             "additionalProperties": false,
+         *             "properties": {
+         *               "metadata": {
+         *                 "additionalProperties": {
+         *                   "maxLength": 500,
+         *                   "type": "string"
+         *                 },
+         *                 "description": "Up to 20 string pairs stored with the memory and returned with it.",
+         *                 "maxProperties": 20,
+         *                 "propertyNames": {
+         *                   "maxLength": 40,
+         *                   "minLength": 1
+         *                 },
+         *                 "type": "object"
+         *               },
+         *               "text": {
+         *                 "description": "The memory's text.",
+         *                 "maxLength": 8000,
+         *                 "minLength": 1,
+         *                 "pattern": "\\S",
+         *                 "type": "string"
+         *               }
+         *             },
+         *             "required": [
+         *               "text"
+         *             ],
+         *             "type": "object"
+         *           },
+         *           "operationId": "memory.write",
+         *           "outputSchema": {
+         *             "additionalProperties": false,
+         *             "properties": {
+         *               "createdAt": {
+         *                 "format": "date-time",
+         *                 "type": "string"
+         *               },
+         *               "memoryId": {
+         *                 "pattern": "^mem_[0-9A-HJKMNP-TV-Z]{26}$",
+         *                 "type": "string"
+         *               }
+         *             },
+         *             "required": [
+         *               "memoryId",
+         *               "createdAt"
+         *             ],
+         *             "type": "object"
+         *           },
+         *           "priceCredits": 0.01,
+         *           "requiresApproval": false,
+         *           "serviceId": "cloud-superbrain",
+         *           "summary": "Store a memory"
+         *         },
+         *         {
+         *           "capabilityId": "services.invoke.cloud-superbrain.memory.search",
+         *           "durable": true,
+         *           "inputSchema": {
+         *             "additionalProperties": false,
+         *             "properties": {
+         *               "limit": {
+         *                 "default": 10,
+         *                 "description": "Most results to return.",
+         *                 "maximum": 50,
+         *                 "minimum": 1,
+         *                 "type": "integer"
+         *               },
+         *               "query": {
+         *                 "description": "Words to look for; ranked by BM25 over the caller's memories.",
+         *                 "maxLength": 500,
+         *                 "minLength": 1,
+         *                 "pattern": "\\S",
+         *                 "type": "string"
+         *               }
+         *             },
+         *             "required": [
+         *               "query"
+         *             ],
+         *             "type": "object"
+         *           },
+         *           "operationId": "memory.search",
+         *           "outputSchema": {
+         *             "additionalProperties": false,
+         *             "properties": {
+         *               "results": {
+         *                 "description": "Best first; equal scores newest first.",
+         *                 "items": {
+         *                   "additionalProperties": false,
+         *                   "properties": {
+         *                     "createdAt": {
+         *                       "format": "date-time",
+         *                       "type": "string"
+         *                     },
+         *                     "memoryId": {
+         *                       "pattern": "^mem_[0-9A-HJKMNP-TV-Z]{26}$",
+         *                       "type": "string"
+         *                     },
+         *                     "metadata": {
+         *                       "additionalProperties": {
+         *                         "maxLength": 500,
+         *                         "type": "string"
+         *                       },
+         *                       "description": "The memory's metadata.",
+         *                       "maxProperties": 20,
+         *                       "propertyNames": {
+         *                         "maxLength": 40,
+         *                         "minLength": 1
+         *                       },
+         *                       "type": "object"
+         *                     },
+         *                     "score": {
+         *                       "description": "BM25 relevance; higher is better.",
+         *                       "exclusiveMinimum": 0,
+         *                       "type": "number"
+         *                     },
+         *                     "text": {
+         *                       "type": "string"
+         *                     }
+         *                   },
+         *                   "required": [
+         *                     "memoryId",
+         *                     "text"
+         *                   ],
+         *                   "type": "object"
+         *                 },
+         *                 "type": "array"
+         *               }
+         *             },
+         *             "required": [
+         *               "results"
+         *             ],
+         *             "type": "object"
+         *           },
+         *           "priceCredits": 0.02,
+         *           "requiresApproval": false,
+         *           "serviceId": "cloud-superbrain",
+         *           "summary": "Ranked lexical search over memories"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageCapability: {
-            data: components["schemas"]["Capability"][] | null;
+            data: components["schemas"]["Capability"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "createdAt": "2026-11-26T09:21:01.002Z",
+         *           "credentialHint": "cdef",
+         *           "credentialVersion": 1,
+         *           "disabledAt": null,
+         *           "id": "con_01M8BJH12A4NSPAT3122QV6V55",
+         *           "label": "vendor",
+         *           "lastUsedAt": null,
+         *           "metadata": {},
+         *           "projectId": null,
+         *           "rotatedAt": null,
+         *           "serviceIds": [
+         *             "core-research"
+         *           ],
+         *           "status": "active",
+         *           "statusReason": null,
+         *           "type": "bearer",
+         *           "updatedAt": "2026-11-26T09:21:01.002Z"
+         *         },
+         *         {
+         *           "createdAt": "2026-11-26T09:21:01.001Z",
+         *           "credentialHint": "cdef",
+         *           "credentialVersion": 1,
+         *           "disabledAt": null,
+         *           "id": "con_01M8BJH1294SYHTKT9ANH2EYZZ",
+         *           "label": "vendor",
+         *           "lastUsedAt": null,
+         *           "metadata": {},
+         *           "projectId": null,
+         *           "rotatedAt": null,
+         *           "serviceIds": [
+         *             "core-research"
+         *           ],
+         *           "status": "active",
+         *           "statusReason": null,
+         *           "type": "bearer",
+         *           "updatedAt": "2026-11-26T09:21:01.001Z"
+         *         }
+         *       ],
+         *       "nextCursor": "Y29uIy0jY29uXzAxTThCSkgxMjk0U1lIVEtUOUFOSDJFWVpa"
+         *     }
+         */
         PageConnection: {
-            data: components["schemas"]["Connection"][] | null;
+            data: components["schemas"]["Connection"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "attempts": 1,
+         *           "createdAt": "2026-11-26T09:21:35.000Z",
+         *           "deliveredAt": "2026-11-26T09:21:35.000Z",
+         *           "event": "webhook.created",
+         *           "eventId": "evt_01M8BJJ28RR2963TFKVRQ1003T",
+         *           "id": "whd_01M8BJJ28RVT05W7PM26AAFTCW",
+         *           "lastError": null,
+         *           "lastStatusCode": 200,
+         *           "nextAttemptAt": null,
+         *           "payload": {
+         *             "accountId": "acct_01M8BJJ28RDYE9B2JRD7EK5E5W",
+         *             "createdAt": "2026-11-26T09:21:35.000Z",
+         *             "data": {
+         *               "createdAt": "2026-11-26T09:21:35.000Z",
+         *               "createdByKeyId": "key_01M8BJJ28RFJJ0GCHC9E2TPAVT",
+         *               "description": "",
+         *               "disabledAt": null,
+         *               "events": [
+         *                 "*"
+         *               ],
+         *               "id": "whk_01M8BJJ28RGN6JT7TNXV85AEKF",
+         *               "previousSecretExpiresAt": null,
+         *               "projectId": null,
+         *               "status": "active",
+         *               "updatedAt": "2026-11-26T09:21:35.000Z",
+         *               "url": "http://127.0.0.1:45057"
+         *             },
+         *             "id": "evt_01M8BJJ28RR2963TFKVRQ1003T",
+         *             "projectId": null,
+         *             "type": "webhook.created"
+         *           },
+         *           "replayOf": null,
+         *           "status": "delivered",
+         *           "webhookId": "whk_01M8BJJ28RPAJZE1DQTRQ2K59Z"
+         *         },
+         *         {
+         *           "attempts": 1,
+         *           "createdAt": "2026-11-26T09:21:35.000Z",
+         *           "deliveredAt": "2026-11-26T09:21:35.000Z",
+         *           "event": "api_key.created",
+         *           "eventId": "evt_01M8BJJ28RQ5YP8FYB34N41F57",
+         *           "id": "whd_01M8BJJ28RV5EZ85R1E7NM7VD1",
+         *           "lastError": null,
+         *           "lastStatusCode": 200,
+         *           "nextAttemptAt": null,
+         *           "payload": {
+         *             "accountId": "acct_01M8BJJ28RDYE9B2JRD7EK5E5W",
+         *             "createdAt": "2026-11-26T09:21:35.000Z",
+         *             "data": {
+         *               "allowedIps": null,
+         *               "allowedOperations": null,
+         *               "allowedServices": [
+         *                 "core-database"
+         *               ],
+         *               "createdAt": "2026-11-26T09:21:35.000Z",
+         *               "depth": 3,
+         *               "expiresAt": null,
+         *               "id": "key_01M8BJJ28R2E3W8N3XJ6Z8CT6G",
+         *               "label": "in the manager's subtree",
+         *               "lastUsedAt": null,
+         *               "limits": {},
+         *               "metadata": {},
+         *               "notBefore": null,
+         *               "parentId": "key_01M8BJJ28RFJJ0GCHC9E2TPAVT",
+         *               "prefix": "psk_key_01M8BJJ2",
+         *               "privacyTier": "standard",
+         *               "projectId": null,
+         *               "revokedAt": null,
+         *               "rolledFrom": null,
+         *               "rolledTo": null,
+         *               "scopes": [
+         *                 "api_keys:manage",
+         *                 "services:read"
+         *               ],
+         *               "status": "active"
+         *             },
+         *             "id": "evt_01M8BJJ28RQ5YP8FYB34N41F57",
+         *             "projectId": null,
+         *             "type": "api_key.created"
+         *           },
+         *           "replayOf": null,
+         *           "status": "delivered",
+         *           "webhookId": "whk_01M8BJJ28RPAJZE1DQTRQ2K59Z"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageDelivery: {
-            data: components["schemas"]["Delivery"][] | null;
+            data: components["schemas"]["Delivery"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "amountCredits": 0.1,
+         *           "balanceAfter": 19.529967,
+         *           "id": "led_01M8E8ASAG2DJNTS8CS6QVSEQ2",
+         *           "keyId": "key_01M8BJG6PGYDVEQ91DJPYAWPR7",
+         *           "occurredAt": "2026-11-27T10:20:34.000Z",
+         *           "operation": "trading.orders.create",
+         *           "projectId": null,
+         *           "referenceId": "hld_01M8BJG6PGEC5KA0R2Q5GKYFW0",
+         *           "requestId": "req_2a9c08826cf39c59065246cf",
+         *           "type": "release"
+         *         },
+         *         {
+         *           "amountCredits": 0,
+         *           "balanceAfter": 19.429967,
+         *           "id": "led_01M8BJG6PGA3NAYKQH2M2K99XA",
+         *           "keyId": "key_01M8BJG6PGYDVEQ91DJPYAWPR7",
+         *           "occurredAt": "2026-11-26T09:20:34.000Z",
+         *           "operation": "swaps.read",
+         *           "projectId": null,
+         *           "referenceId": "hold_01M8BJG6PGZ6VC4SA4RY8D831M",
+         *           "requestId": "req_88d67b02da369a7ae15a293b",
+         *           "type": "capture"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageEntryView: {
-            data: components["schemas"]["EntryView"][] | null;
+            data: components["schemas"]["EntryView"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "chargedCredits": 0,
+         *           "code": null,
+         *           "endUser": null,
+         *           "id": "aud_01M8BJGNB8Z2NYWEJHVRCD097V",
+         *           "idempotentReplayed": false,
+         *           "keyId": "key_01M8BJGNB8X4816XJNMM1R7P2M",
+         *           "method": "GET",
+         *           "occurredAt": "2026-11-26T09:20:49.000Z",
+         *           "operation": "credits.balance.read",
+         *           "path": "/v1/credits/balance",
+         *           "projectId": "prj_01M8BJGNB8M74FCBF8X4CPR57N",
+         *           "requestId": "req_54f5e61d6569d5224d5b07bb",
+         *           "status": 200
+         *         },
+         *         {
+         *           "chargedCredits": 0,
+         *           "code": "project_denied",
+         *           "endUser": null,
+         *           "id": "aud_01M8BJGNB8V7RS52JWTAJ1HGR7",
+         *           "idempotentReplayed": false,
+         *           "keyId": "key_01M8BJGNB8X4816XJNMM1R7P2M",
+         *           "method": "GET",
+         *           "occurredAt": "2026-11-26T09:20:49.000Z",
+         *           "operation": "credits.balance.read",
+         *           "path": "/v1/credits/balance",
+         *           "projectId": "prj_01M8BJGNB8M74FCBF8X4CPR57N",
+         *           "requestId": "req_71a795441879958f0c94fa1e",
+         *           "status": 403
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageEvent: {
-            data: components["schemas"]["Event"][] | null;
+            data: components["schemas"]["Event"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "contentType": "application/octet-stream",
+         *           "createdAt": "2026-11-26T09:20:56.000Z",
+         *           "filename": "résumé €.pdf",
+         *           "id": "file_01M8BJGW606PXGFAAWRN8PVW36",
+         *           "projectId": null,
+         *           "purpose": null,
+         *           "sha256": "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
+         *           "sizeBytes": 1
+         *         },
+         *         {
+         *           "contentType": "application/octet-stream",
+         *           "createdAt": "2026-11-26T09:20:56.000Z",
+         *           "filename": "Q3's report.pdf",
+         *           "id": "file_01M8BJGW6015C6T95JXFEN3JFT",
+         *           "projectId": null,
+         *           "purpose": null,
+         *           "sha256": "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
+         *           "sizeBytes": 1
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageFile: {
-            data: components["schemas"]["File"][] | null;
+            data: components["schemas"]["File"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "allowedIps": null,
+         *           "allowedOperations": null,
+         *           "allowedServices": null,
+         *           "createdAt": "2026-11-26T09:20:16.000Z",
+         *           "depth": 1,
+         *           "expiresAt": null,
+         *           "id": "key_01M8BJFN40A8FCW2EZ474DJ6JD",
+         *           "label": "root",
+         *           "lastUsedAt": "2026-11-26T09:20:16.000Z",
+         *           "limits": {},
+         *           "metadata": {},
+         *           "notBefore": null,
+         *           "parentId": null,
+         *           "prefix": "psk_key_01M8BJFN",
+         *           "privacyTier": "standard",
+         *           "projectId": null,
+         *           "revokedAt": null,
+         *           "rolledFrom": null,
+         *           "rolledTo": null,
+         *           "scopes": [
+         *             "services:read",
+         *             "services:invoke"
+         *           ],
+         *           "status": "active"
+         *         },
+         *         {
+         *           "allowedIps": null,
+         *           "allowedOperations": null,
+         *           "allowedServices": null,
+         *           "createdAt": "2026-11-26T09:20:16.000Z",
+         *           "depth": 2,
+         *           "expiresAt": null,
+         *           "id": "key_01M8BJFN40GEBXRNX34BE4DMVX",
+         *           "label": "",
+         *           "lastUsedAt": null,
+         *           "limits": {},
+         *           "metadata": {
+         *             "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk": "éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé",
+         *             "team.0_x-y": "v",
+         *             "team.10_x-y": "v",
+         *             "team.11_x-y": "v",
+         *             "team.12_x-y": "v",
+         *             "team.13_x-y": "v",
+         *             "team.14_x-y": "v",
+         *             "team.1_x-y": "v",
+         *             "team.2_x-y": "v",
+         *             "team.3_x-y": "v",
+         *             "team.4_x-y": "v",
+         *             "team.5_x-y": "v",
+         *             "team.6_x-y": "v",
+         *             "team.7_x-y": "v",
+         *             "team.8_x-y": "v",
+         *             "team.9_x-y": "v"
+         *           },
+         *           "notBefore": null,
+         *           "parentId": "key_01M8BJFN40A8FCW2EZ474DJ6JD",
+         *           "prefix": "psk_key_01M8BJFN",
+         *           "privacyTier": "standard",
+         *           "projectId": null,
+         *           "revokedAt": null,
+         *           "rolledFrom": null,
+         *           "rolledTo": null,
+         *           "scopes": [
+         *             "services:read",
+         *             "services:invoke"
+         *           ],
+         *           "status": "active"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageKey: {
-            data: components["schemas"]["Key"][] | null;
+            data: components["schemas"]["Key"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "chargedCredits": 0.1,
+         *           "clientOrderId": null,
+         *           "createdAt": "2026-11-26T09:21:15.000Z",
+         *           "expiresAt": null,
+         *           "filledAvgPrice": "3015.33",
+         *           "filledQty": "1",
+         *           "fills": [
+         *             {
+         *               "at": "2026-11-26T09:21:15.000Z",
+         *               "id": "fil_01M8BJHEQRR82DEZ57KZBTVA9D",
+         *               "notional": "3015.33",
+         *               "price": "3015.33",
+         *               "qty": "1"
+         *             }
+         *           ],
+         *           "id": "ord_01M8BJHEQRXNXNMYZ3G7PXN75Z",
+         *           "limitPrice": null,
+         *           "notional": null,
+         *           "qty": "1",
+         *           "quoteId": null,
+         *           "rejectReason": null,
+         *           "side": "buy",
+         *           "status": "filled",
+         *           "symbol": "ETH-USD",
+         *           "timeInForce": "ioc",
+         *           "type": "market",
+         *           "updatedAt": "2026-11-26T09:21:15.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageOrder: {
-            data: components["schemas"]["Order"][] | null;
+            data: components["schemas"]["Order"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "archivedAt": null,
+         *           "createdAt": "2026-11-26T09:20:10.000Z",
+         *           "description": "",
+         *           "id": "prj_01M8BJFF8GWQZGWSE4A5NSPMJF",
+         *           "metadata": {},
+         *           "name": "p",
+         *           "status": "active",
+         *           "updatedAt": "2026-11-26T09:20:10.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageProject: {
-            data: components["schemas"]["Project"][] | null;
+            data: components["schemas"]["Project"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "approvalId": null,
+         *           "artifactIds": [],
+         *           "attempts": 0,
+         *           "cancelRequestedAt": null,
+         *           "chargedCredits": 0,
+         *           "createdAt": "2026-11-26T09:21:28.002Z",
+         *           "createdByKeyId": "key_01M8BJHVE0BD3DB216S1X0FN72",
+         *           "endUser": null,
+         *           "error": null,
+         *           "finishedAt": null,
+         *           "id": "run_01M8BJHVE2YRDGJRPPBAKDXKZN",
+         *           "input": {
+         *             "query": "c"
+         *           },
+         *           "nextAttemptAt": null,
+         *           "operationId": "memory.search",
+         *           "projectId": null,
+         *           "result": null,
+         *           "serviceId": "cloud-superbrain",
+         *           "startedAt": null,
+         *           "status": "queued",
+         *           "upstreamRequestId": null
+         *         },
+         *         {
+         *           "approvalId": null,
+         *           "artifactIds": [],
+         *           "attempts": 0,
+         *           "cancelRequestedAt": null,
+         *           "chargedCredits": 0,
+         *           "createdAt": "2026-11-26T09:21:28.001Z",
+         *           "createdByKeyId": "key_01M8BJHVE0BD3DB216S1X0FN72",
+         *           "endUser": null,
+         *           "error": null,
+         *           "finishedAt": null,
+         *           "id": "run_01M8BJHVE12WMYDVC5R3P711KC",
+         *           "input": {
+         *             "query": "b"
+         *           },
+         *           "nextAttemptAt": null,
+         *           "operationId": "memory.search",
+         *           "projectId": null,
+         *           "result": null,
+         *           "serviceId": "cloud-superbrain",
+         *           "startedAt": null,
+         *           "status": "queued",
+         *           "upstreamRequestId": null
+         *         }
+         *       ],
+         *       "nextCursor": "cnVuI3J1bl8wMU04QkpIVkUxMldNWURWQzVSM1A3MTFLQw"
+         *     }
+         */
         PageRun: {
-            data: components["schemas"]["Run"][] | null;
+            data: components["schemas"]["Run"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "available": true,
+         *           "description": "The API itself: keys, projects, files, connections, runs, approvals, artifacts, webhooks.",
+         *           "name": "Platform API",
+         *           "serviceId": "platform-api"
+         *         },
+         *         {
+         *           "available": true,
+         *           "description": "Managed memory: write, search, list and delete memories per account, project and end user.",
+         *           "name": "Cloud Superbrain",
+         *           "serviceId": "cloud-superbrain"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageServiceView: {
-            data: components["schemas"]["ServiceView"][] | null;
+            data: components["schemas"]["ServiceView"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [],
+         *       "nextCursor": null
+         *     }
+         */
         PageSwap: {
-            data: components["schemas"]["Swap"][] | null;
+            data: components["schemas"]["Swap"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "address": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+         *           "chainId": 8453,
+         *           "decimals": 6,
+         *           "name": "USD Coin",
+         *           "symbol": "USDC"
+         *         },
+         *         {
+         *           "address": "0x4200000000000000000000000000000000000006",
+         *           "chainId": 8453,
+         *           "decimals": 18,
+         *           "name": "Wrapped Ether",
+         *           "symbol": "WETH"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageTokenView: {
-            data: components["schemas"]["TokenView"][] | null;
+            data: components["schemas"]["TokenView"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "endTime": "2026-11-26T10:00:00.000Z",
+         *           "results": [
+         *             {
+         *               "chargedCredits": 0,
+         *               "errors": 0,
+         *               "keyId": "key_01M8BJGNB80Z0JX4T5ZZ50BXTY",
+         *               "operation": "credits.balance.read",
+         *               "projectId": null,
+         *               "requests": 12,
+         *               "serviceId": null
+         *             },
+         *             {
+         *               "chargedCredits": 0,
+         *               "errors": 12,
+         *               "keyId": "key_01M8BJGNB80Z0JX4T5ZZ50BXTY",
+         *               "operation": "projects.list",
+         *               "projectId": null,
+         *               "requests": 12,
+         *               "serviceId": null
+         *             }
+         *           ],
+         *           "startTime": "2026-11-26T09:00:00.000Z"
+         *         },
+         *         {
+         *           "endTime": "2026-11-26T11:00:00.000Z",
+         *           "results": [
+         *             {
+         *               "chargedCredits": 0,
+         *               "errors": 0,
+         *               "keyId": "key_01M8BJGNB80Z0JX4T5ZZ50BXTY",
+         *               "operation": "credits.balance.read",
+         *               "projectId": null,
+         *               "requests": 12,
+         *               "serviceId": null
+         *             },
+         *             {
+         *               "chargedCredits": 0,
+         *               "errors": 12,
+         *               "keyId": "key_01M8BJGNB80Z0JX4T5ZZ50BXTY",
+         *               "operation": "projects.list",
+         *               "projectId": null,
+         *               "requests": 12,
+         *               "serviceId": null
+         *             }
+         *           ],
+         *           "startTime": "2026-11-26T10:00:00.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageUsageBucket: {
-            data: components["schemas"]["UsageBucket"][] | null;
+            data: components["schemas"]["UsageBucket"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "address": "0xBd867aa0044e803014fAbbBa561D8A4f5182FC29",
+         *           "chainIds": [
+         *             1337
+         *           ],
+         *           "createdAt": "2026-11-26T09:21:10.000Z",
+         *           "id": "wal_01M8BJH9VG52F79KG2PGNMRJB9",
+         *           "label": "TestAnotherAccountsOrProjectsWalletIsNotFoundOnEveryRoute/embedded",
+         *           "policy": {
+         *             "defaultAction": "allow",
+         *             "revision": 1,
+         *             "rules": [
+         *               {
+         *                 "action": "require_approval",
+         *                 "criteria": [],
+         *                 "operation": "signatures.create"
+         *               }
+         *             ]
+         *           },
+         *           "projectId": "prj_01M8BJH9VG94571M1T1EVPNG2N",
+         *           "status": "active"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageWallet: {
-            data: components["schemas"]["Wallet"][] | null;
+            data: components["schemas"]["Wallet"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "amount": "1000",
+         *           "approvalId": null,
+         *           "asset": "ETH",
+         *           "blockNumber": 44,
+         *           "chainId": 1337,
+         *           "chargedCredits": 0.1,
+         *           "createdAt": "2026-11-26T09:21:11.000Z",
+         *           "failure": null,
+         *           "hash": "0x9b65f525e92cf4ccfea37b38ace642c907904f917501af971f826ed6934a2962",
+         *           "id": "wtx_01M8BJHATRV45H3F7W4V7AJFZV",
+         *           "networkFee": {
+         *             "amount": "60798129000",
+         *             "asset": "ETH",
+         *             "effectiveGasPrice": "2895149",
+         *             "gasLimit": 21000,
+         *             "gasUsed": 21000,
+         *             "maxAmount": "138953199000",
+         *             "maxFeePerGas": "6616819",
+         *             "maxPriorityFeePerGas": "1"
+         *           },
+         *           "nonce": 0,
+         *           "purpose": "send",
+         *           "quoteId": "wtq_01M8BJHATRT1977EJ3AN8WT660",
+         *           "status": "confirmed",
+         *           "swapId": null,
+         *           "to": "0x000000000000000000000000582234cCc30d5530",
+         *           "updatedAt": "2026-11-26T09:21:11.000Z",
+         *           "walletId": "wal_01M8BJHATR09WJ0MJQY4DKXXZ4"
+         *         },
+         *         {
+         *           "amount": "1000",
+         *           "approvalId": null,
+         *           "asset": "USDC",
+         *           "blockNumber": 45,
+         *           "chainId": 1337,
+         *           "chargedCredits": 0.1,
+         *           "createdAt": "2026-11-26T09:21:11.000Z",
+         *           "failure": null,
+         *           "hash": "0x6eeb03f33b3dbdfc69b2c550ee2f84c87350c7727e1e2e1b5a5ee4923668fbed",
+         *           "id": "wtx_01M8BJHATR3S17RRZYMBX9R8JQ",
+         *           "networkFee": {
+         *             "amount": "371019725505",
+         *             "asset": "ETH",
+         *             "effectiveGasPrice": "2533509",
+         *             "gasLimit": 177130,
+         *             "gasUsed": 146445,
+         *             "maxAmount": "1025635307610",
+         *             "maxFeePerGas": "5790297",
+         *             "maxPriorityFeePerGas": "1"
+         *           },
+         *           "nonce": 1,
+         *           "purpose": "send",
+         *           "quoteId": "wtq_01M8BJHATRKYKWV0NVRT0QYENB",
+         *           "status": "confirmed",
+         *           "swapId": null,
+         *           "to": "0x000000000000000000000000582234DA844F0b51",
+         *           "updatedAt": "2026-11-26T09:21:11.000Z",
+         *           "walletId": "wal_01M8BJHATR09WJ0MJQY4DKXXZ4"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageWalletTransaction: {
-            data: components["schemas"]["WalletTransaction"][] | null;
+            data: components["schemas"]["WalletTransaction"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "createdAt": "2026-11-26T09:21:36.000Z",
+         *           "createdByKeyId": "key_01M8BJJ380A9S2M4J5BZ0TFAHV",
+         *           "description": "test",
+         *           "disabledAt": "2026-11-26T09:21:36.000Z",
+         *           "events": [
+         *             "*"
+         *           ],
+         *           "id": "whk_01M8BJJ380X4QQ7C6XKX4KQJZK",
+         *           "previousSecretExpiresAt": null,
+         *           "projectId": null,
+         *           "status": "disabled",
+         *           "updatedAt": "2026-11-26T09:21:36.000Z",
+         *           "url": "http://127.0.0.1:33249"
+         *         }
+         *       ],
+         *       "nextCursor": null
+         *     }
+         */
         PageWebhook: {
-            data: components["schemas"]["Webhook"][] | null;
+            data: components["schemas"]["Webhook"][];
             nextCursor: string | null;
         };
+        /**
+         * @example {
+         *       "partNumber": 1,
+         *       "sha256": "258ac69e8da36afe35d1cfd822c950f34f6a6ac357abdcc9c0dc5097825ba225",
+         *       "sizeBytes": 632
+         *     }
+         */
         PartResult: {
             /** Format: int64 */
             partNumber: number;
@@ -2567,7 +4105,7 @@ export interface components {
              */
             revision: number;
             /** @description At most 50 rules. A rule applies when its operation is the intent's and all its criteria match; among applicable rules deny wins over require_approval, which wins over allow */
-            rules: components["schemas"]["Rule"][] | null;
+            rules: components["schemas"]["Rule"][];
         };
         PolicyPreview: {
             /**
@@ -2602,16 +4140,60 @@ export interface components {
             /** @example 5.35 */
             unrealizedPl: string;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "avgEntryPrice": "3015.33",
+         *           "costBasis": "1507.665",
+         *           "currentPrice": "3014.42",
+         *           "marketValue": "1507.21",
+         *           "qty": "0.5",
+         *           "realizedPl": "0",
+         *           "symbol": "ETH-USD",
+         *           "unrealizedPl": "-0.455"
+         *         }
+         *       ]
+         *     }
+         */
         PositionList: {
-            data: components["schemas"]["Position"][] | null;
+            data: components["schemas"]["Position"][];
         };
+        /**
+         * @example {
+         *       "quoteId": "swq_01M8BJHJMRV1MYRGH4HQF99RY3"
+         *     }
+         */
         PrepareRequest: {
             /** @description A fromAddress-bound quote, unexpired */
             quoteId: string;
         };
+        /**
+         * @example {
+         *       "approvalTransaction": {
+         *         "chainId": 8453,
+         *         "data": "0x095ea7b30000000000000000000000001231deb6f5749ef6ce6943a275a1d3e7486f4eae000000000000000000000000000000000000000000000000000000009502f900",
+         *         "from": "0x00000000000000000000000000000000000A11cE",
+         *         "gas": 0,
+         *         "to": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+         *         "value": "0"
+         *       },
+         *       "expiresAt": "2026-11-26T09:21:49.000Z",
+         *       "routeId": "rte_01M8BJHJMRYW8VVWK4P6JPRXJP",
+         *       "toAmountMin": "2487500000",
+         *       "transaction": {
+         *         "chainId": 8453,
+         *         "data": "0x4630a0d8000000000000000000000000000000000000000000000000000000009502f9000000000000000000000000000000000000000000000000000000000094443ce0",
+         *         "from": "0x00000000000000000000000000000000000A11cE",
+         *         "gas": 500000,
+         *         "to": "0x1231DEB6f5749EF6cE6943a275A1D3E7486F4EaE",
+         *         "value": "0"
+         *       }
+         *     }
+         */
         Prepared: {
             /** @description An exact-amount approve to send first, when the allowance is short; null otherwise */
-            approvalTransaction: components["schemas"]["UnsignedTx"];
+            approvalTransaction: components["schemas"]["UnsignedTx"] | null;
             /**
              * Format: date-time
              * @description Send the transaction before this; the quote's expiry
@@ -2629,7 +4211,7 @@ export interface components {
              */
             priceCredits: number;
             /** @description Metered operations: the charge is the sum of units consumed × priceCredits, at most the operation's priceCredits */
-            rates?: components["schemas"]["PricedRate"][] | null;
+            rates?: components["schemas"]["PricedRate"][];
             requiresApproval: boolean;
             summary: string;
         };
@@ -2648,14 +4230,67 @@ export interface components {
         PricedService: {
             available: boolean;
             name: string;
-            operations: components["schemas"]["PricedOperation"][] | null;
+            operations: components["schemas"]["PricedOperation"][];
             serviceId: string;
         };
+        /**
+         * @example {
+         *       "creditsPerUsd": 100,
+         *       "services": [
+         *         {
+         *           "available": true,
+         *           "name": "Platform API",
+         *           "operations": [
+         *             {
+         *               "operationId": "credits.x402.topUp",
+         *               "priceCredits": 0,
+         *               "requiresApproval": false,
+         *               "summary": "Buy credits through x402 (free of charge)"
+         *             }
+         *           ],
+         *           "serviceId": "platform-api"
+         *         },
+         *         {
+         *           "available": true,
+         *           "name": "Cloud Superbrain",
+         *           "operations": [
+         *             {
+         *               "operationId": "memory.write",
+         *               "priceCredits": 0.01,
+         *               "requiresApproval": false,
+         *               "summary": "Store a memory"
+         *             },
+         *             {
+         *               "operationId": "memory.search",
+         *               "priceCredits": 0.02,
+         *               "requiresApproval": false,
+         *               "summary": "Ranked lexical search over memories"
+         *             }
+         *           ],
+         *           "serviceId": "cloud-superbrain"
+         *         }
+         *       ]
+         *     }
+         */
         PricingBody: {
             /** Format: double */
             creditsPerUsd: number;
-            services: components["schemas"]["PricedService"][] | null;
+            services: components["schemas"]["PricedService"][];
         };
+        /**
+         * @example {
+         *       "archivedAt": null,
+         *       "createdAt": "2026-11-26T09:20:42.000Z",
+         *       "description": "",
+         *       "id": "prj_01M8BJGEGG90MYHMVKJ2GDJVN0",
+         *       "metadata": {
+         *         "team": "a"
+         *       },
+         *       "name": "alpha",
+         *       "status": "active",
+         *       "updatedAt": "2026-11-26T09:20:42.000Z"
+         *     }
+         */
         Project: {
             /** Format: date-time */
             archivedAt: string | null;
@@ -2672,6 +4307,7 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /** @example {} */
         ProvisionInputBody: Record<string, never>;
         QueryMeta: {
             /** Format: int64 */
@@ -2683,6 +4319,14 @@ export interface components {
             /** Format: int64 */
             rowsReturned: number;
         };
+        /**
+         * @example {
+         *       "params": {
+         *         "n": "b"
+         *       },
+         *       "sql": "SELECT id, name FROM t WHERE name = :n"
+         *     }
+         */
         QueryRequest: {
             /** Format: int64 */
             maxRows?: number;
@@ -2692,13 +4336,58 @@ export interface components {
             rowMode?: "objects" | "arrays";
             sql: string;
         };
+        /**
+         * @example {
+         *       "columns": [
+         *         {
+         *           "declType": "INTEGER",
+         *           "name": "id"
+         *         },
+         *         {
+         *           "declType": "TEXT",
+         *           "name": "name"
+         *         }
+         *       ],
+         *       "meta": {
+         *         "databaseVersion": 1,
+         *         "durationMs": 2.434,
+         *         "rowsRead": 5,
+         *         "rowsReturned": 3
+         *       },
+         *       "rows": [
+         *         {
+         *           "id": 1,
+         *           "name": "a"
+         *         },
+         *         {
+         *           "id": 2,
+         *           "name": "b"
+         *         }
+         *       ],
+         *       "truncated": false
+         *     }
+         */
         QueryResult: {
-            columns: components["schemas"]["Column"][] | null;
+            columns: components["schemas"]["Column"][];
             meta: components["schemas"]["QueryMeta"];
-            rows: unknown[] | null;
+            rows: unknown[];
             /** @description More rows existed than maxRows or the response size cap allowed */
             truncated: boolean;
         };
+        /**
+         * @example {
+         *       "ask": "3015.33",
+         *       "bid": "3013.51",
+         *       "estimatedTotal": "1507.665",
+         *       "expiresAt": "2026-11-26T09:21:30.000Z",
+         *       "firm": true,
+         *       "id": "trq_01M8BJHEQR9903F6YKBZ4KN2N5",
+         *       "price": "3015.33",
+         *       "qty": "0.5",
+         *       "side": "buy",
+         *       "symbol": "ETH-USD"
+         *     }
+         */
         Quote: {
             /** @example 2849.50 */
             ask: string;
@@ -2736,6 +4425,13 @@ export interface components {
             /** @example ETH-USD */
             symbol: string;
         };
+        /**
+         * @example {
+         *       "qty": "0.5",
+         *       "side": "buy",
+         *       "symbol": "ETH-USD"
+         *     }
+         */
         QuoteRequest: {
             /** @description Or dollars to spend or raise, a decimal string with up to 2 decimals */
             notional?: string;
@@ -2755,6 +4451,11 @@ export interface components {
              */
             symbol: string;
         };
+        /**
+         * @example {
+         *       "expiresAt": "2026-11-26T10:20:17Z"
+         *     }
+         */
         RollRequest: {
             /**
              * Format: date-time
@@ -2762,14 +4463,155 @@ export interface components {
              */
             expiresAt: string;
         };
+        /**
+         * @example {
+         *       "allowedIps": [
+         *         "127.0.0.0/8"
+         *       ],
+         *       "allowedOperations": null,
+         *       "allowedServices": [],
+         *       "createdAt": "2026-11-26T09:20:17.000Z",
+         *       "depth": 2,
+         *       "expiresAt": "2026-12-26T09:20:17.000Z",
+         *       "id": "key_01M8BJFP38T2CVP0D5TFQRVN6V",
+         *       "label": "ci",
+         *       "lastUsedAt": null,
+         *       "limits": {
+         *         "*": {
+         *           "requestsPerMinute": 50
+         *         }
+         *       },
+         *       "metadata": {
+         *         "team": "infra"
+         *       },
+         *       "notBefore": "2026-11-26T09:20:17.000Z",
+         *       "parentId": "key_01M8BJFP38D0WW4HCJH96PYQSK",
+         *       "prefix": "psk_key_01M8BJFP",
+         *       "previousKey": {
+         *         "allowedIps": [
+         *           "127.0.0.0/8"
+         *         ],
+         *         "allowedOperations": null,
+         *         "allowedServices": [],
+         *         "createdAt": "2026-11-26T09:20:17.000Z",
+         *         "depth": 2,
+         *         "expiresAt": "2026-11-28T09:20:17.000Z",
+         *         "id": "key_01M8BJFP38TRW97C62XV310G10",
+         *         "label": "ci",
+         *         "lastUsedAt": null,
+         *         "limits": {
+         *           "*": {
+         *             "requestsPerMinute": 50
+         *           }
+         *         },
+         *         "metadata": {
+         *           "team": "infra"
+         *         },
+         *         "notBefore": "2026-11-26T09:20:17.000Z",
+         *         "parentId": "key_01M8BJFP38D0WW4HCJH96PYQSK",
+         *         "prefix": "psk_key_01M8BJFP",
+         *         "privacyTier": "pseudonymous",
+         *         "projectId": null,
+         *         "revokedAt": null,
+         *         "rolledFrom": null,
+         *         "rolledTo": "key_01M8BJFP38T2CVP0D5TFQRVN6V",
+         *         "scopes": [
+         *           "api_keys:manage",
+         *           "projects:read"
+         *         ],
+         *         "status": "active"
+         *       },
+         *       "privacyTier": "pseudonymous",
+         *       "projectId": null,
+         *       "revokedAt": null,
+         *       "rolledFrom": "key_01M8BJFP38TRW97C62XV310G10",
+         *       "rolledTo": null,
+         *       "scopes": [
+         *         "api_keys:manage",
+         *         "projects:read"
+         *       ],
+         *       "secret": "psk_key_01M8BJFP38T2CVP0D5TFQRVN6V_-G8hJhIJsrJk-RMfk3jsub0TgOe1oFO6X79lPOHkSSQ_acct_01M8BJFP38Q1AX80B8NNV6DT7A_key_01M8BJFP38D0WW4HCJH96PYQSK",
+         *       "status": "active"
+         *     }
+         */
         RolledKey: {
+            /** @description Client networks (CIDR, normalised) the key may be used from, or null when any; requests from elsewhere are 403 ip_denied */
+            allowedIps: string[] | null;
+            /** @description Resolved exact operation allowlist, or null when unbounded */
+            allowedOperations: string[] | null;
+            /** @description Resolved service allowlist, or null when unbounded */
+            allowedServices: string[] | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: int64 */
+            depth: number;
+            /** Format: date-time */
+            expiresAt: string | null;
+            id: string;
+            label: string;
+            /**
+             * Format: date-time
+             * @description Last request the key made, to the minute (written at most once a minute per key)
+             */
+            lastUsedAt: string | null;
+            limits: {
+                [key: string]: components["schemas"]["Limit"];
+            };
+            /** @description The creator's own labels; never used for policy */
+            metadata: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description Before this time the key is 401 key_not_yet_valid; null: valid from creation
+             */
+            notBefore: string | null;
+            parentId: string | null;
+            /** @description Leading characters of the secret, to recognise it */
+            prefix: string;
             /** @description The rolled key: it works until its expiresAt, and names this one in rolledTo */
-            previousKey: components["schemas"]["Key"];
+            previousKey: components["schemas"]["Key"] | null;
+            /** @enum {string} */
+            privacyTier: "standard" | "pseudonymous" | "minimal";
+            projectId: string | null;
+            /** Format: date-time */
+            revokedAt: string | null;
+            /** @description The key this one was rolled from (POST /api-keys/{id}/roll) */
+            rolledFrom: string | null;
+            /** @description The key this one was rolled into; this key stops at its expiresAt */
+            rolledTo: string | null;
+            scopes: string[];
+            /** @description The key itself. Shown only in this response; store it now. */
+            secret: string;
+            /**
+             * @description Effective status, counting ancestors
+             * @enum {string}
+             */
+            status: "active" | "revoked" | "expired";
         };
+        /**
+         * @example {
+         *       "receiving": {
+         *         "amount": "38314235594984444",
+         *         "chainId": 1337,
+         *         "token": "0xa4Ee1AE1c8A85e4F84d809E8478284f699E6f082",
+         *         "txHash": "0x17a8227a060c4ea9c15f18d81e65b95b7d0485d7efcedb37168870b76f1b6e58"
+         *       },
+         *       "routeId": "rte_01M8BJHKM0XTR9RACGVBZBMA3S",
+         *       "sending": {
+         *         "amount": "100000000",
+         *         "chainId": 1337,
+         *         "token": "0x1a76b7E817E3B2f5219906C7dD4425d5Dd7a6971",
+         *         "txHash": "0x17a8227a060c4ea9c15f18d81e65b95b7d0485d7efcedb37168870b76f1b6e58"
+         *       },
+         *       "status": "done",
+         *       "substatus": "completed"
+         *     }
+         */
         RouteStatus: {
-            receiving: components["schemas"]["LegView"];
+            receiving: components["schemas"]["LegView"] | null;
             routeId: string;
-            sending: components["schemas"]["LegView"];
+            sending: components["schemas"]["LegView"] | null;
             /** @enum {string} */
             status: "not_found" | "pending" | "done" | "failed";
             substatus: string | null;
@@ -2781,18 +4623,56 @@ export interface components {
              */
             action: "allow" | "deny" | "require_approval";
             /** @description At most 10 criteria, all of which must match for the rule to apply. An empty list matches every intent of the operation. recipient, contract, value, rollingTotal and chainId apply to transactions.create; contract, value, rollingTotal and chainId to swaps.execute; every type to signatures.create, where recipient, contract, value and rollingTotal match only a transfer-shaped EIP-712 message (a permit's spender, token and amount) and verifyingContract, domainName and chainId only a domain that has them */
-            criteria: components["schemas"]["Criterion"][] | null;
+            criteria: components["schemas"]["Criterion"][];
             /**
              * @description The operation this rule governs
              * @enum {string}
              */
             operation: "transactions.create" | "signatures.create" | "swaps.execute";
         };
+        /**
+         * @example {
+         *       "approvalId": null,
+         *       "artifactIds": [
+         *         "art_01M8BJHTERW5SFEXD85FHSKK40"
+         *       ],
+         *       "attempts": 1,
+         *       "cancelRequestedAt": null,
+         *       "chargedCredits": 0.006,
+         *       "createdAt": "2026-11-26T09:21:27.000Z",
+         *       "createdByKeyId": "key_01M8BJHTERS8HMW4YT88E6X5NN",
+         *       "endUser": null,
+         *       "error": null,
+         *       "finishedAt": "2026-11-26T09:21:27.000Z",
+         *       "id": "run_01M8BJHTERGBH7WPQ4Y2ZSE5DP",
+         *       "input": {
+         *         "query": "artifacts"
+         *       },
+         *       "nextAttemptAt": null,
+         *       "operationId": "memory.search",
+         *       "projectId": null,
+         *       "result": {
+         *         "results": [
+         *           {
+         *             "createdAt": "2026-11-26T09:21:27.000Z",
+         *             "memoryId": "mem_01M8BJHTERHTMCQGZ05KB0QEP5",
+         *             "metadata": {},
+         *             "score": 0.2876820724517809,
+         *             "text": "runs write artifacts"
+         *           }
+         *         ]
+         *       },
+         *       "serviceId": "cloud-superbrain",
+         *       "startedAt": "2026-11-26T09:21:27.000Z",
+         *       "status": "succeeded",
+         *       "upstreamRequestId": null
+         *     }
+         */
         Run: {
             /** @description The approval consumed when the run executes (approval-gated operations) */
             approvalId: string | null;
             /** @description Artifacts the run produced (its output, application/json) */
-            artifactIds: string[] | null;
+            artifactIds: string[];
             /**
              * Format: int64
              * @description Executions started; a transient upstream failure is retried with backoff
@@ -2818,7 +4698,7 @@ export interface components {
             createdByKeyId: string;
             endUser: string | null;
             /** @description Why the run failed (failed runs only) */
-            error: components["schemas"]["Failure"];
+            error: components["schemas"]["Failure"] | null;
             /** Format: date-time */
             finishedAt: string | null;
             /** @description Run id (run_…) */
@@ -2852,11 +4732,41 @@ export interface components {
             name: string;
             serviceId: string;
         };
+        /**
+         * @example {
+         *       "quoteId": "wsq_01M8BJHATR76VDSK2TR9S4MT4H"
+         *     }
+         */
         SigCreateRequest: {
             /** @description The approved approval the quote asked for */
             approvalId?: string;
             quoteId: string;
         };
+        /**
+         * @example {
+         *       "approvalId": "apr_01M8BJHBT0FN6ZYQ3SWFCVZVPP",
+         *       "createdAt": "2026-11-26T09:21:12.000Z",
+         *       "digest": "0x7887186b0bfd4ee2a54dfc113b1a41822ef9c03e864dd960a7ce71398ef64dae",
+         *       "expiresAt": "2026-11-27T09:21:12.000Z",
+         *       "id": "wsq_01M8BJHBT0TEGP0EG4FJ658S7V",
+         *       "policy": {
+         *         "decision": "require_approval",
+         *         "reason": "rule 0 (require_approval signatures.create): every signatures.create (no criteria)"
+         *       },
+         *       "transfers": [
+         *         {
+         *           "amount": "115792089237316195423570985008687907853269984665640564039457584007913129639935",
+         *           "asset": "USDC",
+         *           "chainId": 1337,
+         *           "kind": "permit",
+         *           "recipient": "0x00000000000000000000000058223535643a8d26",
+         *           "token": "0x65b6AbC8f3Ecc816cD272571FFe7e6846Af6A600"
+         *         }
+         *       ],
+         *       "type": "eip712",
+         *       "walletId": "wal_01M8BJHBT02KCDNAZS1158ATVX"
+         *     }
+         */
         SigQuote: {
             /** @description When the policy requires approval: the approval, requested now, that another key must approve before POST /signatures */
             approvalId: string | null;
@@ -2876,11 +4786,68 @@ export interface components {
             id: string;
             policy: components["schemas"]["PolicyPreview"];
             /** @description The token movements the typed data authorises when it is a known transfer-shaped message (EIP-2612 or DAI permit, EIP-3009 authorization, Permit2); the policy decides each as a send of that token. Empty for anything else */
-            transfers: components["schemas"]["SigTransfer"][] | null;
+            transfers: components["schemas"]["SigTransfer"][];
             /** @enum {string} */
             type: "personal_sign" | "eip712";
             walletId: string;
         };
+        /**
+         * @example {
+         *       "type": "eip712",
+         *       "typedData": {
+         *         "domain": {
+         *           "chainId": 1,
+         *           "name": "Ether Mail",
+         *           "verifyingContract": "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC",
+         *           "version": "1"
+         *         },
+         *         "message": {
+         *           "contents": "Hello, Bob!",
+         *           "from": {
+         *             "name": "Cow",
+         *             "wallet": "0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826"
+         *           },
+         *           "to": {
+         *             "name": "Bob",
+         *             "wallet": "0xbBbBBBBbbBBBbbbBbbBbbbbBBbBbbbbBbBbbBBbB"
+         *           }
+         *         },
+         *         "primaryType": "Mail",
+         *         "types": {
+         *           "EIP712Domain": [
+         *             {
+         *               "name": "name",
+         *               "type": "string"
+         *             },
+         *             {
+         *               "name": "version",
+         *               "type": "string"
+         *             }
+         *           ],
+         *           "Mail": [
+         *             {
+         *               "name": "from",
+         *               "type": "Person"
+         *             },
+         *             {
+         *               "name": "to",
+         *               "type": "Person"
+         *             }
+         *           ],
+         *           "Person": [
+         *             {
+         *               "name": "name",
+         *               "type": "string"
+         *             },
+         *             {
+         *               "name": "wallet",
+         *               "type": "address"
+         *             }
+         *           ]
+         *         }
+         *       }
+         *     }
+         */
         SigQuoteRequest: {
             /**
              * @description personal_sign: how message is written (utf8 by default; hex is 0x-prefixed bytes)
@@ -2945,11 +4912,49 @@ export interface components {
             /** @enum {string} */
             type: "swap" | "cross" | "protocol";
         };
+        /**
+         * @example {
+         *       "approvalId": "apr_01M8BJHJMRX1GJHK6NNNBJKAZ2",
+         *       "chargedCredits": 0.1,
+         *       "createdAt": "2026-11-26T09:21:19.000Z",
+         *       "fromAmount": "40000000",
+         *       "fromChainId": 1337,
+         *       "fromToken": "0x1a76b7E817E3B2f5219906C7dD4425d5Dd7a6971",
+         *       "id": "swp_01M8BJHJMR8Z0FCBKB94134Z2M",
+         *       "quoteId": "swq_01M8BJHJMRYK3H2EVTCAN0S3GN",
+         *       "routeId": "rte_01M8BJHJMR6A4BMMSZ8AT49EYZ",
+         *       "status": "done",
+         *       "substatus": "completed",
+         *       "toAmount": "15951936383677701",
+         *       "toAmountMin": "15792417019840923",
+         *       "toChainId": 1337,
+         *       "toToken": "0xa4Ee1AE1c8A85e4F84d809E8478284f699E6f082",
+         *       "transactions": [
+         *         {
+         *           "hash": "0xe071f153515030e4e5d37b4d6ff995ba2a33a070d7b7a46336ff6d31b5d20628",
+         *           "purpose": "swap_approval",
+         *           "status": "confirmed",
+         *           "transactionId": "wtx_01M8BJHJMRM9C1GR11RZQQ1KKN"
+         *         },
+         *         {
+         *           "hash": "0xe25cf44b194944d2156624037609d444c355ae63c3d9bd55d02b091b86de708d",
+         *           "purpose": "swap",
+         *           "status": "confirmed",
+         *           "transactionId": "wtx_01M8BJHJMRG7AWVQE90EWTQJPG"
+         *         }
+         *       ],
+         *       "updatedAt": "2026-11-26T09:21:19.000Z",
+         *       "walletId": "wal_01M8BJHJMR99JSZ9D34G7FTP8C"
+         *     }
+         */
         Swap: {
             /** @description The approval a require_approval rule asked for (another key decides it) */
             approvalId: string | null;
-            /** @description The swaps.execute price once done; 0 otherwise */
-            chargedCredits: string;
+            /**
+             * Format: double
+             * @description The swaps.execute price once done; 0 otherwise
+             */
+            chargedCredits: number;
             /** Format: date-time */
             createdAt: string;
             fromAmount: string;
@@ -2970,11 +4975,63 @@ export interface components {
             /** Format: int64 */
             toChainId: number;
             toToken: string;
-            transactions: components["schemas"]["SwapTx"][] | null;
+            transactions: components["schemas"]["SwapTx"][];
             /** Format: date-time */
             updatedAt: string;
             walletId: string;
         };
+        /**
+         * @example {
+         *       "approval": {
+         *         "amount": "2500000000",
+         *         "required": true,
+         *         "spender": "0x1231DEB6f5749EF6cE6943a275A1D3E7486F4EaE",
+         *         "token": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+         *       },
+         *       "createdAt": "2026-11-26T09:21:19.000Z",
+         *       "expiresAt": "2026-11-26T09:21:49.000Z",
+         *       "fees": [
+         *         {
+         *           "amount": "6250000",
+         *           "name": "LIFI Fixed Fee",
+         *           "token": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+         *         },
+         *         {
+         *           "amount": "2100000000000000",
+         *           "name": "gas",
+         *           "token": "0x0000000000000000000000000000000000000000"
+         *         }
+         *       ],
+         *       "fromAddress": "0x00000000000000000000000000000000000A11cE",
+         *       "fromAmount": "2500000000",
+         *       "fromChainId": 8453,
+         *       "fromToken": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+         *       "id": "swq_01M8BJHJMRV1MYRGH4HQF99RY3",
+         *       "issues": {
+         *         "balance": null
+         *       },
+         *       "routeId": "rte_01M8BJHJMRYW8VVWK4P6JPRXJP",
+         *       "router": "lifi",
+         *       "slippageBps": 50,
+         *       "steps": [
+         *         {
+         *           "fromAmount": "2500000000",
+         *           "fromChainId": 8453,
+         *           "fromToken": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+         *           "toAmount": "2500000000",
+         *           "toChainId": 8453,
+         *           "toToken": "0x4200000000000000000000000000000000000006",
+         *           "tool": "fakedex",
+         *           "type": "swap"
+         *         }
+         *       ],
+         *       "toAmount": "2500000000",
+         *       "toAmountMin": "2487500000",
+         *       "toChainId": 8453,
+         *       "toToken": "0x4200000000000000000000000000000000000006",
+         *       "walletId": null
+         *     }
+         */
         SwapQuote: {
             approval: components["schemas"]["ApprovalNeed"];
             /** Format: date-time */
@@ -2984,7 +5041,7 @@ export interface components {
              * @description At most 30 seconds ahead
              */
             expiresAt: string;
-            fees: components["schemas"]["FeeView"][] | null;
+            fees: components["schemas"]["FeeView"][];
             fromAddress: string;
             fromAmount: string;
             /** Format: int64 */
@@ -2999,7 +5056,7 @@ export interface components {
             router: string;
             /** Format: int32 */
             slippageBps: number;
-            steps: components["schemas"]["StepView"][] | null;
+            steps: components["schemas"]["StepView"][];
             /** @description The expected output at the quoted price */
             toAmount: string;
             /** @description The least the swap delivers, or it fails: toAmount less the slippage */
@@ -3009,6 +5066,17 @@ export interface components {
             toToken: string;
             walletId: string | null;
         };
+        /**
+         * @example {
+         *       "fromAmount": "500000",
+         *       "fromChainId": 1337,
+         *       "fromToken": "USDC",
+         *       "slippageBps": 100,
+         *       "toChainId": 1337,
+         *       "toToken": "WETH",
+         *       "walletId": "wal_01M8BJG6PG1CY51E08EFVK42QN"
+         *     }
+         */
         SwapQuoteRequest: {
             /** @description Or the caller's own address: the swap is built unsigned with POST /swaps/prepare */
             fromAddress?: string;
@@ -3069,6 +5137,11 @@ export interface components {
             /** @example USDC */
             symbol: string;
         };
+        /**
+         * @example {
+         *       "amountUsd": 12.34
+         *     }
+         */
         TopUpRequest: {
             /**
              * Format: double
@@ -3076,6 +5149,14 @@ export interface components {
              */
             amountUsd: number;
         };
+        /**
+         * @example {
+         *       "balance": 1235,
+         *       "creditedCredits": 1234,
+         *       "creditedUsd": 12.34,
+         *       "receiptId": "rcpt_01M8BJG7NREPY3JGKW64HXQ4EY"
+         *     }
+         */
         TopUpResult: {
             /**
              * Format: double
@@ -3088,6 +5169,20 @@ export interface components {
             creditedUsd: number;
             receiptId: string;
         };
+        /**
+         * @example {
+         *       "completedAt": "2026-11-26T09:21:04.000Z",
+         *       "createdAt": "2026-11-26T09:21:04.000Z",
+         *       "direction": "export",
+         *       "error": "",
+         *       "expiresAt": "2026-11-27T09:21:04.000Z",
+         *       "id": "dbt_01M8BJH4000DXHD7QMH0F163R7",
+         *       "partCount": 0,
+         *       "sha256": "908bab8da4f97dc78bd4bedda15ad5abe6299562015849fd42b63ce88fc24f5c",
+         *       "sizeBytes": 1266,
+         *       "status": "ready"
+         *     }
+         */
         Transfer: {
             /** Format: date-time */
             completedAt: string | null;
@@ -3106,6 +5201,11 @@ export interface components {
             sizeBytes: number;
             status: string;
         };
+        /**
+         * @example {
+         *       "quoteId": "wtq_01M8BJG6PGXRH2CKHWA8V2T1ZE"
+         *     }
+         */
         TxCreateRequest: {
             /** @description An approved approval for this quote, when the policy requires one and it was decided before this call */
             approvalId?: string;
@@ -3154,6 +5254,44 @@ export interface components {
              */
             value: string;
         };
+        /**
+         * @example {
+         *       "amount": "1000001",
+         *       "asset": "USDC",
+         *       "chainId": 1337,
+         *       "createdAt": "2026-11-26T09:21:10.000Z",
+         *       "expiresAt": "2026-11-26T09:22:10.000Z",
+         *       "id": "wtq_01M8BJH9VGEWZ5D3TX1FX1ME91",
+         *       "networkFee": {
+         *         "amount": null,
+         *         "asset": "ETH",
+         *         "effectiveGasPrice": null,
+         *         "gasLimit": 100000,
+         *         "gasUsed": null,
+         *         "maxAmount": "4251646900000",
+         *         "maxFeePerGas": "42516469",
+         *         "maxPriorityFeePerGas": "1"
+         *       },
+         *       "policy": {
+         *         "decision": "allow",
+         *         "reason": "no rule applies to this transactions.create; default action allow"
+         *       },
+         *       "simulation": {
+         *         "revertReason": "ERC20: transfer amount exceeds balance",
+         *         "success": false
+         *       },
+         *       "to": "0x0000000000000000000000005822341d2e35090F",
+         *       "transaction": {
+         *         "chainId": 1337,
+         *         "data": "0xa9059cbb0000000000000000000000000000000000000000000000005822341d2e35090f00000000000000000000000000000000000000000000000000000000000f4241",
+         *         "from": "0x0627a3a35f19DF93D4a836aD707AA247bb593039",
+         *         "gas": 100000,
+         *         "to": "0x65b6AbC8f3Ecc816cD272571FFe7e6846Af6A600",
+         *         "value": "0"
+         *       },
+         *       "walletId": "wal_01M8BJH9VGEV0KYE62QEVATGBJ"
+         *     }
+         */
         TxQuote: {
             /**
              * @description Base units
@@ -3188,6 +5326,14 @@ export interface components {
             /** @example wal_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
             walletId: string;
         };
+        /**
+         * @example {
+         *       "amount": "4000000",
+         *       "asset": "USDC",
+         *       "chainId": 1337,
+         *       "to": "0x00000000000000000000000018eb8DD7E12bD197"
+         *     }
+         */
         TxQuoteRequest: {
             /**
              * @description Base units as a decimal string (USDC has 6 decimals: 1.5 USDC is 1500000)
@@ -3225,6 +5371,11 @@ export interface components {
             /** @description Wei, decimal */
             value: string;
         };
+        /**
+         * @example {
+         *       "description": "changed"
+         *     }
+         */
         UpdateProjectRequest: {
             description?: string;
             /** @description Replaces the metadata when sent */
@@ -3236,7 +5387,7 @@ export interface components {
         UsageBucket: {
             /** Format: date-time */
             endTime: string;
-            results: components["schemas"]["UsageResult"][] | null;
+            results: components["schemas"]["UsageResult"][];
             /** Format: date-time */
             startTime: string;
         };
@@ -3255,6 +5406,52 @@ export interface components {
             requests: number;
             serviceId: string | null;
         };
+        /**
+         * @example {
+         *       "address": "0x2BB6002fFeA36d8E9dcBC9f4DC6a290B4c8D7703",
+         *       "chainIds": [
+         *         1337
+         *       ],
+         *       "createdAt": "2026-11-26T09:21:10.000Z",
+         *       "id": "wal_01M8BJH9VG7MVF5B4YE2QMT3FN",
+         *       "label": "TestADenyRuleRefusesAndCreatesNothingAndWinsOverAllow/embedded",
+         *       "policy": {
+         *         "defaultAction": "allow",
+         *         "revision": 2,
+         *         "rules": [
+         *           {
+         *             "action": "allow",
+         *             "criteria": [
+         *               {
+         *                 "addresses": [
+         *                   "0x000000000000000000000000582233D8C0Cfa2bA",
+         *                   "0x000000000000000000000000582233D8c0d6614b"
+         *                 ],
+         *                 "op": "in",
+         *                 "type": "recipient"
+         *               }
+         *             ],
+         *             "operation": "transactions.create"
+         *           },
+         *           {
+         *             "action": "require_approval",
+         *             "criteria": [
+         *               {
+         *                 "addresses": [
+         *                   "0x000000000000000000000000582233D8C0Cfa2bA"
+         *                 ],
+         *                 "op": "in",
+         *                 "type": "recipient"
+         *               }
+         *             ],
+         *             "operation": "transactions.create"
+         *           }
+         *         ]
+         *       },
+         *       "projectId": null,
+         *       "status": "active"
+         *     }
+         */
         Wallet: {
             /**
              * @description EIP-55 checksummed address
@@ -3267,7 +5464,7 @@ export interface components {
              *       1337
              *     ]
              */
-            chainIds: number[] | null;
+            chainIds: number[];
             /** Format: date-time */
             createdAt: string;
             /** @example wal_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
@@ -3310,18 +5507,81 @@ export interface components {
             /** @example USDC */
             symbol: string;
         };
+        /**
+         * @example {
+         *       "blockNumber": 10,
+         *       "data": [
+         *         {
+         *           "amount": "100000000000000000",
+         *           "asset": "ETH",
+         *           "blockNumber": 10,
+         *           "chainId": 1337,
+         *           "decimals": 18,
+         *           "symbol": "ETH"
+         *         },
+         *         {
+         *           "amount": "10000000",
+         *           "asset": "0x65b6AbC8f3Ecc816cD272571FFe7e6846Af6A600",
+         *           "blockNumber": 10,
+         *           "chainId": 1337,
+         *           "decimals": 6,
+         *           "symbol": "USDC"
+         *         }
+         *       ]
+         *     }
+         */
         WalletBalances: {
             /**
              * Format: int64
              * @description The block of the first chain (the only one, usually)
              */
             blockNumber: number;
-            data: components["schemas"]["WalletBalance"][] | null;
+            data: components["schemas"]["WalletBalance"][];
         };
+        /**
+         * @example {
+         *       "label": "ledger"
+         *     }
+         */
         WalletCreateRequest: {
             /** @description A name for people; not unique */
             label?: string;
         };
+        /**
+         * @example {
+         *       "defaultAction": "allow",
+         *       "expectedRevision": 1,
+         *       "rules": [
+         *         {
+         *           "action": "allow",
+         *           "criteria": [
+         *             {
+         *               "addresses": [
+         *                 "0x000000000000000000000000582233D8C0Cfa2bA",
+         *                 "0x000000000000000000000000582233D8c0d6614b"
+         *               ],
+         *               "op": "in",
+         *               "type": "recipient"
+         *             }
+         *           ],
+         *           "operation": "transactions.create"
+         *         },
+         *         {
+         *           "action": "require_approval",
+         *           "criteria": [
+         *             {
+         *               "addresses": [
+         *                 "0x000000000000000000000000582233D8C0Cfa2bA"
+         *               ],
+         *               "op": "in",
+         *               "type": "recipient"
+         *             }
+         *           ],
+         *           "operation": "transactions.create"
+         *         }
+         *       ]
+         *     }
+         */
         WalletPolicyRequest: {
             /** @enum {string} */
             defaultAction: "allow" | "deny" | "require_approval";
@@ -3330,8 +5590,19 @@ export interface components {
              * @description The policy revision this replacement is based on; another one is 409 policy_revision_conflict
              */
             expectedRevision: number;
-            rules: components["schemas"]["Rule"][] | null;
+            rules: components["schemas"]["Rule"][];
         };
+        /**
+         * @example {
+         *       "address": "0x7B27E0235875a38F907f2Bc9c43Af2119Ea9a369",
+         *       "createdAt": "2026-11-26T09:21:11.000Z",
+         *       "digest": "0x4d0eaf951acf45d7d031564b682175b548c071d7deacca53ece38f8246b167a7",
+         *       "id": "sig_01M8BJHATR9V7VSY4W5SJMRJM3",
+         *       "signature": "0x778f63579f2b201802608969e568ebd5c9e57272426c5c53e26e83a37728f8ba4c6336327084adc5e76c23532bcd0fd9a7413032d3b789a4f857d497352903701c",
+         *       "type": "personal_sign",
+         *       "walletId": "wal_01M8BJHATR09WJ0MJQY4DKXXZ4"
+         *     }
+         */
         WalletSignature: {
             /** @description The wallet's address */
             address: string;
@@ -3349,6 +5620,38 @@ export interface components {
             type: "personal_sign" | "eip712";
             walletId: string;
         };
+        /**
+         * @example {
+         *       "amount": "1000",
+         *       "approvalId": "apr_01M8BJH8W8N434ZQZSR8JW75D4",
+         *       "asset": "USDC",
+         *       "blockNumber": 11,
+         *       "chainId": 1337,
+         *       "chargedCredits": 0.1,
+         *       "createdAt": "2026-11-26T09:21:09.000Z",
+         *       "failure": null,
+         *       "hash": "0xa7b1d441537de9e4be638d43abc7aca3d03c782bedf338bab9204b8763f09cc4",
+         *       "id": "wtx_01M8BJH8W82E2CHQ59PVJ2NCTQ",
+         *       "networkFee": {
+         *         "amount": "34277007349455",
+         *         "asset": "ETH",
+         *         "effectiveGasPrice": "234060619",
+         *         "gasLimit": 177130,
+         *         "gasUsed": 146445,
+         *         "maxAmount": "94697804050530",
+         *         "maxFeePerGas": "534623181",
+         *         "maxPriorityFeePerGas": "1"
+         *       },
+         *       "nonce": 0,
+         *       "purpose": "send",
+         *       "quoteId": "wtq_01M8BJH8W80KXMWWMV7BKBS7R4",
+         *       "status": "confirmed",
+         *       "swapId": null,
+         *       "to": "0x00000000000000000000000058223311b4F0f009",
+         *       "updatedAt": "2026-11-26T09:21:09.000Z",
+         *       "walletId": "wal_01M8BJH8W8716TMNA72B4BYHB5"
+         *     }
+         */
         WalletTransaction: {
             /**
              * @description Base units
@@ -3367,13 +5670,14 @@ export interface components {
              */
             chainId: number;
             /**
+             * Format: double
              * @description Credits charged: the operation's price once confirmed, 0 otherwise; always 0 on a swap's transactions, whose swap (swapId) carries the charge
              * @example 0.1
              */
-            chargedCredits: string;
+            chargedCredits: number;
             /** Format: date-time */
             createdAt: string;
-            failure: components["schemas"]["TxFailure"];
+            failure: components["schemas"]["TxFailure"] | null;
             /** @description Set once signed; the same on every rebroadcast */
             hash: string | null;
             /** @example wtx_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
@@ -3404,6 +5708,23 @@ export interface components {
             /** @example wal_01J9Z3K4M5N6P7Q8R9S0T1V2W3 */
             walletId: string;
         };
+        /**
+         * @example {
+         *       "createdAt": "2026-11-26T09:21:35.000Z",
+         *       "createdByKeyId": "key_01M8BJJ28R6J8TD8NKDPC2NMY3",
+         *       "description": "x",
+         *       "disabledAt": "2026-11-26T09:21:35.000Z",
+         *       "events": [
+         *         "*"
+         *       ],
+         *       "id": "whk_01M8BJJ28RWSKMYCA2JKMP7TH3",
+         *       "previousSecretExpiresAt": null,
+         *       "projectId": null,
+         *       "status": "disabled",
+         *       "updatedAt": "2026-11-26T09:21:35.000Z",
+         *       "url": "https://93.184.216.34/in"
+         *     }
+         */
         Webhook: {
             /** Format: date-time */
             createdAt: string;
@@ -3413,7 +5734,7 @@ export interface components {
             /** Format: date-time */
             disabledAt: string | null;
             /** @description Subscribed event names, or ["*"] for every event */
-            events: string[] | null;
+            events: string[];
             id: string;
             /**
              * Format: date-time
@@ -3428,6 +5749,15 @@ export interface components {
             updatedAt: string;
             url: string;
         };
+        /**
+         * @example {
+         *       "description": "test",
+         *       "events": [
+         *         "*"
+         *       ],
+         *       "url": "http://127.0.0.1:37729/in"
+         *     }
+         */
         WebhookCreateBody: {
             description?: string;
             /**
@@ -3482,6 +5812,13 @@ export interface components {
             /** @description Where deliveries are POSTed: https, no credentials, resolving to public addresses only */
             url: string;
         };
+        /**
+         * @example {
+         *       "events": [
+         *         "webhook.updated"
+         *       ]
+         *     }
+         */
         WebhookUpdateBody: {
             description?: string;
             /**
@@ -3540,6 +5877,24 @@ export interface components {
             status?: "active" | "disabled";
             url?: string;
         };
+        /**
+         * @example {
+         *       "createdAt": "2026-11-26T09:21:35.000Z",
+         *       "createdByKeyId": "key_01M8BJJ28R6J8TD8NKDPC2NMY3",
+         *       "description": "x",
+         *       "disabledAt": "2026-11-26T09:21:35.000Z",
+         *       "events": [
+         *         "*"
+         *       ],
+         *       "id": "whk_01M8BJJ28RWSKMYCA2JKMP7TH3",
+         *       "previousSecretExpiresAt": "2026-11-27T09:21:35.000Z",
+         *       "projectId": null,
+         *       "secret": "whsec_BI_Q9IeCdqOJC5PPjc713h9H-vDxw55N0-Mhm-vFhlI",
+         *       "status": "disabled",
+         *       "updatedAt": "2026-11-26T09:21:35.000Z",
+         *       "url": "https://93.184.216.34/in"
+         *     }
+         */
         WebhookWithSecret: {
             /** Format: date-time */
             createdAt: string;
@@ -3549,7 +5904,7 @@ export interface components {
             /** Format: date-time */
             disabledAt: string | null;
             /** @description Subscribed event names, or ["*"] for every event */
-            events: string[] | null;
+            events: string[];
             id: string;
             /**
              * Format: date-time
@@ -3575,6 +5930,44 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    "index.read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexBody"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "actions.list": {
         parameters: {
             query?: {
@@ -7664,6 +10057,114 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Selects an active project when using an account-level key; a project-bound key may only name its own. */
+                "X-Service-Project"?: string;
+                /** @description Acts for one of your app's end users (1–128 characters of letters, digits, `:._@-`). */
+                "X-Service-End-User"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MCPRequest"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MCPResponse"];
+                };
+            };
+            /** @description A notification or a client's response was accepted; no body */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
