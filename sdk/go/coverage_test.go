@@ -16,7 +16,6 @@ var answeredOtherwise = map[string]string{
 	"credits.x402.topUp":     "TopUpReceipt",    // TopUpResult and the Payment-Response settlement
 	"apiKeys.roll":           "RolledKey",       // the document's RolledKey omits the new key
 	"pricing.read":           "json.RawMessage", // untyped since before the generated types
-	"index.read":             "json.RawMessage", // a few links, added before its schema was in the document
 	"artifacts.content.read": "*Download",       // any media type, streamed
 }
 

@@ -102,8 +102,8 @@ func list[T any](ctx context.Context, c *Client, op string, params map[string]st
 // --- Public ---
 
 // Index is GET /: where to start (links to /docs, /openapi.json, /health).
-func (c *Client) Index(ctx context.Context, opts ...CallOption) (Result[json.RawMessage], error) {
-	return jsonCall[json.RawMessage](ctx, c, "index.read", nil, nil, nil, opts)
+func (c *Client) Index(ctx context.Context, opts ...CallOption) (Result[IndexBody], error) {
+	return jsonCall[IndexBody](ctx, c, "index.read", nil, nil, nil, opts)
 }
 
 func (c *Client) Health(ctx context.Context, opts ...CallOption) (Result[HealthStatus], error) {

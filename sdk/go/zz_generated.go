@@ -495,6 +495,19 @@ type HealthStatus struct {
 	Time string `json:"time"`
 }
 
+// IndexBody is the schema IndexBody of the OpenAPI document.
+type IndexBody struct {
+	// One of: v1.
+	APIVersion string `json:"apiVersion"`
+	// The browsable API reference
+	Docs string `json:"docs"`
+	// Service health
+	Health string `json:"health"`
+	Name   string `json:"name"`
+	// The OpenAPI 3.1 document
+	OpenAPI string `json:"openapi"`
+}
+
 // InvokeRequest is the schema InvokeRequest of the OpenAPI document.
 type InvokeRequest struct {
 	// An approved, unused approval for exactly this service, operation and input (approval-gated operations)
@@ -578,6 +591,28 @@ type Limit struct {
 	RequestsPerMinute *int64 `json:"requestsPerMinute,omitempty"`
 }
 
+// MCPRequest is MCPRequest: One JSON-RPC 2.0 request or notification of the Model Context Protocol.
+type MCPRequest struct {
+	// Absent on a notification; echoed in the response.
+	ID json.RawMessage `json:"id,omitzero"`
+	// One of: 2.0.
+	JSONRPC string `json:"jsonrpc"`
+	// `initialize`, `tools/list`, `tools/call`, `ping`, or a notification such as `notifications/initialized`.
+	Method string `json:"method"`
+	// The method's parameters, as the MCP specification defines them.
+	Params json.RawMessage `json:"params,omitzero"`
+}
+
+// MCPResponse is MCPResponse: One JSON-RPC 2.0 response: `result` on success, `error` otherwise. A failed tool call is a result with `isError: true`.
+type MCPResponse struct {
+	Error *MCPResponseError `json:"error,omitempty"`
+	ID    json.RawMessage   `json:"id"`
+	// One of: 2.0.
+	JSONRPC string `json:"jsonrpc"`
+	// The method's result, as the MCP specification defines it.
+	Result json.RawMessage `json:"result,omitzero"`
+}
+
 // NetworkFee is the schema NetworkFee of the OpenAPI document.
 type NetworkFee struct {
 	// gasUsed × effectiveGasPrice, once mined: what the wallet paid
@@ -617,7 +652,7 @@ type Order struct {
 	// Quantity in units of the base asset, up to 8 decimals
 	Qty     string  `json:"qty"`
 	QuoteID *string `json:"quoteId"`
-	// Why a rejected order was refused. One of: insufficient_buying_power, insufficient_position.
+	// Why a rejected order was refused. One of: insufficient_buying_power, insufficient_position, <nil>.
 	RejectReason *string `json:"rejectReason"`
 	// One of: buy, sell.
 	Side string `json:"side"`
@@ -1344,6 +1379,14 @@ type WebhookWithSecret struct {
 	URL       string    `json:"url"`
 }
 
+// MCPResponseError is an object inline in the OpenAPI document.
+type MCPResponseError struct {
+	Code int64 `json:"code"`
+	// More about the error, when there is more.
+	Data    json.RawMessage `json:"data,omitzero"`
+	Message string          `json:"message"`
+}
+
 // routeTable is every operation of the document, by operationId.
 var routeTable = map[string]route{
 	"actions.list":                    {Method: "GET", Path: "/actions", Idem: false, Request: "", Response: "Page[Action]"},
@@ -1386,6 +1429,8 @@ var routeTable = map[string]route{
 	"files.list":                      {Method: "GET", Path: "/files", Idem: false, Request: "", Response: "Page[File]"},
 	"files.read":                      {Method: "GET", Path: "/files/{fileId}", Idem: false, Request: "", Response: "File"},
 	"health.read":                     {Method: "GET", Path: "/health", Idem: false, Request: "", Response: "HealthStatus"},
+	"index.read":                      {Method: "GET", Path: "/", Idem: false, Request: "", Response: "IndexBody"},
+	"mcp":                             {Method: "POST", Path: "/mcp", Idem: false, Request: "MCPRequest", Response: "MCPResponse"},
 	"openapi.read":                    {Method: "GET", Path: "/openapi.json", Idem: false, Request: "", Response: "json.RawMessage"},
 	"pricing.read":                    {Method: "GET", Path: "/pricing", Idem: false, Request: "", Response: "PricingBody"},
 	"projects.archive":                {Method: "DELETE", Path: "/projects/{projectId}", Idem: true, Request: "", Response: "Project"},

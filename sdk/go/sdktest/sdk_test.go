@@ -497,6 +497,15 @@ func TestAFileRoundTripsThroughUploadAndStreamedDownload(t *testing.T) {
 	}
 }
 
+// GET / answers where to start, under /v1 as every public route.
+func TestTheIndexPointsAtTheDocs(t *testing.T) {
+	f := setup(t)
+	idx := must(f.c.Index(ctx(t)))(t)
+	if idx.Docs != "/docs" || idx.OpenAPI != "/openapi.json" || idx.Health != "/health" {
+		t.Fatalf("index %+v", idx)
+	}
+}
+
 func TestDeprecationHeadersReachTheHook(t *testing.T) {
 	type seen struct{ op, dep, sunset, link string }
 	var got []seen
