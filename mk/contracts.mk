@@ -21,8 +21,9 @@
 # should a code generator add requirements of its own. So it is built against
 # a copy of go.mod and go.sum in .cache/contracts (-modfile, -mod=mod), which
 # fills in whatever is missing there: the project's go.mod and go.sum are never
-# touched. A first build on a clean machine downloads and compiles for about a
-# minute; later runs take seconds.
+# touched (GOWORK=off: the go.work workspace refuses -modfile, and abigen
+# needs no other module of it). A first build on a clean machine downloads
+# and compiles for about a minute; later runs take seconds.
 
 contracts_saved_goal := $(.DEFAULT_GOAL)
 
@@ -47,7 +48,7 @@ contracts-tools:
 		npm install --silent --no-save --prefix .cache/solc solc@$(SOLC_VERSION); }
 	cp go.mod $(CONTRACTS_CACHE)/go.mod
 	cp go.sum $(CONTRACTS_CACHE)/go.sum
-	$(GO) build -modfile=$(CONTRACTS_CACHE)/go.mod -mod=mod -o $(ABIGEN) github.com/ethereum/go-ethereum/cmd/abigen
+	GOWORK=off $(GO) build -modfile=$(CONTRACTS_CACHE)/go.mod -mod=mod -o $(ABIGEN) github.com/ethereum/go-ethereum/cmd/abigen
 
 # contracts_generate(build dir, bindings dir): compiles each contract on its
 # own, renames solcjs's <File>_sol_<Contract> outputs to <Contract>.abi/.bin
