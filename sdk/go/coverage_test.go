@@ -14,7 +14,6 @@ var transportOnly = map[string]bool{"mcp": true}
 // the document's success schema, and why.
 var answeredOtherwise = map[string]string{
 	"credits.x402.topUp":     "TopUpReceipt",    // TopUpResult and the Payment-Response settlement
-	"apiKeys.roll":           "RolledKey",       // the document's RolledKey omits the new key
 	"pricing.read":           "json.RawMessage", // untyped since before the generated types
 	"artifacts.content.read": "*Download",       // any media type, streamed
 }

@@ -132,13 +132,6 @@ func (c *Client) DocsAsset(ctx context.Context, name string, opts ...CallOption)
 
 // --- API keys ---
 
-// RolledKey is the successor of a rolled key, with its secret, and the
-// rolled key itself. (The document's RolledKey names only previousKey.)
-type RolledKey struct {
-	CreatedKey
-	PreviousKey *Key `json:"previousKey"`
-}
-
 func (c *Client) ListAPIKeys(ctx context.Context, o ListOptions, opts ...CallOption) (Result[Page[*Key]], error) {
 	return list[*Key](ctx, c, "apiKeys.list", nil, o, nil, opts)
 }

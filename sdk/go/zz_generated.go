@@ -862,6 +862,46 @@ type RollRequest struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// RolledKey is the schema RolledKey of the OpenAPI document.
+type RolledKey struct {
+	// Client networks (CIDR, normalised) the key may be used from, or null when any; requests from elsewhere are 403 ip_denied
+	AllowedIPs []string `json:"allowedIps"`
+	// Resolved exact operation allowlist, or null when unbounded
+	AllowedOperations []string `json:"allowedOperations"`
+	// Resolved service allowlist, or null when unbounded
+	AllowedServices []string   `json:"allowedServices"`
+	CreatedAt       time.Time  `json:"createdAt"`
+	Depth           int64      `json:"depth"`
+	ExpiresAt       *time.Time `json:"expiresAt"`
+	ID              string     `json:"id"`
+	Label           string     `json:"label"`
+	// Last request the key made, to the minute (written at most once a minute per key)
+	LastUsedAt *time.Time       `json:"lastUsedAt"`
+	Limits     map[string]Limit `json:"limits"`
+	// The creator's own labels; never used for policy
+	Metadata map[string]string `json:"metadata"`
+	// Before this time the key is 401 key_not_yet_valid; null: valid from creation
+	NotBefore *time.Time `json:"notBefore"`
+	ParentID  *string    `json:"parentId"`
+	// Leading characters of the secret, to recognise it
+	Prefix string `json:"prefix"`
+	// The rolled key: it works until its expiresAt, and names this one in rolledTo
+	PreviousKey *Key `json:"previousKey"`
+	// One of: standard, pseudonymous, minimal.
+	PrivacyTier string     `json:"privacyTier"`
+	ProjectID   *string    `json:"projectId"`
+	RevokedAt   *time.Time `json:"revokedAt"`
+	// The key this one was rolled from (POST /api-keys/{id}/roll)
+	RolledFrom *string `json:"rolledFrom"`
+	// The key this one was rolled into; this key stops at its expiresAt
+	RolledTo *string  `json:"rolledTo"`
+	Scopes   []string `json:"scopes"`
+	// The key itself. Shown only in this response; store it now.
+	Secret string `json:"secret"`
+	// Effective status, counting ancestors. One of: active, revoked, expired.
+	Status string `json:"status"`
+}
+
 // RouteStatus is the schema RouteStatus of the OpenAPI document.
 type RouteStatus struct {
 	Receiving *LegView `json:"receiving"`

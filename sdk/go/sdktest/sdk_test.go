@@ -188,6 +188,23 @@ func TestFirstKeyChildKeyAndProjectLifecycle(t *testing.T) {
 	}
 }
 
+// Rolling answers the successor with its secret and the rolled key, whose
+// expiry is the one asked for; both keys work until then.
+func TestARolledKeyAnswersItsSuccessorAndThePreviousKey(t *testing.T) {
+	f := setup(t)
+	root, _ := f.root(t, 1)
+	child := must(root.CreateAPIKey(ctx(t), platform.CreateKeyRequest{Label: "ci"}))(t)
+	until := f.e.Clock.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	rolled := must(root.RollAPIKey(ctx(t), child.ID, platform.RollRequest{ExpiresAt: until}))(t)
+	if rolled.Secret == "" || rolled.Secret == child.Secret || rolled.ID == child.ID || rolled.PreviousKey == nil ||
+		rolled.PreviousKey.ID != child.ID || rolled.PreviousKey.ExpiresAt == nil || !rolled.PreviousKey.ExpiresAt.Equal(until) {
+		t.Fatalf("rolled %+v, previous %+v", rolled, rolled.PreviousKey)
+	}
+	for _, secret := range []string{child.Secret, rolled.Secret} {
+		must(f.c.WithAPIKey(secret).Balance(ctx(t)))(t)
+	}
+}
+
 func TestValidationFailuresCarryFieldErrors(t *testing.T) {
 	f := setup(t)
 	root, _ := f.root(t, 1)

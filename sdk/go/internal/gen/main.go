@@ -15,8 +15,7 @@
 //     value is a real value; an optional string, time, slice or map is
 //     omitted when zero (omitzero: a nil slice is absent, an empty one is []).
 //     In a PATCH body every optional scalar is a pointer: absent keeps.
-//   - Page<T> schemas become the generic Page[T]; Error is APIError and
-//     RolledKey is written by hand (see skip).
+//   - Page<T> schemas become the generic Page[T]; Error is APIError.
 package main
 
 import (
@@ -53,20 +52,8 @@ var rename = map[string]string{
 }
 
 // skip lists schemas the SDK writes by hand: Error is APIError (it also
-// carries Retry-After and the headers); the document's RolledKey names only
-// previousKey, while the answer also carries the new key and its secret.
-var skip = map[string]bool{"Error": true, "RolledKey": true}
-
-// wireNumbers are properties the document types as string (how huma renders
-// a json.Number) that the server sends as a JSON number. json.Number reads
-// both, so the SDK stays right when the document is corrected.
-var wireNumbers = map[string]bool{
-	"EntryView.amountCredits":          true,
-	"EntryView.balanceAfter":           true,
-	"Order.chargedCredits":             true,
-	"Swap.chargedCredits":              true,
-	"WalletTransaction.chargedCredits": true,
-}
+// carries Retry-After and the headers).
+var skip = map[string]bool{"Error": true}
 
 // initialisms are written in capitals in Go names.
 var initialisms = map[string]string{
@@ -304,10 +291,6 @@ func (g *generator) field(owner, prop string, s *schema, required bool) error {
 	t, err := g.goType(s, owner+fieldName(prop))
 	if err != nil {
 		return fmt.Errorf("%s.%s: %w", owner, prop, err)
-	}
-	if wireNumbers[owner+"."+prop] && t == "string" {
-		g.imports["encoding/json"] = true
-		t = "json.Number"
 	}
 	_, nullable := s.types()
 	if _, ok := s.nullableOf(); ok {
