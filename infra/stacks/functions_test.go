@@ -19,7 +19,7 @@ import (
 // reject half-way through a deployment, or would accept and misroute.
 func TestFunctionTableIsConsistent(t *testing.T) {
 	name := regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	path := regexp.MustCompile(`^(/([A-Za-z0-9._-]+|\{[A-Za-z]+\}))+$`)
+	path := regexp.MustCompile(`^/$|^(/([A-Za-z0-9._-]+|\{[A-Za-z]+\}))+$`)
 	names, routes := map[string]bool{}, map[string]string{}
 	defaults := 0
 	for _, f := range Functions {
