@@ -128,8 +128,11 @@ func (f Function) Subscribed() bool { return f.Uses.Has(IngestAuditLogs) }
 // Scheduled reports whether a schedule invokes the function.
 func (f Function) Scheduled() bool { return f.Schedule > 0 }
 
-// every HTTP group except public emits webhook events and reads the table.
-const group = UseTable | SendWebhooks
+// every HTTP group except public emits webhook events and reads the table,
+// and holds the envelope key: its idempotency records keep an HMAC of each
+// request under a sealed key, never a plain digest a reader of the table
+// could test guesses against (a connection's password, say).
+const group = UseTable | SendWebhooks | UseKMS
 
 // walletUses is what every function that moves a managed wallet's funds
 // needs: KMS opens the wallet's sealed key, the chains are where its
@@ -144,14 +147,14 @@ const walletUses = UseTable | SendWebhooks | UseKMS | SendWallets | UseChains | 
 // adding a line here (and its functions/<name>/main.go); the stack derives
 // its resource, role, grants, environment, routes, log group and alarms.
 var Functions = []Function{
-	{Name: "public", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: UseArchiveSecret},               // /health publishes the archive key
-	{Name: "keys", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseCreditSecret | UseKMS}, // seals the secrets it answers for replay
-	{Name: "services", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS},               // opens the connections a call names
+	{Name: "public", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: UseArchiveSecret},      // /health publishes the archive key
+	{Name: "keys", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseCreditSecret}, // seals the secrets it answers for replay
+	{Name: "services", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},               // opens the connections a call names
 	{Name: "credits", MemoryMiB: 256, Timeout: 29 * time.Second, Uses: group | UseX402},
 	{Name: "projects", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
 	{Name: "files", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseFiles},
-	{Name: "connections", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS},
-	{Name: "databases", MemoryMiB: 1024, Timeout: 29 * time.Second, Uses: group | UseArchives | UseKMS | UseArchiveSecret | SendDatabases,
+	{Name: "connections", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
+	{Name: "databases", MemoryMiB: 1024, Timeout: 29 * time.Second, Uses: group | UseArchives | UseArchiveSecret | SendDatabases,
 		EphemeralMiB: 2048}, // two versions of a 256 MiB database in the /tmp cache
 	{Name: "wallets", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: walletUses}, // seals new keys, opens them to sign
 	{Name: "trading", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
@@ -160,8 +163,8 @@ var Functions = []Function{
 	{Name: "runs", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | SendRuns | UseArtifactsRead},
 	{Name: "approvals", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
 	{Name: "artifacts", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseArtifactsRead},
-	{Name: "webhooks", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseKMS}, // seals signing secrets
-	{Name: "mcp", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseKMS},      // opens the connections a tool call names
+	{Name: "webhooks", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group}, // seals signing secrets
+	{Name: "mcp", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},      // opens the connections a tool call names
 	{Name: "webhook-worker", MemoryMiB: 256, Timeout: 60 * time.Second,
 		Uses: UseTable | ConsumeWebhooks | UseKMS, BatchSize: 10}, // KMS opens signing secrets
 	// One run per invocation: a run can take minutes, and a batch would make

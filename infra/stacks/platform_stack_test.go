@@ -306,25 +306,27 @@ func TestEveryRouteReachesItsOwnFunction(t *testing.T) {
 var wantEnv = func() map[string][]string {
 	base := []string{"LOG_LEVEL", "STAGE"}
 	group := append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL")
-	with := func(names ...string) []string { return append(slices.Clone(group), names...) }
-	wallet := append(slices.Clone(group), "KMS_KEY_ID", "WALLETS_QUEUE_URL", "LIFI_BASE_URL", "LIFI_API_KEY")
+	// Every HTTP group holds the envelope key (its idempotency fingerprints).
+	http := append(slices.Clone(group), "KMS_KEY_ID")
+	with := func(names ...string) []string { return append(slices.Clone(http), names...) }
+	wallet := with("WALLETS_QUEUE_URL", "LIFI_BASE_URL", "LIFI_API_KEY")
 	return map[string][]string{
 		"public":          append(slices.Clone(base), "ARCHIVE_SIGNING_SECRET_ARN"),
-		"keys":            with("CREDIT_TOKEN_SECRET_ARN", "KMS_KEY_ID"),
-		"services":        with("KMS_KEY_ID"),
+		"keys":            with("CREDIT_TOKEN_SECRET_ARN"),
+		"services":        http,
 		"credits":         with("X402_NETWORK", "X402_ASSET", "X402_PAY_TO", "X402_FACILITATOR_URL", "X402_RPC_URL"),
-		"projects":        group,
+		"projects":        http,
 		"files":           with("FILES_BUCKET"),
-		"connections":     with("KMS_KEY_ID"),
-		"databases":       with("ARCHIVES_BUCKET", "KMS_KEY_ID", "ARCHIVE_SIGNING_SECRET_ARN", "DATABASES_QUEUE_URL"),
+		"connections":     http,
+		"databases":       with("ARCHIVES_BUCKET", "ARCHIVE_SIGNING_SECRET_ARN", "DATABASES_QUEUE_URL"),
 		"wallets":         wallet,
-		"trading":         group,
+		"trading":         http,
 		"swaps":           wallet,
 		"runs":            with("RUNS_QUEUE_URL", "ARTIFACTS_BUCKET"),
-		"approvals":       group,
+		"approvals":       http,
 		"artifacts":       with("ARTIFACTS_BUCKET"),
-		"webhooks":        with("KMS_KEY_ID"),
-		"mcp":             with("KMS_KEY_ID"),
+		"webhooks":        http,
+		"mcp":             http,
 		"webhook-worker":  append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL", "KMS_KEY_ID"),
 		"run-worker":      append(slices.Clone(base), "TABLE_NAME", "RUNS_QUEUE_URL", "ARTIFACTS_BUCKET", "WEBHOOK_QUEUE_URL", "KMS_KEY_ID"),
 		"file-sweeper":    append(slices.Clone(base), "TABLE_NAME", "FILES_BUCKET"),
@@ -389,25 +391,26 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 // wantAccess is, per function, every resource its role may touch and how.
 var wantAccess = func() map[string][]string {
 	group := []string{"Table:rw", "WebhookQueue:send"}
-	with := func(more ...string) []string { return append(slices.Clone(group), more...) }
-	wallet := with("EnvelopeKey:encrypt-decrypt", "WalletsQueue:send")
+	http := append(slices.Clone(group), "EnvelopeKey:encrypt-decrypt")
+	with := func(more ...string) []string { return append(slices.Clone(http), more...) }
+	wallet := with("WalletsQueue:send")
 	return map[string][]string{
 		"public":           {"ArchiveSigningSeed:read"},
-		"keys":             with("CreditTokenSeed:read", "EnvelopeKey:encrypt-decrypt"),
-		"services":         with("EnvelopeKey:encrypt-decrypt"),
-		"credits":          group,
-		"projects":         group,
+		"keys":             with("CreditTokenSeed:read"),
+		"services":         http,
+		"credits":          http,
+		"projects":         http,
 		"files":            with("FilesBucket:rw"),
-		"connections":      with("EnvelopeKey:encrypt-decrypt"),
-		"databases":        with("ArchivesBucket:rw", "EnvelopeKey:encrypt-decrypt", "ArchiveSigningSeed:read", "DatabasesQueue:send"),
+		"connections":      http,
+		"databases":        with("ArchivesBucket:rw", "ArchiveSigningSeed:read", "DatabasesQueue:send"),
 		"wallets":          wallet,
-		"trading":          group,
+		"trading":          http,
 		"swaps":            wallet,
 		"runs":             with("RunsQueue:send", "ArtifactsBucket:r"),
-		"approvals":        group,
+		"approvals":        http,
 		"artifacts":        with("ArtifactsBucket:r"),
-		"webhooks":         with("EnvelopeKey:encrypt-decrypt"),
-		"mcp":              with("EnvelopeKey:encrypt-decrypt"),
+		"webhooks":         http,
+		"mcp":              http,
 		"webhook-worker":   {"Table:rw", "WebhookQueue:consume", "EnvelopeKey:encrypt-decrypt"},
 		"run-worker":       {"Table:rw", "RunsQueue:consume", "ArtifactsBucket:rw", "WebhookQueue:send", "EnvelopeKey:encrypt-decrypt"},
 		"file-sweeper":     {"Table:rw", "FilesBucket:rw"},
