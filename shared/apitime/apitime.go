@@ -10,13 +10,12 @@
 package apitime
 
 import (
-	stdjson "encoding/json"
+	"bytes"
+	"encoding"
+	"encoding/json"
 	"io"
+	"reflect"
 	"time"
-
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Layout is the one time format of the API.
@@ -25,30 +24,23 @@ const Layout = "2006-01-02T15:04:05.000Z"
 // Format writes t as the API does: UTC, milliseconds (truncated), Z.
 func Format(t time.Time) string { return t.UTC().Format(Layout) }
 
-// options are encoding/json's semantics (field names, omitempty, nil
-// slices as null, MarshalJSON methods, sorted map keys) without HTML
-// escaping, as huma's default format, except that every time.Time, also
-// behind a pointer or in an interface, is written by Format.
-var options = json.JoinOptions(
-	jsonv1.DefaultOptionsV1(),
-	jsontext.EscapeForHTML(false),
-	json.WithMarshalers(json.JoinMarshalers(
-		json.MarshalToFunc(func(enc *jsontext.Encoder, t time.Time) error {
-			return enc.WriteToken(jsontext.String(Format(t)))
-		}),
-		// encoding/json's Number is a plain string type to this package;
-		// written as encoding/json writes it, a number ("" as 0).
-		json.MarshalToFunc(func(enc *jsontext.Encoder, n stdjson.Number) error {
-			if n == "" {
-				n = "0"
-			}
-			return enc.WriteValue(jsontext.Value(n))
-		}),
-	)),
-)
-
-// Marshal is json.Marshal with the API's times.
-func Marshal(v any) ([]byte, error) { return json.Marshal(v, options) }
+// Marshal is encoding/json's Marshal without HTML escaping (huma's default
+// format) except that every time.Time, also behind a pointer or in an
+// interface, is written by Format.
+//
+// encoding/json cannot be told how to write a type it does not own, so
+// Marshal walks only the parts of a value whose type can hold a time
+// (holdsTime) and hands every other part to encoding/json whole: the bytes
+// of anything that is not a time are encoding/json's own. A walker of our
+// own, rather than a JSON library that takes per-type marshalers, because
+// such a library costs every function half a megabyte of its bootstrap.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := encode(&b, reflect.ValueOf(v)); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
 
 // Encode writes v and a newline, as json.Encoder.Encode does: the
 // kernel's response format.
@@ -59,4 +51,157 @@ func Encode(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+var (
+	timeType          = reflect.TypeFor[time.Time]()
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+func encode(b *bytes.Buffer, v reflect.Value) error {
+	if !v.IsValid() {
+		b.WriteString("null")
+		return nil
+	}
+	t := v.Type()
+	if t == timeType {
+		b.WriteByte('"')
+		b.WriteString(Format(v.Interface().(time.Time)))
+		b.WriteByte('"')
+		return nil
+	}
+	if !holdsTime(t) {
+		return std(b, v)
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			b.WriteString("null")
+			return nil
+		}
+		return encode(b, v.Elem())
+	case reflect.Struct:
+		return encodeStruct(b, v)
+	case reflect.Map:
+		return encodeMap(b, v)
+	case reflect.Slice:
+		if v.IsNil() {
+			b.WriteString("null")
+			return nil
+		}
+	}
+	// An array or a slice.
+	b.WriteByte('[')
+	for i := range v.Len() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := encode(b, v.Index(i)); err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
+	return nil
+}
+
+// std appends v as encoding/json writes it, without HTML escaping. An
+// addressable value goes by its address, so that methods with pointer
+// receivers apply as they would had encoding/json walked there itself.
+func std(b *bytes.Buffer, v reflect.Value) error {
+	var x any
+	if v.CanAddr() {
+		x = v.Addr().Interface()
+	} else {
+		x = v.Interface()
+	}
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(x); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
+}
+
+func encodeStruct(b *bytes.Buffer, v reflect.Value) error {
+	b.WriteByte('{')
+	first := true
+	for _, f := range fieldsOf(v.Type()) {
+		fv, ok := fieldByIndex(v, f.index)
+		if !ok || f.omitEmpty && isEmpty(fv) || f.omitZero && isZero(fv) {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.Write(f.key)
+		if f.quoted && !(fv.Kind() == reflect.Pointer && fv.IsNil()) {
+			// ",string": the value's JSON text, as a JSON string.
+			var inner bytes.Buffer
+			if err := std(&inner, fv); err != nil {
+				return err
+			}
+			if err := std(b, reflect.ValueOf(inner.String())); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := encode(b, fv); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// fieldByIndex is the field at index, ok false when an embedded pointer on
+// the way is nil (encoding/json leaves such fields out).
+func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v, true
+}
+
+func encodeMap(b *bytes.Buffer, v reflect.Value) error {
+	if v.IsNil() {
+		b.WriteString("null")
+		return nil
+	}
+	type entry struct {
+		key string
+		val reflect.Value
+	}
+	entries := make([]entry, 0, v.Len())
+	for it := v.MapRange(); it.Next(); {
+		k, err := mapKey(it.Key())
+		if err != nil {
+			return err
+		}
+		entries = append(entries, entry{k, it.Value()})
+	}
+	sortBy(entries, func(e entry) string { return e.key })
+	b.WriteByte('{')
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := std(b, reflect.ValueOf(e.key)); err != nil {
+			return err
+		}
+		b.WriteByte(':')
+		if err := encode(b, e.val); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
 }

@@ -2,6 +2,7 @@ package apitime_test
 
 import (
 	stdjson "encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,65 @@ func TestValuesWithoutTimesEncodeAsHumaDefaultDoes(t *testing.T) {
 		}
 		if got.String() != want.String() {
 			t.Errorf("got  %s want %s", got.String(), want.String())
+		}
+	}
+}
+
+type Base struct {
+	ID      string    `json:"id"`
+	Created time.Time `json:"createdAt"`
+	Shadow  string
+}
+
+type Other struct {
+	Shadow string
+	When   time.Time `json:"when"`
+}
+
+type withEmbedded struct {
+	Base
+	*Other
+	Shadow  string    `json:"Shadow,omitempty"`
+	Skip    time.Time `json:"-"`
+	private time.Time
+	Count   int64             `json:"count,string"`
+	Flag    *bool             `json:"flag,string"`
+	Zero    time.Time         `json:"zero,omitzero"`
+	Opt     *time.Time        `json:"opt,omitempty"`
+	ByInt   map[int]time.Time `json:"byInt"`
+	Fixed   [2]time.Time      `json:"fixed"`
+	Dash    string            `json:"-,"`
+	Iface   fmt.Stringer      `json:"iface"`
+	Nested  map[string][]any  `json:"nested"`
+}
+
+// TestTimesEncodeWhereEncodingJSONPutsThem: a UTC time with three
+// significant fractional digits is written alike by encoding/json and by
+// Marshal, so for such values Marshal's bytes must be encoding/json's in
+// every shape a struct can take (promoted fields, shadowing, nil embedded
+// pointers, tag options, map keys, arrays, interfaces).
+func TestTimesEncodeWhereEncodingJSONPutsThem(t *testing.T) {
+	at := time.Date(2026, 11, 26, 7, 25, 47, 961_000_000, time.UTC)
+	yes := true
+	for _, v := range []any{
+		withEmbedded{Base: Base{ID: "a", Created: at, Shadow: "hidden"}, Other: &Other{Shadow: "hidden", When: at}, Shadow: "<top>",
+			Skip: at, private: at, Count: 42, Flag: &yes, Zero: at, Opt: &at, ByInt: map[int]time.Time{10: at, 2: at},
+			Fixed: [2]time.Time{at, at}, Dash: "d", Nested: map[string][]any{"b": {at, 1.5, nil}, "a": {}}},
+		&withEmbedded{Base: Base{Created: at}, Fixed: [2]time.Time{at, at}},
+		map[string]any{"z": []time.Time{at}, "a": &at},
+	} {
+		var want strings.Builder
+		enc := stdjson.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		got, err := apitime.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got)+"\n" != want.String() {
+			t.Errorf("got  %s\nwant %s", got, want.String())
 		}
 	}
 }

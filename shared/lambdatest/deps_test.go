@@ -144,14 +144,6 @@ func sizeCap(linked []string) int64 {
 	return 12 * MiB
 }
 
-// overCap are the functions still over their cap, each with the reason and
-// what would bring it under; the test fails once one is within its cap, so
-// that the exception cannot outlive the gap.
-var overCap = map[string]string{
-	"databases": "16 MiB and 162 bytes on 2026-11-26. Measured: the apitime encoder's go-json-experiment adds 0.56 MiB " +
-		"to every function (databases without it: 15.44 MiB), the Secrets Manager client of the archive key 0.25 MiB",
-}
-
 // Every bootstrap, built as `make build` builds it, stays within its cap:
 // its size is the deployment package Lambda downloads and maps at every
 // cold start. One go build makes them all (the shared packages compile
@@ -180,14 +172,8 @@ func TestBootstrapsStayWithinTheirCaps(t *testing.T) {
 		}
 		limit := sizeCap(deps(t, name))
 		t.Logf("%-18s %s (%d bytes; cap %s)", name, mib(st.Size()), st.Size(), mib(limit))
-		why, known := overCap[name]
-		switch {
-		case st.Size() > limit && known:
-			t.Logf("%s: %d bytes over its cap, a known gap: %s", name, st.Size()-limit, why)
-		case st.Size() > limit:
+		if st.Size() > limit {
 			t.Errorf("%s: bootstrap is %s, over its cap of %s", name, mib(st.Size()), mib(limit))
-		case known:
-			t.Errorf("%s is within its cap now: take it out of overCap", name)
 		}
 	}
 }
