@@ -133,6 +133,25 @@ func TestEveryChargeReconcilesAcrossBalanceAuditUsageAndLedger(t *testing.T) {
 		swapQuote := e.Must(post(e, root, "/swaps/quote", map[string]any{"walletId": walletID, "fromChainId": 1337, "toChainId": 1337,
 			"fromToken": "USDC", "toToken": "WETH", "fromAmount": "500000", "slippageBps": 100}, nil), 201).Str("id")
 
+		// The lowest ask of the next hour, below the ask now: a gtc limit
+		// there rests now and the recheck fills it later.
+		tape := trading.NewTape([]byte(trading.DefaultSeed), trading.DefaultSymbols)
+		var dip, dipAt int64
+		for dip == 0 {
+			m := trading.Minute(e.Clock.Now())
+			low, lowAt := tape.At("ETH-USD", m+1).Ask, m+1
+			for k := m + 2; k <= m+60; k++ {
+				if a := tape.At("ETH-USD", k).Ask; a < low {
+					low, lowAt = a, k
+				}
+			}
+			if low < tape.At("ETH-USD", m).Ask {
+				dip, dipAt = low, lowAt
+			} else {
+				e.Clock.Advance(time.Minute)
+			}
+		}
+
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var txIDs, runIDs []string
@@ -159,6 +178,10 @@ func TestEveryChargeReconcilesAcrossBalanceAuditUsageAndLedger(t *testing.T) {
 			})
 		}
 		par(func() {
+			e.Must(post(e, root, "/trading/orders", map[string]any{"symbol": "ETH-USD", "side": "buy", "type": "limit", "qty": "0.01",
+				"limitPrice": decimal.Format(dip, trading.PricePlaces), "timeInForce": "gtc"}, nil), 201)
+		})
+		par(func() {
 			// A day order far below the market rests with its hold; the
 			// recheck releases it when the day ends.
 			resting = e.Must(post(e, root, "/trading/orders", map[string]any{"symbol": "ETH-USD", "side": "buy", "type": "limit", "qty": "0.01",
@@ -175,13 +198,14 @@ func TestEveryChargeReconcilesAcrossBalanceAuditUsageAndLedger(t *testing.T) {
 		par(func() {
 			swapID = e.Must(post(e, root, "/swaps", map[string]any{"quoteId": swapQuote}, nil), 202).Str("id")
 		})
-		for i := range 3 {
-			par(func() {
+		par(func() {
+			// One writer at a time (a database has a single-writer lease).
+			for i := range 3 {
 				e.Must(post(e, root, "/databases/actions", map[string]any{"actions": []any{
 					map[string]any{"type": "execute", "sql": "INSERT INTO t(v) VALUES (?)", "params": []any{strconv.Itoa(i)}}}}, nil), 200)
 				e.Must(post(e, root, "/databases/query", map[string]any{"sql": "SELECT count(*) FROM t"}, nil), 200)
-			})
-		}
+			}
+		})
 		wg.Wait()
 
 		for _, id := range runIDs {
@@ -211,13 +235,18 @@ func TestEveryChargeReconcilesAcrossBalanceAuditUsageAndLedger(t *testing.T) {
 		}
 		final("/swaps/"+swapID, "done", "failed")
 
-		// The day ends: the resting order expires and its hold is released
-		// by the recheck, outside any request.
-		e.Clock.Advance(25 * time.Hour)
+		// The tape dips: the recheck fills the gtc order and captures its
+		// hold. The day ends: the day order expires and its hold is
+		// released. Both outside any request.
 		worker, err := trading.New(trading.Config{Store: e.Store, PaperCash: apitest.PaperCash, Now: e.Clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
+		e.Clock.Advance(time.Duration(dipAt-trading.Minute(e.Clock.Now())) * time.Minute)
+		if ts, err := worker.Recheck(context.Background(), e.Clock.Now()); err != nil || len(ts) != 1 || ts[0].To != trading.StatusFilled {
+			t.Fatalf("recheck at the dip: %+v %v", ts, err)
+		}
+		e.Clock.Advance(25 * time.Hour)
 		if _, err := worker.Recheck(context.Background(), e.Clock.Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -229,11 +258,12 @@ func TestEveryChargeReconcilesAcrossBalanceAuditUsageAndLedger(t *testing.T) {
 		if s.balance <= 0 || s.audit != s.balance || s.usage != s.balance || s.ledger != s.balance {
 			t.Fatalf("spent: balance %d, audit %d, usage %d, ledger %d", s.balance, s.audit, s.usage, s.ledger)
 		}
-		// Work done outside a request (the wallet worker's confirmation, a
-		// run's step) is an event of its own; a settlement that a read of
-		// the resource happened to make is that read's.
+		// Work done outside a request (the recheck's fill, a run's step) is
+		// an event of its own. (Whether the wallet worker or a read of the
+		// transaction settles a send first is a race; either way the
+		// charge is counted once, above.)
 		rng := url.Values{"since": {since.Format(time.RFC3339Nano)}}
-		for _, op := range []string{"wallets.transactions.confirm", "runs.execute"} {
+		for _, op := range []string{"trading.orders.fill", "runs.execute"} {
 			rng.Set("operation", op)
 			if evs := pages(t, e, root, "/audit-events", rng); len(evs) == 0 {
 				t.Errorf("no %s event", op)
