@@ -36,6 +36,7 @@ test: lint
 	$(MAKE) openapi-lint
 	$(MAKE) contracts-check
 	$(MAKE) docs-test
+	$(MAKE) readme-test
 	$(MAKE) lint-templates
 	$(MAKE) rehearse-synthesized
 	$(MAKE) sdk-ts-test
