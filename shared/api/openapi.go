@@ -20,7 +20,7 @@ Authenticate with ` + "`Authorization: Bearer <API key>`" + `. Every error is ` 
 Lists take ` + "`?limit=`" + ` (1–100, default 20) and ` + "`?cursor=`" + ` and answer ` + "`{\"data\": [...], \"nextCursor\": \"...\" | null}`" + `; ` + "`data`" + ` is always a list, empty on an empty page.
 Agents reach the same capabilities through the remote MCP server at ` + "`POST /mcp`" + ` with the same key.`
 
-// checkOrder is stated in every operation's description and in the README.
+// checkOrder is stated in every operation's description and in docs/request-pipeline.md.
 const checkOrder = "Checks, in order: body size → authentication (the key and every ancestor, read on every request; `notBefore`) → client address (`allowedIps` of the key and every ancestor) → project selection → scope → service access → operation access → `Idempotency-Key` format → content type → limits (`requestsPerMinute`, `maxConcurrent`; a replay counts as a request) → idempotency claim or replay → the operation."
 
 func humaConfig() huma.Config {

@@ -17,7 +17,7 @@ import (
 // authenticated, limited read and an idempotent write through the whole
 // handler of the local server on embedded storage, in process, with the
 // access log formatted and discarded as the load run does it. Its allocs/op
-// is the allocations per request the README quotes; `go test -cpuprofile`
+// is the allocations per request docs/benchmarks.md quotes; `go test -cpuprofile`
 // on it shows where a request's CPU goes.
 func BenchmarkRequest(b *testing.B) {
 	for _, audited := range []bool{true, false} {
