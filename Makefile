@@ -40,6 +40,7 @@ test: lint
 	$(MAKE) lint-templates
 	$(MAKE) rehearse-synthesized
 	$(MAKE) sdk-ts-test
+	$(MAKE) sdk-ts-pack-test
 	$(MAKE) sdk-go-test
 	$(MAKE) standardwebhooks-test
 	$(MAKE) bench-smoke

@@ -7,6 +7,13 @@
 #   make sdk-ts-generate  regenerate src/schema.d.ts (openapi-typescript) and
 #                         src/operations.ts from shared/api/publicapi/openapi.json
 #   make sdk-ts-check     only the "generated files are current" check
+#   make sdk-ts-pack      a clean build packed by npm pack into
+#                         .cache/sdk-ts/platformapi-sdk-<version>.tgz, the file
+#                         a user installs until the package is published
+#   make sdk-ts-pack-test that tarball installed with `npm install` into a fresh
+#                         npm project under the temporary directory, and the
+#                         README's first program run there, as written, against
+#                         a freshly started local server
 #
 # npm installs into a project-local cache, as mk/infra.mk does for the CDK CLI,
 # so a clean machine needs nothing but npm's registry. The published package
@@ -23,7 +30,10 @@ SDK_TS_TMP := $(CURDIR)/.cache/sdk-ts
 SDK_TS_NPM = cd $(SDK_TS) && npm_config_cache=$(CURDIR)/.cache/npm npm_config_update_notifier=false \
 	npm_config_fund=false npm_config_audit=false
 
-.PHONY: sdk-ts-test sdk-ts-generate sdk-ts-check sdk-ts-deps
+# npm pack names a scoped package's tarball <scope>-<name>-<version>.tgz.
+SDK_TS_TARBALL = $(SDK_TS_TMP)/platformapi-sdk-$(shell node -p 'require("./$(SDK_TS)/package.json").version').tgz
+
+.PHONY: sdk-ts-test sdk-ts-generate sdk-ts-check sdk-ts-deps sdk-ts-pack sdk-ts-pack-test
 
 sdk-ts-deps:
 	$(SDK_TS_NPM) npm ci --silent
@@ -46,5 +56,18 @@ sdk-ts-test: sdk-ts-check
 	$(SDK_TS_NPM) npm run --silent build
 	$(SDK_TS_NPM) npx tsc -p tsconfig.test.json
 	$(SDK_TS_NPM) PLATFORMAPI_LOCAL_BIN=$(SDK_TS_TMP)/local node --test test/*.test.js
+
+# dist/ is removed first so that nothing a former build left behind is
+# packed; the package's prepack script builds it again.
+sdk-ts-pack: sdk-ts-deps
+	rm -rf $(SDK_TS)/dist
+	@mkdir -p $(SDK_TS_TMP)
+	$(SDK_TS_NPM) npm pack --silent --pack-destination $(SDK_TS_TMP) >/dev/null
+	@test -f $(SDK_TS_TARBALL) && echo $(SDK_TS_TARBALL)
+
+sdk-ts-pack-test: sdk-ts-pack
+	$(GO) build -o $(SDK_TS_TMP)/local ./functions/local
+	$(SDK_TS_NPM) PLATFORMAPI_LOCAL_BIN=$(SDK_TS_TMP)/local PLATFORMAPI_SDK_TARBALL=$(SDK_TS_TARBALL) \
+		node --test test/pack/*.test.js
 
 .DEFAULT_GOAL := $(sdk_ts_saved_goal)
