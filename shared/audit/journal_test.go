@@ -91,3 +91,28 @@ func TestACleanCloseCommitsTheJournalAndLeavesNoSegment(t *testing.T) {
 		t.Fatal("a closed recorder accepted an event")
 	}
 }
+
+// TestAFlushLargerThanATransactionCountsEveryEventOnce: the embedded store
+// takes the flusher's whole batch in one commit, beyond the 100 items of a
+// transaction, and a second flush counts nothing again.
+func TestAFlushLargerThanATransactionCountsEveryEventOnce(t *testing.T) {
+	w := newWorld(t, teststores.Embedded)
+	rec := embedded(t, w, t.TempDir())
+	rec.StopFlusher()
+	recordConcurrently(t, rec, w.traffic(250))
+	for range 2 {
+		if err := rec.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(w.all(t, w.window(w.viewer(w.root, "")))); n != 250 {
+		t.Fatalf("listed %d events, want 250", n)
+	}
+	var requests int64
+	for _, s := range w.usage(t, audit.UsageFilter{Viewer: w.viewer(w.root, ""), Start: t0.Add(-24 * time.Hour), End: t0.Add(48 * time.Hour), BucketWidth: 24 * time.Hour}) {
+		requests += s.requests
+	}
+	if requests != 250 {
+		t.Fatalf("usage counts %d requests, want 250", requests)
+	}
+}

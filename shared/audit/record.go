@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,8 +24,9 @@ import (
 //
 // Embedded (NewEmbeddedRecorder) a request never waits for the store: Record
 // appends the event to the journal (one write(2), no fsync) and a flusher
-// goroutine commits everything written since its last commit in as few
-// store transactions as the item limit allows, each putting the events
+// goroutine commits everything written since its last commit in one store
+// commit (boltstore's InOneCommit; elsewhere as few transactions as the item
+// limit allows), putting the events
 // (on the condition that they are new: the event is its own marker) and
 // adding them to their usage counters. Under load one commit carries many
 // events, so the store's single writer and its fsync are paid per batch,
@@ -66,7 +68,7 @@ const maxBacklog = 20_000
 // journal's fsync, not this commit, bounds what a machine crash loses, and
 // readers flush for themselves: a longer period only makes batches larger,
 // so the store's single writer and its fsync are paid less often.
-const flushEvery = 50 * time.Millisecond
+const flushEvery = 200 * time.Millisecond
 
 // syncEvery is how often the journal is fsynced when it was written: with
 // the fsync's own time, the most a machine crash can lose.
@@ -255,10 +257,28 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	return nil
 }
 
-// commit writes journaled events and counts them, in transactions of at
-// most store.MaxTransactItems: each event's item and one update per
-// counter the chunk touches. A replay first reads which events exist.
+// oneCommitter is a store that commits any number of transactions, each of
+// any size, in one commit (boltstore.Store.InOneCommit): the flusher's
+// batch, however large, then costs one fsync instead of one per
+// store.MaxTransactItems items.
+type oneCommitter interface {
+	InOneCommit(ctx context.Context, fn func(transact func(ops []store.Op) error) error) error
+}
+
+// commit writes journaled events and counts them: in one commit where the
+// store offers it, else in transactions of at most store.MaxTransactItems,
+// each event's item and one update per counter the chunk touches. A replay
+// first reads which events exist.
 func (r *Recorder) commit(ctx context.Context, batch []journaled, replay bool) error {
+	if oc, ok := r.st.(oneCommitter); ok && !replay && len(batch) > 0 {
+		err := oc.InOneCommit(ctx, func(transact func([]store.Op) error) error {
+			return commitNew(batch, transact)
+		})
+		if err != nil {
+			return fmt.Errorf("audit: commit: %w", err)
+		}
+		return nil
+	}
 	for len(batch) > 0 {
 		n, counters := 0, map[store.Key]bool{}
 		for n < len(batch) {
@@ -281,30 +301,43 @@ func (r *Recorder) commit(ctx context.Context, batch []journaled, replay bool) e
 	return nil
 }
 
-// commitChunk puts the chunk's new events, each on the condition that it
-// does not exist yet, with their counter updates. An event that exists was
-// committed with its counts (a replayed journal, a duplicate line) and is
-// left out: a replay reads which exist first, a live flush (whose events
-// are new) learns it from a failed condition.
+// commitChunk puts the chunk's new events with their counter updates; a
+// replay first reads which events exist and leaves them out.
 func (r *Recorder) commitChunk(ctx context.Context, chunk []journaled, replay bool) error {
-	var seen map[string]store.Item
 	if replay {
 		keys := make([]store.Key, 0, len(chunk))
 		for i := range chunk {
 			keys = append(keys, chunk[i].item().Key())
 		}
-		var err error
-		if seen, err = r.st.BatchGet(ctx, keys); err != nil {
+		seen, err := r.st.BatchGet(ctx, keys)
+		if err != nil {
 			return fmt.Errorf("audit: commit: %w", err)
 		}
+		chunk = slices.DeleteFunc(slices.Clone(chunk), func(j journaled) bool {
+			_, done := seen[j.item().Key().String()]
+			return done
+		})
 	}
-	var fresh []Event
-	var items []store.Item
-	for i := range chunk {
-		it := chunk[i].item()
-		if _, done := seen[it.Key().String()]; !done && !dupIn(fresh, chunk[i].e.ID) {
-			fresh = append(fresh, chunk[i].e)
-			items = append(items, it)
+	err := commitNew(chunk, func(ops []store.Op) error { return r.st.Transact(ctx, ops) })
+	if err != nil {
+		return fmt.Errorf("audit: commit: %w", err)
+	}
+	return nil
+}
+
+// commitNew puts events, each on the condition that it does not exist yet,
+// with their counter updates, in one transaction. An event that exists was
+// committed with its counts (a replayed journal, a duplicate line) and is
+// left out: a failed condition names it, and the rest is tried again.
+func commitNew(batch []journaled, transact func([]store.Op) error) error {
+	fresh := make([]Event, 0, len(batch))
+	items := make([]store.Item, 0, len(batch))
+	ids := make(map[string]bool, len(batch))
+	for i := range batch {
+		if !ids[batch[i].e.ID] {
+			ids[batch[i].e.ID] = true
+			fresh = append(fresh, batch[i].e)
+			items = append(items, batch[i].item())
 		}
 	}
 	for len(fresh) > 0 {
@@ -312,7 +345,7 @@ func (r *Recorder) commitChunk(ctx context.Context, chunk []journaled, replay bo
 		for _, it := range items {
 			ops = append(ops, store.PutOp(it, store.NotExists()))
 		}
-		err := r.st.Transact(ctx, append(ops, counterOps(fresh)...))
+		err := transact(append(ops, counterOps(fresh)...))
 		var tx *store.TxError
 		if errors.As(err, &tx) && tx.Index < len(fresh) {
 			// Already committed, with its counts.
@@ -320,10 +353,7 @@ func (r *Recorder) commitChunk(ctx context.Context, chunk []journaled, replay bo
 			items = append(items[:tx.Index], items[tx.Index+1:]...)
 			continue
 		}
-		if err != nil {
-			return fmt.Errorf("audit: commit: %w", err)
-		}
-		return nil
+		return err
 	}
 	return nil
 }

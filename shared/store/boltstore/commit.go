@@ -1,0 +1,77 @@
+package boltstore
+
+import (
+	"context"
+
+	bolt "go.etcd.io/bbolt"
+
+	"platformapi/shared/store"
+	"platformapi/shared/store/internal/itemrules"
+)
+
+// InOneCommit runs fn with a transact that applies a group of ops as
+// Transact does (all or none; a failed condition is a *store.TxError with
+// the member's index, and nothing of the group applied), except that a
+// group may hold any number of ops, and that every group fn applies is
+// committed together: one bbolt commit, one fsync. An error from fn (or
+// from a group) rolls back every group.
+//
+// Store.Transact's limit of store.MaxTransactItems is DynamoDB's; bbolt has
+// none, and its single writer pays one fsync per commit whatever the commit
+// holds. A writer of many small items (the audit journal's flusher) uses
+// this where the store offers it, and batches by the limit where it does not.
+func (s *Store) InOneCommit(ctx context.Context, fn func(transact func(ops []store.Op) error) error) error {
+	return s.update(ctx, func(b *bolt.Bucket, now int64) error {
+		return fn(func(ops []store.Op) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return transactAll(b, now, ops)
+		})
+	})
+}
+
+// transactAll checks every member's conditions against the state before the
+// group, then applies them.
+func transactAll(b *bolt.Bucket, now int64, ops []store.Op) error {
+	if len(ops) == 0 {
+		return itemrules.Invalid("a transaction holds at least one member")
+	}
+	seen := make(map[store.Key]bool, len(ops))
+	curs := make([]store.Item, len(ops))
+	for i, op := range ops {
+		if err := itemrules.CheckOps(ops[i : i+1]); err != nil {
+			return err
+		}
+		if seen[op.Key] {
+			return itemrules.Invalid("member %d: key %s appears twice", i, op.Key)
+		}
+		seen[op.Key] = true
+		cur, err := load(b, op.Key, now)
+		if err != nil {
+			return err
+		}
+		if !itemrules.Holds(op.Conds, cur) {
+			return &store.TxError{Index: i}
+		}
+		curs[i] = cur
+	}
+	for i, op := range ops {
+		var err error
+		switch op.Kind {
+		case store.OpPut:
+			err = save(b, op.Item)
+		case store.OpUpdate:
+			var next store.Item
+			if next, err = itemrules.Apply(op.Key, curs[i], op.Update); err == nil {
+				err = save(b, next)
+			}
+		case store.OpDelete:
+			err = b.Delete(encodeKey(op.Key))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
