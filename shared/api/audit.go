@@ -176,11 +176,32 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 		}
 	}
 	e.ChargedMicro = charged
+	if sh, ok := k.cfg.Audit.(lineShipper); ok && sh.Ships() {
+		if st := stateFrom(r.Context()); st != nil {
+			// The access line, written once the response is complete,
+			// carries the event: one line per request, not two.
+			prepared, err := sh.Prepare(e)
+			if err != nil {
+				Logger(r.Context()).Error("audit record failed", "error", err.Error())
+				return
+			}
+			st.shipped = &prepared
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), auditTimeout)
 	defer cancel()
 	if err := k.cfg.Audit.Record(ctx, e); err != nil {
 		Logger(r.Context()).Error("audit record failed", "error", err.Error())
 	}
+}
+
+// lineShipper is a recorder that ships events on log lines
+// (audit.NewShippingRecorder): the kernel folds each request's event into
+// its access line.
+type lineShipper interface {
+	Ships() bool
+	Prepare(audit.Event) (audit.Event, error)
 }
 
 // auditOperation is the route's operation, refined for invokes and runs to

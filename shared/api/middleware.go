@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/audit"
 	"platformapi/shared/emf"
 	"platformapi/shared/redact"
 )
@@ -39,6 +40,9 @@ type requestState struct {
 	info       logInfo
 	outcome    outcome
 	principal  *Principal
+	// shipped is the request's audit event when it rides on the access
+	// line (a shipping recorder, see recordAudit).
+	shipped *audit.Event
 	// invocation names the Lambda invocation and its trace (see
 	// invocation), on every log line of the request.
 	invocation []any
@@ -145,8 +149,14 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 			if info.keyID != "" {
 				attrs = append(attrs, slog.String("keyId", info.keyID))
 			}
+			var endUser string
 			if info.endUser != "" {
-				attrs = append(attrs, slog.String("endUser", redact.Secrets(info.endUser)))
+				endUser = redact.Secrets(info.endUser)
+				attrs = append(attrs, slog.String("endUser", endUser))
+			}
+			if st.shipped != nil {
+				attrs = append(attrs, slog.Any("audit", audit.Fold(*st.shipped, audit.Line{RequestID: st.id, Method: r.Method,
+					Path: path, Status: rec.status, Operation: info.operation, KeyID: info.keyID, EndUser: endUser})))
 			}
 			for _, a := range st.invocation {
 				attrs = append(attrs, a.(slog.Attr))

@@ -112,8 +112,8 @@ func NewEmbeddedRecorder(st store.Store, now func() time.Time, dir string) (*Rec
 // last element of KeyPath. Errors are internal: the caller logs them and
 // answers the request anyway.
 func (r *Recorder) Record(ctx context.Context, e Event) error {
-	if e.AccountID == "" || len(e.KeyPath) == 0 || e.Operation == "" || e.Status < 100 || e.Status > 599 {
-		return fmt.Errorf("audit: record needs an account, a key path, an operation and a status")
+	if err := check(&e); err != nil {
+		return err
 	}
 	if e.OccurredAt.IsZero() {
 		e.OccurredAt = r.now()
@@ -135,6 +135,14 @@ func (r *Recorder) Record(ctx context.Context, e Event) error {
 	}
 	if waiting >= maxBacklog {
 		return r.Flush(ctx)
+	}
+	return nil
+}
+
+// check refuses an event that lacks what every event has.
+func check(e *Event) error {
+	if e.AccountID == "" || len(e.KeyPath) == 0 || e.Operation == "" || e.Status < 100 || e.Status > 599 {
+		return fmt.Errorf("audit: record needs an account, a key path, an operation and a status")
 	}
 	return nil
 }

@@ -2,59 +2,82 @@ package audit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"platformapi/shared/ids"
 	"platformapi/shared/store"
 )
 
-// On AWS the event leaves the request's critical path through the log: the
-// function writes it as one JSON line on its output, which Lambda sends to
+// On AWS the event leaves the request's critical path through the log: it
+// rides on the request's own access-log line (Fold), which Lambda sends to
 // CloudWatch Logs; a subscription filter delivers the lines that hold an
 // event to the audit-ingest function, which puts each event's item (Ingest).
-// The table's stream then counts it as it counts any event. A request pays a
-// write(2) instead of a PutItem round trip; the event is listed seconds
-// later, once the log has delivered it.
+// The table's stream then counts it as it counts any event. A request pays
+// no round trip and no second line: the event adds to the access line only
+// what the line does not already say, because CloudWatch Logs bills every
+// byte it ingests.
 
-// shippedLine is an event's log line: the field ShipFilterPattern selects.
-type shippedLine struct {
-	Audit shipped `json:"auditEvent"`
+// Line is what a request's access-log line says that its event says too:
+// the event is folded into it without repeating these.
+type Line struct {
+	RequestID string `json:"requestId"`
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	Status    int    `json:"status"`
+	Operation string `json:"operation,omitempty"`
+	KeyID     string `json:"keyId,omitempty"`
+	EndUser   string `json:"endUser,omitempty"`
 }
 
-// shipped is an event as its log line carries it: short names and nothing
-// derived (the key id is the path's last, the credits the micro-credits),
-// because CloudWatch Logs bills every byte it ingests.
+// shippedLine is a line that carries an event: the access line's fields
+// and the event's "audit" object (ShipFilterPattern selects it).
+type shippedLine struct {
+	Line
+	Audit *shipped `json:"audit"`
+}
+
+// shipped is the event's part of the line: short names, and nothing the
+// line or the id already says. The time and the shard come from the id
+// (its first ten characters are its millisecond), the key id is the line's
+// keyId (k holds its ancestors), the credits are the micro-credits. The
+// path, end user, status and operation appear only where the event's
+// differ from the line's.
 type shipped struct {
-	ID       string   `json:"id"`
-	At       int64    `json:"at"` // Unix milliseconds
-	Request  string   `json:"rq"`
-	Project  *string  `json:"pj,omitempty"`
-	Op       string   `json:"op"`
-	Method   string   `json:"m"`
-	Path     string   `json:"p"`
-	Status   int      `json:"s"`
-	Code     *string  `json:"c,omitempty"`
-	EndUser  *string  `json:"eu,omitempty"`
-	Replayed bool     `json:"r,omitempty"`
-	Account  string   `json:"a"`
-	Keys     []string `json:"k"`
-	Service  string   `json:"sv,omitempty"`
-	Micro    int64    `json:"mc,omitempty"`
-	Shard    int      `json:"sh"`
+	ID        string   `json:"id"`
+	Account   string   `json:"a"`
+	Ancestors []string `json:"k,omitempty"`
+	Project   *string  `json:"pj,omitempty"`
+	Op        string   `json:"op,omitempty"`
+	Path      *string  `json:"p,omitempty"`
+	Status    int      `json:"s,omitempty"`
+	Code      *string  `json:"c,omitempty"`
+	EndUser   *string  `json:"eu,omitempty"`
+	Replayed  bool     `json:"r,omitempty"`
+	Service   string   `json:"sv,omitempty"`
+	Micro     int64    `json:"mc,omitempty"`
+	// KeyID is set when the line names another key (none, when the
+	// request was refused before its key was known); k is then the
+	// whole key path.
+	KeyID string `json:"kid,omitempty"`
 }
 
 // ShipFilterPattern is the CloudWatch Logs subscription filter that selects
-// the lines of shipped events.
-const ShipFilterPattern = `{ $.auditEvent.id = "aud_*" }`
+// the lines that carry an event.
+const ShipFilterPattern = `{ $.audit.id = "aud_*" }`
 
-// NewShippingRecorder records each event as one line on w (a Lambda
-// function's standard output) for Ingest to store.
+// NewShippingRecorder ships events on log lines: the kernel folds each
+// request's event into its access line (Prepare, Fold); Record, for an
+// event outside a request, writes a line of its own on w (a Lambda
+// function's standard output).
 func NewShippingRecorder(w io.Writer, now func() time.Time) *Recorder {
 	r := NewRecorder(nil, now)
 	r.ship = &shipper{w: w}
@@ -67,12 +90,57 @@ type shipper struct {
 	w  io.Writer
 }
 
+// Ships reports whether events go out on log lines (Prepare and Fold).
+func (r *Recorder) Ships() bool { return r.ship != nil }
+
+// Prepare checks and stamps an event for Fold, as Record would.
+func (r *Recorder) Prepare(e Event) (Event, error) {
+	if err := check(&e); err != nil {
+		return Event{}, err
+	}
+	if e.OccurredAt.IsZero() {
+		e.OccurredAt = r.now()
+	}
+	stamp(&e)
+	return e, nil
+}
+
+// Fold is the "audit" object of a prepared event on the access line l.
+func Fold(e Event, l Line) json.RawMessage {
+	s := shipped{ID: e.ID, Account: e.AccountID, Ancestors: e.KeyPath[:len(e.KeyPath)-1], Project: e.ProjectID,
+		Code: e.Code, Replayed: e.IdempotentReplayed, Service: e.ServiceID, Micro: e.ChargedMicro}
+	if e.Operation != l.Operation {
+		s.Op = e.Operation
+	}
+	if e.Path != l.Path {
+		s.Path = &e.Path
+	}
+	if e.Status != l.Status {
+		s.Status = e.Status
+	}
+	if eu := deref(e.EndUser); eu != l.EndUser {
+		s.EndUser = &eu
+	}
+	if e.KeyID != l.KeyID {
+		s.Ancestors, s.KeyID = e.KeyPath, e.KeyID
+	}
+	raw, _ := json.Marshal(s) // strings, ints and a bool: cannot fail
+	return raw
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 func (s *shipper) send(e Event) error {
-	line, err := json.Marshal(shippedLine{Audit: shipped{
-		ID: e.ID, At: e.OccurredAt.UnixMilli(), Request: e.RequestID, Project: e.ProjectID, Op: e.Operation,
-		Method: e.Method, Path: e.Path, Status: e.Status, Code: e.Code, EndUser: e.EndUser, Replayed: e.IdempotentReplayed,
-		Account: e.AccountID, Keys: e.KeyPath, Service: e.ServiceID, Micro: e.ChargedMicro, Shard: rand.IntN(Shards),
-	}})
+	l := Line{RequestID: e.RequestID, Method: e.Method, Path: e.Path, Status: e.Status, Operation: e.Operation, KeyID: e.KeyID, EndUser: deref(e.EndUser)}
+	line, err := json.Marshal(struct {
+		Line
+		Audit json.RawMessage `json:"audit"`
+	}{l, Fold(e, l)})
 	if err != nil {
 		return fmt.Errorf("audit: ship: %w", err)
 	}
@@ -84,27 +152,66 @@ func (s *shipper) send(e Event) error {
 	return nil
 }
 
-// Shipped decodes the event of a shipped log line; ok is false for any
-// other line. The line may carry a prefix before the JSON (a runtime's
+// Shipped decodes the event a log line carries; ok is false for a line
+// without one. The line may carry a prefix before the JSON (a runtime's
 // timestamp and request id).
 func Shipped(message string) (e Event, shard int, ok bool) {
 	raw := []byte(message)
-	if i := bytes.Index(raw, []byte(`{"auditEvent"`)); i > 0 {
+	if i := bytes.IndexByte(raw, '{'); i > 0 {
 		raw = raw[i:]
 	}
 	var l shippedLine
-	a := &l.Audit
-	if json.Unmarshal(raw, &l) != nil || a.Shard < 0 || a.Shard >= Shards || a.ID == "" || a.Account == "" || len(a.Keys) == 0 {
+	if json.Unmarshal(raw, &l) != nil || l.Audit == nil {
+		return Event{}, 0, false
+	}
+	a := l.Audit
+	at, ok := idTime(a.ID)
+	if !ok || a.Account == "" || l.RequestID == "" || l.Method == "" {
+		return Event{}, 0, false
+	}
+	keyPath := a.Ancestors
+	if a.KeyID == "" {
+		keyPath = append(slices.Clip(keyPath), l.KeyID)
+	}
+	if len(keyPath) == 0 || keyPath[len(keyPath)-1] == "" {
 		return Event{}, 0, false
 	}
 	e = Event{
-		ID: a.ID, OccurredAt: time.UnixMilli(a.At).UTC(), RequestID: a.Request, ProjectID: a.Project, KeyID: a.Keys[len(a.Keys)-1],
-		Operation: a.Op, Method: a.Method, Path: a.Path, Status: a.Status, Code: a.Code, EndUser: a.EndUser,
-		IdempotentReplayed: a.Replayed, AccountID: a.Account, KeyPath: a.Keys, ServiceID: a.Service,
+		ID: a.ID, OccurredAt: at, RequestID: l.RequestID, ProjectID: a.Project, KeyID: keyPath[len(keyPath)-1],
+		Operation: cmp.Or(a.Op, l.Operation), Method: l.Method, Path: l.Path, Status: cmp.Or(a.Status, l.Status), Code: a.Code,
+		IdempotentReplayed: a.Replayed, AccountID: a.Account, KeyPath: keyPath, ServiceID: a.Service,
+	}
+	if a.Path != nil {
+		e.Path = *a.Path
+	}
+	if eu := cmp.Or(a.EndUser, &l.EndUser); *eu != "" {
+		e.EndUser = eu
+	}
+	if e.Operation == "" || e.Status < 100 || e.Status > 599 {
+		return Event{}, 0, false
 	}
 	e.setCharged(a.Micro)
-	return e, a.Shard, true
+	return e, shardOf(a.ID), true
 }
+
+// idTime is the millisecond an event id carries (ids.New: the first ten
+// base32 characters of its body).
+func idTime(id string) (time.Time, bool) {
+	if !ids.Valid("aud", id) {
+		return time.Time{}, false
+	}
+	var ms uint64
+	for _, c := range []byte(id[len("aud_") : len("aud_")+10]) {
+		ms = ms<<5 | uint64(strings.IndexByte(crockford, c))
+	}
+	return time.UnixMilli(int64(ms)).UTC(), true
+}
+
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// shardOf spreads shipped events over the shards by their id's random
+// last character: the same event always goes to the same item.
+func shardOf(id string) int { return strings.IndexByte(crockford, id[len(id)-1]) % Shards }
 
 // ingestParallel bounds the puts one Ingest has in flight.
 const ingestParallel = 16

@@ -3,6 +3,8 @@ package audit_test
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -35,5 +37,58 @@ func TestAShippedLineCarriesEveryFieldOfTheEvent(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("shipped and decoded\n %+v\nwant\n %+v", got, want)
 		}
+	}
+}
+
+// TestAnEventFoldedIntoTheAccessLineDecodesWhole: the access line and the
+// event's "audit" object together carry every field of the event, whether
+// the line agrees with the event (the usual case: nothing repeated) or not
+// (a refusal before the key was known, a path the line redacts otherwise).
+func TestAnEventFoldedIntoTheAccessLineDecodesWhole(t *testing.T) {
+	w := keyTree()
+	rec := audit.NewShippingRecorder(io.Discard, w.clock)
+	project, code, endUser := "prj_one", "limit_exceeded", "eu_3f9c"
+	full := audit.Event{RequestID: "req_1", AccountID: w.acct, KeyPath: w.a1, Operation: "services.invoke.cloud-superbrain.memory.write",
+		Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", Status: 429, ProjectID: &project, Code: &code,
+		EndUser: &endUser, IdempotentReplayed: true, ServiceID: "cloud-superbrain", ChargedMicro: 12_345}
+	same := func(e audit.Event) audit.Line {
+		return audit.Line{RequestID: e.RequestID, Method: e.Method, Path: e.Path, Status: e.Status, Operation: "services.invoke",
+			KeyID: e.KeyPath[len(e.KeyPath)-1], EndUser: endUser}
+	}
+	for _, c := range []struct {
+		name string
+		e    audit.Event
+		line func(audit.Event) audit.Line
+	}{
+		{"the line says it all", w.event(w.a1, "", "", "credits.balance.read", 200, 0, t0), func(e audit.Event) audit.Line {
+			return audit.Line{RequestID: e.RequestID, Method: e.Method, Path: e.Path, Status: e.Status, Operation: e.Operation, KeyID: e.KeyID}
+		}},
+		{"every field set", full, same},
+		{"the line differs in everything it can", full, func(e audit.Event) audit.Line {
+			return audit.Line{RequestID: e.RequestID, Method: e.Method, Path: "/v1/other", Status: 500}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := rec.Prepare(c.e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := c.line(e)
+			var out bytes.Buffer
+			attrs := []slog.Attr{slog.String("requestId", l.RequestID), slog.String("method", l.Method), slog.String("path", l.Path),
+				slog.Int("status", l.Status), slog.String("operation", l.Operation), slog.String("keyId", l.KeyID), slog.String("endUser", l.EndUser),
+				slog.Any("audit", audit.Fold(e, l))}
+			slog.New(slog.NewJSONHandler(&out, nil)).LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
+			got, shard, ok := audit.Shipped(strings.TrimSpace(out.String()))
+			if !ok || shard < 0 || shard >= audit.Shards {
+				t.Fatalf("the line %s does not decode", out.String())
+			}
+			want := c.e
+			want.ID, want.OccurredAt, want.KeyID = e.ID, e.OccurredAt, e.KeyPath[len(e.KeyPath)-1]
+			want.ChargedCredits = float64(e.ChargedMicro) / 1e6
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("folded and decoded\n %+v\nwant\n %+v\nline %s", got, want, out.String())
+			}
+		})
 	}
 }

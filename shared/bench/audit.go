@@ -38,7 +38,7 @@ type AuditFigures struct {
 	// AuditIngestWriteUnitsPerEvent is what audit-ingest writes per event,
 	// off the request path; it is in the cost per million reads.
 	AuditIngestWriteUnitsPerEvent float64 `json:"auditIngestWriteUnitsPerEvent"`
-	// AuditLogBytesPerRead is the size of the shipped event's log line.
+	// AuditLogBytesPerRead is what the event adds to its access line.
 	AuditLogBytesPerRead float64 `json:"auditLogBytesPerRead"`
 	// AuditLagMillis is the median time from a read's answer to its event
 	// in GET /audit-events through the ingest (storageSource's store),
@@ -85,7 +85,8 @@ func writeAuditTable(p func(string, ...any), r Report) {
 	p("")
 }
 
-// shippedLines collects the log lines a shipping recorder writes.
+// shippedLines collects the access lines, with their events, of a server
+// with a shipping recorder.
 type shippedLines struct {
 	mu    sync.Mutex
 	buf   bytes.Buffer
@@ -111,6 +112,23 @@ func (s *shippedLines) take() ([]string, int) {
 	s.buf.Reset()
 	s.bytes = 0
 	return lines, n
+}
+
+// auditBytes is what the events add to their access lines: each line's
+// "audit" attribute, its name and comma included. The rest of the line is
+// the request's own, logged with or without auditing.
+func auditBytes(lines []string) (int, error) {
+	n := 0
+	for _, l := range lines {
+		var v struct {
+			Audit json.RawMessage `json:"audit"`
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil || v.Audit == nil {
+			return 0, fmt.Errorf("bench: an access line without its audit event: %q", l)
+		}
+		n += len(`,"audit":`) + len(v.Audit)
+	}
+	return n, nil
 }
 
 // delivery packs lines as a CloudWatch Logs subscription delivers them.

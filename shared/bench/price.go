@@ -29,7 +29,7 @@ type Prices struct {
 	DynamoDBPerMillionRRU float64
 	DynamoDBPerMillionWRU float64
 	// CloudWatchLogsPerGB is the ingestion of log data (standard class):
-	// the audit event's line that each request ships (audit.ShipFilterPattern).
+	// the audit event each request adds to its access line (audit.Fold).
 	CloudWatchLogsPerGB float64
 }
 
@@ -93,7 +93,7 @@ func (c Cost) Lines() []CostLine {
 		{"Lambda duration (arm64 GB-s)", c.LambdaDuration},
 		{"DynamoDB read request units", c.DynamoDBReads},
 		{"DynamoDB write request units", c.DynamoDBWrites},
-		{"CloudWatch Logs ingestion (audit lines)", c.CloudWatchLogs},
+		{"CloudWatch Logs ingestion (audit on the access line)", c.CloudWatchLogs},
 	}
 }
 

@@ -80,7 +80,7 @@ type storageResult struct {
 	Write       storageCase // POST /v1/projects with a fresh Idempotency-Key
 	Replay      storageCase // the same POST again: the stored answer is replayed
 	// Ingest is what audit-ingest does per shipped event, off the request
-	// path; LogBytes is the size of an audited read's shipped line.
+	// path; LogBytes is what an audited read's event adds to its access line.
 	Ingest   storageCase
 	LogBytes float64
 	// Lag is each timed read's wait from its answer to its event listed.
@@ -140,12 +140,13 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 	if rt.AWS != nil {
 		calls = rt.AWS.Calls
 	}
-	// The request path's audit as a Lambda does it: a log line, no round
-	// trip. Storing the event (audit-ingest) and counting it (the stream's
-	// rollup) run off the path; the ingest is counted apart.
+	// The request path's audit as a Lambda does it: the event rides on the
+	// request's access line, no round trip. Storing the event (audit-ingest)
+	// and counting it (the stream's rollup) run off the path; the ingest is
+	// counted apart.
 	shipped := &shippedLines{}
 	rt.Audit = audit.NewShippingRecorder(shipped, nil)
-	srv, err := rt.NewServer(slog.New(slog.DiscardHandler), nil)
+	srv, err := rt.NewServer(slog.New(slog.NewJSONHandler(shipped, nil)), nil)
 	if err != nil {
 		return res, err
 	}
@@ -209,8 +210,11 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 		}
 		*s.into = perRequest(calls.Snapshot(), m.Usage(), samples)
 		if s.into == &res.Read {
-			var n int
-			readLines, n = shipped.take()
+			readLines, _ = shipped.take()
+			n, err := auditBytes(readLines)
+			if err != nil {
+				return res, err
+			}
 			res.LogBytes = float64(n) / float64(samples)
 		}
 	}
