@@ -1,6 +1,7 @@
 // Command audit-ingest stores the audit events the API functions ship in
 // their logs: a CloudWatch Logs subscription filter on each API function's
-// log group (audit.ShipFilterPattern) delivers the event lines, and each
+// log group (audit.ShipFilterPattern) delivers the access lines that carry
+// an event (audit.Fold), and each
 // event's item is put on the condition that it is new, so a redelivery
 // stores nothing twice. The table's stream then counts the event
 // (audit-rollup). A delivery that still fails after Lambda's retries goes
