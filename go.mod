@@ -21,7 +21,6 @@ require (
 	github.com/cdklabs/cdk-nag-go/cdknag/v2 v2.38.2
 	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/ethereum/go-ethereum v1.17.10
-	github.com/go-json-experiment/json v1.27.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	go.etcd.io/bbolt v1.5.0
 	modernc.org/libc v1.77.1
