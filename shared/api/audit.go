@@ -22,18 +22,20 @@ type AuditRecorder interface {
 	Record(ctx context.Context, e audit.Event) error
 }
 
-// auditFlusher is a recorder that commits events after Record returns
-// (the embedded one): FlushAudit makes them visible.
-type auditFlusher interface {
-	Flush(ctx context.Context) error
+// auditSettler is a recorder that counts events after Record returns (the
+// embedded one), or that other transactions wrote (settlements):
+// FlushAudit makes them visible.
+type auditSettler interface {
+	Settle(ctx context.Context) error
 }
 
-// FlushAudit commits every audit event recorded so far, so that the audit
-// and usage readers see the event of every request already answered. A
-// recorder that writes on Record has nothing to flush.
+// FlushAudit commits and counts every audit event recorded so far, so that
+// the audit and usage readers see the event of every request already
+// answered and every settlement already committed. A recorder that writes
+// on Record has nothing to flush.
 func (k *Kernel) FlushAudit(ctx context.Context) error {
-	if f, ok := k.cfg.Audit.(auditFlusher); ok {
-		return f.Flush(ctx)
+	if f, ok := k.cfg.Audit.(auditSettler); ok {
+		return f.Settle(ctx)
 	}
 	return nil
 }

@@ -366,6 +366,17 @@ func commitNew(batch []journaled, transact func([]store.Op) error) error {
 	return nil
 }
 
+// Settle makes every event recorded, or committed by another
+// transaction, before the call listed and counted: the journal, and
+// embedded the pending list too (a settlement's event commits with its
+// balance change). Readers in the process call it first.
+func (r *Recorder) Settle(ctx context.Context) error {
+	if r.pending {
+		return r.Catchup(ctx)
+	}
+	return r.Flush(ctx)
+}
+
 // Catchup commits the journal, then counts every event on the pending
 // list, oldest first: settlements, and what a previous process left. Safe
 // to run alongside the flusher: the rollup marker lets only one of them
