@@ -20,9 +20,10 @@ build/%/bootstrap: FORCE
 
 FORCE:
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet, and no binaries or large files in git
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	.ci/check-tracked
 
 # Everything that exists: lint, unit and conformance tests (embedded and,
 # through .ci/with-moto, AWS adapters against moto_server or LocalStack),
