@@ -61,8 +61,9 @@ type Entry struct {
 	Attribution
 }
 
-// Payer reports whether the entry is money coming in rather than spent.
-func (e Entry) Payer() bool { return e.Type == TypeGrant || e.Type == TypeTopUp }
+// Funding reports whether the entry is money coming in (a grant or a top-up)
+// rather than spent.
+func (e Entry) Funding() bool { return e.Type == TypeGrant || e.Type == TypeTopUp }
 
 func entryKey(accountID string, e Entry) store.Key {
 	return store.Key{PK: "acct#" + accountID, SK: fmt.Sprintf("lgr#%013d#%012d", e.OccurredAt.UnixMilli(), e.Seq)}
@@ -137,7 +138,7 @@ func (a Account) change(now time.Time, attr Attribution, note func(int64), event
 		delta += m.Amount
 		e := Entry{ID: ids.New("led", occurred), Type: m.Type, Amount: m.Amount, Charged: m.Charged,
 			BalanceAfter: a.Balance + delta, Seq: a.Seq + int64(i) + 1, OccurredAt: occurred, Reference: m.Reference, Attribution: attr}
-		if !e.Payer() {
+		if !e.Funding() {
 			ch.charged -= m.Amount
 		}
 		ch.Entries = append(ch.Entries, e)
