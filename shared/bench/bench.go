@@ -64,6 +64,10 @@ type measurements struct {
 	sizes      map[string]int64           // every function's bootstrap
 	sizeSource string
 	coldNote   string // what the cold starts ran against
+	// firstStart and dataDirBytes are the local server's first start on
+	// an empty data directory: until /health answered, and what it left.
+	firstStart   time.Duration
+	dataDirBytes int64
 }
 
 // Report is the benchmark's result, printed as the last line of output:
@@ -123,6 +127,12 @@ type Report struct {
 
 	AuditFigures
 
+	// DataDirBytesAfterStart is the local server's data directory after its
+	// first start (allocated bytes); ServerStartMillis that start until
+	// /health answered.
+	DataDirBytesAfterStart int64   `json:"dataDirBytesAfterStart"`
+	ServerStartMillis      float64 `json:"serverStartMillis"`
+
 	Concurrency int     `json:"concurrency"`
 	LoadSeconds float64 `json:"loadSeconds"` // per endpoint
 	Machine     string  `json:"machine"`
@@ -179,6 +189,11 @@ func Main(w io.Writer, args []string) error {
 	}
 	progress("sizing the linux/arm64 bootstraps")
 	m.sizes, m.sizeSource, err = bootstraps(ctx, root, dir, groups)
+	if err != nil {
+		return err
+	}
+	progress("starting the local server once on an empty data directory")
+	m.firstStart, m.dataDirBytes, err = firstStart(ctx, root, dir)
 	if err != nil {
 		return err
 	}
@@ -362,6 +377,8 @@ func report(o options, m measurements) Report {
 		CostPerMillionIdempotentWritesUsd: round(writeCost.Total(), 4),
 		PricesDate:                        USEast1.Date,
 		PricesRegion:                      USEast1.Region,
+		DataDirBytesAfterStart:            m.dataDirBytes,
+		ServerStartMillis:                 millis(m.firstStart),
 		Concurrency:                       o.concurrency,
 		LoadSeconds:                       o.duration.Seconds(),
 		Machine:                           fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
@@ -407,6 +424,7 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 		all = append(all, res)
 	}
 	p("overheadRatio (p50 read / p50 bare)\t%.2f\t(target ≤ %.1f)", r.OverheadRatio, targetOverheadRatio)
+	p("first start of the local server (empty data directory)\t%.0f ms to /health\t%.1f MB on disk after", r.ServerStartMillis, float64(r.DataDirBytesAfterStart)/1e6)
 	p("overheadRatioWithoutAudit (p50 read, audit off / p50 bare)\t%.2f", r.OverheadRatioWithoutAudit)
 	p("authCpuMicrosPerRequest (CPU/request: read, audit off, minus bare)\t%.0f µs\t(target ≤ %d)", r.AuthCPUMicrosPerRequest, targetAuthCPUMicros)
 	p("CPU/request is the whole process's CPU time (server and load client) over the requests answered.")
