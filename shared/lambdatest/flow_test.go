@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"platformapi/shared/audit"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/awsenv/provision"
@@ -110,6 +111,23 @@ func TestFunctionsShareOneAccountThroughDynamoDB(t *testing.T) {
 	checkAnswer(t, bal, 200, "")
 	if !strings.Contains(string(bal.body), `"balance":7`) {
 		t.Fatalf("balance: %s", bal.body)
+	}
+	// The request's audit event leaves in its one access line, whole, for
+	// the log subscription to carry to audit-ingest: no third round trip.
+	var lines []string
+	for try := 0; try < 100 && len(lines) == 0; try++ { // the output pipe is read as it comes
+		time.Sleep(10 * time.Millisecond)
+		for _, l := range strings.Split(creditsFn.Logs(), "\n") {
+			if strings.Contains(l, `"requestId":"`+bal.header("X-Request-Id")+`"`) {
+				lines = append(lines, l)
+			}
+		}
+	}
+	if len(lines) != 1 {
+		t.Fatalf("%d log lines for the request, want one: %q", len(lines), lines)
+	}
+	if ev, _, ok := audit.Shipped(lines[0]); !ok || ev.RequestID != bal.header("X-Request-Id") || ev.Operation != "credits.balance.read" || ev.Status != 200 {
+		t.Fatalf("the access line carries no whole audit event: %s (%+v)", lines[0], ev)
 	}
 
 	create := withHeader(fixture(t, "projects-create.json"), "authorization", bearer)
