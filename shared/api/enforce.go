@@ -96,6 +96,9 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 		announceDeprecation(w.Header(), rt)
 		ctx, cancel := context.WithTimeout(ctx, k.cfg.RequestTimeout)
 		defer cancel()
+		// Whatever the operation charges is this request's; who made it is
+		// read only when the ledger writes an entry, most requests never.
+		ctx = credits.ForRequest(ctx, func() credits.Attribution { return attribution(ctx, rt) }, func(micro int64) { addCharged(ctx, micro) })
 		r = r.WithContext(ctx)
 
 		body, err := readBody(r, maxBody)
@@ -145,11 +148,6 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 		if st := stateFrom(ctx); st != nil {
 			st.principal = p
 		}
-		if key := p.Key(); key != nil {
-			ctx = credits.ForRequest(ctx, credits.Attribution{RequestID: RequestID(ctx), KeyPath: p.KeyPath(), ProjectID: p.ProjectID,
-				Operation: auditOperation(rt, p.Service, p.Operation)}, func(micro int64) { addCharged(ctx, micro) })
-			r = r.WithContext(ctx)
-		}
 
 		release, err := k.admit(ctx, rt, p)
 		if err != nil {
@@ -164,6 +162,18 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 		}
 		k.idempotent(w, r, rt, next, p, idemKey, body)
 	})
+}
+
+// attribution is who a ledger change made by the request is shown to: its
+// key chain, project and operation, as its audit event names them.
+func attribution(ctx context.Context, rt routes.Route) credits.Attribution {
+	st := stateFrom(ctx)
+	if st == nil || st.principal == nil || st.principal.Key() == nil {
+		return credits.Attribution{RequestID: RequestID(ctx)}
+	}
+	p := st.principal
+	return credits.Attribution{RequestID: RequestID(ctx), KeyPath: p.KeyPath(), ProjectID: p.ProjectID,
+		Operation: auditOperation(rt, p.Service, p.Operation)}
 }
 
 // readBody reads at most max bytes; more is a 413 before anything else runs.

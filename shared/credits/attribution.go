@@ -1,9 +1,6 @@
 package credits
 
-import (
-	"context"
-	"math/rand/v2"
-)
+import "context"
 
 // Attribution says who caused a change of the balance: the request, the
 // key that made it (its chain, root first, so that ancestors see it), the
@@ -27,27 +24,31 @@ func (a Attribution) KeyID() string {
 type attrKey struct{}
 
 type attributed struct {
-	attr Attribution
+	attr func() Attribution
 	note func(chargedMicro int64)
 }
 
-// ForRequest marks ctx as a request's: every change made in it carries a
-// and reports what it charged to note, which the request's audit event
-// adds up. Whatever group charges, the request's event shows it.
-func ForRequest(ctx context.Context, a Attribution, note func(chargedMicro int64)) context.Context {
-	return context.WithValue(ctx, attrKey{}, attributed{attr: a, note: note})
+// ForRequest marks ctx as a request's: every change made in it carries
+// attr's answer and reports what it charged to note, which the request's
+// audit event adds up. Whatever group charges, the request's event shows
+// it. attr is called only when a change is made, so a request that
+// charges nothing pays nothing for knowing who it is.
+func ForRequest(ctx context.Context, attr func() Attribution, note func(chargedMicro int64)) context.Context {
+	return context.WithValue(ctx, attrKey{}, attributed{attr: attr, note: note})
 }
 
 // ForKey marks ctx as work done outside any request for the key a made
 // (a durable run's steps): each change made in it writes its own audit
 // event, named by a's operation.
 func ForKey(ctx context.Context, a Attribution) context.Context {
-	return context.WithValue(ctx, attrKey{}, attributed{attr: a})
+	return context.WithValue(ctx, attrKey{}, attributed{attr: func() Attribution { return a }})
 }
 
 func attributionFrom(ctx context.Context) Attribution {
-	v, _ := ctx.Value(attrKey{}).(attributed)
-	return v.attr
+	if v, ok := ctx.Value(attrKey{}).(attributed); ok {
+		return v.attr()
+	}
+	return Attribution{}
 }
 
 func noteFrom(ctx context.Context) func(int64) {
@@ -69,5 +70,3 @@ func settledBy(ctx context.Context, fallback string) string {
 	}
 	return fallback
 }
-
-func jitter(n int64) int64 { return rand.Int64N(n) }

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"platformapi/shared/accounts"
@@ -222,7 +223,7 @@ func Raced(ctx context.Context, n int) error {
 		return fmt.Errorf("credits: %d concurrent changes of one account in a row: %w", n, store.ErrUnavailable)
 	}
 	wait := time.Duration(min(1<<min(n, 6), 50)) * time.Millisecond
-	t := time.NewTimer(wait/2 + time.Duration(jitter(int64(wait/2)+1)))
+	t := time.NewTimer(wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1)))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -276,7 +277,7 @@ func IsRace(err error, ops []store.Op, ch *Change) bool {
 func (c *Change) settlementEvent(accountID, operation string) []store.Op {
 	e0 := c.Entries[0]
 	e := audit.Event{RequestID: e0.RequestID, AccountID: accountID, KeyPath: e0.KeyPath, Operation: operation,
-		Method: "", Path: "", Status: 200, ChargedMicro: c.charged, OccurredAt: e0.OccurredAt}
+		Status: 200, ChargedMicro: c.charged, OccurredAt: e0.OccurredAt}
 	if e0.ProjectID != "" {
 		p := e0.ProjectID
 		e.ProjectID = &p

@@ -228,7 +228,7 @@ func TestAChargeIsReportedToItsRequestAndASettlementIsItsOwnEvent(t *testing.T) 
 			acct := openAccount(t, st, 1_000_000)
 			var noted int64
 			attr := credits.Attribution{RequestID: "req_1", KeyPath: []string{"key_root", "key_child"}, ProjectID: "prj_1", Operation: "trading.orders.create"}
-			req := credits.ForRequest(context.Background(), attr, func(m int64) { noted += m })
+			req := credits.ForRequest(context.Background(), func() credits.Attribution { return attr }, func(m int64) { noted += m })
 			deadline := time.Now().Add(time.Hour)
 			a, err := l.Account(req, acct)
 			if err != nil {
