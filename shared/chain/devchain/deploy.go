@@ -170,18 +170,28 @@ func (f *Faucet) send(ctx context.Context, nonce uint64, to *common.Address, val
 	return signed.Hash(), nil
 }
 
-// WaitMined polls for a transaction's receipt.
+// WaitMined polls for a transaction's receipt and returns once the chain's
+// head has reached its block. go-ethereum indexes a block's transactions
+// just before it moves the head, so a receipt can be readable while
+// "latest" is still the block before: a call estimated right after it
+// would not see the transaction's effects.
 func WaitMined(ctx context.Context, c interface {
 	TransactionReceipt(context.Context, common.Hash) (*types.Receipt, error)
+	BlockNumber(context.Context) (uint64, error)
 }, hash common.Hash) (*types.Receipt, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
 		r, err := c.TransactionReceipt(ctx, hash)
 		if err == nil {
-			return r, nil
-		}
-		if !chain.NotYet(err) {
+			head, err := c.BlockNumber(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if r.BlockNumber == nil || head >= r.BlockNumber.Uint64() {
+				return r, nil
+			}
+		} else if !chain.NotYet(err) {
 			return nil, err
 		}
 		select {
