@@ -20,6 +20,10 @@ const (
 	Throttle Fault = iota + 1
 	// ServerError answers 500 Internal Server Error.
 	ServerError
+	// LostAnswer lets a call's first attempt reach the service and then
+	// answers 500 in place of what the service said, as when a connection
+	// drops after a write was applied: the SDK sends the call again.
+	LostAnswer
 )
 
 // Faults makes chosen operations fail as if the service had answered with an
@@ -35,7 +39,7 @@ type Faults struct {
 func NewFaults() *Faults { return &Faults{rules: map[string]Fault{}, hits: map[string]int{}} }
 
 // Set makes every attempt of op ("DynamoDB.TransactWriteItems") fail with f
-// until Clear.
+// (LostAnswer: the first attempt of every call) until Clear.
 func (f *Faults) Set(op string, fault Fault) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -56,10 +60,13 @@ func (f *Faults) Hits(op string) int {
 	return f.hits[op]
 }
 
-func (f *Faults) match(op string) (Fault, bool) {
+func (f *Faults) match(op string, req *smithyhttp.Request) (Fault, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fault, ok := f.rules[op]
+	if ok && fault == LostAnswer && (req == nil || !strings.HasPrefix(req.Header.Get("Amz-Sdk-Request"), "attempt=1;")) {
+		return 0, false
+	}
 	if ok {
 		f.hits[op]++
 	}
@@ -72,11 +79,17 @@ func (f *Faults) APIOption() func(*middleware.Stack) error {
 	return func(st *middleware.Stack) error {
 		return st.Deserialize.Add(middleware.DeserializeMiddlewareFunc("awsenvFaults",
 			func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
-				fault, ok := f.match(opName(ctx))
+				req, _ := in.Request.(*smithyhttp.Request)
+				fault, ok := f.match(opName(ctx), req)
 				if !ok {
 					return next.HandleDeserialize(ctx, in)
 				}
-				req, _ := in.Request.(*smithyhttp.Request)
+				if fault == LostAnswer {
+					out, _, err := next.HandleDeserialize(ctx, in)
+					if resp, isHTTP := out.RawResponse.(*smithyhttp.Response); err == nil && isHTTP {
+						resp.Body.Close()
+					}
+				}
 				return middleware.DeserializeOutput{RawResponse: faultResponse(ctx, fault, req)}, middleware.Metadata{}, nil
 			}), middleware.After)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"platformapi/shared/store"
+	"platformapi/shared/store/dynamostore"
 )
 
 // meter wraps the item store and records, for every call, the DynamoDB
@@ -155,10 +156,10 @@ func (m *meter) Delete(ctx context.Context, k store.Key, conds ...store.Cond) er
 }
 
 // Transact is billed two write units per KB of every member, condition
-// checks included, except a lone write: dynamostore sends it as a plain
-// conditional write, billed once.
+// checks included, except what dynamostore sends as a plain conditional
+// write, billed once.
 func (m *meter) Transact(ctx context.Context, ops []store.Op) error {
-	if len(ops) == 1 && ops[0].Kind != store.OpCheck {
+	if dynamostore.SentAlone(ops) {
 		return m.single(ctx, ops[0])
 	}
 	wru := 0.0

@@ -64,6 +64,31 @@ func TestOutagesAnswerUnavailableAndWriteNothing(t *testing.T) {
 	}
 }
 
+// A write whose answer was lost after DynamoDB applied it is sent again by
+// the SDK. An increment must still count once: it goes out as
+// TransactWriteItems, whose client request token makes the second attempt a
+// no-op, where a plain UpdateItem would apply it twice.
+func TestAnIncrementWhoseAnswerWasLostCountsOnce(t *testing.T) {
+	faults := awsenv.NewFaults()
+	env := awstest.Env(t, awsenv.WithAPIOptions(faults.APIOption()))
+	db, table := awstest.Table(t, env)
+	s := dynamostore.New(db, table)
+	ctx := awstest.Context(t)
+	k := store.Key{PK: "p", SK: "counter"}
+	faults.Set("DynamoDB.TransactWriteItems", awsenv.LostAnswer)
+	faults.Set("DynamoDB.UpdateItem", awsenv.LostAnswer)
+	err := s.Transact(ctx, []store.Op{store.UpdateOp(k, store.Update{Add: map[string]int64{"n": 1}}, store.NumBelow("n", 10))})
+	hits := faults.Hits("DynamoDB.TransactWriteItems")
+	faults.Clear()
+	if err != nil || hits != 1 {
+		t.Fatalf("transact: %v after %d lost answers", err, hits)
+	}
+	it, err := s.Get(ctx, k)
+	if err != nil || it.Int("n") != 1 {
+		t.Fatalf("counter = %v (%v); want 1", it, err)
+	}
+}
+
 func TestReadsOfAnOutageAnswerUnavailable(t *testing.T) {
 	faults := awsenv.NewFaults()
 	env := awstest.Env(t, awsenv.WithAPIOptions(faults.APIOption()))

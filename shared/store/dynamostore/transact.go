@@ -23,7 +23,7 @@ func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
 	if err := itemrules.CheckOps(ops); err != nil {
 		return err
 	}
-	if len(ops) == 1 && ops[0].Kind != store.OpCheck {
+	if SentAlone(ops) {
 		return s.single(ctx, ops[0])
 	}
 	fresh := make([]store.Item, len(ops)) // non-nil: replace an expired item
@@ -135,10 +135,15 @@ func transactItems(table string, ops []store.Op, fresh []store.Item, now int64) 
 	return items, nil
 }
 
-// single applies a one-member transaction as a plain conditional write: the
-// same all-or-nothing at half the write units (TransactWriteItems bills two
-// per item), which is what a request's one limit counter costs most of the
-// time.
+// SentAlone reports whether Transact sends ops as one plain conditional
+// write: the same all-or-nothing at half the write units (TransactWriteItems
+// bills two per item). Not an increment (Add): the SDK resends a call whose
+// answer was lost after DynamoDB applied it, which would count it twice,
+// where TransactWriteItems' client request token makes the resend a no-op.
+func SentAlone(ops []store.Op) bool {
+	return len(ops) == 1 && ops[0].Kind != store.OpCheck && len(ops[0].Update.Add) == 0
+}
+
 func (s *Store) single(ctx context.Context, op store.Op) error {
 	var err error
 	switch op.Kind {
