@@ -104,8 +104,11 @@ type Kernel struct {
 	// those served by a plain http.Handler (MCP).
 	registered map[string]bool
 	raw        map[string]http.Handler
-	build      sync.Once
-	handler    http.Handler
+	// pages are the public group's browser pages outside the route table
+	// (see Page), by pattern.
+	pages   []page
+	build   sync.Once
+	handler http.Handler
 }
 
 // New builds a kernel on which groups then register their operations.
@@ -213,6 +216,34 @@ func (k *Kernel) Handle(id string, h http.Handler) {
 	}
 }
 
+type page struct {
+	pattern, name string
+	h             http.Handler
+}
+
+// Page serves a browser page of the public group (GET pattern, at the root
+// and under /v1) that is no operation of the API: the route table, the
+// OpenAPI document and the SDKs leave it out, as they should a page rather
+// than a call (docs/console.md). name stands for the operation on its
+// access-log line and in its metrics. It does nothing where this process
+// does not serve the public group.
+func (k *Kernel) Page(pattern, name string, h http.Handler) {
+	if k.Serves("public") {
+		k.pages = append(k.pages, page{pattern: pattern, name: name, h: h})
+	}
+}
+
+// serve names the page on the access line; a path with a parameter is
+// still redacted there, as any other request's.
+func (p page) serve() http.Handler {
+	literal := !strings.Contains(p.pattern, "{")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoFrom(r.Context())
+		info.group, info.operation, info.literalPath = "public", p.name, literal
+		p.h.ServeHTTP(w, r)
+	})
+}
+
 // served lists every route of the groups this process serves.
 func (k *Kernel) served() []routes.Route {
 	var out []routes.Route
@@ -287,6 +318,11 @@ func (k *Kernel) outerMux() http.Handler {
 		default:
 			mux.Handle(rt.Method+" "+prefix+rt.Path, k.enforce(rt, inner))
 		}
+	}
+	for _, p := range k.pages {
+		h := p.serve()
+		mux.Handle("GET "+p.pattern, h)
+		mux.Handle("GET "+prefix+p.pattern, h)
 	}
 	mux.HandleFunc("/", k.notFound)
 	return mux

@@ -1,7 +1,7 @@
 // Package publicapi is the public endpoint group: health, pricing, the
-// OpenAPI document and the docs page, answered without a key. The document
-// is generated at build time from every group's registrations (make
-// openapi) and embedded here, so this function links no other group.
+// OpenAPI document, the docs page and the console, answered without a key.
+// The document is generated at build time from every group's registrations
+// (make openapi) and embedded here, so this function links no other group.
 package publicapi
 
 import (
@@ -96,6 +96,7 @@ func Register(k *api.Kernel, d Deps) {
 	}, rawDoc("The OpenAPI 3.1 document", "application/json", "object"))
 	api.Register(k, "docs.read", http.StatusOK, docs, rawDoc("An HTML page that renders this document with Redoc", "text/html", "string"))
 	api.Register(k, "docs.assets.read", http.StatusOK, asset, rawDoc("The script, gzip-encoded when the client accepts it", "text/javascript", "string"))
+	registerConsole(k)
 }
 
 func pricing(ctx context.Context, in *pricingInput) (*api.Body[pricingBody], error) {

@@ -1,0 +1,293 @@
+// The console in a real browser (make console-test): Playwright drives
+// Debian's Chromium against the real local server. Traffic goes through
+// several groups first; then the console, with the root key pasted, must
+// show it: the usage chart's data counts the requests made, the ledger sums
+// to the balance shown, revoking a child key in the tree makes the API
+// answer 401 to it, approving a pending approval lets the gated call
+// through; and a read-only key sees no write control. Screenshots at 1280
+// and 390 px wide land in CONSOLE_SCREENSHOTS (default .cache/console).
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { join, resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { chromium } from "playwright-core";
+import { startServer } from "./server.mjs";
+
+const shots = process.env.CONSOLE_SCREENSHOTS ?? resolve(import.meta.dirname, "../../../.cache/console");
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+let server, browser, receiver, hookURL;
+let idem = 0;
+const keys = {};
+
+async function call(secret, method, path, body, headers = {}) {
+  const h = { ...headers };
+  if (secret) h.Authorization = `Bearer ${secret}`;
+  if (method !== "GET") h["Idempotency-Key"] = `console-test-${++idem}`;
+  if (body !== undefined) h["Content-Type"] = "application/json";
+  const res = await fetch(server.baseUrl + "/v1" + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function ok(secret, method, path, body, headers) {
+  const r = await call(secret, method, path, body, headers);
+  assert.ok(r.status >= 200 && r.status < 300, `${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** The exact number of requests per operation this test makes, for the ones the console itself never calls. */
+const made = { "projects.create": 0, "projects.list": 0, "services.invoke.cloud-superbrain.memory.write": 0 };
+
+async function newPage(width) {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const problems = [];
+  await page.addInitScript(() => {
+    window.__violations = [];
+    document.addEventListener("securitypolicyviolation", (e) => window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => m.type() === "error" && !/status of 40[134]/.test(m.text()) && problems.push(`console: ${m.text()}`));
+  return { page, context, problems };
+}
+
+async function signIn(page, secret) {
+  await page.goto(server.baseUrl + "/console");
+  await page.getByLabel("API key").fill(secret);
+  await page.getByRole("button", { name: "Use this key" }).click();
+  await page.locator("#held-key").waitFor();
+}
+
+async function go(page, path) {
+  await page.getByRole("navigation", { name: "Console pages" }).getByRole("link", { name: path.title }).click();
+  await page.waitForSelector(`main[data-page="${path.name}"] [aria-busy]`, { state: "detached" });
+  await page.waitForSelector(`main[data-page="${path.name}"]`);
+}
+
+const pages = {
+  overview: { name: "overview", title: "Overview" },
+  usage: { name: "usage", title: "Usage and ledger" },
+  keys: { name: "keys", title: "Keys" },
+  audit: { name: "audit", title: "Audit events" },
+  webhooks: { name: "webhooks", title: "Webhooks" },
+  approvals: { name: "approvals", title: "Approvals" },
+};
+
+/** Every form control has a label, every button a name. */
+async function unlabelled(page) {
+  return page.evaluate(() => {
+    const out = [];
+    for (const el of document.querySelectorAll("input, select, textarea")) {
+      if (!(el.labels?.length || el.getAttribute("aria-label") || el.getAttribute("aria-labelledby"))) out.push(el.outerHTML.slice(0, 80));
+    }
+    for (const el of document.querySelectorAll("button")) {
+      if (!(el.textContent.trim() || el.getAttribute("aria-label"))) out.push(el.outerHTML.slice(0, 80));
+    }
+    return out;
+  });
+}
+
+describe("the console", () => {
+  before(async () => {
+    let hits = 0;
+    receiver = createServer((req, res) => {
+      req.resume();
+      // The first delivery fails, so the page has attempts and an error to show.
+      res.writeHead(++hits === 1 ? 500 : 204).end();
+    });
+    await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
+    hookURL = `http://127.0.0.1:${receiver.address().port}/hook`;
+    server = await startServer({ ALLOW_PRIVATE_WEBHOOKS: "true" });
+    browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+    mkdirSync(shots, { recursive: true });
+
+    const first = await ok(null, "POST", "/api-keys", { label: "root" }, { "X-Service-Credit-Token": server.mintCreditToken(40) });
+    keys.root = first.secret;
+    keys.rootId = first.id;
+    const child = await ok(keys.root, "POST", "/api-keys", { label: "ci-deployer", scopes: ["projects:read", "projects:write", "api_keys:manage"] });
+    keys.child = child;
+    keys.grandchild = await ok(child.secret, "POST", "/api-keys", { label: "ci-step", scopes: ["projects:read"] });
+    keys.reader = await ok(keys.root, "POST", "/api-keys", {
+      label: "dashboard-reader",
+      scopes: ["credits:read", "usage:read", "audit:read", "approvals:read", "webhooks:read"],
+    });
+    keys.worker = await ok(keys.root, "POST", "/api-keys", {
+      label: "memory-worker",
+      scopes: ["services:invoke", "approvals:write"],
+      allowedServices: ["cloud-superbrain"],
+      allowedOperations: ["services.invoke.cloud-superbrain.memory.write", "services.invoke.cloud-superbrain.memory.delete", "approvals.create", "approvals.decide"],
+    });
+
+    // Traffic through the projects, services, credits and webhooks groups.
+    for (const name of ["shop", "blog", "crm"]) {
+      await ok(keys.root, "POST", "/projects", { name });
+      made["projects.create"]++;
+    }
+    for (let i = 0; i < 2; i++) {
+      await ok(keys.root, "GET", "/projects");
+      made["projects.list"]++;
+    }
+    let memoryId;
+    for (let i = 0; i < 4; i++) {
+      const r = await ok(keys.worker.secret, "POST", "/services/cloud-superbrain/invoke", { operationId: "memory.write", input: { text: `note ${i}` } });
+      memoryId = r.result.memoryId;
+      made["services.invoke.cloud-superbrain.memory.write"]++;
+    }
+    await ok(keys.root, "GET", "/credits/balance");
+    await ok(keys.root, "POST", "/webhooks", { url: hookURL, events: ["*"], description: "ops receiver" });
+    await ok(keys.root, "POST", "/projects", { name: "after-hook" });
+    made["projects.create"]++;
+
+    // A gated call: memory.delete needs an approval; the worker asks for one.
+    keys.gated = { operationId: "memory.delete", input: { memoryId } };
+    keys.approval = await ok(keys.worker.secret, "POST", "/approvals/service-actions", { serviceId: "cloud-superbrain", ...keys.gated });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    receiver?.close();
+  });
+
+  test("the console answers under its strict policy and holds the key it says", async () => {
+    const { page, context, problems } = await newPage(1280);
+    const res = await page.goto(server.baseUrl + "/console");
+    const csp = res.headers()["content-security-policy"];
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
+    await page.getByText("A narrow read-only key").waitFor();
+    await signIn(page, keys.root);
+    const held = await page.locator("#held-key").textContent();
+    assert.match(held, new RegExp(`root \\(${keys.rootId}\\)`));
+    assert.match(held, /kept in memory only/);
+    assert.ok(!held.includes(keys.root), "the page shows the whole secret");
+    assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+    await page.locator("#balance").waitFor();
+    await page.screenshot({ path: join(shots, "overview-1280.png"), fullPage: true });
+    assert.deepEqual(await page.evaluate(() => window.__violations), []);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("the usage chart has drawn the recorded requests and the ledger sums to the balance shown", async () => {
+    const { page, context, problems } = await newPage(1280);
+    await signIn(page, keys.root);
+    const balance = Number(await page.locator("#balance").getAttribute("data-credits"));
+    assert.ok(balance > 0 && balance < 40, `balance ${balance}: the invokes were charged`);
+
+    await go(page, pages.usage);
+    const chart = page.locator('table[data-chart="stack"]').first();
+    await chart.waitFor({ state: "attached" });
+    const drawn = await chart.evaluate((t) => {
+      const sums = {};
+      for (const td of t.querySelectorAll("td[data-series]")) sums[td.dataset.series] = (sums[td.dataset.series] ?? 0) + Number(td.dataset.value);
+      return sums;
+    });
+    for (const [op, n] of Object.entries(made)) assert.equal(drawn[op], n, `chart: ${op}`);
+    assert.ok(drawn["credits.balance.read"] >= 1);
+    assert.equal(await page.locator(".chart-plot canvas").count(), 1, "uPlot drew no canvas");
+    // Grouped by key, the worker's requests are its own series.
+    await page.getByLabel("Group by").selectOption("key");
+    await page.waitForFunction((id) => !!document.querySelector(`table[data-chart="stack"] td[data-series="${id}"]`), keys.worker.id);
+
+    await page.getByLabel("Per page").selectOption("100");
+    await page.getByRole("button", { name: "Apply filters" }).click();
+    await page.waitForFunction(() => document.querySelectorAll("[data-amount]").length > 0);
+    const amounts = await page.locator("[data-amount]").evaluateAll((els) => els.map((e) => Number(e.dataset.amount)));
+    const micro = (n) => Math.round(n * 1e6);
+    assert.equal(amounts.reduce((a, n) => a + micro(n), 0), micro(balance), `ledger ${amounts.join(" ")} vs balance ${balance}`);
+    assert.ok(amounts.length >= 5, "a grant and the charges");
+
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: /Export the ledger/ }).click()]);
+    const csv = readFileSync(await download.path(), "utf8").trim().split("\r\n");
+    assert.equal(csv.length, amounts.length + 1);
+    assert.match(csv[0], /^id,occurredAt,type,amountCredits/);
+    await page.screenshot({ path: join(shots, "usage-1280.png"), fullPage: true });
+    assert.deepEqual(await page.evaluate(() => window.__violations), []);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("revoking a child key from the tree makes the API answer 401 to it and to its descendants", async () => {
+    assert.equal((await call(keys.child.secret, "GET", "/projects")).status, 200);
+    const { page, context, problems } = await newPage(1280);
+    await signIn(page, keys.root);
+    await go(page, pages.keys);
+    const card = page.locator(`article[data-key-id="${keys.child.id}"]`);
+    await card.getByRole("button", { name: "Revoke ci-deployer" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByText("its 1 active descendant: ci-step").waitFor();
+    await page.screenshot({ path: join(shots, "keys-revoke-1280.png") });
+    await dialog.getByRole("button", { name: "Revoke 2 keys" }).click();
+    await page.locator(`article[data-key-id="${keys.child.id}"] .badge-revoked`).waitFor();
+    assert.equal((await call(keys.child.secret, "GET", "/projects")).status, 401);
+    assert.equal((await call(keys.grandchild.secret, "GET", "/projects")).status, 401);
+    assert.equal((await call(keys.root, "GET", "/projects")).status, 200);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("approving a pending approval lets the gated call through", async () => {
+    const before = await call(keys.worker.secret, "POST", "/services/cloud-superbrain/invoke", { ...keys.gated, approvalId: keys.approval.id });
+    assert.ok(before.status >= 400, `the gated call went through unapproved: ${before.status}`);
+    const { page, context, problems } = await newPage(1280);
+    await signIn(page, keys.root);
+    await go(page, pages.approvals);
+    const card = page.locator(`article[data-approval-id="${keys.approval.id}"]`);
+    await card.getByText(keys.gated.input.memoryId).first().waitFor();
+    await card.getByRole("button", { name: /^Approve / }).click();
+    await card.getByText("Approved: approved.").waitFor();
+    const after = await call(keys.worker.secret, "POST", "/services/cloud-superbrain/invoke", { ...keys.gated, approvalId: keys.approval.id });
+    assert.equal(after.status, 200, JSON.stringify(after.body));
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("every page renders at 1280 and 390 px, every control labelled, reachable by keyboard", async () => {
+    for (const width of [1280, 390]) {
+      const { page, context, problems } = await newPage(width);
+      await signIn(page, keys.root);
+      for (const p of Object.values(pages)) {
+        await go(page, p);
+        assert.deepEqual(await unlabelled(page), [], `${p.name} at ${width}`);
+        await page.screenshot({ path: join(shots, `${p.name}-${width}.png`), fullPage: true });
+      }
+      assert.equal(await page.locator("text=Something went wrong").count(), 0);
+      // From the top: the skip link, then the header's controls, then the page links.
+      await page.click(".brand");
+      await page.keyboard.press("Shift+Tab");
+      assert.equal(await page.evaluate(() => document.activeElement.textContent), "Skip to the page");
+      let guard = 0;
+      while ((await page.evaluate(() => document.activeElement.textContent)) !== "Audit events" && guard++ < 10) await page.keyboard.press("Tab");
+      await page.keyboard.press("Enter");
+      await page.waitForSelector('main[data-page="audit"]');
+      assert.equal(await page.evaluate(() => document.activeElement.tagName), "H1");
+      assert.deepEqual(await page.evaluate(() => window.__violations), []);
+      assert.deepEqual(problems, []);
+      await context.close();
+    }
+  });
+
+  test("a read-only key sees what it may and no write control, and a friendly word where it may not", async () => {
+    const { page, context, problems } = await newPage(1280);
+    await signIn(page, keys.reader.secret);
+    assert.match(await page.locator("#held-key").textContent(), /cannot read its own record/);
+    for (const p of Object.values(pages)) {
+      await go(page, p);
+      assert.equal(await page.locator("[data-write]").count(), 0, `${p.name} shows a write control`);
+      assert.equal(await page.getByRole("button", { name: /^(Approve|Reject|Revoke|Roll|Redeliver|Rotate|Create)/ }).count(), 0, p.name);
+    }
+    await go(page, pages.keys);
+    await page.getByText("This key cannot see keys.").waitFor();
+    // It sees what its own subtree did: here, nothing of its siblings' or its parent's.
+    await go(page, pages.webhooks);
+    await page.getByText("No webhooks.").waitFor();
+    await go(page, pages.audit);
+    await page.getByRole("region", { name: "Audit events, newest first" }).waitFor();
+    await page.screenshot({ path: join(shots, "read-only-390.png") });
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+});
