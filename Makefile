@@ -37,6 +37,7 @@ test: lint
 	$(MAKE) openapi-lint
 	$(MAKE) contracts-check
 	$(MAKE) docs-test
+	$(MAKE) console-test
 	$(MAKE) readme-test
 	$(MAKE) lint-templates
 	$(MAKE) rehearse-synthesized

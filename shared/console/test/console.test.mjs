@@ -237,10 +237,51 @@ describe("the console", () => {
     await go(page, pages.approvals);
     const card = page.locator(`article[data-approval-id="${keys.approval.id}"]`);
     await card.getByText(keys.gated.input.memoryId).first().waitFor();
+    await page.screenshot({ path: join(shots, "approval-pending-1280.png") });
     await card.getByRole("button", { name: /^Approve / }).click();
     await card.getByText("Approved: approved.").waitFor();
     const after = await call(keys.worker.secret, "POST", "/services/cloud-superbrain/invoke", { ...keys.gated, approvalId: keys.approval.id });
     assert.equal(after.status, 200, JSON.stringify(after.body));
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("a child key created in the tree works, and rolling it shows the successor's secret once", async () => {
+    const { page, context, problems } = await newPage(1280);
+    await signIn(page, keys.root);
+    await go(page, pages.keys);
+    await page.locator(`article[data-key-id="${keys.rootId}"]`).getByRole("button", { name: "Create a child key of root" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Label").fill("made-in-console");
+    await dialog.getByRole("button", { name: "Create child key" }).click();
+    const secret = await dialog.getByLabel("Child key secret", { exact: true }).inputValue();
+    assert.match(secret, /^psk_key_/);
+    await dialog.getByRole("button", { name: "Close" }).click();
+    assert.equal((await call(secret, "GET", "/credits/balance")).status, 200);
+    const made = page.locator("article", { has: page.getByRole("heading", { name: /^made-in-console/ }) });
+    await made.getByRole("button", { name: "Roll made-in-console" }).click();
+    await dialog.getByText("It has no active descendants.").waitFor();
+    await dialog.getByLabel("The old key stops").selectOption({ label: "In 1 hour" });
+    await dialog.getByRole("button", { name: "Roll" }).click();
+    const successor = await dialog.getByLabel("New secret", { exact: true }).inputValue();
+    assert.equal((await call(successor, "GET", "/credits/balance")).status, 200);
+    assert.equal((await call(secret, "GET", "/credits/balance")).status, 200, "the rolled key works until the chosen time");
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("a delivery is redelivered and a webhook's secret rotated from the webhooks page", async () => {
+    const { page, context, problems } = await newPage(1280);
+    await signIn(page, keys.root);
+    await go(page, pages.webhooks);
+    await page.getByRole("button", { name: /^Redeliver webhook\.created / }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByRole("button", { name: "Redeliver" }).click();
+    await dialog.getByText(/^Queued as whd_/).waitFor();
+    await dialog.getByRole("button", { name: "Close" }).click();
+    await page.getByRole("button", { name: `Rotate the secret of ${hookURL}` }).click();
+    await dialog.getByRole("button", { name: "Rotate secret" }).click();
+    assert.match(await dialog.getByLabel("New signing secret", { exact: true }).inputValue(), /^whsec_/);
     assert.deepEqual(problems, []);
     await context.close();
   });

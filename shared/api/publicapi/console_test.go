@@ -1,0 +1,106 @@
+package publicapi_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/publicapi"
+)
+
+// TestTheConsoleIsServedStaticGzippedUnderAStrictPolicy: /console and its
+// assets answer at the root and under /v1, gzipped for browsers and plain
+// for the rest, each under a policy that allows no inline script or style,
+// no other origin and no framing; the page itself loads nothing from
+// elsewhere and carries no inline script or style.
+func TestTheConsoleIsServedStaticGzippedUnderAStrictPolicy(t *testing.T) {
+	e := apitest.New(t)
+	for _, prefix := range []string{"", "/v1"} {
+		for _, c := range []struct{ path, contentType, contains string }{
+			{"/console", "text/html; charset=utf-8", `<main id="main"`},
+			{"/console/assets/console.js", "text/javascript; charset=utf-8", "Platform API console"},
+			{"/console/assets/console.css", "text/css; charset=utf-8", ".uplot"},
+		} {
+			for _, enc := range []string{"gzip", "identity"} {
+				res, body := get(t, e.URL+prefix+c.path, enc)
+				if res.StatusCode != 200 || res.Header.Get("Content-Type") != c.contentType {
+					t.Fatalf("%s%s %s: %d %s", prefix, c.path, enc, res.StatusCode, res.Header.Get("Content-Type"))
+				}
+				csp := res.Header.Get("Content-Security-Policy")
+				for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"} {
+					if !strings.Contains(csp, want) {
+						t.Fatalf("%s: CSP %q lacks %q", c.path, csp, want)
+					}
+				}
+				if strings.Contains(csp, "unsafe") || strings.Contains(csp, "http") {
+					t.Fatalf("%s: CSP %q allows inline code or another origin", c.path, csp)
+				}
+				if gotGzip := res.Header.Get("Content-Encoding") == "gzip"; gotGzip != (enc == "gzip") || gotGzip != bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
+					t.Fatalf("%s %s: Content-Encoding %q on a body starting %x", c.path, enc, res.Header.Get("Content-Encoding"), body[:4])
+				}
+				if enc == "gzip" {
+					zr, err := gzip.NewReader(bytes.NewReader(body))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if body, err = io.ReadAll(zr); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !bytes.Contains(body, []byte(c.contains)) {
+					t.Fatalf("%s%s is not the console's: %.200s", prefix, c.path, body)
+				}
+				if c.path == "/console" {
+					page := string(body)
+					if strings.Contains(page, "http") || regexp.MustCompile(`<script(?:\s[^>]*)?>\s*[^<\s]`).MatchString(page) || regexp.MustCompile(`(?i)<style|\sstyle=|\son[a-z]+=`).MatchString(page) {
+						t.Fatalf("the page loads from elsewhere or carries inline code or style:\n%s", page)
+					}
+				}
+			}
+		}
+	}
+	for _, path := range []string{"/console/assets/other.js", "/console/assets/index.html", "/console/nothing/here"} {
+		e.Must(e.Do(apitest.Req{Method: "GET", Path: path}), 404, "not_found")
+	}
+}
+
+// TestTheConsoleIsNoOperationOfTheAPI: the console is a client of the API,
+// not part of it; neither the embedded document nor the one the kernel
+// builds lists it, and its access lines still name it.
+func TestTheConsoleIsNoOperationOfTheAPI(t *testing.T) {
+	e := apitest.New(t)
+	for name, doc := range map[string][]byte{"embedded": publicapi.Document, "built": must(e.Kernel.OpenAPI().MarshalJSON())} {
+		if bytes.Contains(doc, []byte("/console")) || bytes.Contains(doc, []byte("console.")) {
+			t.Errorf("the %s OpenAPI document lists the console", name)
+		}
+	}
+	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/console"}), 200)
+	if !strings.Contains(e.Logs.String(), `"operation":"console.read"`) {
+		t.Fatalf("no access line names console.read:\n%s", e.Logs.String())
+	}
+}
+
+func get(t *testing.T, url, encoding string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Accept-Encoding", encoding) // set by hand: the transport then leaves the body as it came
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res, body
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
