@@ -26,7 +26,7 @@ func registerConsole(k *api.Kernel) {
 	k.Page("/console/assets/{name}", "console.assets.read", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f, ok := console.Asset(r.PathValue("name"))
 		if !ok {
-			api.WriteProblem(w, r, apierr.New(apierr.NotFound, "No console asset %q.", r.PathValue("name")))
+			api.WriteProblem(w, r, apierr.New(apierr.NotFound, "No such console asset: the console serves console.js and console.css."))
 			return
 		}
 		w.Header().Set("Cache-Control", "public, max-age=300")

@@ -85,6 +85,21 @@ func TestTheConsoleIsNoOperationOfTheAPI(t *testing.T) {
 	}
 }
 
+// TestAnAssetPathIsRedactedInTheAccessLog: the asset path holds a client's
+// text, so a secret pasted there is redacted on the access line as on any
+// other request's.
+func TestAnAssetPathIsRedactedInTheAccessLog(t *testing.T) {
+	e := apitest.New(t)
+	secret, _ := e.RootKey(1, nil)
+	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/console/assets/" + secret}), 404, "not_found")
+	if strings.Contains(e.Logs.String(), secret) {
+		t.Fatal("the access line holds the secret")
+	}
+	if !strings.Contains(e.Logs.String(), `"operation":"console.assets.read"`) {
+		t.Fatalf("no access line names console.assets.read:\n%s", e.Logs.String())
+	}
+}
+
 func get(t *testing.T, url, encoding string) (*http.Response, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)

@@ -72,6 +72,12 @@ export function can(scope: string): boolean {
   return !!self && self.status === "active" && self.scopes.includes(scope);
 }
 
+/** A refused change, said for people: a 403 is what this key may not do. */
+export function refused(error: ApiError, action: string): string {
+  if (error.status === 403) return `This key may not ${action}. ${error.detail}`;
+  return `Could not ${action}: ${error.status} ${error.code}. ${error.detail}`;
+}
+
 /** A failed call, said for people: a 403 is what this key cannot see, not an error page. */
 export function describe(error: ApiError, what: string): string {
   if (error.status === 403) return `This key cannot see ${what}. ${error.detail}`;

@@ -171,6 +171,23 @@ describe("the console", () => {
     await context.close();
   });
 
+  test("a key kept for the tab survives a reload, and Forget key drops it", async () => {
+    const { page, context, problems } = await newPage(1280);
+    await page.goto(server.baseUrl + "/v1/console");
+    await page.getByLabel("API key").fill(keys.reader.secret);
+    await page.getByLabel(/Keep it until this tab closes/).check();
+    await page.getByRole("button", { name: "Use this key" }).click();
+    assert.match(await page.locator("#held-key").textContent(), /dashboard-reader|kept in this tab's sessionStorage/);
+    await page.reload();
+    await page.locator("#held-key").waitFor();
+    assert.match(await page.locator("#held-key").textContent(), new RegExp(keys.reader.id));
+    await page.getByRole("button", { name: "Forget key" }).click();
+    await page.getByLabel("API key").waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   test("the usage chart has drawn the recorded requests and the ledger sums to the balance shown", async () => {
     const { page, context, problems } = await newPage(1280);
     await signIn(page, keys.root);

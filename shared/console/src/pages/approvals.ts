@@ -2,7 +2,7 @@
 // that will be signed), approved or rejected here.
 import type { components } from "../../../../sdk/typescript/src/index.ts";
 import { button, clear, code, dl, field, h, select, time } from "../dom.ts";
-import { can, describe, type Session } from "../session.ts";
+import { can, describe, refused, type Session } from "../session.ts";
 import { notice, Pager } from "../ui.ts";
 
 type Approval = components["schemas"]["Approval"];
@@ -32,7 +32,7 @@ export async function approvals(main: HTMLElement, s: Session): Promise<void> {
     const reason = h("input", { type: "text", name: "reason", maxlength: 500 });
     const decide = async (decision: "approve" | "reject") => {
       const r = await s.client.approvalsDecide({ path: { approvalId: a.id }, body: { decision, ...(reason.value.trim() ? { reason: reason.value.trim() } : {}) } });
-      if (!r.ok) return clear(result, notice(describe(r.error, "this approval"), "error"));
+      if (!r.ok) return clear(result, notice(refused(r.error, `${decision} this`), "error"));
       clear(result, notice(`${decision === "approve" ? "Approved" : "Rejected"}: ${r.value.status}.`));
       article.querySelector(".actions")?.remove();
     };

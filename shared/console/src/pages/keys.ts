@@ -1,7 +1,7 @@
 // Keys: the tree under the held key, and create child, roll and revoke, each
 // confirmed by a dialog that says what happens to the key's descendants.
 import { button, code, dl, field, h, select, time } from "../dom.ts";
-import { can, describe, type Key, type Session } from "../session.ts";
+import { can, describe, refused, type Key, type Session } from "../session.ts";
 import { confirmAction, notice, secretOnce } from "../ui.ts";
 
 export async function keys(main: HTMLElement, s: Session, rerender: () => void): Promise<void> {
@@ -91,7 +91,7 @@ export async function keys(main: HTMLElement, s: Session, rerender: () => void):
       danger: true,
       act: async () => {
         const r = await s.client.apiKeysRevoke({ path: { id: k.id } });
-        if (!r.ok) return [notice(describe(r.error, "that key"), "error")];
+        if (!r.ok) return [notice(refused(r.error, "revoke that key"), "error")];
         rerender();
       },
     });
@@ -115,7 +115,7 @@ export async function keys(main: HTMLElement, s: Session, rerender: () => void):
       act: async () => {
         const expiresAt = new Date(Date.now() + Number(when.value) + (when.value === "0" ? 1000 : 0)).toISOString();
         const r = await s.client.apiKeysRoll({ path: { id: k.id }, body: { expiresAt } });
-        if (!r.ok) return [notice(describe(r.error, "that key"), "error")];
+        if (!r.ok) return [notice(refused(r.error, "roll that key"), "error")];
         rerender();
         return [notice(`Rolled into ${r.value.id}.`), secretOnce("New secret", r.value.secret)];
       },
@@ -141,7 +141,7 @@ export async function keys(main: HTMLElement, s: Session, rerender: () => void):
         const r = await s.client.apiKeysCreate({
           body: { label: label.value.trim(), scopes: scopes.filter((c) => c.checked).map((c) => c.value), ...(exp ? { expiresAt: new Date(Date.now() + exp).toISOString() } : {}) },
         });
-        if (!r.ok) return [notice(describe(r.error, "keys"), "error")];
+        if (!r.ok) return [notice(refused(r.error, "create that key"), "error")];
         rerender();
         return [notice(`Created ${r.value.id}.`), secretOnce("Child key secret", r.value.secret)];
       },

@@ -2,7 +2,7 @@
 // attempts, redelivery, and secret rotation.
 import type { components } from "../../../../sdk/typescript/src/index.ts";
 import { button, clear, code, field, h, select, table, time } from "../dom.ts";
-import { can, describe, type Session } from "../session.ts";
+import { can, describe, refused, type Session } from "../session.ts";
 import { confirmAction, notice, Pager, secretOnce } from "../ui.ts";
 
 type Webhook = components["schemas"]["Webhook"];
@@ -88,7 +88,7 @@ export async function webhooks(main: HTMLElement, s: Session, rerender: () => vo
       confirm: "Rotate secret",
       act: async () => {
         const r = await s.client.webhooksRotate({ path: { webhookId: w.id } });
-        if (!r.ok) return [notice(describe(r.error, "that webhook"), "error")];
+        if (!r.ok) return [notice(refused(r.error, "rotate that secret"), "error")];
         rerender();
         return [notice(`The old secret also signs until ${r.value.previousSecretExpiresAt ?? "now"}.`), secretOnce("New signing secret", r.value.secret)];
       },
@@ -102,7 +102,7 @@ export async function webhooks(main: HTMLElement, s: Session, rerender: () => vo
       confirm: "Redeliver",
       act: async () => {
         const r = await s.client.webhookDeliveriesReplay({ path: { deliveryId: d.id } });
-        if (!r.ok) return [notice(describe(r.error, "that delivery"), "error")];
+        if (!r.ok) return [notice(refused(r.error, "redeliver that event"), "error")];
         void pager.reset();
         return [notice(`Queued as ${r.value.id}.`)];
       },
