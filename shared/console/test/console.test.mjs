@@ -37,6 +37,34 @@ async function ok(secret, method, path, body, headers) {
   return r.body;
 }
 
+/** The EIP-712 "Mail" example. */
+const mail = {
+  types: {
+    EIP712Domain: [
+      { name: "name", type: "string" },
+      { name: "version", type: "string" },
+      { name: "chainId", type: "uint256" },
+      { name: "verifyingContract", type: "address" },
+    ],
+    Person: [
+      { name: "name", type: "string" },
+      { name: "wallet", type: "address" },
+    ],
+    Mail: [
+      { name: "from", type: "Person" },
+      { name: "to", type: "Person" },
+      { name: "contents", type: "string" },
+    ],
+  },
+  primaryType: "Mail",
+  domain: { name: "Ether Mail", version: "1", chainId: 1, verifyingContract: "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC" },
+  message: {
+    from: { name: "Cow", wallet: "0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826" },
+    to: { name: "Bob", wallet: "0xbBbBBBBbbBBBbbbBbbBbbbbBBbBbbbbBbBbbBBbB" },
+    contents: "Hello, Bob!",
+  },
+};
+
 /** The exact number of requests per operation this test makes, for the ones the console itself never calls. */
 const made = { "projects.create": 0, "projects.list": 0, "services.invoke.cloud-superbrain.memory.write": 0 };
 
@@ -139,6 +167,12 @@ describe("the console", () => {
     await ok(keys.root, "POST", "/webhooks", { url: hookURL, events: ["*"], description: "ops receiver" });
     await ok(keys.root, "POST", "/projects", { name: "after-hook" });
     made["projects.create"]++;
+
+    // A signature over EIP-712 typed data, which a new wallet's policy sends for approval.
+    keys.signer = await ok(keys.root, "POST", "/api-keys", { label: "signer", scopes: ["wallets:create", "wallets:sign", "wallets:read"] });
+    keys.wallet = await ok(keys.signer.secret, "POST", "/wallets", { label: "ops" });
+    keys.sigQuote = await ok(keys.signer.secret, "POST", `/wallets/${keys.wallet.id}/signatures/quote`, { type: "eip712", typedData: mail });
+    assert.ok(keys.sigQuote.approvalId, "the signature needs no approval");
 
     // A gated call: memory.delete needs an approval; the worker asks for one.
     keys.gated = { operationId: "memory.delete", input: { memoryId } };
@@ -299,6 +333,29 @@ describe("the console", () => {
     await page.getByRole("button", { name: `Rotate the secret of ${hookURL}` }).click();
     await dialog.getByRole("button", { name: "Rotate secret" }).click();
     assert.match(await dialog.getByLabel("New signing secret", { exact: true }).inputValue(), /^whsec_/);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("a signature's approval shows the typed data it signs, and approving it lets the signature through", async () => {
+    const body = { quoteId: keys.sigQuote.id, approvalId: keys.sigQuote.approvalId };
+    const { page, context, problems } = await newPage(1280);
+    await signIn(page, keys.root);
+    await go(page, pages.approvals);
+    const card = page.locator(`article[data-approval-id="${keys.sigQuote.approvalId}"]`);
+    await card.getByText("A signature over EIP-712 typed data:").waitFor();
+    const terms = await card.locator(".decoded").evaluate((d) => d.textContent);
+    assert.match(terms, /Primary typeMail/);
+    assert.match(terms, /Domain nameEther Mail/);
+    assert.match(terms, /Domain verifyingContract0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC/);
+    await card.getByText(/"contents": "Hello, Bob!"/).first().waitFor();
+    await card.getByText(keys.sigQuote.digest).first().waitFor();
+    await page.screenshot({ path: join(shots, "approval-signature-1280.png"), fullPage: true });
+    await card.getByRole("button", { name: /^Approve / }).click();
+    await card.getByText("Approved: approved.").waitFor();
+    const signed = await call(keys.signer.secret, "POST", `/wallets/${keys.wallet.id}/signatures`, body);
+    assert.equal(signed.status, 201, JSON.stringify(signed.body));
+    assert.match(signed.body.signature, /^0x[0-9a-f]{130}$/);
     assert.deepEqual(problems, []);
     await context.close();
   });
