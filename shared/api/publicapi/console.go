@@ -13,7 +13,7 @@ import (
 // script and style sheet, calls to this origin only (where the key goes),
 // no inline script or style, no frames around it. Its charts set styles
 // through the CSSOM, which style-src does not govern.
-const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 // registerConsole serves the browser console (docs/console.md) as pages,
 // not operations: it is a client of the API, so the OpenAPI document and

@@ -39,6 +39,7 @@ async function render(): Promise<void> {
   if (!s) return keyForm();
   const page = route();
   const n = ++rendering;
+  main.removeAttribute("data-page");
   const heading = h("h1", { tabindex: -1 }, page.title);
   const body = h("div", { "aria-busy": "true" });
   clear(main, heading, body);
@@ -50,7 +51,8 @@ async function render(): Promise<void> {
     body.append(notice(`Something went wrong: ${(e as Error).message}`, "error"));
   }
   body.removeAttribute("aria-busy");
-  main.setAttribute("data-page", page.path);
+  // A page left before it finished loading must not mark the one shown now.
+  if (n === rendering) main.setAttribute("data-page", page.path);
 }
 
 function renderNav(s: Session | null): void {

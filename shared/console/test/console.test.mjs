@@ -192,6 +192,7 @@ describe("the console", () => {
     assert.match(csp, /frame-ancestors 'none'/);
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
     await page.getByText("A narrow read-only key").waitFor();
+    await page.screenshot({ path: join(shots, "sign-in-1280.png") });
     await signIn(page, keys.root);
     const held = await page.locator("#held-key").textContent();
     assert.match(held, new RegExp(`root \\(${keys.rootId}\\)`));
@@ -201,6 +202,29 @@ describe("the console", () => {
     await page.locator("#balance").waitFor();
     await page.screenshot({ path: join(shots, "overview-1280.png"), fullPage: true });
     assert.deepEqual(await page.evaluate(() => window.__violations), []);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("audit events page forward and back, and filter by operation", async () => {
+    const { page, context, problems } = await newPage(1280);
+    await signIn(page, keys.root);
+    await go(page, pages.audit);
+    const ids = () => page.locator("main tbody tr").evaluateAll((rows) => rows.map((r) => r.textContent));
+    const first = await ids();
+    assert.equal(first.length, 20);
+    await page.getByRole("button", { name: "Next page of audit events" }).click();
+    await page.getByText("Page 2").waitFor();
+    const second = await ids();
+    assert.ok(second.length > 0 && !second.some((r) => first.includes(r)), "page 2 repeats page 1");
+    await page.getByRole("button", { name: "Previous page of audit events" }).click();
+    await page.getByText("Page 1").waitFor();
+    assert.ok(await page.getByRole("button", { name: "Previous page of audit events" }).isDisabled());
+    await page.getByLabel("Operation").fill("projects.create");
+    await page.getByRole("button", { name: "Apply filters" }).click();
+    await page.waitForFunction((n) => document.querySelectorAll("main tbody tr").length === n, made["projects.create"]);
+    const ops = await page.locator("main tbody tr td:nth-child(2)").allTextContents();
+    assert.deepEqual(new Set(ops), new Set(["projects.create"]));
     assert.deepEqual(problems, []);
     await context.close();
   });
