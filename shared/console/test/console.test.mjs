@@ -425,7 +425,7 @@ describe("the console", () => {
     await page.getByText("No webhooks.").waitFor();
     await go(page, pages.audit);
     await page.getByRole("region", { name: "Audit events, newest first" }).waitFor();
-    await page.screenshot({ path: join(shots, "read-only-390.png") });
+    await page.screenshot({ path: join(shots, "read-only-1280.png") });
     assert.deepEqual(problems, []);
     await context.close();
   });
