@@ -36,6 +36,8 @@ export function stackedChart(host: HTMLElement, title: string, unit: string, sta
     width,
     height: 240,
     legend: { live: true },
+    // Buckets are UTC hours and days, as the table says: the axis too.
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
     scales: { x: { time: true, range: (_u, min, max) => [min - half, max + half] }, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
     axes: [{}, { label: unit, size: 60 }],
     series: [
@@ -58,6 +60,11 @@ export function stackedChart(host: HTMLElement, title: string, unit: string, sta
   }
   const u = new uPlot(opts, data, plot);
   const resize = new ResizeObserver(() => {
+    if (!plot.isConnected) {
+      resize.disconnect();
+      u.destroy();
+      return;
+    }
     const w = Math.max(280, plot.clientWidth);
     if (Math.abs(w - u.width) > 4) u.setSize({ width: w, height: 240 });
   });
