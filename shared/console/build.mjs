@@ -3,7 +3,7 @@
 // minified by esbuild, and index.html copied. The output depends only on
 // the sources and the pinned versions, so a rebuild is byte-identical.
 import { build } from "esbuild";
-import { copyFileSync, mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 
 const out = process.argv[2] ?? "dist";
@@ -20,7 +20,7 @@ await build({
   charset: "utf8",
   logLevel: "warning",
 });
-// esbuild names a CSS entry's output after the entry: give it its served name.
-const { renameSync } = await import("node:fs");
+// The style sheet's entry has a name of its own (two entries cannot share
+// one); it is served as console.css.
 renameSync(join(out, "console-style.css"), join(out, "console.css"));
 copyFileSync("src/index.html", join(out, "index.html"));

@@ -94,10 +94,6 @@ export function credits(n: number): string {
   return (Math.round(n * 1e6) / 1e6).toLocaleString("en-US", { maximumFractionDigits: 6 });
 }
 
-export function status(text: string): HTMLElement {
-  return h("span", { class: `badge badge-${text.replace(/[^a-z0-9]/gi, "")}` }, text);
-}
-
 export function button(text: string, onclick: () => void, attrs: Attrs = {}): HTMLButtonElement {
   return h("button", { type: "button", ...attrs, onclick: () => onclick() }, text);
 }
