@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,22 +20,11 @@ import (
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/envelope/localkey"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
 	"platformapi/shared/store/dynamostore"
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // counting counts the writes that reach the store.
 type counting struct {
@@ -67,7 +55,7 @@ type env struct {
 	repo   *connections.Repo
 	st     *counting
 	sealer envelope.Sealer
-	clock  *clock
+	clock  *testclock.Clock
 	// raw returns every stored byte string: attribute names and values, or
 	// the whole database file.
 	raw func(t *testing.T) [][]byte
@@ -75,11 +63,11 @@ type env struct {
 
 type backend struct {
 	name string
-	open func(t *testing.T, c *clock) env
+	open func(t *testing.T, c *testclock.Clock) env
 }
 
 // embedded is bbolt with a local master key; raw is the database file.
-var embedded = backend{"embedded", func(t *testing.T, c *clock) env {
+var embedded = backend{"embedded", func(t *testing.T, c *testclock.Clock) env {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "platform.db")
 	st, err := boltstore.Open(path, boltstore.WithClock(c.Now))
@@ -103,7 +91,7 @@ var embedded = backend{"embedded", func(t *testing.T, c *clock) env {
 
 // dynamo is a fresh DynamoDB table and KMS key on the emulator; raw scans
 // the table.
-var dynamo = backend{"dynamodb", func(t *testing.T, c *clock) env {
+var dynamo = backend{"dynamodb", func(t *testing.T, c *testclock.Clock) env {
 	aws := awstest.Env(t, awsenv.WithCallTimeout(time.Minute))
 	client, table := awstest.Table(t, aws)
 	kmsClient, alias := awstest.Key(t, aws)
@@ -153,7 +141,7 @@ func backends() []backend {
 func eachBackend(t *testing.T, test func(t *testing.T, e env)) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			test(t, b.open(t, &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}))
+			test(t, b.open(t, testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))))
 		})
 	}
 }

@@ -8,20 +8,13 @@ import (
 	"time"
 
 	"platformapi/shared/credits"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 )
 
-// clock is a settable test clock safe for concurrent reads.
-type clock struct{ ns atomic.Int64 }
-
-func newClock() *clock {
-	c := &clock{}
-	c.ns.Store(time.Date(2026, 3, 2, 10, 30, 0, 0, time.UTC).UnixNano())
-	return c
-}
-func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+// start is where each test's clock stands at first.
+var start = time.Date(2026, 3, 2, 10, 30, 0, 0, time.UTC)
 
 func sweep(t *testing.T, l *credits.Ledger) int {
 	t.Helper()
@@ -56,9 +49,9 @@ func wantBalance(t *testing.T, l *credits.Ledger, acct string, want int64) {
 func TestAHoldOrphanedByACrashIsReleasedAfterItsDeadlineAndGrace(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			c := newClock()
-			st := b.Open(t, c.now)
-			l := credits.NewLedger(st, c.now)
+			c := testclock.New(start)
+			st := b.Open(t, c.Now)
+			l := credits.NewLedger(st, c.Now)
 			acct := openAccount(t, st, 1_000_000)
 			sweep(t, l)
 			// The process dies holding it: nobody captures or releases.
@@ -66,12 +59,12 @@ func TestAHoldOrphanedByACrashIsReleasedAfterItsDeadlineAndGrace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.advance(30*time.Second + credits.GraceAfterDeadline - time.Second)
+			c.Advance(30*time.Second + credits.GraceAfterDeadline - time.Second)
 			if n := sweep(t, l); n != 0 || holdState(t, st, acct, h.ID) != "held" {
 				t.Fatalf("released %d before the deadline and grace passed", n)
 			}
 			wantBalance(t, l, acct, 700_000)
-			c.advance(2 * time.Second)
+			c.Advance(2 * time.Second)
 			if n := sweep(t, l); n != 1 || holdState(t, st, acct, h.ID) != "released" {
 				t.Fatalf("released %d; want the orphaned hold", n)
 			}
@@ -89,7 +82,7 @@ func TestAHoldOrphanedByACrashIsReleasedAfterItsDeadlineAndGrace(t *testing.T) {
 			if releases != 1 {
 				t.Fatalf("ledger %+v; want one release entry of %s", entries, h.ID)
 			}
-			c.advance(time.Hour)
+			c.Advance(time.Hour)
 			if n := sweep(t, l); n != 0 {
 				t.Fatalf("a later sweep released %d again", n)
 			}
@@ -101,9 +94,9 @@ func TestAHoldOrphanedByACrashIsReleasedAfterItsDeadlineAndGrace(t *testing.T) {
 func TestAnEndedHoldIsNotTouchedBySweeps(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			c := newClock()
-			st := b.Open(t, c.now)
-			l := credits.NewLedger(st, c.now)
+			c := testclock.New(start)
+			st := b.Open(t, c.Now)
+			l := credits.NewLedger(st, c.Now)
 			acct := openAccount(t, st, 1_000_000)
 			sweep(t, l)
 			captured, err := l.Hold(context.Background(), acct, 300_000, "invoke", time.Minute)
@@ -120,7 +113,7 @@ func TestAnEndedHoldIsNotTouchedBySweeps(t *testing.T) {
 			if err := released.Release(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			c.advance(2 * time.Hour)
+			c.Advance(2 * time.Hour)
 			if n := sweep(t, l); n != 0 {
 				t.Fatalf("released %d ended holds", n)
 			}
@@ -135,21 +128,21 @@ func TestAnEndedHoldIsNotTouchedBySweeps(t *testing.T) {
 func TestARestingOrdersHoldIsReleasedOnlyAfterTheOrderExpires(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			c := newClock()
-			st := b.Open(t, c.now)
-			l := credits.NewLedger(st, c.now)
+			c := testclock.New(start)
+			st := b.Open(t, c.Now)
+			l := credits.NewLedger(st, c.Now)
 			acct := openAccount(t, st, 1_000_000)
 			sweep(t, l)
-			expiry := c.now().Add(3 * 24 * time.Hour) // a resting order's own expiry
-			takeHold(t, l, st, acct, "hld_order", 200_000, c.now(), expiry)
+			expiry := c.Now().Add(3 * 24 * time.Hour) // a resting order's own expiry
+			takeHold(t, l, st, acct, "hld_order", 200_000, c.Now(), expiry)
 			for range 3 {
-				c.advance(23 * time.Hour)
+				c.Advance(23 * time.Hour)
 				if n := sweep(t, l); n != 0 {
 					t.Fatalf("released %d holds of a resting order", n)
 				}
 			}
 			wantBalance(t, l, acct, 800_000)
-			c.advance(3*time.Hour + credits.GraceAfterDeadline)
+			c.Advance(3*time.Hour + credits.GraceAfterDeadline)
 			if n := sweep(t, l); n != 1 || holdState(t, st, acct, "hld_order") != "released" {
 				t.Fatalf("released %d after the order expired; want its hold", n)
 			}
@@ -161,9 +154,9 @@ func TestARestingOrdersHoldIsReleasedOnlyAfterTheOrderExpires(t *testing.T) {
 func TestConcurrentSweepsReleaseEachOrphanedHoldOnce(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			c := newClock()
-			st := b.Open(t, c.now)
-			l := credits.NewLedger(st, c.now)
+			c := testclock.New(start)
+			st := b.Open(t, c.Now)
+			l := credits.NewLedger(st, c.Now)
 			acct := openAccount(t, st, 1_000_000)
 			sweep(t, l)
 			for range 20 {
@@ -172,12 +165,12 @@ func TestConcurrentSweepsReleaseEachOrphanedHoldOnce(t *testing.T) {
 				}
 			}
 			wantBalance(t, l, acct, 800_000)
-			c.advance(time.Minute + credits.GraceAfterDeadline)
+			c.Advance(time.Minute + credits.GraceAfterDeadline)
 			var wg sync.WaitGroup
 			var total atomic.Int64
 			for range 2 {
 				wg.Go(func() {
-					n, err := credits.NewLedger(st, c.now).SweepHolds(context.Background(), credits.GraceAfterDeadline)
+					n, err := credits.NewLedger(st, c.Now).SweepHolds(context.Background(), credits.GraceAfterDeadline)
 					if err != nil {
 						t.Error(err)
 					}

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,29 +15,16 @@ import (
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
 	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 )
-
-// clock is the repository's clock; it starts at the real time because the
-// blob adapters stamp objects with their own.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 type fixture struct {
 	repo   *Repo
 	st     store.Store
 	bucket blob.Bucket
-	clock  *clock
+	clock  *testclock.Clock
 }
 
 func (f *fixture) withStore(st store.Store) *Repo {
@@ -67,7 +53,9 @@ func eachBackend(t *testing.T, quota Quota, test func(t *testing.T, f *fixture))
 	}
 	for _, b := range all {
 		t.Run(b.name, func(t *testing.T) {
-			c := &clock{t: time.Now().UTC()}
+			// The clock starts at the real time: the blob adapters stamp
+			// objects with their own.
+			c := testclock.New(time.Now().UTC())
 			st, bucket := b.open(t, c.Now)
 			test(t, &fixture{repo: NewRepo(Config{Store: st, Bucket: bucket, Now: c.Now, Quota: quota}), st: st, bucket: bucket, clock: c})
 		})

@@ -257,7 +257,7 @@ func TestListIsNewestFirstPagedAndFilteredByPurpose(t *testing.T) {
 			if i%2 == 0 {
 				even = append([]string{file.ID}, even...)
 			}
-			f.clock.Add(time.Second)
+			f.clock.Advance(time.Second)
 		}
 		for _, c := range []struct {
 			purpose string
@@ -329,7 +329,7 @@ func TestSweepDeletesOnlyObjectsWhoseRecordNeverCame(t *testing.T) {
 		if n, err := f.repo.Sweep(ctx(t), MinOrphanAge); err != nil || n != 0 {
 			t.Fatalf("sweep of young objects = %d, %v; want 0 (an upload may still be in flight)", n, err)
 		}
-		f.clock.Add(2 * MinOrphanAge)
+		f.clock.Advance(2 * MinOrphanAge)
 		if n, err := f.repo.Sweep(ctx(t), MinOrphanAge); err != nil || n != 2 {
 			t.Fatalf("sweep = %d, %v; want the 2 orphans", n, err)
 		}
@@ -393,7 +393,7 @@ func TestDeferredWritesCommitWithTheResponse(t *testing.T) {
 		if got := objects(t, f.bucket); len(got) != 1 {
 			t.Fatalf("objects = %v; want the one the dead deletion left", got)
 		}
-		f.clock.Add(2 * MinOrphanAge)
+		f.clock.Advance(2 * MinOrphanAge)
 		if n, err := f.repo.Sweep(ctx(t), MinOrphanAge); err != nil || n != 1 {
 			t.Fatalf("sweep = %d, %v", n, err)
 		}

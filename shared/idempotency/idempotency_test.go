@@ -14,21 +14,10 @@ import (
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/idempotency"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // sealer is a real envelope key in a fresh file: another call is another
 // deployment's key.
@@ -41,10 +30,10 @@ func sealer(t *testing.T) envelope.Sealer {
 	return s
 }
 
-func eachBackend(t *testing.T, test func(t *testing.T, s *idempotency.Store, raw store.Store, c *clock)) {
+func eachBackend(t *testing.T, test func(t *testing.T, s *idempotency.Store, raw store.Store, c *testclock.Clock)) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			c := &clock{t: time.Now()}
+			c := testclock.New(time.Now())
 			st := b.Open(t, c.Now)
 			test(t, idempotency.New(st, sealer(t), c.Now, 35*time.Second), st, c)
 		})
@@ -97,7 +86,7 @@ func TestStoredFingerprintsAreKeyed(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			c := &clock{t: time.Now()}
+			c := testclock.New(time.Now())
 			key := sealer(t)
 			st := b.Open(t, c.Now)
 			s := idempotency.New(st, key, c.Now, 35*time.Second)
@@ -158,7 +147,7 @@ func TestStoredFingerprintsAreKeyed(t *testing.T) {
 // its retry is refused as a reused key (fail safe), never run a second
 // time nor answered with a response it might not own.
 func TestARecordWithAnUnkeyedFingerprintFailsSafe(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *idempotency.Store, raw store.Store, c *clock) {
+	eachBackend(t, func(t *testing.T, s *idempotency.Store, raw store.Store, c *testclock.Clock) {
 		ctx := context.Background()
 		digest := idempotency.Fingerprint("POST", "/v1/projects", []byte(`{"name":"a"}`), nil)
 		it := store.NewItem(store.Key{PK: "idem#key_a#k-00000011", SK: "idem"})
@@ -178,7 +167,7 @@ func TestARecordWithAnUnkeyedFingerprintFailsSafe(t *testing.T) {
 // stores the digest as it is and still replays.
 func TestWithoutAnEnvelopeKeyTheDigestIsStored(t *testing.T) {
 	ctx := context.Background()
-	c := &clock{t: time.Now()}
+	c := testclock.New(time.Now())
 	st := teststores.Embedded.Open(t, c.Now)
 	s := idempotency.New(st, nil, c.Now, 35*time.Second)
 	claim, _, err := s.Claim(ctx, "key_a", "k-00000012", "digest")
@@ -194,7 +183,7 @@ func TestWithoutAnEnvelopeKeyTheDigestIsStored(t *testing.T) {
 }
 
 func TestClaimCompleteReplay(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *idempotency.Store, raw store.Store, c *clock) {
+	eachBackend(t, func(t *testing.T, s *idempotency.Store, raw store.Store, c *testclock.Clock) {
 		ctx := context.Background()
 		claim, replay, err := s.Claim(ctx, "key_a", "k-00000001", "fp1")
 		if err != nil || replay != nil || claim == nil {
@@ -228,7 +217,7 @@ func TestClaimCompleteReplay(t *testing.T) {
 }
 
 func TestAClaimWhoseProcessDiedExpiresWithTheDeadline(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *idempotency.Store, raw store.Store, c *clock) {
+	eachBackend(t, func(t *testing.T, s *idempotency.Store, raw store.Store, c *testclock.Clock) {
 		ctx := context.Background()
 		dead, _, err := s.Claim(ctx, "key_a", "k-00000002", "fp")
 		if err != nil {
@@ -247,7 +236,7 @@ func TestAClaimWhoseProcessDiedExpiresWithTheDeadline(t *testing.T) {
 }
 
 func TestConcurrentClaimsHaveOneWinner(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *idempotency.Store, _ store.Store, _ *clock) {
+	eachBackend(t, func(t *testing.T, s *idempotency.Store, _ store.Store, _ *testclock.Clock) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		winners := 0
@@ -283,7 +272,7 @@ func BenchmarkFingerprint(b *testing.B) {
 }
 
 func TestAUnitCommitsItsWritesWithTheResponseOrNotAtAll(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *idempotency.Store, raw store.Store, c *clock) {
+	eachBackend(t, func(t *testing.T, s *idempotency.Store, raw store.Store, c *testclock.Clock) {
 		ctx := context.Background()
 		deferred := idempotency.Deferring(raw)
 		claim, _, err := s.Claim(ctx, "key_a", "k-00000004", "fp")

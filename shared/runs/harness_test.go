@@ -16,6 +16,7 @@ import (
 	"platformapi/shared/credits"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/ids"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/keys"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/memqueue"
@@ -25,14 +26,6 @@ import (
 	"platformapi/shared/superbrain"
 	"platformapi/shared/upstream"
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
 
 // service is the real cloud-superbrain behind a script: the first calls get
 // the scripted errors, the others reach the service, which counts them. With
@@ -70,7 +63,7 @@ func (s *service) executions() int { s.mu.Lock(); defer s.mu.Unlock(); return s.
 type harness struct {
 	t      *testing.T
 	ctx    context.Context
-	clock  *clock
+	clock  *testclock.Clock
 	st     store.Store
 	q      *memqueue.Queue
 	keys   *keys.Repo
@@ -105,7 +98,7 @@ const attemptTimeout = 10 * time.Second
 func eachBackend(t *testing.T, test func(t *testing.T, h *harness)) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			c := &clock{t: time.Now().UTC().Truncate(time.Second)}
+			c := testclock.New(time.Now().UTC().Truncate(time.Second))
 			st := b.Open(t, c.Now)
 			bucket, err := fsblob.Open(t.TempDir())
 			if err != nil {

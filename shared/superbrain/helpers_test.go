@@ -5,38 +5,29 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 	"platformapi/shared/upstream"
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
 
 // harness is one service on one fresh store.
 type harness struct {
 	t     *testing.T
 	svc   *Service
 	st    store.Store
-	clock *clock
+	clock *testclock.Clock
 }
 
 // eachBackend runs test on every backend teststores offers.
 func eachBackend(t *testing.T, test func(t *testing.T, h *harness)) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			c := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+			c := testclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 			st := b.Open(t, c.Now)
 			test(t, &harness{t: t, svc: New(st, c.Now), st: st, clock: c})
 		})

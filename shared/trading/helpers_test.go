@@ -3,35 +3,21 @@ package trading
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/credits"
 	"platformapi/shared/decimal"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 )
 
-// clock is a settable clock shared by the store and the service.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-func (c *clock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
-
 type fixture struct {
 	t     *testing.T
 	st    store.Store
-	clock *clock
+	clock *testclock.Clock
 	svc   *Service
 	tape  *Tape
 }
@@ -42,7 +28,7 @@ var book = Scope{AccountID: "acct_A", ProjectID: "prj_1"}
 // start of a minute (ten seconds in).
 func newFixture(t *testing.T, b teststores.Backend, cash string) *fixture {
 	t.Helper()
-	c := &clock{now: time.Now().UTC().Truncate(time.Minute).Add(10 * time.Second)}
+	c := testclock.New(time.Now().UTC().Truncate(time.Minute).Add(10 * time.Second))
 	st := b.Open(t, c.Now)
 	tape := NewTape([]byte("test-seed"), DefaultSymbols)
 	svc, err := New(Config{Store: st, Venue: &Paper{Tape: tape}, PaperCash: cash, Now: c.Now})

@@ -4,12 +4,12 @@ import (
 	"context"
 	"net/netip"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"platformapi/shared/credittoken"
 	"platformapi/shared/envelope/localkey"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/keys"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/memqueue"
@@ -17,19 +17,6 @@ import (
 	"platformapi/shared/store/teststores"
 	"platformapi/shared/webhooks"
 )
-
-// clock is a settable clock shared by the store and the repository.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // fakeResolver answers from a table; a missing name does not resolve.
 type fakeResolver map[string][]string
@@ -60,7 +47,7 @@ var resolver = fakeResolver{"hooks.example.com": {"93.184.216.34"}}
 type fixture struct {
 	t      *testing.T
 	st     store.Store
-	clock  *clock
+	clock  *testclock.Clock
 	sealer *localkey.Sealer
 	q, dlq *memqueue.Queue
 	keys   *keys.Repo
@@ -70,7 +57,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, b teststores.Backend) *fixture {
 	t.Helper()
-	c := &clock{now: time.Now().UTC().Truncate(time.Second)}
+	c := testclock.New(time.Now().UTC().Truncate(time.Second))
 	sealer, err := localkey.Open(filepath.Join(t.TempDir(), "master.key"))
 	if err != nil {
 		t.Fatal(err)
