@@ -8,35 +8,24 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/limits"
 	"platformapi/shared/store/teststores"
 )
 
-type fixedClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fixedClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fixedClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func ptr[T any](v T) *T { return &v }
 
-func eachBackend(t *testing.T, test func(t *testing.T, c *limits.Counter, clock *fixedClock)) {
+func eachBackend(t *testing.T, test func(t *testing.T, c *limits.Counter, clock *testclock.Clock)) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			clock := &fixedClock{t: time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)}
+			clock := testclock.New(time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC))
 			test(t, limits.NewCounter(b.Open(t, clock.Now), clock.Now, 10*time.Second), clock)
 		})
 	}
 	// The embedded server's counter: windows and leases in memory, credits
 	// on the store.
 	t.Run("local", func(t *testing.T) {
-		clock := &fixedClock{t: time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)}
+		clock := testclock.New(time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC))
 		test(t, limits.NewCounter(teststores.Embedded.Open(t, clock.Now), clock.Now, 10*time.Second).WithLocalRequests(), clock)
 	})
 }
@@ -44,7 +33,7 @@ func eachBackend(t *testing.T, test func(t *testing.T, c *limits.Counter, clock 
 // The rule: with maxConcurrent K, a slow operation never has more
 // than K in flight, measured inside the operation itself.
 func TestMaxConcurrentNeverExceedsKInFlight(t *testing.T) {
-	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *fixedClock) {
+	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *testclock.Clock) {
 		const k = 3
 		chain := []limits.Owner{{ID: "key_a", Limits: limits.Set{"files.create": {MaxConcurrent: ptr(int64(k))}}}}
 		var inFlight, peak, admitted, refused atomic.Int32
@@ -92,7 +81,7 @@ func TestMaxConcurrentNeverExceedsKInFlight(t *testing.T) {
 }
 
 func TestReleasedLeasesFreeTheirSlots(t *testing.T) {
-	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *fixedClock) {
+	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *testclock.Clock) {
 		chain := []limits.Owner{{ID: "key_a", Limits: limits.Set{"*": {MaxConcurrent: ptr(int64(1))}}}}
 		for i := 0; i < 5; i++ {
 			lease, err := c.Admit(context.Background(), chain, []string{"projects.list"})
@@ -107,7 +96,7 @@ func TestReleasedLeasesFreeTheirSlots(t *testing.T) {
 }
 
 func TestARefusedRequestConsumesNothing(t *testing.T) {
-	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *fixedClock) {
+	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *testclock.Clock) {
 		// The child allows 5 per minute, the parent 2: refusals by the parent
 		// must not use up the child's window.
 		chain := []limits.Owner{
@@ -132,7 +121,7 @@ func TestARefusedRequestConsumesNothing(t *testing.T) {
 }
 
 func TestRetryAfterCountsToTheEndOfTheWindow(t *testing.T) {
-	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *fixedClock) {
+	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *testclock.Clock) {
 		chain := []limits.Owner{{ID: "key_a", Limits: limits.Set{"projects.list": {RequestsPerMinute: ptr(int64(1))}}}}
 		if _, err := c.Admit(context.Background(), chain, []string{"projects.list"}); err != nil {
 			t.Fatal(err)
@@ -146,7 +135,7 @@ func TestRetryAfterCountsToTheEndOfTheWindow(t *testing.T) {
 }
 
 func TestCreditsPerDayReservesSettlesAndReleases(t *testing.T) {
-	eachBackend(t, func(t *testing.T, c *limits.Counter, clock *fixedClock) {
+	eachBackend(t, func(t *testing.T, c *limits.Counter, clock *testclock.Clock) {
 		chain := []limits.Owner{
 			{ID: "key_parent", Limits: limits.Set{"services.invoke": {CreditsPerDay: ptr(1.0)}}},
 			{ID: "key_child"},
@@ -185,7 +174,7 @@ func TestCreditsPerDayReservesSettlesAndReleases(t *testing.T) {
 // to count; it must admit (and release) without touching the store instead of
 // failing on an empty transaction.
 func TestAdmitWithOnlyCreditsPerDayLimitsIsANoOpSuccess(t *testing.T) {
-	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *fixedClock) {
+	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *testclock.Clock) {
 		ctx := context.Background()
 		chain := []limits.Owner{
 			{ID: "key_parent", Limits: limits.Set{"*": {CreditsPerDay: ptr(5.0)}}},

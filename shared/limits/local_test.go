@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/limits"
 )
 
 // Exactly N requests per window, however many race for it, and a refusal
 // by one key of the chain leaves the other's window untouched.
 func TestExactlyNRequestsPerWindowUnderConcurrency(t *testing.T) {
-	eachBackend(t, func(t *testing.T, c *limits.Counter, clock *fixedClock) {
+	eachBackend(t, func(t *testing.T, c *limits.Counter, clock *testclock.Clock) {
 		const n, racers = 7, 24
 		chain := []limits.Owner{
 			{ID: "key_parent", Limits: limits.Set{"*": {RequestsPerMinute: ptr(int64(100))}}},
@@ -59,7 +60,7 @@ func TestExactlyNRequestsPerWindowUnderConcurrency(t *testing.T) {
 // A request that never releases its lease (its process died, or it hangs
 // past its deadline) holds the slot only until the lease expires.
 func TestAnUnreleasedLeaseExpires(t *testing.T) {
-	eachBackend(t, func(t *testing.T, c *limits.Counter, clock *fixedClock) {
+	eachBackend(t, func(t *testing.T, c *limits.Counter, clock *testclock.Clock) {
 		chain := []limits.Owner{{ID: "key_a", Limits: limits.Set{"*": {MaxConcurrent: ptr(int64(1))}}}}
 		ctx := context.Background()
 		stale, err := c.Admit(ctx, chain, []string{"projects.list"})
