@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"sync"
 	"time"
@@ -83,48 +82,13 @@ func addCharged(ctx context.Context, micro int64) {
 	}
 }
 
-// auditWriter sees the status of the response and, for an idempotent
-// replay of an error, its body: a replay never passes through WriteProblem,
-// so the stored problem's code is read from the replayed bytes.
-type auditWriter struct {
-	http.ResponseWriter
-	status     int
-	replayCode apierr.Code
-}
-
-func (a *auditWriter) WriteHeader(code int) {
-	if a.status == 0 {
-		a.status = code
-	}
-	a.ResponseWriter.WriteHeader(code)
-}
-
-func (a *auditWriter) Write(b []byte) (int, error) {
-	if a.status == 0 {
-		a.status = http.StatusOK
-	}
-	if a.status >= 400 && a.replayCode == "" && a.replayed() {
-		var p struct {
-			Code apierr.Code `json:"code"`
-		}
-		if json.Unmarshal(b, &p) == nil {
-			a.replayCode = p.Code
-		}
-	}
-	return a.ResponseWriter.Write(b)
-}
-
-func (a *auditWriter) replayed() bool { return a.Header().Get("Idempotent-Replayed") == "true" }
-
-func (a *auditWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
-
 // auditing wraps w when the kernel records audit events; the returned
 // finish records the request's event once the response is known.
 func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Route, p *Principal) (http.ResponseWriter, func()) {
 	if k.cfg.Audit == nil {
 		return w, func() {}
 	}
-	aw := &auditWriter{ResponseWriter: w}
+	aw := passing(w)
 	return aw, func() { k.recordAudit(r, rt, p, aw) }
 }
 
@@ -133,7 +97,7 @@ func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Rout
 // (operation, method, path, service) and how it ended (status, code,
 // charge, replay). Never a body, a header value or a secret. A failed write
 // is logged; the client already has its answer.
-func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw *auditWriter) {
+func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw *recorder) {
 	key := p.Key()
 	o := outcomeFrom(r.Context())
 	status := aw.status
@@ -166,7 +130,7 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 	code, charged := o.code, o.charged
 	o.mu.Unlock()
 	if e.IdempotentReplayed {
-		code, charged = aw.replayCode, 0 // a replay charges nothing again
+		charged = 0 // a replay charges nothing again; its code is the stored problem's
 	}
 	if status >= 400 {
 		if code == "" && status == http.StatusInternalServerError {

@@ -432,6 +432,11 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 			w.Header().Set(h, v)
 		}
 		w.Header().Set("Idempotent-Replayed", "true")
+		if replay.Status >= 400 {
+			// A stored problem never passes through WriteProblem again:
+			// its code, for the replay's audit event, is in its body.
+			noteProblem(r.Context(), problemCode(replay.Body))
+		}
 		w.WriteHeader(replay.Status)
 		_, _ = w.Write(replay.Body)
 		return
@@ -442,7 +447,7 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 		unit = &idempotency.Unit{}
 		r = r.WithContext(idempotency.WithUnit(r.Context(), unit))
 	}
-	rec := &captureWriter{ResponseWriter: w, header: http.Header{}}
+	rec := holding(w)
 	done := context.WithoutCancel(r.Context())
 	abandon := func() {
 		// A claim that cannot be freed expires with the request deadline;
@@ -458,21 +463,21 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 		}
 	}()
 	next.ServeHTTP(rec, r)
-	if !storable(rec.status, rec.header) {
+	if !storable(rec.status, rec.held) {
 		abandon()
-		rec.flush()
+		rec.release()
 		return
 	}
 	if rec.status >= 300 {
 		unit = nil // only a success commits its writes
 	}
-	resp := idempotency.Response{Status: rec.status, Headers: replayHeaders(rt, rec.header), Body: rec.buf.Bytes()}
+	resp := idempotency.Response{Status: rec.status, Headers: replayHeaders(rt, rec.held), Body: rec.body.Bytes()}
 	if rt.Secret {
 		if resp.Sealed, err = k.cfg.Sealer.Seal(done, resp.Body, replayBinding(scope, idemKey)); err != nil {
 			// Without a sealed copy nothing may be stored; the claim then
 			// expires and a retry is told the request is still running.
 			Logger(r.Context()).Error("idempotency seal failed", "error", err.Error())
-			rec.flush()
+			rec.release()
 			return
 		}
 		resp.Body = nil
@@ -501,7 +506,16 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 		// let the claim expire rather than run the operation twice now.
 		Logger(r.Context()).Error("idempotency completion failed", "error", err.Error())
 	}
-	rec.flush()
+	rec.release()
+}
+
+// problemCode is the code of a problem+json body; "" for any other body.
+func problemCode(body []byte) apierr.Code {
+	var p struct {
+		Code apierr.Code `json:"code"`
+	}
+	_ = json.Unmarshal(body, &p)
+	return p.Code
 }
 
 // CallID names the operation of an idempotent request across its retries:
@@ -546,40 +560,6 @@ func replayHeaders(rt routes.Route, h http.Header) map[string]string {
 		}
 	}
 	return out
-}
-
-// captureWriter buffers the operation's response so it can be stored before
-// (and exactly as) it is sent.
-type captureWriter struct {
-	http.ResponseWriter
-	header http.Header
-	status int
-	buf    bytes.Buffer
-}
-
-func (c *captureWriter) Header() http.Header { return c.header }
-func (c *captureWriter) WriteHeader(code int) {
-	if c.status == 0 {
-		c.status = code
-	}
-}
-func (c *captureWriter) Write(b []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	return c.buf.Write(b)
-}
-
-func (c *captureWriter) flush() {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	dst := c.ResponseWriter.Header()
-	for h, v := range c.header {
-		dst[h] = v
-	}
-	c.ResponseWriter.WriteHeader(c.status)
-	_, _ = c.ResponseWriter.Write(c.buf.Bytes())
 }
 
 // endUserForLog applies the key's privacy tier to what the access log and

@@ -88,31 +88,6 @@ func newRequestID() string {
 	return "req_" + hex.EncodeToString(b[:])
 }
 
-// statusRecorder remembers the status for the access log.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	n, err := s.ResponseWriter.Write(b)
-	s.bytes += n
-	return n, err
-}
-
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
 // edge is the outermost middleware: a request id on every response, one
 // JSON access-log line per request (operation, status, latency; never a
 // header value, a body or a secret), and panics turned into a plain 500.
@@ -123,7 +98,7 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", st.id)
 		info := &st.info
 		r = r.WithContext(context.WithValue(r.Context(), keyState, st))
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := passing(w)
 		defer func() {
 			if p := recover(); p != nil {
 				Logger(r.Context()).Error("panic", slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
@@ -201,7 +176,7 @@ func invocation(ctx context.Context) []any {
 // Sum counts and their Average is the error rate. LimitRefusals, Replays
 // and ChargedCredits appear only on the requests that have them, so
 // operations that never charge store no ChargedCredits metric at all.
-func requestMetrics(ctx context.Context, rec *statusRecorder, info *logInfo, took time.Duration) *emf.Line {
+func requestMetrics(ctx context.Context, rec *recorder, info *logInfo, took time.Duration) *emf.Line {
 	status := rec.status
 	if status == 0 {
 		status = http.StatusInternalServerError
@@ -217,7 +192,7 @@ func requestMetrics(ctx context.Context, rec *statusRecorder, info *logInfo, too
 		code, charged = o.code, o.charged
 		o.mu.Unlock()
 	}
-	replayed := rec.Header().Get("Idempotent-Replayed") == "true"
+	replayed := rec.replayed()
 	if replayed {
 		// The replay's answer was decided, counted and charged the first
 		// time; this request is counted as a replay only.

@@ -42,8 +42,10 @@ func TestEveryAuthenticatedRequestLeavesExactlyOneEventWithTheContractFields(t *
 		expect(tr.do(apitest.Req{Method: "GET", Path: "/v1/projects", Key: limited}), want{status: 200, code: nil, op: "projects.list"})
 		expect(tr.do(apitest.Req{Method: "GET", Path: "/v1/projects", Key: limited}), want{status: 429, code: "limit_exceeded", op: "projects.list"})
 		// A handler's own refusal, a charged invoke and its replay.
-		expect(tr.do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: apitest.Idem(), Body: map[string]any{"name": ""}}),
-			want{status: 400, code: "validation_failed", op: "projects.create"})
+		refused := apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: apitest.Idem(), Body: map[string]any{"name": ""}}
+		expect(tr.do(refused), want{status: 400, code: "validation_failed", op: "projects.create"})
+		// Its replay names the stored problem's code.
+		expect(tr.do(refused), want{status: 400, code: "validation_failed", op: "projects.create", replayed: true})
 		idem := apitest.Idem()
 		write := invokeReq(root, idem, "memory.write", map[string]any{"text": "audit me"})
 		expect(e.Must(tr.do(write), 200), want{status: 200, code: nil, op: "services.invoke.cloud-superbrain.memory.write", charged: 0.01})
