@@ -36,7 +36,7 @@ func TestEveryLineOfARequestNamesItsInvocationAndTrace(t *testing.T) {
 			req := httptest.NewRequest("GET", "/v1/anything", nil)
 			if tc.lambda {
 				ctx := lambdacontext.NewContext(req.Context(), &lambdacontext.LambdaContext{AwsRequestID: tc.awsID})
-				//nolint:staticcheck // the key aws-lambda-go uses
+				//lint:ignore SA1029 the Lambda runtime (aws-lambda-go) puts the trace header under this string key
 				ctx = context.WithValue(ctx, "x-amzn-trace-id", "Root="+tc.traceID+";Parent=53995c3f42cd8ad8;Sampled=1")
 				req = req.WithContext(ctx)
 			}

@@ -111,9 +111,10 @@ type withEmbedded struct {
 	Opt     *time.Time        `json:"opt,omitempty"`
 	ByInt   map[int]time.Time `json:"byInt"`
 	Fixed   [2]time.Time      `json:"fixed"`
-	Dash    string            `json:"-,"`
-	Iface   fmt.Stringer      `json:"iface"`
-	Nested  map[string][]any  `json:"nested"`
+	//lint:ignore SA5008 encoding/json names this field "-", and Marshal must write it alike
+	Dash   string           `json:"-,"`
+	Iface  fmt.Stringer     `json:"iface"`
+	Nested map[string][]any `json:"nested"`
 }
 
 // TestTimesEncodeWhereEncodingJSONPutsThem: a UTC time with three

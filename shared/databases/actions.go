@@ -92,7 +92,7 @@ func (s *Service) Actions(ctx context.Context, sc Scope, req ActionsRequest) (*A
 		if req.CallID != "" {
 			var err error
 			if recorded, err = s.recordedCall(actx, c, req.CallID, fingerprint); err != nil || recorded != nil {
-				return cmp.Or(err, dbstore.Unchanged)
+				return cmp.Or(err, dbstore.ErrUnchanged)
 			}
 		}
 		if req.IfVersion != nil && *req.IfVersion != version {
@@ -144,7 +144,7 @@ func (s *Service) Actions(ctx context.Context, sc Scope, req ActionsRequest) (*A
 			res.Results = append(res.Results, r)
 		}
 		if allSkipped(res.Results) {
-			return dbstore.Unchanged
+			return dbstore.ErrUnchanged
 		}
 		res.DatabaseVersion = version + 1
 		res.Meta.DurationMs = elapsedMs(start)

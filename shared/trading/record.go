@@ -147,8 +147,3 @@ func (p position) sell(qty, money int64) position {
 	}
 	return position{Qty: p.Qty - qty, Free: p.Free, Cost: p.Cost - removed, Realized: p.Realized + money - removed}
 }
-
-// buy applies a purchase.
-func (p position) buy(qty, money int64) position {
-	return position{Qty: p.Qty + qty, Free: p.Free + qty, Cost: p.Cost + money, Realized: p.Realized}
-}

@@ -253,9 +253,15 @@ func (s *Service) Create(ctx context.Context, sc Scope, req WalletCreateRequest)
 	return s.view(l), nil
 }
 
+// zero wipes a key's scalar once it has served, so the key lingers in
+// memory no longer than its use.
 func zero(k *ecdsa.PrivateKey) {
-	if k != nil && k.D != nil {
-		k.D.SetInt64(0)
+	if k == nil {
+		return
+	}
+	//lint:ignore SA1019 a secp256k1 key's scalar has no other handle: crypto/ecdsa's Bytes and ParseRawPrivateKey take NIST curves only
+	if d := k.D; d != nil {
+		d.SetInt64(0)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -107,7 +108,7 @@ func TestNoPrivateKeyIsStoredAnsweredLoggedOrQueued(t *testing.T) {
 				"a response": answers, "the server log": {[]byte(e.Logs.String())}, "a store write": writes, "the webhook queue": queued,
 				"the sealed key itself": {sealed},
 			} {
-				for _, secret := range []string{string(raw), hex.EncodeToString(raw), k.D.String()} {
+				for _, secret := range []string{string(raw), hex.EncodeToString(raw), new(big.Int).SetBytes(raw).String()} {
 					for _, h := range haystack {
 						if apitest.Holds(h, secret) {
 							t.Fatalf("%s holds wallet %s's private key", where, w.id)

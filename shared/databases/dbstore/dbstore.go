@@ -43,10 +43,10 @@ type ReadFunc func(c *engine.Conn, version int64) error
 // error rolls everything back.
 type WriteFunc func(c *engine.Conn, version int64) error
 
-// Unchanged, returned by a WriteFunc, rolls its transaction back and makes
+// ErrUnchanged, returned by a WriteFunc, rolls its transaction back and makes
 // Write succeed at the version it found: a write that changed nothing is
 // no new version, so writers holding that version (ifVersion) go on.
-var Unchanged = errors.New("dbstore: unchanged")
+var ErrUnchanged = errors.New("dbstore: unchanged")
 
 // Storage is the port. A database that was never written is empty at
 // version 0, so creating one needs no storage call (and a crash between the
@@ -68,8 +68,8 @@ type Storage interface {
 
 // applyWrite runs fn in an immediate transaction on c, bounded by maxBytes,
 // and stamps the new version into the file before committing. When fn
-// returns Unchanged it rolls back and returns the version it found with
-// Unchanged.
+// returns ErrUnchanged it rolls back and returns the version it found with
+// ErrUnchanged.
 func applyWrite(ctx context.Context, c *engine.Conn, maxBytes int64, fn WriteFunc) (int64, error) {
 	pageSize, err := c.QueryInt(ctx, "PRAGMA page_size")
 	if err != nil {
@@ -88,11 +88,11 @@ func applyWrite(ctx context.Context, c *engine.Conn, maxBytes int64, fn WriteFun
 	if err == nil {
 		err = fn(c, version)
 	}
-	if errors.Is(err, Unchanged) {
+	if errors.Is(err, ErrUnchanged) {
 		if rbErr := c.Exec(context.Background(), "ROLLBACK"); rbErr != nil {
 			return 0, rbErr
 		}
-		return version, Unchanged
+		return version, ErrUnchanged
 	}
 	if err == nil {
 		err = c.Exec(ctx, fmt.Sprintf("PRAGMA user_version=%d", version+1))

@@ -247,7 +247,7 @@ func TestAnUnchangedWriteKeepsTheVersionAndRollsBack(t *testing.T) {
 				if err := increment(c, v); err != nil {
 					return err
 				}
-				return dbstore.Unchanged
+				return dbstore.ErrUnchanged
 			})
 			if err != nil || version != 1 {
 				t.Fatalf("unchanged write: version %d, %v", version, err)

@@ -121,7 +121,7 @@ func (e *Embedded) Write(ctx context.Context, dbID string, fn WriteFunc) (int64,
 		return 0, err
 	}
 	version, err := applyWrite(ctx, d.writer, e.maxBytes, fn)
-	if errors.Is(err, Unchanged) {
+	if errors.Is(err, ErrUnchanged) {
 		return version, nil
 	}
 	return version, err

@@ -265,7 +265,7 @@ func (r *Remote) publish(ctx context.Context, dbID string, produce func(path str
 		}
 	}
 	version, err := produce(work, h)
-	if errors.Is(err, Unchanged) {
+	if errors.Is(err, ErrUnchanged) {
 		return h.version, nil // nothing to publish
 	}
 	if err != nil {

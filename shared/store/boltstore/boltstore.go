@@ -16,6 +16,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"platformapi/shared/store"
 	"platformapi/shared/store/internal/itemrules"
@@ -51,7 +52,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // file in another process fails after a second instead of waiting forever.
 func Open(path string, opts ...Option) (*Store, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, ErrLocked)
 	}
 	if err != nil {
