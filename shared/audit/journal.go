@@ -63,12 +63,6 @@ func (j *journaled) item() store.Item {
 	return it
 }
 
-// journalLine is one line of a segment (and, shipped, of a log).
-type journalLine struct {
-	Shard int    `json:"shard"`
-	Event stored `json:"event"`
-}
-
 // rawLine reads a line keeping the event's document as written.
 type rawLine struct {
 	Shard int             `json:"shard"`
