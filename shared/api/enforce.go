@@ -396,7 +396,7 @@ func (k *Kernel) Admit(ctx context.Context, p *Principal, selectors []string) (f
 }
 
 // idempotent claims the key, runs the operation once, stores its response and
-// replays it for duplicates (CONTRACT "Idempotency").
+// replays it for duplicates (docs/idempotency.md).
 func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, next http.Handler, p *Principal, idemKey string, body []byte) {
 	// Idempotency is per API key; a first-key request has none yet, so its
 	// namespace is the credit token's.

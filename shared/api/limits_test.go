@@ -135,7 +135,7 @@ func limitsBody(sel string, l map[string]any) map[string]any {
 	return map[string]any{"limits": map[string]any{sel: l}}
 }
 
-// Spec 8 rule 4, CONTRACT: exactly N of 4N concurrent requests are admitted.
+// Exactly N of 4N concurrent requests are admitted (docs/limits.md).
 func TestRequestsPerMinuteAdmitsExactlyNUnderConcurrency(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(1, nil)

@@ -93,8 +93,8 @@ func endUsersLogged(t *testing.T, e *apitest.Env, keyID string) []string {
 	return out
 }
 
-// The pseudonymous tier's pseudonym is keyed per account (CONTRACT "Fixes
-// to earlier decisions"): stable for one end user in one account, different
+// The pseudonymous tier's pseudonym is keyed per account (docs/keys.md):
+// stable for one end user in one account, different
 // in another account, never the unkeyed hash of account id and end user,
 // the same in the access log and the audit event; and without an envelope
 // key nothing of the end user is kept at all.

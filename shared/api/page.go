@@ -6,7 +6,8 @@ import (
 	"platformapi/shared/apierr"
 )
 
-// Page is every list response (CONTRACT "Shapes").
+// Page is every list response: a page of data and the cursor of the next
+// page, null on the last.
 type Page[T any] struct {
 	Data       []T     `json:"data"`
 	NextCursor *string `json:"nextCursor"`
@@ -24,7 +25,7 @@ func NewPage[T any](data []T, next string) Page[T] {
 	return p
 }
 
-// ListInput is the paging of every list endpoint (CONTRACT "Shapes"). It is
+// ListInput is the paging of every list endpoint. It is
 // exported because huma reads the fields of embedded structs only when the
 // embedded type is exported.
 type ListInput struct {

@@ -13,8 +13,8 @@ import (
 // Code is a stable, documented error code.
 type Code string
 
-// The catalogue. Codes are part of the public contract (CONTRACT.md); add,
-// never rename.
+// The catalogue. Codes are part of the public API (clients branch on them);
+// add, never rename.
 const (
 	ValidationFailed       Code = "validation_failed"
 	IdempotencyKeyRequired Code = "idempotency_key_required"

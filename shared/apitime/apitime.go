@@ -1,5 +1,5 @@
 // Package apitime is how the API writes times: RFC 3339 in UTC with exactly
-// three fractional digits (2026-11-26T07:25:47.960Z, CONTRACT.md "Times").
+// three fractional digits (2026-11-26T07:25:47.960Z).
 // The fixed width is what makes times sort as strings: encoding/json writes
 // RFC 3339 with nanoseconds and trims trailing zeros, so 47.96Z and 47.961Z
 // would appear side by side and sort wrongly.

@@ -1,4 +1,4 @@
-// Package approvals holds service-action approvals (CONTRACT "Approvals"):
+// Package approvals holds service-action approvals (docs/approvals.md):
 // a pending approval bound to one service, operation and canonical input;
 // decided once (approve or reject); consumed exactly once by the invoke it
 // was made for, also under concurrent invokes. Approvals expire 24 hours

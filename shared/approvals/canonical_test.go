@@ -23,7 +23,7 @@ func TestCanonicalFormIgnoresKeyOrderAndWhitespace(t *testing.T) {
 	}
 }
 
-// Issue 24, defect 5: an input that two readers could read differently has
+// An input that two readers could read differently has
 // no canonical form, so no approval can be requested for it nor consumed by
 // it.
 func TestAnInputWithAmbiguousKeysHasNoCanonicalForm(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"platformapi/shared/store/teststores"
 )
 
-// Issue 28/29, defect 1: the requester of a money-moving approval could
-// mint itself a child key and decide with it. Neither the requester nor
+// The requester of a money-moving approval must not decide it, not even
+// with a child key it minted for that. Neither the requester nor
 // any key below it decides; its ancestors and keys beside it do. A service
 // action (spec 2.1 rule 5) stays decidable by the worker key that asked.
 func TestOnlyAKeyOutsideTheRequestersDescendantsDecidesAMoneyApproval(t *testing.T) {

@@ -100,7 +100,7 @@ func TestEveryCreateRuleIsEnforced(t *testing.T) {
 	}
 }
 
-// Issue 28, defect 3: a request body whose credentials repeat a key is
+// A request body whose credentials repeat a key is
 // refused at body.credentials without the key or a value, wherever the
 // repetition sits and however the member is spelt (encoding/json reads
 // "Credentials" and "credentialſ" as the credentials); a repetition

@@ -20,7 +20,7 @@ import (
 	"platformapi/shared/apierr"
 )
 
-// Limits of CONTRACT.md "Files".
+// Limits of a file (docs/files.md).
 const (
 	// MaxSize is the largest body: API Gateway hands Lambda a binary body
 	// base64-encoded inside a 6 MB payload.

@@ -49,7 +49,7 @@ func TestInvalidFileNamesAreValidationErrorsOnTheHeader(t *testing.T) {
 	}
 }
 
-// Issue 28, defect 2: "evil\u202efdp.exe" displays as "evilexe.pdf". Every
+// "evil\u202efdp.exe" displays as "evilexe.pdf". Every
 // bidirectional control is refused, percent-encoded or not, with a message
 // naming the rule.
 func TestBidiControlsAreRefusedInFileNames(t *testing.T) {

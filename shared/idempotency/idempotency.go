@@ -1,5 +1,5 @@
-// Package idempotency makes retried writes safe (spec 5.6, CONTRACT
-// "Idempotency"): a conditional write claims an Idempotency-Key for one API
+// Package idempotency makes retried writes safe (spec 5.6,
+// docs/idempotency.md): a conditional write claims an Idempotency-Key for one API
 // key before the operation runs, the operation's response is stored on
 // completion and replayed for 24 hours, and a claim whose process died
 // expires with the request deadline so a retry can proceed.
@@ -49,7 +49,7 @@ type InProgressError struct{ RetryAfterSeconds int }
 func (e *InProgressError) Error() string { return "idempotency: request in progress" }
 
 // InputHeaders are the request headers an operation reads as input besides
-// its body (CONTRACT "Idempotency"): the project and end user, the media
+// its body: the project and end user, the media
 // type, and an upload's name, checksum and purpose. A retry that changes one
 // of them is another request, so they are part of the fingerprint.
 var InputHeaders = []string{

@@ -76,7 +76,7 @@ func TestFingerprintCoversEveryPartOfTheInput(t *testing.T) {
 	}
 }
 
-// Issue 28, defect 5: the stored fingerprint is an HMAC under a sealed key
+// The stored fingerprint is an HMAC under a sealed key
 // of the deployment, bound to the caller's scope: a reader of the store
 // cannot test a guessed body (a connection's password) against it, nor
 // link two API keys' equal requests. The key is kept in the store, so

@@ -16,7 +16,7 @@ import (
 
 // TestFunctionsAnswerGatewayEventsAsTheContractSays feeds the events/apigw
 // fixtures to the functions API Gateway routes them to and holds each
-// answer to CONTRACT: status, problem+json code, request id, body.
+// answer to the API's rules: status, problem+json code, request id, body.
 func TestFunctionsAnswerGatewayEventsAsTheContractSays(t *testing.T) {
 	cases := []struct {
 		group, fixture string
@@ -68,8 +68,8 @@ func checkAllowGet(t *testing.T, r response) {
 	}
 }
 
-// checkOpenAPI holds the public function to CONTRACT: its document
-// describes every endpoint, not only the public group it serves.
+// checkOpenAPI: the public function's document describes every endpoint,
+// not only the public group it serves.
 func checkOpenAPI(t *testing.T, r response) {
 	var doc struct {
 		OpenAPI string         `json:"openapi"`

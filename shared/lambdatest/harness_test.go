@@ -155,7 +155,7 @@ func invoke(t *testing.T, fn *lambdaemu.Function, ev events.APIGatewayV2HTTPRequ
 	return r
 }
 
-// problem is the RFC 9457 body every error carries (CONTRACT "Errors").
+// problem is the RFC 9457 body every error carries (shared/apierr).
 type problem struct {
 	Status    int    `json:"status"`
 	Code      string `json:"code"`

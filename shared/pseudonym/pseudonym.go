@@ -1,6 +1,6 @@
 // Package pseudonym makes the end-user pseudonyms of the pseudonymous
 // privacy tier (keys.TierPseudonymous): HMAC-SHA-256 of the end-user id
-// under a secret of the account (CONTRACT "Fixes to earlier decisions").
+// under a secret of the account (docs/keys.md, privacy tiers).
 // An unkeyed hash of the account id and the end user would let anyone who
 // knows the account id test guesses against a log line; the key keeps one
 // user's records correlated within the account and nothing else.

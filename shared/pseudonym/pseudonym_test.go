@@ -63,7 +63,7 @@ func of(t *testing.T, k *pseudonym.Keeper, account, endUser string) string {
 	return p
 }
 
-// unkeyed is the pseudonym before issue 24: a plain hash of the account id
+// unkeyed is the pseudonym as it was first made: a plain hash of the account id
 // and the end user, which anyone knowing the account id can recompute.
 func unkeyed(account, endUser string) string {
 	h := sha256.Sum256([]byte(account + "\x00" + endUser))

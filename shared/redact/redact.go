@@ -1,6 +1,6 @@
 // Package redact removes secrets from text that is about to be logged: a
 // secret sent by mistake in a URL path or a header must not end up in the
-// access log verbatim (issue 24, defect 11). It knows the shapes of the
+// access log verbatim. It knows the shapes of the
 // platform's own secrets and, generically, of long random tokens; it never
 // needs to know whether a string really is a valid secret.
 package redact

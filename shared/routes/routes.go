@@ -23,7 +23,7 @@ const (
 )
 
 // MaxJSONBody bounds JSON request bodies; MaxRawBody bounds raw uploads
-// (CONTRACT: 4 MiB): API Gateway hands Lambda a binary body base64-encoded
+// (4 MiB): API Gateway hands Lambda a binary body base64-encoded
 // inside its 6 MB synchronous payload.
 const (
 	MaxJSONBody = 1 << 20

@@ -3,7 +3,7 @@
 // encoding/json matches struct fields case-insensitively and lets the last
 // duplicate win, so {"MemoryId":"B","memoryId":"A"} reads as B while a
 // canonical form or another reader may take A: an approval or a signature
-// over one reading would then authorise the other (issue 24, defect 5).
+// over one reading would then authorise the other.
 // Refusing such documents makes every reader agree.
 package strictjson
 

@@ -9,7 +9,7 @@ import (
 	"platformapi/shared/strictjson"
 )
 
-// Issue 24, defect 5: a document that encoding/json would read differently
+// A document that encoding/json would read differently
 // from a key-sensitive reader is refused, with the path of the later key.
 func TestDuplicateAndCaseVariantKeysAreRefusedAtAnyDepth(t *testing.T) {
 	for _, tc := range []struct {

@@ -89,7 +89,7 @@ func TestDeleteRemovesOnceThenNotFound(t *testing.T) {
 	})
 }
 
-// Issue 24, defect 5: an input with case-variant keys is refused, in either
+// An input with case-variant keys is refused, in either
 // order, so an approval bound to its canonical form can never delete the
 // record the case-insensitive decoder would have picked.
 func TestACaseVariantKeyCannotSelectAnotherRecord(t *testing.T) {

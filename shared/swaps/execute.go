@@ -22,7 +22,7 @@ import (
 	"platformapi/shared/wallets/policy"
 )
 
-// Swap statuses (CONTRACT).
+// Swap statuses, as clients read them (docs/swaps.md).
 const (
 	SwapPendingApproval = "pending_approval"
 	SwapPending         = "pending"

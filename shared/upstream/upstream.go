@@ -6,7 +6,8 @@
 // means nothing is charged.
 //
 // The package never decides HTTP statuses itself; it classifies failures
-// into the errors below, and the API layer maps them (CONTRACT "Errors").
+// into the errors below, and the API layer maps them to the problem codes
+// of shared/apierr.
 package upstream
 
 import (

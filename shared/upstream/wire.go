@@ -15,8 +15,8 @@ import (
 // Bounds of a Retry-After the platform passes on. A missing or unreadable
 // header means DefaultRetryAfter; a longer wait is capped, so a misconfigured
 // or hostile upstream cannot park clients for hours; a shorter one (or a
-// date in the past) becomes MinRetryAfter, since CONTRACT answers whole
-// seconds ≥ 1.
+// date in the past) becomes MinRetryAfter, since the API's Retry-After is
+// whole seconds ≥ 1.
 const (
 	DefaultRetryAfter = time.Second
 	MinRetryAfter     = time.Second

@@ -65,8 +65,8 @@ type SwapSend struct {
 }
 
 // SendForSwap decides the policy on a swap and commits its transactions,
-// reservation, hold, quote use and records in one transaction (CONTRACT:
-// the wallet's policy and approvals apply to swaps.execute). It returns the
+// reservation, hold, quote use and records in one transaction: the
+// wallet's policy and approvals apply to swaps.execute. It returns the
 // transactions and the swap's first status: pending_approval or pending.
 func (s *Service) SendForSwap(ctx context.Context, sc Scope, walletID string, sw SwapSend) ([]*WalletTransaction, string, error) {
 	var requested *approvals.Approval // requested once, whatever the attempts

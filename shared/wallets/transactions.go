@@ -20,7 +20,7 @@ import (
 	"platformapi/shared/wallets/policy"
 )
 
-// Transaction states (CONTRACT): pending_approval → queued → submitted →
+// Transaction states (docs/wallets.md): pending_approval → queued → submitted →
 // confirmed | failed, or rejected (its approval was) / expired (it never
 // got to the chain in time).
 const (
@@ -175,7 +175,7 @@ func approvalInput(q *TxQuote) json.RawMessage {
 	return b
 }
 
-// CreateTransaction executes a quote (CONTRACT): the policy decides again
+// CreateTransaction executes a quote: the policy decides again
 // on the current policy and spends; deny creates nothing; require_approval
 // creates the transaction in pending_approval with an approval another key
 // must decide; a rolling total is reserved in the transaction that creates

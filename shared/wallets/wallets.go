@@ -1,4 +1,4 @@
-// Package wallets is managed wallets (CONTRACT "Managed wallets"): EVM keys
+// Package wallets is managed wallets (docs/wallets.md): EVM keys
 // generated here and kept sealed by the envelope port, a policy engine
 // (package policy) consulted on every send and signature, transactions
 // driven through their states by a worker, and EIP-191/EIP-712 signatures

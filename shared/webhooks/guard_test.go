@@ -60,7 +60,7 @@ func TestNonPublicAddressesAreRefused(t *testing.T) {
 	}
 }
 
-// Issue 24, defect 9: an IPv6 address that carries an IPv4 address (6to4,
+// An IPv6 address that carries an IPv4 address (6to4,
 // NAT64, Teredo, mapped) is refused when the IPv4 address would be; the
 // local-use NAT64 prefix, whose layout is not fixed, is refused outright.
 func TestEmbeddedIPv4AddressesAreJudgedAsIPv4(t *testing.T) {
@@ -98,7 +98,7 @@ func TestEmbeddedIPv4AddressesAreJudgedAsIPv4(t *testing.T) {
 	}
 }
 
-// Issue 28, defect 4: every IPv6 spelling of a non-public IPv4 address is
+// Every IPv6 spelling of a non-public IPv4 address is
 // refused as a webhook URL and at the dial, the IPv4-translated form
 // (::ffff:0:a.b.c.d, RFC 2765) included.
 func TestURLsEmbeddingANonPublicIPv4AreRefused(t *testing.T) {

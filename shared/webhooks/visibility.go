@@ -11,7 +11,7 @@ import (
 )
 
 // A webhook receives only what its creator key could read right now
-// through the API (issue 24, defect 3): a subscription to "*" by a key
+// through the API: a subscription to "*" by a key
 // holding only webhooks scopes must not become a side channel to sibling
 // branches' keys, approval inputs or other services' invocations. The rules
 // are the catalogue's ReadBy and Subject, applied twice:

@@ -165,9 +165,9 @@ func TestHeader_PaymentFromHeaders(t *testing.T) {
 	}
 }
 
-// Issue 24, defect 5 applied to payments: a header whose JSON repeats a key
-// (in any letter case) is malformed, so no two readers can take different
-// payments from it.
+// The strict JSON rule (package strictjson) applied to payments: a header
+// whose JSON repeats a key (in any letter case) is malformed, so no two
+// readers can take different payments from it.
 func TestHeader_AmbiguousKeysAreMalformed(t *testing.T) {
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	for _, doc := range []string{`{"x402Version":2,"x402Version":1}`, `{"x402Version":2,"X402Version":1}`, `{"x402Version":2,"accepted":{"payTo":"0xa","PayTo":"0xb"}}`} {

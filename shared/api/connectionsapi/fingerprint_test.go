@@ -13,7 +13,7 @@ import (
 	"platformapi/shared/store"
 )
 
-// Issue 28, defect 5: the idempotency record of a create holds no unkeyed
+// The idempotency record of a create holds no unkeyed
 // hash of its body, so a reader of the store cannot test guesses of the
 // password against it; the same request still replays.
 func TestTheIdempotencyRecordCannotTestAPasswordGuess(t *testing.T) {
@@ -45,7 +45,7 @@ func TestTheIdempotencyRecordCannotTestAPasswordGuess(t *testing.T) {
 	})
 }
 
-// Issue 28, defect 3: a create or rotation whose credentials repeat a key
+// A create or rotation whose credentials repeat a key
 // is refused without naming the key, in the answer, its replay and the
 // stored idempotency record.
 func TestARepeatedCredentialsKeyIsRefusedUnnamed(t *testing.T) {

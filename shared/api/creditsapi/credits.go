@@ -56,8 +56,8 @@ func (h *handlers) balance(ctx context.Context, _ *struct{}) (*api.Body[balanceB
 	return api.Reply(balanceBody{Balance: float64(micro) / catalog.MicroPerCredit, Unit: "credits"}), nil
 }
 
-// entryView is a ledger entry as GET /credits/ledger shows it (CONTRACT
-// "Credit ledger"): amounts as exact decimal numbers of credits.
+// entryView is a ledger entry as GET /credits/ledger shows it
+// (docs/credits.md): amounts as exact decimal numbers of credits.
 type entryView struct {
 	ID            string      `json:"id" doc:"led_…" example:"led_01JH0000000000000000000000"`
 	OccurredAt    time.Time   `json:"occurredAt"`

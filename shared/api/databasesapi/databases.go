@@ -1,5 +1,5 @@
 // Package databasesapi is the managed-databases endpoint group (spec 4.3,
-// CONTRACT "Managed databases"): one SQLite database per scope, read-only
+// docs/databases.md): one SQLite database per scope, read-only
 // queries and atomic actions charged per row, and signed portable archives
 // whose long work (export build, import validation) runs in the databases
 // worker, never in the request.

@@ -293,7 +293,7 @@ func TestAReplayedUploadAnswersTheSameRecord(t *testing.T) {
 	}, apitest.Options{FileQuota: files.Quota{MaxFiles: 2, MaxBytes: 1 << 20}})
 }
 
-// Issue 28, defect 1: the name, checksum, purpose and media type are inputs
+// The name, checksum, purpose and media type are inputs
 // of an upload as much as its bytes: a retry that changes one of them with
 // the same Idempotency-Key is 409, never the first upload's record.
 func TestAnUploadRetriedWithOtherHeadersIsAReusedKey(t *testing.T) {

@@ -48,8 +48,8 @@ type handlers struct {
 // project-bound key or X-Service-Project: that project's only) whose source
 // service it may reach (spec 4.6: reads also require service access).
 // Anything else is 404 not_found, never 403 service_denied, so that a key
-// cannot learn what exists behind a service it may not use (CONTRACT
-// "Errors": not_found covers a resource the key may not see). Cancelling
+// cannot learn what exists behind a service it may not use (not_found
+// covers a resource the key may not see). Cancelling
 // follows the same visibility.
 //
 // An artifact's content is always streamed by the API, never redirected to

@@ -93,7 +93,7 @@ func TestConcurrentInvokesNeverSpendMoreThanTheBalance(t *testing.T) {
 	})
 }
 
-// Spec 2.1 rule 5 and CONTRACT "Approvals", end to end with the narrow worker key.
+// Approvals with the narrow worker key, end to end (docs/approvals.md).
 func TestNarrowWorkerDeletesMemoryThroughAnApproval(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(1, nil)

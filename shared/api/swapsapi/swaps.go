@@ -1,5 +1,5 @@
 // Package swapsapi is the universal-swaps endpoint group (spec 4.5,
-// CONTRACT "Universal swaps"): quotes bound to a managed wallet or an
+// docs/swaps.md): quotes bound to a managed wallet or an
 // address and used once, execution from managed wallets as wallet
 // transactions under the wallet's policy, unsigned swaps for the caller's
 // own wallet, and route status by transaction hash.

@@ -124,8 +124,8 @@ func TestASwapFromAWalletMovesBothTokensByExactlyWhatTheReceiptsSay(t *testing.T
 		if done.Str("status") != "done" || done.Body["chargedCredits"] != 0.1 {
 			t.Fatalf("swap %s", done.Raw)
 		}
-		// Issue 28/29, defect 4: the swap is charged once; its transactions
-		// showed the swap's charge as their own.
+		// The swap is charged once: its transactions do not show the
+		// swap's charge as their own.
 		for _, x := range done.Body["transactions"].([]any) {
 			tx := e.Must(get(e, root, "/wallets/"+id+"/transactions/"+x.(map[string]any)["transactionId"].(string)), 200)
 			if tx.Body["chargedCredits"] != 0.0 || tx.Str("swapId") != sw.Str("id") {

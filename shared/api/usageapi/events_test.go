@@ -14,8 +14,8 @@ import (
 	"platformapi/shared/store"
 )
 
-// contractFields are exactly the members of an event (CONTRACT "Usage and
-// audit events").
+// contractFields are exactly the members of an event
+// (docs/usage-and-audit.md).
 var contractFields = []string{"chargedCredits", "code", "endUser", "id", "idempotentReplayed", "keyId", "method",
 	"occurredAt", "operation", "path", "projectId", "requestId", "status"}
 

@@ -23,9 +23,8 @@ func sigQuote(e *apitest.Env, key, walletID string, typedData json.RawMessage) *
 	return post(e, key, "/wallets/"+walletID+"/signatures/quote", map[string]any{"type": "eip712", "typedData": typedData}, nil)
 }
 
-// Issue 28/29, defect 3: with a deny on USDC sends over 10 USDC and eip712
-// signatures allowed, a permit of 2^256-1 on the USDC contract was signed.
-// A permit is decided as a send of its token: over the cap it is refused;
+// With a deny on USDC sends over 10 USDC and eip712 signatures allowed, a
+// permit of 2^256-1 on the USDC contract must not be signed. A permit is decided as a send of its token: over the cap it is refused;
 // under it, it is signed and its amount counts in the rolling total the
 // next send is measured against. Typed data that moves nothing is left to
 // the signature rules; the domain criteria refuse by domain name.
@@ -85,9 +84,9 @@ func pendingApproval(t *testing.T, e *apitest.Env, key, id string) map[string]an
 	return nil
 }
 
-// Issue 28/29, defects 1 and 2: an approval of a signature held only the
-// digest, and the requester could approve it with a child key it minted
-// for that. The approval shows what is signed (the typed data's domain,
+// An approval of a signature must show more than the digest, and the
+// requester must not approve it with a child key it minted for that. The
+// approval shows what is signed (the typed data's domain,
 // primaryType, types and message, with the transfers the policy counted;
 // a personal_sign's message), bounded in size; a key the requester minted
 // is refused, a key above it decides.

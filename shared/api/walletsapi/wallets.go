@@ -1,5 +1,5 @@
 // Package walletsapi is the managed-wallets endpoint group (spec 4.4,
-// CONTRACT "Managed wallets"): wallets whose keys never leave the service,
+// docs/wallets.md): wallets whose keys never leave the service,
 // their policy, quoted sends driven to the chain by a worker, and quoted
 // EIP-191/EIP-712 signatures. Every wallet belongs to the caller's account
 // and project; another's is 404 on every route.

@@ -38,7 +38,7 @@ func received(rc *hookReceiver) []string {
 	return out
 }
 
-// Issue 24, defect 3: a webhook subscribed to "*" receives only the events
+// A webhook subscribed to "*" receives only the events
 // its creator key could read through the API right now. A key holding only
 // webhook scopes hears nothing of sibling branches' keys, approvals or
 // services it may not use, neither delivered nor listed; a key with

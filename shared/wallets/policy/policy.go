@@ -1,5 +1,5 @@
-// Package policy is the managed-wallet policy engine (CONTRACT "Managed
-// wallets"): the rule document a project attaches to a wallet, its
+// Package policy is the managed-wallet policy engine (docs/wallets.md): the
+// rule document a project attaches to a wallet, its
 // validation, and the decision it gives for one intent (a transaction, a
 // signature or a swap) against the wallet's recent spends. A signature whose
 // EIP-712 message authorises a token transfer (a permit) is also decided as

@@ -16,10 +16,9 @@ func eip712(chainID uint64, name string, verifyingContract *[20]byte) Intent {
 	return Intent{Operation: OpSignaturesCreate, SignatureType: SignatureEIP712, ChainID: chainID, Domain: d}
 }
 
-// Issue 28/29, defect 3: an EIP-2612 permit of 2^256-1 on the USDC contract
-// was signed under a policy that denies USDC transfers over 10 USDC. A
-// transfer a signed message authorises is decided as a send of its token
-// too: the caps and rolling totals that stop the send stop the signature,
+// An EIP-2612 permit of 2^256-1 on the USDC contract is not signed under a
+// policy that denies USDC transfers over 10 USDC. A transfer a signed
+// message authorises is decided as a send of its token too: the caps and rolling totals that stop the send stop the signature,
 // the transfers of one message add up, and typed data that moves nothing is
 // left to the signature rules.
 func TestATransferShapedSignatureIsDecidedAsASendOfItsToken(t *testing.T) {

@@ -37,7 +37,7 @@ func permitMsg(value string) string {
 	return `{"owner":"0x1111111111111111111111111111111111111111","spender":"` + spenderAddr + `","value":` + value + `,"nonce":0,"deadline":"99999999999"}`
 }
 
-// Issue 28/29, defect 3: the transfer-shaped messages are read exactly as
+// The transfer-shaped messages are read exactly as
 // their contracts hash them (the amount as apitypes encodes it, decimal,
 // hex or a JSON number), and a look-alike of another shape, which the
 // contract would not accept, is no transfer.
