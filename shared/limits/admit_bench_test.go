@@ -12,7 +12,7 @@ import (
 
 // BenchmarkAdmit: one request of a depth-3 chain whose leaf has a "*"
 // requests-per-minute limit, as the benchmark's read is admitted: in the
-// embedded server's memory, and on the unsynced bbolt store it used before issue 21.
+// embedded server's memory, and on the unsynced bbolt store it counted on before.
 func BenchmarkAdmit(b *testing.B) {
 	n := int64(1 << 40)
 	chain := []limits.Owner{{ID: "key_root"}, {ID: "key_child"}, {ID: "key_leaf", Limits: limits.Set{"*": {RequestsPerMinute: &n}}}}

@@ -8,7 +8,7 @@ import (
 
 // The limit selector checks run for every limit of every key in the chain
 // on every request (Covers) and for every pair of limits at key creation
-// (SelectorCovers): issue 9's micro-benchmarks of selector coverage.
+// (SelectorCovers): the micro-benchmarks of selector coverage.
 
 func BenchmarkSelectorCovers(b *testing.B) {
 	for _, c := range []struct{ name, outer, inner string }{

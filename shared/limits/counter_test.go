@@ -170,7 +170,7 @@ func TestCreditsPerDayReservesSettlesAndReleases(t *testing.T) {
 	})
 }
 
-// Issue 24, defect 2: a limit with only creditsPerDay has nothing for Admit
+// A limit with only creditsPerDay has nothing for Admit
 // to count; it must admit (and release) without touching the store instead of
 // failing on an empty transaction.
 func TestAdmitWithOnlyCreditsPerDayLimitsIsANoOpSuccess(t *testing.T) {
