@@ -9,7 +9,7 @@ import (
 )
 
 // The micro-benchmarks of the policy a request pays for after its key is
-// read (issue 9): the access checks authorize runs on every request, and
+// read (docs/benchmarks.md): the access checks authorize runs on every request, and
 // the selector resolution a key creation runs once.
 
 var benchNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -108,7 +108,7 @@ func cloneOrNil(s []string) []string {
 
 // MaxListEntries bounds every list of a key request (and its limits map):
 // resolving selectors costs CPU per entry, and an unbounded list would let
-// one caller slow every other (issue 24, defect 8). No real boundary needs
+// one caller slow every other. No real boundary needs
 // more: the whole operation universe is smaller.
 const MaxListEntries = 256
 

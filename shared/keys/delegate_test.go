@@ -190,7 +190,7 @@ func TestAChildIsNeverBroaderThanItsAncestors(t *testing.T) {
 	}
 }
 
-// Issue 24, defect 8: every list of a key request is bounded, refused with a
+// Every list of a key request is bounded, refused with a
 // field error naming it before any entry is resolved, so a huge list costs
 // no more than a small one.
 func TestEveryListOfAKeyRequestIsBoundedTo256Entries(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"platformapi/shared/apierr"
 )
 
-// Bounds of the optional create fields (issue 22). They keep a key record
+// Bounds of the optional create fields. They keep a key record
 // small (it is read on every request) and the per-request network check a
 // short scan.
 const (

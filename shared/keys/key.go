@@ -19,7 +19,7 @@ import (
 // MaxDepth is the deepest delegation chain (spec 5.5 rule 8).
 const MaxDepth = 8
 
-// Key is an API key's record as clients see it (CONTRACT "Shapes"), plus the
+// Key is an API key's record as clients see it, plus the
 // internal fields needed to authorise requests.
 type Key struct {
 	ID                string     `json:"id"`

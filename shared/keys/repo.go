@@ -102,7 +102,7 @@ var decoded = docCache{max: 4096, m: map[string]*Key{}}
 // Keyed by the bytes themselves, it can never answer for a record that
 // changed: a new document is a new entry, and the revocation is not in the
 // document. Reflective JSON decoding was a quarter of an authenticated
-// request's CPU (issue 21); a lookup costs a hash of ~600 bytes. Bounded: a
+// request's CPU (docs/benchmarks.md); a lookup costs a hash of ~600 bytes. Bounded: a
 // full cache forgets an arbitrary entry for each new one.
 type docCache struct {
 	mu  sync.RWMutex

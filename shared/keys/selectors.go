@@ -9,7 +9,7 @@ import (
 	"platformapi/shared/routes"
 )
 
-// Capability selector roots (CONTRACT "Selectors and limits").
+// Capability selector roots (docs/keys.md).
 const (
 	invokeRoot = "services.invoke"
 	runsRoot   = "runs.create"
