@@ -4,7 +4,7 @@
 // a log line on Lambda; see Recorder), the Rollup and the journal's flusher
 // add events to hourly counters off it (exactly once, whatever the
 // delivery), and the Repo answers GET /audit-events and GET /usage with the
-// visibility rules of the CONTRACT: a key sees itself and its descendants, a
+// visibility rules of docs/usage-and-audit.md: a key sees itself and its descendants, a
 // project-bound key only its project. It never sees HTTP, and an event must never hold a body,
 // a secret, a token or an Authorization header: only the fields below.
 //

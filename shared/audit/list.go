@@ -42,7 +42,7 @@ type ListQuery struct {
 	Cursor       string
 }
 
-// DefaultLimit and MaxLimit bound a page of events (CONTRACT "Shapes").
+// DefaultLimit and MaxLimit bound a page of events, as they bound every list.
 const (
 	DefaultLimit = 20
 	MaxLimit     = 100
@@ -116,7 +116,7 @@ func checkRange(fromName, toName string, from, to time.Time) []apierr.FieldError
 
 // Settlements are the operations of the events no request made: a charge
 // settled later, or a durable run's step, shown to the key that caused it
-// (CONTRACT "Credit ledger").
+// (docs/credits.md).
 var Settlements = []string{
 	"trading.orders.fill", "trading.orders.release",
 	"wallets.transactions.confirm", "wallets.transactions.release",
