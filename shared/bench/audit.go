@@ -19,7 +19,7 @@ import (
 	"platformapi/shared/store"
 )
 
-// AuditFigures are issue 30's figures: what auditing costs a request, as
+// AuditFigures are what auditing costs a request, as
 // shipped, beside the same request with auditing off.
 type AuditFigures struct {
 	// RPSAuthenticatedAudited is the authenticated read with auditing on
@@ -32,7 +32,7 @@ type AuditFigures struct {
 	// StorageOpsPerReadAudited is the round trips on the request path of
 	// an audited read as a Lambda function serves it (the event leaves as a
 	// log line); StorageOpsPerReadAuditPut the same with the event as a
-	// PutItem, as before issue 30.
+	// PutItem on the request path.
 	StorageOpsPerReadAudited  float64 `json:"storageOpsPerReadAudited"`
 	StorageOpsPerReadAuditPut float64 `json:"storageOpsPerReadAuditPut"`
 	// AuditIngestWriteUnitsPerEvent is what audit-ingest writes per event,

@@ -1,5 +1,5 @@
 // Package bench measures what a request costs, in time, storage round trips
-// and dollars (issue 9): `go run ./functions/local bench`, which `make bench`
+// and dollars (docs/benchmarks.md): `go run ./functions/local bench`, which `make bench`
 // runs against moto. It loads the local server with an authenticated,
 // limited read and a bare handler mounted beside it, counts the storage
 // round trips of that read and of an idempotent write at the SDK, times the
@@ -35,7 +35,7 @@ import (
 	"platformapi/shared/app"
 )
 
-// Targets of issue 9, printed beside the figures.
+// Targets (docs/benchmarks.md), printed beside the figures.
 const (
 	targetOverheadRatio  = 1.5
 	targetOpsPerRead     = 2
@@ -43,7 +43,7 @@ const (
 	targetColdStartMs    = 30
 	targetBootstrapMB    = 15
 	targetCostPerMillion = 2.50
-	targetAuthCPUMicros  = 100 // issue 21
+	targetAuthCPUMicros  = 100
 )
 
 // options are the command-line flags. The defaults keep the whole run, with
@@ -71,7 +71,7 @@ type measurements struct {
 }
 
 // Report is the benchmark's result, printed as the last line of output:
-// first the figures issue 9 asks for, then their breakdowns.
+// first the figures that have targets, then their breakdowns.
 type Report struct {
 	RPSBare float64 `json:"rpsBare"`
 	// RPSAuthenticated is the authenticated read with auditing off;
@@ -89,7 +89,7 @@ type Report struct {
 	// CPUMicrosPerRead is the process's CPU time per authenticated read
 	// under load (client included), audited as deployed.
 	CPUMicrosPerRead float64 `json:"cpuMicrosPerRead"`
-	// AuthCPUMicrosPerRequest is issue 21's like-for-like figure: the CPU
+	// AuthCPUMicrosPerRequest is the like-for-like figure of authentication: the CPU
 	// per unaudited authenticated read minus the CPU per bare request, what
 	// authentication and the limit add (the client's share cancels out).
 	AuthCPUMicrosPerRequest float64 `json:"authCpuMicrosPerRequest"`

@@ -13,7 +13,7 @@ import (
 	"platformapi/shared/app"
 )
 
-// BenchmarkRequest is the enforce path's micro-benchmark (issue 21): the
+// BenchmarkRequest is the enforce path's micro-benchmark: the
 // authenticated, limited read and an idempotent write through the whole
 // handler of the local server on embedded storage, in process, with the
 // access log formatted and discarded as the load run does it. Its allocs/op

@@ -71,7 +71,7 @@ type storageResult struct {
 	Source string
 	// Read is GET /v1/credits/balance, audited as deployed: the event
 	// shipped as a log line. ReadPut is the same read with the event as a
-	// PutItem on the request path, as before issue 30.
+	// PutItem on the request path, as before events rode on the access line.
 	Read    storageCase
 	ReadPut storageCase
 	// ReadNoAudit is the same read with auditing off: what it cost before
