@@ -57,7 +57,7 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, err error) {
 
 // hookHumaErrors makes huma's own errors (validation, decoding, size and
 // content-type problems) use the catalogue. Huma reports validation failures
-// as 422; the contract says 400 validation_failed. Huma's error constructors
+// as 422; the API answers 400 validation_failed. Huma's error constructors
 // are process-wide variables, so they are set once, by the first kernel.
 var hookHumaErrors = sync.OnceFunc(func() {
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {

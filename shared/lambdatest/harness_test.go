@@ -164,7 +164,7 @@ type problem struct {
 	RequestID string `json:"requestId"`
 }
 
-// checkAnswer holds every response to the contract's envelope: a request
+// checkAnswer holds every response to the API's envelope: a request
 // id always, and for an error a problem+json body whose status, code and
 // request id agree with the response.
 func checkAnswer(t *testing.T, r response, wantStatus int, wantCode string) {

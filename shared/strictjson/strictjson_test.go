@@ -58,8 +58,8 @@ func manyKeys(n int) string {
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-// The defect's exact input: the record a struct decoder would pick (B) is
-// never reached, in either key order.
+// A case variant placed to swap the approved record: the record a struct
+// decoder would pick (B) is never reached, in either key order.
 func TestTheApprovedRecordCannotBeSwappedByACaseVariant(t *testing.T) {
 	var in struct {
 		MemoryID string `json:"memoryId"`
