@@ -10,6 +10,7 @@ import (
 
 	"platformapi/shared/catalog"
 	"platformapi/shared/credittoken"
+	"platformapi/shared/keys"
 )
 
 // The measured requests, as a client sends them.
@@ -62,9 +63,19 @@ func (c apiClient) expect(want int, method, path string, header map[string]strin
 // so that every request it makes, read or write, moves one limit counter,
 // as a production key with a rate limit does.
 func leafKey(c apiClient, signer *credittoken.Signer) (string, error) {
-	tok, err := signer.Mint(1000*catalog.MicroPerCredit, time.Now(), time.Hour)
+	chain, _, err := keyChain(c, signer)
 	if err != nil {
 		return "", err
+	}
+	return chain[len(chain)-1], nil
+}
+
+// keyChain is leafKey's account: the secrets of the root, its child and the
+// leaf, and the account's id.
+func keyChain(c apiClient, signer *credittoken.Signer) (secrets []string, accountID string, err error) {
+	tok, err := signer.Mint(1000*catalog.MicroPerCredit, time.Now(), time.Hour)
+	if err != nil {
+		return nil, "", err
 	}
 	secret := ""
 	steps := []struct {
@@ -86,16 +97,21 @@ func leafKey(c apiClient, signer *credittoken.Signer) (string, error) {
 		}
 		out, err := c.expect(http.StatusCreated, http.MethodPost, "/v1/api-keys", header, st.body)
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
 		var k struct {
 			Secret string `json:"secret"`
 			Depth  int    `json:"depth"`
 		}
 		if err := json.Unmarshal(out, &k); err != nil || k.Secret == "" || k.Depth != i+1 {
-			return "", fmt.Errorf("create key at depth %d: unexpected answer %s", i+1, out)
+			return nil, "", fmt.Errorf("create key at depth %d: unexpected answer %s", i+1, out)
 		}
 		secret = k.Secret
+		secrets = append(secrets, secret)
 	}
-	return secret, nil
+	h, ok := keys.ParseSecret(secret)
+	if !ok {
+		return nil, "", fmt.Errorf("create key: a secret that names no account")
+	}
+	return secrets, h.AccountID, nil
 }

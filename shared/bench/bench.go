@@ -127,6 +127,12 @@ type Report struct {
 
 	AuditFigures
 
+	// Ceilings are the capacity model's requests a second for each class
+	// under DynamoDB's per-partition-key limits (ceilingPerPartition of
+	// each case in Capacity; see docs/storage-design.md).
+	Ceilings map[string]float64      `json:"ceilings"`
+	Capacity map[string]capacityCase `json:"capacity"`
+
 	// DataDirBytesAfterStart is the local server's data directory after its
 	// first start (allocated bytes); ServerStartMillis that start until
 	// /health answered.
@@ -368,6 +374,8 @@ func report(o options, m measurements) Report {
 		Storage: map[string]storageCase{"read": st.Read, "readAuditPut": st.ReadPut, "readWithoutAudit": st.ReadNoAudit,
 			"idempotentWrite": st.Write, "idempotentReplay": st.Replay, "auditIngestPerEvent": st.Ingest},
 		AuditFigures:                      auditFigures(m),
+		Capacity:                          st.Capacity,
+		Ceilings:                          map[string]float64{},
 		StorageSource:                     st.Source,
 		ColdStartMillisByFunction:         map[string]float64{},
 		BootstrapBytesByFunction:          m.sizes,
@@ -383,6 +391,9 @@ func report(o options, m measurements) Report {
 		LoadSeconds:                       o.duration.Seconds(),
 		Machine:                           fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
 		Date:                              time.Now().UTC().Format(time.RFC3339),
+	}
+	for name, c := range st.Capacity {
+		r.Ceilings[name] = c.CeilingPerPartition
 	}
 	for name, res := range m.load {
 		r.Load[name] = figures(res)
@@ -458,6 +469,7 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 	p("")
 
 	writeAuditTable(p, r)
+	writeCapacityTable(p, r)
 
 	p("Cold start: exec to first Runtime API poll under lambdaemu, host build with the Makefile's flags, %d starts each", o.coldStarts)
 	p("(%s)", m.coldNote)

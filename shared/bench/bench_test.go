@@ -100,14 +100,3 @@ func TestMeterBillsPerItemAndTransactionsTwice(t *testing.T) {
 		t.Errorf("operations %v, want %d of them", got, len(want))
 	}
 }
-
-func TestNumbersTakeOneBytePerTwoDigitsPlusOne(t *testing.T) {
-	for _, c := range []struct {
-		n    int64
-		want int
-	}{{0, 2}, {7, 2}, {12, 2}, {123, 3}, {12345, 4}} {
-		if got := valueSize(c.n); got != c.want {
-			t.Errorf("size of %d = %d, want %d", c.n, got, c.want)
-		}
-	}
-}

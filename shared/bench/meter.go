@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"math"
 	"sync"
 
 	"platformapi/shared/store"
 	"platformapi/shared/store/dynamostore"
+	"platformapi/shared/store/throttlestore"
 )
 
 // meter wraps the item store and records, for every call, the DynamoDB
@@ -17,8 +17,9 @@ import (
 // not items, and a BatchGetItem or TransactWriteItems is billed per item, so
 // the units are counted here, where the items are in hand.
 //
-// Item sizes follow DynamoDB's rule (attribute names plus values; a number
-// takes one byte per two digits plus one). An item the meter has not seen
+// Item sizes and units follow DynamoDB's rules (throttlestore's units.go).
+// It also keeps what every item was billed, for the capacity model: the
+// busiest item a request touches bounds its rate (capacity.go). An item the meter has not seen
 // whole (the target of a transactional update, delete or condition check)
 // is sized as the biggest of what it saw of it and what the write sets,
 // which for the small counters and leases of the hot path is the item.
@@ -26,7 +27,17 @@ type meter struct {
 	store.Store
 	mu    sync.Mutex
 	ops   map[string]opUsage
-	sizes map[string]int // last known size of each item, by key
+	items map[string]*itemUsage // by Key.String()
+	sizes map[string]int        // last known size of each item, by key
+}
+
+// itemUsage is what one item was billed and how many calls touched it. A
+// query is billed to its partition under the sort key "(query)".
+type itemUsage struct {
+	Key        store.Key
+	Calls      float64
+	ReadUnits  float64
+	WriteUnits float64
 }
 
 // opUsage is what one DynamoDB operation cost over some requests.
@@ -38,7 +49,7 @@ type opUsage struct {
 }
 
 func newMeter(st store.Store) *meter {
-	return &meter{Store: st, ops: map[string]opUsage{}, sizes: map[string]int{}}
+	return &meter{Store: st, ops: map[string]opUsage{}, items: map[string]*itemUsage{}, sizes: map[string]int{}}
 }
 
 // Snapshot returns the calls per operation, named as the SDK's counter names
@@ -65,6 +76,32 @@ func (m *meter) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	clear(m.ops)
+	clear(m.items)
+}
+
+// Items returns what each item was billed so far.
+func (m *meter) Items() []itemUsage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]itemUsage, 0, len(m.items))
+	for _, u := range m.items {
+		out = append(out, *u)
+	}
+	return out
+}
+
+// bill adds one call's units on the item at k.
+func (m *meter) bill(k store.Key, rru, wru float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u := m.items[k.String()]
+	if u == nil {
+		u = &itemUsage{Key: k}
+		m.items[k.String()] = u
+	}
+	u.Calls++
+	u.ReadUnits += rru
+	u.WriteUnits += wru
 }
 
 func (m *meter) record(op string, items int, rru, wru float64) {
@@ -80,7 +117,7 @@ func (m *meter) record(op string, items int, rru, wru float64) {
 
 // seen records an item's size and returns it.
 func (m *meter) seen(it store.Item) int {
-	n := itemSize(it)
+	n := throttlestore.ItemSize(it)
 	m.mu.Lock()
 	m.sizes[it.Key().String()] = n
 	m.mu.Unlock()
@@ -100,7 +137,8 @@ func (m *meter) Get(ctx context.Context, k store.Key) (store.Item, error) {
 	if err == nil {
 		size = m.seen(it)
 	}
-	m.record("DynamoDB.GetItem", 1, readUnits(size), 0)
+	m.bill(k, throttlestore.ReadUnits(size), 0)
+	m.record("DynamoDB.GetItem", 1, throttlestore.ReadUnits(size), 0)
 	return it, err
 }
 
@@ -112,7 +150,8 @@ func (m *meter) BatchGet(ctx context.Context, keys []store.Key) (map[string]stor
 		if it, ok := got[k.String()]; ok {
 			size = m.seen(it)
 		}
-		rru += readUnits(size)
+		m.bill(k, throttlestore.ReadUnits(size), 0)
+		rru += throttlestore.ReadUnits(size)
 	}
 	m.record("DynamoDB.BatchGetItem", len(keys), rru, 0)
 	return got, err
@@ -125,33 +164,38 @@ func (m *meter) Query(ctx context.Context, q store.Query) (store.Page, error) {
 		size += m.seen(it)
 	}
 	// A query is billed on the sum of what it read, rounded up once.
-	m.record("DynamoDB.Query", len(page.Items), readUnits(size), 0)
+	m.bill(store.Key{PK: q.PK, SK: "(query)"}, throttlestore.ReadUnits(size), 0)
+	m.record("DynamoDB.Query", len(page.Items), throttlestore.ReadUnits(size), 0)
 	return page, err
 }
 
 func (m *meter) Put(ctx context.Context, it store.Item, conds ...store.Cond) error {
-	size := m.known(it.Key(), itemSize(it))
+	size := m.known(it.Key(), throttlestore.ItemSize(it))
 	err := m.Store.Put(ctx, it, conds...)
 	if err == nil {
 		m.seen(it)
 	}
-	m.record("DynamoDB.PutItem", 1, 0, writeUnits(size))
+	m.bill(it.Key(), 0, throttlestore.WriteUnits(size))
+	m.record("DynamoDB.PutItem", 1, 0, throttlestore.WriteUnits(size))
 	return err
 }
 
 func (m *meter) Update(ctx context.Context, k store.Key, u store.Update, conds ...store.Cond) (store.Item, error) {
-	size := m.known(k, updateSize(k, u))
+	size := m.known(k, throttlestore.UpdateSize(k, u))
 	it, err := m.Store.Update(ctx, k, u, conds...)
 	if err == nil {
 		size = max(size, m.seen(it))
 	}
-	m.record("DynamoDB.UpdateItem", 1, 0, writeUnits(size))
+	m.bill(k, 0, throttlestore.WriteUnits(size))
+	m.record("DynamoDB.UpdateItem", 1, 0, throttlestore.WriteUnits(size))
 	return it, err
 }
 
 func (m *meter) Delete(ctx context.Context, k store.Key, conds ...store.Cond) error {
 	err := m.Store.Delete(ctx, k, conds...)
-	m.record("DynamoDB.DeleteItem", 1, 0, writeUnits(m.known(k, keySize(k))))
+	wru := throttlestore.WriteUnits(m.known(k, throttlestore.KeySize(k)))
+	m.bill(k, 0, wru)
+	m.record("DynamoDB.DeleteItem", 1, 0, wru)
 	return err
 }
 
@@ -164,14 +208,15 @@ func (m *meter) Transact(ctx context.Context, ops []store.Op) error {
 	}
 	wru := 0.0
 	for _, op := range ops {
-		size := m.known(op.Key, keySize(op.Key))
+		size := m.known(op.Key, throttlestore.KeySize(op.Key))
 		switch op.Kind {
 		case store.OpPut:
-			size = max(size, itemSize(op.Item))
+			size = max(size, throttlestore.ItemSize(op.Item))
 		case store.OpUpdate:
-			size = max(size, updateSize(op.Key, op.Update))
+			size = max(size, throttlestore.UpdateSize(op.Key, op.Update))
 		}
-		wru += 2 * writeUnits(size)
+		m.bill(op.Key, 0, 2*throttlestore.WriteUnits(size))
+		wru += 2 * throttlestore.WriteUnits(size)
 	}
 	err := m.Store.Transact(ctx, ops)
 	if err == nil {
@@ -183,56 +228,6 @@ func (m *meter) Transact(ctx context.Context, ops []store.Op) error {
 	}
 	m.record("DynamoDB.TransactWriteItems", len(ops), 0, wru)
 	return err
-}
-
-// readUnits of a strongly consistent read of size bytes: one per 4 KB, and
-// one for an item that is not there.
-func readUnits(size int) float64 { return max(1, math.Ceil(float64(size)/4096)) }
-
-// writeUnits of a write of size bytes: one per KB, at least one.
-func writeUnits(size int) float64 { return max(1, math.Ceil(float64(size)/1024)) }
-
-func itemSize(it store.Item) int {
-	n := 0
-	for name, v := range it {
-		n += len(name) + valueSize(v)
-	}
-	return n
-}
-
-func keySize(k store.Key) int {
-	return len(store.AttrPK) + len(k.PK) + len(store.AttrSK) + len(k.SK)
-}
-
-// updateSize is what an update leaves in an item it creates: the key and
-// every attribute it sets or adds.
-func updateSize(k store.Key, u store.Update) int {
-	n := keySize(k)
-	for name, v := range u.Set {
-		n += len(name) + valueSize(v)
-	}
-	for name, v := range u.Add {
-		n += len(name) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(v any) int {
-	switch v := v.(type) {
-	case string:
-		return len(v)
-	case []byte:
-		return len(v)
-	case bool:
-		return 1
-	case int64:
-		digits := 1
-		for v /= 10; v != 0; v /= 10 {
-			digits++
-		}
-		return (digits+1)/2 + 1
-	}
-	return 0
 }
 
 // single meters a one-member transaction as the conditional write it is.

@@ -85,6 +85,8 @@ type storageResult struct {
 	LogBytes float64
 	// Lag is each timed read's wait from its answer to its event listed.
 	Lag []time.Duration
+	// Capacity is the capacity model's cases, by name (capacity.go).
+	Capacity map[string]capacityCase
 }
 
 // callCounter is the SDK's awsenv.CallCounter, or the meter standing in for
@@ -161,7 +163,12 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 		return res, err
 	}
 	c := apiClient{h: srv}
-	secret, err := leafKey(c, rt.Signer)
+	chain, accountID, err := keyChain(c, rt.Signer)
+	if err != nil {
+		return res, err
+	}
+	secret := chain[len(chain)-1]
+	plain, err := siblingKeys(c, chain[len(chain)-2], 4)
 	if err != nil {
 		return res, err
 	}
@@ -232,6 +239,12 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 		return res, err
 	}
 	res.Ingest = perRequest(calls.Snapshot(), m.Usage(), max(len(evs), 1))
+	ingested := capacityOf(capacityLabels[capAuditAccount], m.Items(), max(len(evs), 1), false)
+	res.Capacity, err = measureCapacity(ctx, apiClient{h: unaudited}, m, accountKeys{accountID: accountID, limited: secret, plain: plain}, samples)
+	if err != nil {
+		return res, err
+	}
+	res.Capacity[capAuditAccount] = ingested
 	res.Lag, err = auditLag(ctx, m, shipped, read, samples)
 	return res, err
 }

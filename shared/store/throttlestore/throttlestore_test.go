@@ -276,3 +276,17 @@ func TestFactorScalesDynamoDBsCeilings(t *testing.T) {
 		t.Fatalf("factor 1000: %d of 2 writes passed, %d throttled; want 1 and 2", ok, s.Throttled())
 	}
 }
+
+func TestNumbersTakeOneBytePerTwoDigitsPlusOne(t *testing.T) {
+	k := store.Key{PK: "p", SK: "s"}
+	for _, c := range []struct {
+		n    int64
+		want int
+	}{{0, 2}, {7, 2}, {12, 2}, {123, 3}, {12345, 4}} {
+		it := store.NewItem(k)
+		it["n"] = c.n
+		if got := throttlestore.ItemSize(it) - throttlestore.KeySize(k) - 1; got != c.want {
+			t.Errorf("size of %d = %d, want %d", c.n, got, c.want)
+		}
+	}
+}

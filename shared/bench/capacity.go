@@ -1,0 +1,263 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"platformapi/shared/credits"
+	"platformapi/shared/store"
+	"platformapi/shared/store/throttlestore"
+)
+
+// The capacity model (see docs/storage-design.md): DynamoDB serves at most
+// 3,000 read and 1,000 write units a second for one partition key, and no
+// adaptive split raises that for a single item. A request class is bounded
+// by the busiest item, and, before DynamoDB splits a hot partition by sort
+// key (or when its new items arrive in sort-key order, which a split cannot
+// spread), by the busiest partition key it touches. Both bounds come from
+// the units the meter billed to each item over some requests of the class.
+
+// capacityCase is one request class's storage load on the items it keeps
+// touching, and the rates DynamoDB's per-item and per-partition limits allow.
+type capacityCase struct {
+	Name string `json:"name"`
+	// Items is the busiest item of each item class the requests touched.
+	Items []capacityItem `json:"items"`
+	// CeilingPerItem is the lowest item ceiling; CeilingPerPartition the
+	// lowest partition-key ceiling, what throttlestore enforces.
+	CeilingPerItem      float64 `json:"ceilingPerItem"`
+	CeilingPerPartition float64 `json:"ceilingPerPartition"`
+	BusiestItem         string  `json:"busiestItem"`
+	BusiestPartition    string  `json:"busiestPartition"`
+}
+
+// capacityItem is one item class: the units one request spends on its
+// busiest item and on that item's partition key, and the requests a second
+// each allows.
+type capacityItem struct {
+	Class               string  `json:"class"`
+	ReadUnits           float64 `json:"readUnits"`
+	WriteUnits          float64 `json:"writeUnits"`
+	PartitionReadUnits  float64 `json:"partitionReadUnits"`
+	PartitionWriteUnits float64 `json:"partitionWriteUnits"`
+	CeilingPerItem      float64 `json:"ceilingPerItem"`
+	CeilingPerPartition float64 `json:"ceilingPerPartition"`
+}
+
+// itemClass names an item by the fixed parts of its key: a '#'-separated
+// segment that is not a lowercase word holds an id, a time or a selector
+// and becomes "…", so key#k_1/key and key#k_2/key are one class.
+func itemClass(k store.Key) string {
+	return classPart(k.PK) + " / " + classPart(k.SK)
+}
+
+func classPart(s string) string {
+	parts := strings.Split(s, "#")
+	for i, p := range parts {
+		if strings.Trim(p, "abcdefghijklmnopqrstuvwxyz()") != "" {
+			parts[i] = "…"
+		}
+	}
+	return strings.Join(parts, "#")
+}
+
+// ceiling is the requests a second that read and write units per request
+// allow under one partition's budget.
+func ceiling(read, write float64) float64 {
+	c := math.Inf(1)
+	if read > 0 {
+		c = min(c, throttlestore.PartitionReadUnits/read)
+	}
+	if write > 0 {
+		c = min(c, throttlestore.PartitionWriteUnits/write)
+	}
+	return c
+}
+
+// capacityOf makes the case from what n requests billed each item (a case
+// that touched no item has ceilings of 0, to stay encodable). With
+// shared set, only items every request touched count: the class is one
+// account driven through many keys, whose own items each see a share.
+func capacityOf(name string, items []itemUsage, n int, shared bool) capacityCase {
+	per := float64(n)
+	type load struct{ read, write, calls float64 }
+	parts := map[string]*load{}
+	for _, u := range items {
+		p := parts[u.Key.PK]
+		if p == nil {
+			p = &load{}
+			parts[u.Key.PK] = p
+		}
+		p.read += u.ReadUnits / per
+		p.write += u.WriteUnits / per
+		p.calls = max(p.calls, u.Calls)
+	}
+	byClass := map[string]capacityItem{}
+	c := capacityCase{Name: name, CeilingPerItem: math.Inf(1), CeilingPerPartition: math.Inf(1)}
+	for _, u := range items {
+		if shared && u.Calls < per {
+			continue
+		}
+		p := parts[u.Key.PK]
+		it := capacityItem{
+			Class:     itemClass(u.Key),
+			ReadUnits: u.ReadUnits / per, WriteUnits: u.WriteUnits / per,
+			PartitionReadUnits: p.read, PartitionWriteUnits: p.write,
+		}
+		it.CeilingPerItem = ceiling(it.ReadUnits, it.WriteUnits)
+		it.CeilingPerPartition = ceiling(it.PartitionReadUnits, it.PartitionWriteUnits)
+		if old, ok := byClass[it.Class]; !ok || it.CeilingPerPartition < old.CeilingPerPartition ||
+			it.CeilingPerPartition == old.CeilingPerPartition && it.CeilingPerItem < old.CeilingPerItem {
+			byClass[it.Class] = it
+		}
+	}
+	for _, it := range byClass {
+		c.Items = append(c.Items, it)
+	}
+	slices.SortFunc(c.Items, func(a, b capacityItem) int {
+		if a.CeilingPerPartition != b.CeilingPerPartition {
+			return int(math.Copysign(1, a.CeilingPerPartition-b.CeilingPerPartition))
+		}
+		return strings.Compare(a.Class, b.Class)
+	})
+	// Ties go to the first class in that order.
+	for _, it := range c.Items {
+		if it.CeilingPerItem < c.CeilingPerItem {
+			c.CeilingPerItem, c.BusiestItem = it.CeilingPerItem, it.Class
+		}
+		if it.CeilingPerPartition < c.CeilingPerPartition {
+			c.CeilingPerPartition, c.BusiestPartition = it.CeilingPerPartition, it.Class
+		}
+	}
+	if len(c.Items) == 0 {
+		c.CeilingPerItem, c.CeilingPerPartition = 0, 0
+	}
+	c.CeilingPerItem, c.CeilingPerPartition = round(c.CeilingPerItem, 0), round(c.CeilingPerPartition, 0)
+	return c
+}
+
+// The capacity cases, in the order the table prints them.
+const (
+	capKey          = "perKey"
+	capAccount      = "perAccount"
+	capLimitedKey   = "perLimitedKey"
+	capChargedCall  = "perChargedCall"
+	capAuditAccount = "auditPerAccount"
+)
+
+var capacityOrder = []string{capKey, capAccount, capLimitedKey, capChargedCall, capAuditAccount}
+
+var capacityLabels = map[string]string{
+	capKey:          "authenticated request, one key (no limit)",
+	capAccount:      "authenticated request, one account (4 keys, shared items)",
+	capLimitedKey:   "authenticated request, one key with a requestsPerMinute limit",
+	capChargedCall:  "charged call, one account (hold + capture)",
+	capAuditAccount: "audit event stored by audit-ingest, one account",
+}
+
+// accountKeys are the bench account's keys that the capacity model drives:
+// limited is the depth-3 key with a "*" limit, plain are unlimited keys
+// beside it.
+type accountKeys struct {
+	accountID string
+	limited   string
+	plain     []string
+}
+
+// siblingKeys creates n unlimited keys under parent (the limited key's
+// parent) and returns their secrets.
+func siblingKeys(c apiClient, parent string, n int) ([]string, error) {
+	var out []string
+	for i := range n {
+		header := map[string]string{"Authorization": "Bearer " + parent, "Idempotency-Key": fmt.Sprintf("bench-sibling-%04d", i)}
+		body, err := c.expect(http.StatusCreated, http.MethodPost, "/v1/api-keys", header, map[string]any{"label": fmt.Sprintf("bench sibling %d", i)})
+		if err != nil {
+			return nil, err
+		}
+		var k struct {
+			Secret string `json:"secret"`
+		}
+		if err := json.Unmarshal(body, &k); err != nil || k.Secret == "" {
+			return nil, fmt.Errorf("create sibling key: unexpected answer %s", body)
+		}
+		out = append(out, k.Secret)
+	}
+	return out, nil
+}
+
+// measureCapacity drives each request class samples times through the
+// unaudited server (the audit event's store is its own class) and the
+// ledger, each on a reset meter, and makes the capacity cases.
+func measureCapacity(ctx context.Context, c apiClient, m *meter, keys accountKeys, samples int) (map[string]capacityCase, error) {
+	read := func(secret string) error {
+		_, err := c.expect(http.StatusOK, http.MethodGet, balancePath, map[string]string{"Authorization": "Bearer " + secret}, nil)
+		return err
+	}
+	ledger := credits.NewLedger(m, time.Now)
+	cases := []struct {
+		name   string
+		shared bool
+		send   func(i int) error
+	}{
+		{capKey, false, func(int) error { return read(keys.plain[0]) }},
+		{capAccount, true, func(i int) error { return read(keys.plain[i%len(keys.plain)]) }},
+		{capLimitedKey, false, func(int) error { return read(keys.limited) }},
+		{capChargedCall, false, func(i int) error {
+			h, err := ledger.Hold(ctx, keys.accountID, 1000, fmt.Sprintf("bench-charge-%d", i), time.Minute)
+			if err != nil {
+				return err
+			}
+			return h.Capture(ctx, 600)
+		}},
+	}
+	out := map[string]capacityCase{}
+	for _, cs := range cases {
+		if err := cs.send(0); err != nil {
+			return nil, fmt.Errorf("bench: capacity %s: %w", cs.name, err)
+		}
+		m.Reset()
+		n := samples * len(keys.plain)
+		for i := 1; i <= n; i++ {
+			if err := cs.send(i); err != nil {
+				return nil, fmt.Errorf("bench: capacity %s: %w", cs.name, err)
+			}
+		}
+		out[cs.name] = capacityOf(capacityLabels[cs.name], m.Items(), n, cs.shared)
+	}
+	return out, nil
+}
+
+// writeCapacityTable prints every case's busiest item of each class.
+func writeCapacityTable(p func(string, ...any), r Report) {
+	if len(r.Capacity) == 0 {
+		return
+	}
+	p("Capacity: requests a second one item / one partition key allows (DynamoDB: %d RCU and %d WCU a second each), from the units billed above",
+		throttlestore.PartitionReadUnits, throttlestore.PartitionWriteUnits)
+	p("request class	item class (busiest item)	RRU / WRU per request on it	on its partition key	ceiling per item	per partition key")
+	for _, name := range capacityOrder {
+		c, ok := r.Capacity[name]
+		if !ok {
+			continue
+		}
+		for _, it := range c.Items {
+			p("%s	%s	%g / %g	%g / %g	%s	%s", name, it.Class, round(it.ReadUnits, 2), round(it.WriteUnits, 2),
+				round(it.PartitionReadUnits, 2), round(it.PartitionWriteUnits, 2), rate(it.CeilingPerItem), rate(it.CeilingPerPartition))
+		}
+		p("%s	%s			%s	%s", name, "ceiling: "+c.Name, rate(c.CeilingPerItem), rate(c.CeilingPerPartition))
+	}
+	p("")
+}
+
+func rate(x float64) string {
+	if math.IsInf(x, 1) {
+		return "unbounded"
+	}
+	return fmt.Sprintf("%.0f/s", x)
+}
