@@ -1,0 +1,19 @@
+# mk/load.mk: the scaled load test (docs/storage-design.md). The root
+# Makefile includes it.
+#
+#   make load   drives one key, one account, charged calls and audit events
+#               through shared/store/throttlestore (DynamoDB's per-partition
+#               limits divided by 100) on a simulated clock, and prints what
+#               each run answered and what was throttled. It takes a second;
+#               make test runs the same test with the rest of shared/bench.
+
+load_saved_goal := $(.DEFAULT_GOAL)
+
+GO ?= go
+
+.PHONY: load
+
+load:
+	$(GO) test -count=1 -run 'TestTodaysDesignIsThrottledPastItsScaledCeilings' -v ./shared/bench | grep -E 'scale_test|^(ok|FAIL|---)'
+
+.DEFAULT_GOAL := $(load_saved_goal)
