@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"platformapi/shared/store"
@@ -60,6 +61,9 @@ func TestCapacityModelFindsTheHotItemsOfEachClass(t *testing.T) {
 			t.Logf("%s\t%s\t%g/%g\t%g/%g\t%g\t%g", name, it.Class, it.ReadUnits, it.WriteUnits,
 				it.PartitionReadUnits, it.PartitionWriteUnits, round(it.CeilingPerItem, 0), round(it.CeilingPerPartition, 0))
 		}
+	}
+	if _, err := json.Marshal(res.Capacity); err != nil {
+		t.Fatalf("the report cannot carry the capacity cases: %v", err)
 	}
 	classes := func(name string) map[string]capacityItem {
 		out := map[string]capacityItem{}
