@@ -9,6 +9,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"platformapi/shared/apierr"
@@ -41,6 +42,72 @@ type Counter struct {
 	local    *local      // when set, request windows and leases instead
 	now      func() time.Time
 	leaseTTL time.Duration
+	full     fullShards
+}
+
+// Sharded request windows. DynamoDB writes one item at most 1,000 times a
+// second, so one window item would cap a limited key at 1,000 requests a
+// second whatever its limit. A window of N requests is spread over
+// windowShards(N) items in their own partitions, each admitting its share
+// (the shares sum to N, so the limit is never exceeded). A request counts on
+// a random shard; a shard that refuses is full until the window ends (a
+// count only grows), so the request tries the others, and the process
+// remembers the full shards and refuses without a write once all are: a
+// window admits exactly N (see docs/limits.md), and a key hammered past its
+// limit costs each process at most one refused write per shard and minute.
+const (
+	maxWindowShards = 16
+	// windowShareCap is the largest share before a window is split: a
+	// shard's admitted writes in any second stay within DynamoDB's 1,000
+	// for limits up to maxWindowShards × windowShareCap a minute.
+	windowShareCap = 1000
+)
+
+// windowShards is how many items a window of n requests is spread over.
+func windowShards(n int64) int64 {
+	return min(maxWindowShards, max(1, (n+windowShareCap-1)/windowShareCap))
+}
+
+// windowShare is shard's part of a window of n over shards items.
+func windowShare(n, shards, shard int64) int64 {
+	s := n / shards
+	if shard < n%shards {
+		s++
+	}
+	return s
+}
+
+// shardKey is one shard's item of a window starting at minute. A window
+// of one shard keeps the unsharded key.
+func shardKey(owner, selector string, shard, shards, minute int64) store.Key {
+	pk := counterPK(owner, selector)
+	if shards > 1 {
+		pk += "#" + strconv.FormatInt(shard, 10)
+	}
+	return store.Key{PK: pk, SK: "rpm#" + strconv.FormatInt(minute, 10)}
+}
+
+// fullShards remembers, for the current minute only, the window shards this
+// process saw refuse.
+type fullShards struct {
+	mu     sync.Mutex
+	minute int64
+	keys   map[store.Key]bool
+}
+
+func (f *fullShards) is(minute int64, k store.Key) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.minute == minute && f.keys[k]
+}
+
+func (f *fullShards) mark(minute int64, k store.Key) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.minute != minute || f.keys == nil {
+		f.minute, f.keys = minute, map[store.Key]bool{}
+	}
+	f.keys[k] = true
 }
 
 // NewCounter builds a counter; leaseTTL bounds how long a dead process's
@@ -134,12 +201,30 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 	}
 	lease := &Lease{c: c, token: newToken()}
 	minute := now.Unix() / 60 * 60
+	type windowState struct {
+		check
+		shards int64
+		open   []int64 // shards not known to be full, in a random order
+	}
 	type slotState struct {
 		check
 		start, tried int64
 	}
+	var windows []*windowState
 	var slots []*slotState
 	for _, ch := range checks {
+		if n := ch.limit.RequestsPerMinute; n != nil {
+			w := &windowState{check: ch, shards: windowShards(*n)}
+			for _, s := range mrand.Perm(int(w.shards)) {
+				if !c.full.is(minute, shardKey(ch.owner, ch.selector, int64(s), w.shards, minute)) {
+					w.open = append(w.open, int64(s))
+				}
+			}
+			if len(w.open) == 0 {
+				return nil, windowExceeded(ch, now, minute)
+			}
+			windows = append(windows, w)
+		}
 		if ch.limit.MaxConcurrent != nil {
 			k := *ch.limit.MaxConcurrent
 			slots = append(slots, &slotState{check: ch, start: mrand.Int64N(k)})
@@ -147,18 +232,13 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 	}
 	for {
 		var txOps []store.Op
-		var what []check
-		var kinds []string
-		for _, ch := range checks {
-			if ch.limit.RequestsPerMinute == nil {
-				continue
-			}
-			k := store.Key{PK: counterPK(ch.owner, ch.selector), SK: "rpm#" + strconv.FormatInt(minute, 10)}
+		for _, w := range windows {
+			shard := w.open[0]
+			k := shardKey(w.owner, w.selector, shard, w.shards, minute)
 			txOps = append(txOps, store.UpdateOp(k, store.Update{
 				Add: map[string]int64{"count": 1},
 				Set: map[string]any{store.AttrExpiresAt: minute + 120},
-			}, store.NumBelow("count", *ch.limit.RequestsPerMinute)))
-			what, kinds = append(what, ch), append(kinds, "requestsPerMinute")
+			}, store.NumBelow("count", windowShare(*w.limit.RequestsPerMinute, w.shards, shard))))
 		}
 		lease.slots = lease.slots[:0]
 		for _, sl := range slots {
@@ -169,7 +249,6 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 			it["token"] = lease.token
 			it[store.AttrExpiresAt] = now.Add(c.leaseTTL).Unix()
 			txOps = append(txOps, store.PutOp(it, store.NotExists()))
-			what, kinds = append(what, sl.check), append(kinds, "maxConcurrent")
 			lease.slots = append(lease.slots, k)
 		}
 		if len(txOps) == 0 {
@@ -185,9 +264,15 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 		if !errors.As(err, &tx) {
 			return nil, fmt.Errorf("limits: admit: %w", err)
 		}
-		failed := what[tx.Index]
-		if kinds[tx.Index] == "requestsPerMinute" {
-			return nil, &ExceededError{Selector: failed.selector, Kind: "requestsPerMinute", RetryAfterSeconds: retryAfter(now, time.Unix(minute+60, 0))}
+		if tx.Index < len(windows) {
+			// The shard is full until the window ends: try the others.
+			w := windows[tx.Index]
+			c.full.mark(minute, txOps[tx.Index].Key)
+			w.open = w.open[1:]
+			if len(w.open) == 0 {
+				return nil, windowExceeded(w.check, now, minute)
+			}
+			continue
 		}
 		// A taken slot may be taken by this very request: a write applied
 		// whose answer was lost, then failed on the SDK's retry. The slot
@@ -197,12 +282,17 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 			return lease, nil
 		}
 		// A taken slot: try the next one of that limit until all were tried.
-		sl := slots[tx.Index-(len(txOps)-len(slots))]
+		sl := slots[tx.Index-len(windows)]
 		sl.tried++
 		if sl.tried >= *sl.limit.MaxConcurrent {
-			return nil, &ExceededError{Selector: failed.selector, Kind: "maxConcurrent", RetryAfterSeconds: 1}
+			return nil, &ExceededError{Selector: sl.selector, Kind: "maxConcurrent", RetryAfterSeconds: 1}
 		}
 	}
+}
+
+// windowExceeded is the refusal of a full requestsPerMinute window.
+func windowExceeded(ch check, now time.Time, minute int64) error {
+	return &ExceededError{Selector: ch.selector, Kind: "requestsPerMinute", RetryAfterSeconds: retryAfter(now, time.Unix(minute+60, 0))}
 }
 
 // retryAfter is whole seconds until t, at least 1.

@@ -1,0 +1,135 @@
+package limits_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"platformapi/shared/limits"
+	"platformapi/shared/store"
+	"platformapi/shared/store/teststores"
+	"platformapi/shared/store/throttlestore"
+)
+
+// eachStore runs test on every backend's store, seen through throttlestore
+// with budgets no test exhausts, for its count of units per partition key.
+func eachStore(t *testing.T, test func(t *testing.T, st *throttlestore.Store, clock *fixedClock)) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			clock := &fixedClock{t: time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)}
+			test(t, throttlestore.New(b.Open(t, clock.Now), throttlestore.WithUnits(1e12, 1e12)), clock)
+		})
+	}
+}
+
+func rpm(n int64) []limits.Owner {
+	return []limits.Owner{{ID: "key_a", Limits: limits.Set{"*": {RequestsPerMinute: ptr(n)}}}}
+}
+
+// admitAll sends n requests from each counter, from workers goroutines
+// each, and counts the admitted and the refused.
+func admitAll(t *testing.T, counters []*limits.Counter, chain []limits.Owner, n, workers int) (admitted, refused int) {
+	var ok, no atomic.Int32
+	var wg sync.WaitGroup
+	for _, c := range counters {
+		for w := range workers {
+			wg.Go(func() {
+				for i := w; i < n; i += workers {
+					_, err := c.Admit(context.Background(), chain, []string{"projects.list"})
+					var ex *limits.ExceededError
+					switch {
+					case err == nil:
+						ok.Add(1)
+					case errors.As(err, &ex) && ex.Kind == "requestsPerMinute":
+						no.Add(1)
+					default:
+						t.Errorf("admit: %v", err)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return int(ok.Load()), int(no.Load())
+}
+
+// windowWrites sums the write units spent on the window items of key_a.
+func windowWrites(st *throttlestore.Store) (total float64, partitions int) {
+	for pk, p := range st.Partitions() {
+		if strings.HasPrefix(pk, "lim#key_a#") && p.WriteUnits > 0 {
+			total += p.WriteUnits
+			partitions++
+		}
+	}
+	return total, partitions
+}
+
+// Two processes (two counters on one store) hammer a window spread over
+// two shards: exactly its limit is admitted, never more.
+func TestAShardedWindowAdmitsExactlyItsLimitAcrossProcesses(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *throttlestore.Store, clock *fixedClock) {
+		const limit = 1200 // two shards of 600
+		counters := []*limits.Counter{
+			limits.NewCounter(st, clock.Now, 10*time.Second),
+			limits.NewCounter(st, clock.Now, 10*time.Second),
+		}
+		admitted, refused := admitAll(t, counters, rpm(limit), 700, 4)
+		if admitted != limit || refused != 200 {
+			t.Fatalf("admitted %d, refused %d; want %d and 200", admitted, refused, limit)
+		}
+		if _, parts := windowWrites(st); parts != 2 {
+			t.Fatalf("the window was written in %d partitions; want 2", parts)
+		}
+		clock.Advance(time.Minute)
+		if admitted, _ := admitAll(t, counters[:1], rpm(limit), 1, 1); admitted != 1 {
+			t.Fatal("the next window did not admit")
+		}
+	})
+}
+
+// Once every shard refused, a process refuses without a write: a key past
+// its limit costs at most one refused write per shard and minute (and per
+// request racing when a shard fills; here one at a time).
+func TestAFullWindowRefusesWithoutWriting(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *throttlestore.Store, clock *fixedClock) {
+		c := limits.NewCounter(st, clock.Now, 10*time.Second)
+		const limit = 3000 // three shards of 1,000
+		admitted, _ := admitAll(t, []*limits.Counter{c}, rpm(limit), limit, 4)
+		if admitted != limit {
+			t.Fatalf("admitted %d of the limit %d", admitted, limit)
+		}
+		before, parts := windowWrites(st)
+		if parts != 3 {
+			t.Fatalf("the window was written in %d partitions; want 3", parts)
+		}
+		if _, refused := admitAll(t, []*limits.Counter{c}, rpm(limit), 100, 1); refused != 100 {
+			t.Fatalf("refused %d of 100 past the limit", refused)
+		}
+		if after, _ := windowWrites(st); after-before > 3 {
+			t.Fatalf("100 refusals wrote %v units; want at most one per shard (3)", after-before)
+		}
+	})
+}
+
+// A limit of up to 1,000 a minute keeps the single window item it always
+// had, so nothing changes for small limits.
+func TestASmallWindowKeepsItsSingleItem(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *throttlestore.Store, clock *fixedClock) {
+		c := limits.NewCounter(st, clock.Now, 10*time.Second)
+		if admitted, _ := admitAll(t, []*limits.Counter{c}, rpm(1000), 5, 1); admitted != 5 {
+			t.Fatalf("admitted %d of 5", admitted)
+		}
+		minute := clock.Now().Unix() / 60 * 60
+		it, err := st.Store.Get(context.Background(), store.Key{PK: "lim#key_a#*", SK: "rpm#" + itoa(minute)})
+		if err != nil || it.Int("count") != 5 {
+			t.Fatalf("window item = %v, %v; want count 5", it, err)
+		}
+	})
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
