@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	mrand "math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +27,7 @@ import (
 // Storage layout (single table):
 //
 //	key#<id>      | key            the record; revokedAt as its own attribute
+//	key#<id>#<r>  | key            replica r (1 … Replicas-1) of the record
 //	acct#<acct>   | key#<path>     index for "the caller and its descendants":
 //	                               path is root/…/id, so a subtree is one prefix query
 //	ctk#<tokenId> | redeemed       a credit token's single use
@@ -37,6 +42,86 @@ const (
 )
 
 func recordKey(id string) store.Key { return store.Key{PK: "key#" + id, SK: "key"} }
+
+// Replicas is how many copies of each key record there are, the record
+// itself included. DynamoDB serves one item at most 3,000 strongly
+// consistent reads a second, and authentication reads the key and every
+// ancestor on every request (revocation must act on the next one), so one
+// record would cap a key, and a root the whole account under it, at 3,000
+// requests a second. Authentication reads one copy of each at random; every
+// write of a record (creation, revocation, roll, last use) writes all copies
+// in one transaction, so a revocation is on every copy when it answers. A
+// key made before replicas has only the record, which authentication then
+// reads instead.
+const Replicas = 8
+
+// replicaKey is copy r of key id's record; copy 0 is the record.
+func replicaKey(id string, r int) store.Key {
+	if r == 0 {
+		return recordKey(id)
+	}
+	return store.Key{PK: "key#" + id + "#" + strconv.Itoa(r), SK: "key"}
+}
+
+// replicaOps are the puts of every copy of a new record but the record.
+func replicaOps(rec store.Item) []store.Op {
+	ops := make([]store.Op, 0, Replicas-1)
+	id := strings.TrimPrefix(rec.Key().PK, "key#")
+	for r := 1; r < Replicas; r++ {
+		c := maps.Clone(rec)
+		k := replicaKey(id, r)
+		c[store.AttrPK], c[store.AttrSK] = k.PK, k.SK
+		ops = append(ops, store.PutOp(c, store.NotExists()))
+	}
+	return ops
+}
+
+// readCopy reads one copy of key id's record at random, or the record of a
+// key made before replicas.
+func (r *Repo) readCopy(ctx context.Context, id string) (store.Item, error) {
+	c := mrand.IntN(Replicas)
+	it, err := r.st.Get(ctx, replicaKey(id, c))
+	if errors.Is(err, store.ErrNotFound) && c != 0 {
+		return r.st.Get(ctx, recordKey(id))
+	}
+	return it, err
+}
+
+// replicated reports whether key id has copies (it was made after them).
+func (r *Repo) replicated(ctx context.Context, id string) (bool, error) {
+	_, err := r.st.Get(ctx, replicaKey(id, 1))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	}
+	return false, fmt.Errorf("keys: replicas of %s: %w", id, err)
+}
+
+// updateAll applies u to key id's record under conds and to each of its
+// copies, in one transaction. A failed condition of the record is
+// ErrConditionFailed.
+func (r *Repo) updateAll(ctx context.Context, id string, u store.Update, conds ...store.Cond) error {
+	ok, err := r.replicated(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		_, err := r.st.Update(ctx, recordKey(id), u, conds...)
+		return err
+	}
+	return r.st.Transact(ctx, append([]store.Op{store.UpdateOp(recordKey(id), u, conds...)}, replicaUpdates(id, u)...))
+}
+
+// replicaUpdates are u on every copy of key id's record but the record.
+func replicaUpdates(id string, u store.Update) []store.Op {
+	ops := make([]store.Op, 0, Replicas-1)
+	for r := 1; r < Replicas; r++ {
+		ops = append(ops, store.UpdateOp(replicaKey(id, r), u, store.Exists()))
+	}
+	return ops
+}
 func indexKey(accountID, path string) store.Key {
 	return store.Key{PK: "acct#" + accountID, SK: "key#" + path}
 }
@@ -179,7 +264,8 @@ func (r *Repo) CreateAccount(ctx context.Context, c credittoken.Claims, req Crea
 func (r *Repo) keyOps(k *Key) []store.Op {
 	idx := store.NewItem(indexKey(k.AccountID, k.Path()))
 	idx["keyId"] = k.ID
-	return []store.Op{store.PutOp(encode(k), store.NotExists()), store.PutOp(idx, store.NotExists())}
+	rec := encode(k)
+	return append([]store.Op{store.PutOp(rec, store.NotExists()), store.PutOp(idx, store.NotExists())}, replicaOps(rec)...)
 }
 
 // CreateChild creates a key under chain's last key. The transaction also
@@ -194,11 +280,12 @@ func (r *Repo) CreateChild(ctx context.Context, chain []*Key, req CreateKeyReque
 	secret, hash := NewSecret(k)
 	k.Prefix, k.SecretHash = PrefixOf(secret), hash
 	ops := r.keyOps(k)
+	made := len(ops)
 	for _, a := range chain {
 		ops = append(ops, store.CheckOp(recordKey(a.ID), store.Exists(), store.AttrNotExists(attrRevokedAt)))
 	}
 	err = idempotency.Transact(ctx, r.st, ops, func(i int) error {
-		if i >= 2 {
+		if i >= made {
 			return apierr.New(apierr.KeyRevoked, "The API key or one of its ancestors has been revoked.")
 		}
 		return nil
@@ -215,17 +302,50 @@ func (r *Repo) CreateChild(ctx context.Context, chain []*Key, req CreateKeyReque
 // and the account, read on every call so that revocation and expiry act at
 // once. Errors are apierr 401s.
 func (r *Repo) Authenticate(ctx context.Context, secret string) ([]*Key, store.Item, error) {
+	return r.authenticate(ctx, secret, true)
+}
+
+// AuthenticateChain is Authenticate without the account item, for requests
+// that do not need it: the account item is one per account, so reading it
+// on every request would cap an account at 3,000 requests a second.
+func (r *Repo) AuthenticateChain(ctx context.Context, secret string) ([]*Key, error) {
+	chain, _, err := r.authenticate(ctx, secret, false)
+	return chain, err
+}
+
+func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool) ([]*Key, store.Item, error) {
 	h, ok := ParseSecret(secret)
 	if !ok {
 		return nil, nil, errInvalidKey()
 	}
-	want := []store.Key{recordKey(h.KeyID), accounts.Key(h.AccountID)}
-	for _, a := range h.Ancestors {
-		want = append(want, recordKey(a))
+	// ids[i] is read from want[i]: one random copy of the key and of each
+	// ancestor, then the account.
+	ids := append([]string{h.KeyID}, h.Ancestors...)
+	want := make([]store.Key, len(ids), len(ids)+1)
+	for i, id := range ids {
+		want[i] = replicaKey(id, mrand.IntN(Replicas))
+	}
+	if withAccount {
+		want = append(want, accounts.Key(h.AccountID))
 	}
 	got, err := r.st.BatchGet(ctx, want)
 	if err != nil {
 		return nil, nil, fmt.Errorf("keys: authenticate: %w", err)
+	}
+	// A key made before replicas has only its record.
+	var legacy []store.Key
+	for i := range ids {
+		if _, ok := got[want[i].String()]; !ok && want[i] != recordKey(ids[i]) {
+			want[i] = recordKey(ids[i])
+			legacy = append(legacy, want[i])
+		}
+	}
+	if len(legacy) > 0 {
+		more, err := r.st.BatchGet(ctx, legacy)
+		if err != nil {
+			return nil, nil, fmt.Errorf("keys: authenticate: %w", err)
+		}
+		maps.Copy(got, more)
 	}
 	it, ok := got[want[0].String()]
 	if !ok {
@@ -235,12 +355,15 @@ func (r *Repo) Authenticate(ctx context.Context, secret string) ([]*Key, store.I
 	if err != nil {
 		return nil, nil, err
 	}
-	account, ok := got[want[1].String()]
+	var account store.Item
+	if withAccount {
+		account, ok = got[want[len(ids)].String()]
+	}
 	if !k.Matches(secret) || !ok || k.AccountID != h.AccountID || !slices.Equal(k.Ancestors, h.Ancestors) {
 		return nil, nil, errInvalidKey()
 	}
-	chain := make([]*Key, 0, len(h.Ancestors)+1)
-	for _, wk := range want[2:] {
+	chain := make([]*Key, 0, len(ids))
+	for _, wk := range want[1:len(ids)] {
 		ai, ok := got[wk.String()]
 		if !ok {
 			return nil, nil, errInvalidKey()
@@ -299,7 +422,9 @@ func TouchDue(k *Key, now time.Time) bool {
 // race is no error.
 func (r *Repo) Touch(ctx context.Context, keyID string, now time.Time) error {
 	ms := now.UTC().Truncate(time.Millisecond).UnixMilli()
-	_, err := r.st.Update(ctx, recordKey(keyID), store.Update{Set: map[string]any{attrLastUsedAt: ms}},
+	// Every copy: a copy whose lastUsedAt stayed old would make each
+	// request that reads it touch again.
+	err := r.updateAll(ctx, keyID, store.Update{Set: map[string]any{attrLastUsedAt: ms}},
 		store.Exists(), store.NumBelow(attrLastUsedAt, ms-TouchInterval.Milliseconds()+1))
 	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		return fmt.Errorf("keys: touch: %w", err)
@@ -314,7 +439,7 @@ func (r *Repo) Get(ctx context.Context, caller *Key, id string) (*Key, error) {
 	if !ids.Valid("key", id) {
 		return nil, notFound
 	}
-	it, err := r.st.Get(ctx, recordKey(id))
+	it, err := r.readCopy(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFound
 	}
@@ -342,7 +467,7 @@ func (r *Repo) Revoke(ctx context.Context, caller *Key, id string) (*Key, error)
 		return k, nil
 	}
 	now := r.now().UTC().Truncate(time.Millisecond)
-	_, err = r.st.Update(ctx, recordKey(id), store.Update{Set: map[string]any{attrRevokedAt: now.UnixMilli()}}, store.Exists(), store.AttrNotExists(attrRevokedAt))
+	err = r.updateAll(ctx, id, store.Update{Set: map[string]any{attrRevokedAt: now.UnixMilli()}}, store.Exists(), store.AttrNotExists(attrRevokedAt))
 	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		return nil, fmt.Errorf("keys: revoke: %w", err)
 	}

@@ -72,9 +72,17 @@ func (r *Repo) Roll(ctx context.Context, caller *Key, id string, expiresAt time.
 	until := expiresAt.UTC()
 	rolled.ExpiresAt, rolled.RolledTo = &until, &next.ID
 	ops := r.keyOps(next)
-	ops = append(ops, store.UpdateOp(recordKey(old.ID),
-		store.Update{Set: map[string]any{store.AttrDoc: encode(&rolled)[store.AttrDoc], attrRolledTo: next.ID}},
+	roll := store.Update{Set: map[string]any{store.AttrDoc: encode(&rolled)[store.AttrDoc], attrRolledTo: next.ID}}
+	ops = append(ops, store.UpdateOp(recordKey(old.ID), roll,
 		store.Exists(), store.AttrNotExists(attrRevokedAt), store.AttrNotExists(attrRolledTo)))
+	// The old key's copies carry its new expiry too.
+	replicated, err := r.replicated(ctx, old.ID)
+	if err != nil {
+		return nil, err
+	}
+	if replicated {
+		ops = append(ops, replicaUpdates(old.ID, roll)...)
+	}
 	for _, a := range chain {
 		ops = append(ops, store.CheckOp(recordKey(a.ID), store.Exists(), store.AttrNotExists(attrRevokedAt)))
 	}
