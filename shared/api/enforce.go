@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"platformapi/shared/accounts"
 	"platformapi/shared/apierr"
 	"platformapi/shared/catalog"
 	"platformapi/shared/credits"
@@ -31,14 +32,31 @@ import (
 type Principal struct {
 	Chain       []*keys.Key
 	CreditToken *credittoken.Claims
-	// Account is the account's item as read with the chain, in the same
-	// batch: its balance and counters as of this request.
-	Account   store.Item
-	ProjectID string // selected or bound project; "" at account level
-	EndUser   string
-	Service   string // the managed service the request reaches, if any
-	Operation string // managed operation id for invoke and runs.create
-	URL       string // the absolute URL requested, for x402 resource descriptions
+	// Account is the account's item once read (see AccountItem).
+	Account store.Item
+	// readAccount reads it when a request first needs it.
+	readAccount func(context.Context) (store.Item, error)
+	ProjectID   string // selected or bound project; "" at account level
+	EndUser     string
+	Service     string // the managed service the request reaches, if any
+	Operation   string // managed operation id for invoke and runs.create
+	URL         string // the absolute URL requested, for x402 resource descriptions
+}
+
+// AccountItem is the account's item: its balance and counters as of this
+// request, read strongly consistent when the request first needs them. Not
+// read with the key chain: one item per account, read on every request,
+// would cap an account at DynamoDB's 3,000 reads a second of one item (see
+// docs/storage-design.md).
+func (p *Principal) AccountItem(ctx context.Context) (store.Item, error) {
+	if p.Account == nil && p.readAccount != nil {
+		it, err := p.readAccount(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p.Account = it
+	}
+	return p.Account, nil
 }
 
 // Key is the calling key (nil for a credit-token request).
@@ -251,7 +269,14 @@ func (k *Kernel) authenticate(ctx context.Context, rt routes.Route, r *http.Requ
 	if !ok || secret == "" {
 		return nil, apierr.New(apierr.InvalidAPIKey, "The Authorization header must be Bearer <API key>.").WithHeader("WWW-Authenticate", `Bearer realm="platform-api", error="invalid_token"`)
 	}
-	chain, account, err := k.keys.Authenticate(ctx, strings.TrimSpace(secret))
+	var chain []*keys.Key
+	var account store.Item
+	var err error
+	if needsAccount(rt) {
+		chain, account, err = k.keys.Authenticate(ctx, strings.TrimSpace(secret))
+	} else {
+		chain, err = k.keys.AuthenticateChain(ctx, strings.TrimSpace(secret))
+	}
 	if err != nil {
 		var ae *apierr.Error
 		if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
@@ -259,7 +284,20 @@ func (k *Kernel) authenticate(ctx context.Context, rt routes.Route, r *http.Requ
 		}
 		return nil, err
 	}
-	return &Principal{Chain: chain, Account: account}, nil
+	acct := accounts.Key(chain[0].AccountID)
+	return &Principal{Chain: chain, Account: account, readAccount: func(ctx context.Context) (store.Item, error) {
+		return k.cfg.Store.Get(ctx, acct)
+	}}, nil
+}
+
+// needsAccount tells the routes that read the account item in the
+// authentication batch, as every route did before: a write may publish to
+// webhooks (the item counts them) or charge, and the balance is the item.
+// Any other read leaves it, so that one item per account does not cap the
+// account's reads (docs/storage-design.md); a read that turns out to need
+// it reads it then (AccountItem).
+func needsAccount(rt routes.Route) bool {
+	return rt.Method != http.MethodGet || rt.Operation == "credits.balance.read"
 }
 
 // authorize applies the client-address check, project selection and the

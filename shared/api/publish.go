@@ -29,11 +29,12 @@ func (k *Kernel) PublishIn(ctx context.Context, projectID, event string, data an
 	if k.cfg.Events == nil || p == nil || p.Key() == nil {
 		return
 	}
-	// The account item read with the key says whether there is anyone to
-	// tell; most requests of most accounts then cost no outbox write. The
-	// webhook endpoints' own events are exempt: they change that count in
-	// this very request (a new webhook hears its own webhook.created).
-	if p.Account.Int(accounts.AttrActiveWebhooks) == 0 && !strings.HasPrefix(event, "webhook.") {
+	// The account item says whether there is anyone to tell; most
+	// requests of most accounts then cost no outbox write (an unreadable
+	// item publishes: a wasted write, not a lost event). The webhook
+	// endpoints' own events are exempt: they change that count in this
+	// very request (a new webhook hears its own webhook.created).
+	if acct, err := p.AccountItem(ctx); err == nil && acct.Int(accounts.AttrActiveWebhooks) == 0 && !strings.HasPrefix(event, "webhook.") {
 		return
 	}
 	// The call id makes a retry of a call that died after publishing, but

@@ -49,10 +49,14 @@ type balanceBody struct {
 	Unit    string  `json:"unit" enum:"credits"`
 }
 
-// balance answers from the account item read with the key chain: a
-// strongly consistent read made by this very request.
+// balance answers from the account item: a strongly consistent read made
+// by this very request.
 func (h *handlers) balance(ctx context.Context, _ *struct{}) (*api.Body[balanceBody], error) {
-	micro := api.PrincipalFrom(ctx).Account.Int(accounts.AttrBalance)
+	acct, err := api.PrincipalFrom(ctx).AccountItem(ctx)
+	if err != nil {
+		return nil, err
+	}
+	micro := acct.Int(accounts.AttrBalance)
 	return api.Reply(balanceBody{Balance: float64(micro) / catalog.MicroPerCredit, Unit: "credits"}), nil
 }
 
