@@ -14,6 +14,6 @@ GO ?= go
 .PHONY: load
 
 load:
-	set -o pipefail; $(GO) test -count=1 -run 'TestTodaysDesignIsThrottledPastItsScaledCeilings' -v ./shared/bench | grep -E 'scale_test|^(ok|FAIL|---)'
+	set -o pipefail; $(GO) test -count=1 -run 'TestTheScaledTargetsPassWithoutThrottles|TestWhatStillHasOneHotItemIsThrottledPastItsCeiling' -v ./shared/bench | grep -E 'scale_test|^(ok|FAIL|---)'
 
 .DEFAULT_GOAL := $(load_saved_goal)

@@ -39,9 +39,11 @@ type capacityCase struct {
 
 // capacityItem is one item class: the units one request spends on its
 // busiest item and on that item's partition key, and the requests a second
-// each allows.
+// each allows. Spread is how many parts (copies or shards, each its own
+// partition key) the item's load was seen spread over.
 type capacityItem struct {
 	Class               string  `json:"class"`
+	Spread              int     `json:"spread"`
 	ReadUnits           float64 `json:"readUnits"`
 	WriteUnits          float64 `json:"writeUnits"`
 	PartitionReadUnits  float64 `json:"partitionReadUnits"`
@@ -80,35 +82,59 @@ func ceiling(read, write float64) float64 {
 	return c
 }
 
+// spreadPK is the partition key a sharded or replicated item is a part of:
+// its own, less a trailing numeric segment (key#k_1#3 is copy 3 of
+// key#k_1, lim#k_1#*#5 shard 5 of a window, aud#a#20261126#2 shard 2 of a
+// day). Every such spread in this design picks its part uniformly (at
+// random or by a random id), so the model takes the load as even over the
+// parts it saw.
+func spreadPK(pk string) string {
+	i := strings.LastIndexByte(pk, '#')
+	if i < 0 || i == len(pk)-1 || strings.Trim(pk[i+1:], "0123456789") != "" {
+		return pk
+	}
+	return pk[:i]
+}
+
 // capacityOf makes the case from what n requests billed each item (a case
-// that touched no item has ceilings of 0, to stay encodable). With
-// shared set, only items every request touched count: the class is one
-// account driven through many keys, whose own items each see a share.
+// that touched no item has ceilings of 0, to stay encodable). Items are
+// first gathered into their spreads (spreadPK). With shared set, only
+// spreads every request touched count: the class is one account driven
+// through many keys, whose own items each see a share.
 func capacityOf(name string, items []itemUsage, n int, shared bool) capacityCase {
 	per := float64(n)
-	type load struct{ read, write, calls float64 }
-	parts := map[string]*load{}
-	for _, u := range items {
-		p := parts[u.Key.PK]
-		if p == nil {
-			p = &load{}
-			parts[u.Key.PK] = p
+	type load struct {
+		read, write, calls float64
+		parts              map[string]bool
+	}
+	add := func(m map[store.Key]*load, k store.Key, u itemUsage) {
+		l := m[k]
+		if l == nil {
+			l = &load{parts: map[string]bool{}}
+			m[k] = l
 		}
-		p.read += u.ReadUnits / per
-		p.write += u.WriteUnits / per
-		p.calls = max(p.calls, u.Calls)
+		l.read += u.ReadUnits / per
+		l.write += u.WriteUnits / per
+		l.calls += u.Calls
+		l.parts[u.Key.PK] = true
+	}
+	spreads, parts := map[store.Key]*load{}, map[store.Key]*load{}
+	for _, u := range items {
+		add(spreads, store.Key{PK: spreadPK(u.Key.PK), SK: u.Key.SK}, u)
+		add(parts, store.Key{PK: spreadPK(u.Key.PK)}, u)
 	}
 	byClass := map[string]capacityItem{}
 	c := capacityCase{Name: name, CeilingPerItem: math.Inf(1), CeilingPerPartition: math.Inf(1)}
-	for _, u := range items {
-		if shared && u.Calls < per {
+	for k, l := range spreads {
+		if shared && l.calls < per {
 			continue
 		}
-		p := parts[u.Key.PK]
+		p := parts[store.Key{PK: k.PK}]
+		copies, pcopies := float64(len(l.parts)), float64(len(p.parts))
 		it := capacityItem{
-			Class:     itemClass(u.Key),
-			ReadUnits: u.ReadUnits / per, WriteUnits: u.WriteUnits / per,
-			PartitionReadUnits: p.read, PartitionWriteUnits: p.write,
+			Class: itemClass(k), Spread: len(l.parts),
+			ReadUnits: l.read / copies, WriteUnits: l.write / copies,
+			PartitionReadUnits: p.read / pcopies, PartitionWriteUnits: p.write / pcopies,
 		}
 		it.CeilingPerItem = ceiling(it.ReadUnits, it.WriteUnits)
 		it.CeilingPerPartition = ceiling(it.PartitionReadUnits, it.PartitionWriteUnits)
@@ -147,16 +173,20 @@ const (
 	capKey          = "perKey"
 	capAccount      = "perAccount"
 	capLimitedKey   = "perLimitedKey"
+	capBalance      = "balancePerAccount"
 	capChargedCall  = "perChargedCall"
 	capAuditAccount = "auditPerAccount"
 )
 
-var capacityOrder = []string{capKey, capAccount, capLimitedKey, capChargedCall, capAuditAccount}
+var capacityOrder = []string{capKey, capAccount, capLimitedKey, capBalance, capChargedCall, capAuditAccount}
 
+// The authenticated classes are GET /v1/services: authentication (and the
+// limit) alone, the catalogue being in memory.
 var capacityLabels = map[string]string{
 	capKey:          "authenticated request, one key (no limit)",
 	capAccount:      "authenticated request, one account (4 keys, shared items)",
 	capLimitedKey:   "authenticated request, one key with a requestsPerMinute limit",
+	capBalance:      "GET /v1/credits/balance, one account (reads the account item)",
 	capChargedCall:  "charged call, one account (hold + capture)",
 	capAuditAccount: "audit event stored by audit-ingest, one account",
 }
@@ -194,8 +224,12 @@ func siblingKeys(c apiClient, parent string, n int) ([]string, error) {
 // measureCapacity drives each request class samples times through the
 // unaudited server (the audit event's store is its own class) and the
 // ledger, each on a reset meter, and makes the capacity cases.
-func measureCapacity(ctx context.Context, c apiClient, m *meter, keys accountKeys, samples int) (map[string]capacityCase, error) {
+func measureCapacity(ctx context.Context, c apiClient, m *meter, ak accountKeys, samples int) (map[string]capacityCase, error) {
 	read := func(secret string) error {
+		_, err := c.expect(http.StatusOK, http.MethodGet, "/v1/services", map[string]string{"Authorization": "Bearer " + secret}, nil)
+		return err
+	}
+	balance := func(secret string) error {
 		_, err := c.expect(http.StatusOK, http.MethodGet, balancePath, map[string]string{"Authorization": "Bearer " + secret}, nil)
 		return err
 	}
@@ -205,11 +239,12 @@ func measureCapacity(ctx context.Context, c apiClient, m *meter, keys accountKey
 		shared bool
 		send   func(i int) error
 	}{
-		{capKey, false, func(int) error { return read(keys.plain[0]) }},
-		{capAccount, true, func(i int) error { return read(keys.plain[i%len(keys.plain)]) }},
-		{capLimitedKey, false, func(int) error { return read(keys.limited) }},
+		{capKey, false, func(int) error { return read(ak.plain[0]) }},
+		{capAccount, true, func(i int) error { return read(ak.plain[i%len(ak.plain)]) }},
+		{capLimitedKey, false, func(int) error { return read(ak.limited) }},
+		{capBalance, true, func(i int) error { return balance(ak.plain[i%len(ak.plain)]) }},
 		{capChargedCall, false, func(i int) error {
-			h, err := ledger.Hold(ctx, keys.accountID, 1000, fmt.Sprintf("bench-charge-%d", i), time.Minute)
+			h, err := ledger.Hold(ctx, ak.accountID, 1000, fmt.Sprintf("bench-charge-%d", i), time.Minute)
 			if err != nil {
 				return err
 			}
@@ -222,7 +257,7 @@ func measureCapacity(ctx context.Context, c apiClient, m *meter, keys accountKey
 			return nil, fmt.Errorf("bench: capacity %s: %w", cs.name, err)
 		}
 		m.Reset()
-		n := samples * len(keys.plain)
+		n := samples * len(ak.plain)
 		for i := 1; i <= n; i++ {
 			if err := cs.send(i); err != nil {
 				return nil, fmt.Errorf("bench: capacity %s: %w", cs.name, err)
@@ -248,7 +283,7 @@ func writeCapacityTable(p func(string, ...any), r Report) {
 		}
 		for _, it := range c.Items {
 			p("%s	%s	%g / %g	%g / %g	%s	%s", name, it.Class, round(it.ReadUnits, 2), round(it.WriteUnits, 2),
-				round(it.PartitionReadUnits, 2), round(it.PartitionWriteUnits, 2), rate(it.CeilingPerItem), rate(it.CeilingPerPartition))
+				round(it.PartitionReadUnits, 3), round(it.PartitionWriteUnits, 3), rate(it.CeilingPerItem), rate(it.CeilingPerPartition))
 		}
 		p("%s	%s			%s	%s", name, "ceiling: "+c.Name, rate(c.CeilingPerItem), rate(c.CeilingPerPartition))
 	}

@@ -15,6 +15,7 @@ import (
 	"platformapi/shared/audit"
 	"platformapi/shared/credits"
 	"platformapi/shared/ids"
+	"platformapi/shared/limits"
 	"platformapi/shared/store"
 	"platformapi/shared/store/throttlestore"
 )
@@ -22,8 +23,7 @@ import (
 // The scaled load test (make load; docs/storage-design.md): one key and one
 // account driven through throttlestore at DynamoDB's limits divided by 100,
 // on a simulated clock (requests are spread evenly over each simulated
-// second, so the outcome does not depend on this machine's speed). Today's
-// design must throttle past its scaled ceilings and must not below them.
+// second, so the outcome does not depend on this machine's speed).
 
 // simClock is the throttling store's time, moved by the driver.
 type simClock struct {
@@ -102,9 +102,10 @@ func openScaled(t *testing.T) scaledAccount {
 		keys: accountKeys{accountID: accountID, limited: chain[len(chain)-1], plain: plain}}
 }
 
-// read is one authenticated read; a 503 is the throttled store's answer.
-func (a scaledAccount) read(secret string) error {
-	status, body, err := a.api.do(http.MethodGet, balancePath, map[string]string{"Authorization": "Bearer " + secret}, nil)
+// get is one authenticated GET of path; a 503 is the throttled store's
+// answer.
+func (a scaledAccount) get(path, secret string) error {
+	status, body, err := a.api.do(http.MethodGet, path, map[string]string{"Authorization": "Bearer " + secret}, nil)
 	switch {
 	case err != nil:
 		return err
@@ -116,6 +117,23 @@ func (a scaledAccount) read(secret string) error {
 	return nil
 }
 
+// read is an authenticated request that needs nothing of the account: its
+// storage is authentication alone (the catalogue is in memory).
+func (a scaledAccount) read(secret string) error { return a.get("/v1/services", secret) }
+
+// limited is a request of the limited key as a Lambda makes it: the local
+// server keeps its windows in memory (docs/limits.md), so the window is
+// counted here on the throttled store, as on DynamoDB.
+func (a scaledAccount) limited(counter *limits.Counter, chain []limits.Owner) func(int) error {
+	return func(int) error {
+		if err := a.read(a.keys.limited); err != nil {
+			return err
+		}
+		_, err := counter.Admit(context.Background(), chain, []string{"services.list"})
+		return err
+	}
+}
+
 func (a scaledAccount) charge(i int) error {
 	ctx := context.Background()
 	h, err := credits.NewLedger(a.throttled, a.clock.now).Hold(ctx, a.keys.accountID, 10, fmt.Sprintf("scaled-%d", i), time.Minute)
@@ -125,42 +143,29 @@ func (a scaledAccount) charge(i int) error {
 	return h.Capture(ctx, 5)
 }
 
+// ingest stores one event as audit-ingest does. The shards are taken in
+// turn: a shard is the event id's random last character, which at
+// DynamoDB's real rates spreads evenly (12,000 events a second put 750 ± 27
+// on each of 16 shards), while at rates 100 times smaller the same
+// randomness would make seconds of 12 on a shard of 10.
 func (a scaledAccount) ingest(i int) error {
 	now := a.clock.now()
 	e := audit.Event{ID: ids.New("aud", now), OccurredAt: now, RequestID: fmt.Sprintf("req_%d", i), AccountID: a.keys.accountID,
-		KeyID: "key_scaled", Operation: "credits.balance.get", Method: http.MethodGet, Path: balancePath, Status: http.StatusOK}
+		KeyID: "key_scaled", KeyPath: []string{"key_scaled"}, Operation: "services.list", Method: http.MethodGet, Path: "/v1/services", Status: http.StatusOK}
 	return audit.Ingest(context.Background(), a.throttled, []audit.Event{e}, []int{i % audit.Shards})
 }
 
-// TestTodaysDesignIsThrottledPastItsScaledCeilings drives each class at the
-// issue's targets divided by 100 (12,000 req/s for a key and an account,
-// 3,000 charged calls, 12,000 audit events a second) and just under today's
-// ceilings from the capacity model divided by 100. Past them the store
-// throttles; under them it never does.
-func TestTodaysDesignIsThrottledPastItsScaledCeilings(t *testing.T) {
+// scaledRun is one class driven at one rate; throttles says whether the
+// design must throttle it.
+type scaledRun struct {
+	name      string
+	perSecond int
+	send      func(a scaledAccount) func(int) error
+	throttles bool
+}
+
+func runScaled(t *testing.T, runs []scaledRun) {
 	const seconds = 3
-	runs := []struct {
-		name      string
-		perSecond int
-		send      func(a scaledAccount) func(int) error
-		throttles bool
-	}{
-		{"one key, 120 req/s (target 12,000)", 120, func(a scaledAccount) func(int) error {
-			return func(int) error { return a.read(a.keys.plain[0]) }
-		}, true},
-		{"one key, 25 req/s (ceiling 3,000)", 25, func(a scaledAccount) func(int) error {
-			return func(int) error { return a.read(a.keys.plain[0]) }
-		}, false},
-		{"one account through 4 keys, 120 req/s (target 12,000)", 120, func(a scaledAccount) func(int) error {
-			return func(i int) error { return a.read(a.keys.plain[i%len(a.keys.plain)]) }
-		}, true},
-		{"one account through 4 keys, 25 req/s (ceiling 3,000)", 25, func(a scaledAccount) func(int) error {
-			return func(i int) error { return a.read(a.keys.plain[i%len(a.keys.plain)]) }
-		}, false},
-		{"charged calls, one account, 30/s (target 3,000)", 30, func(a scaledAccount) func(int) error { return a.charge }, true},
-		{"audit events, one account, 120/s (target 12,000)", 120, func(a scaledAccount) func(int) error { return a.ingest }, true},
-		{"audit events, one account, 35/s (ceiling 4,000)", 35, func(a scaledAccount) func(int) error { return a.ingest }, false},
-	}
 	for _, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
 			a := openScaled(t)
@@ -168,10 +173,50 @@ func TestTodaysDesignIsThrottledPastItsScaledCeilings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: %d sent, %d answered (%d/s), %d throttled", r.name, r.perSecond*seconds, got.ok, got.ok/seconds, got.throttled)
+			t.Logf("%s: %d sent, %d answered, %d throttled", r.name, r.perSecond*seconds, got.ok, got.throttled)
 			if (got.throttled > 0) != r.throttles {
 				t.Fatalf("%d throttled; want throttles: %v (partitions %v)", got.throttled, r.throttles, a.throttled.Partitions())
 			}
 		})
 	}
 }
+
+// TestTheScaledTargetsPassWithoutThrottles drives each class at the targets
+// of docs/storage-design.md divided by 100: 12,000 requests a second for one
+// key and for one account (any request that does not read the balance),
+// 10,000 for a key with a requestsPerMinute limit, 12,000 audit events a
+// second. None is throttled: authentication reads one copy of each key
+// record of the chain and not the account item, the window is spread over
+// 16 shards, the day's events over 16.
+func TestTheScaledTargetsPassWithoutThrottles(t *testing.T) {
+	runScaled(t, []scaledRun{
+		{"one key at 120 req/s (12,000)", 120, func(a scaledAccount) func(int) error {
+			return func(int) error { return a.read(a.keys.plain[0]) }
+		}, false},
+		{"one account through 4 keys at 120 req/s (12,000)", 120, func(a scaledAccount) func(int) error {
+			return func(i int) error { return a.read(a.keys.plain[i%len(a.keys.plain)]) }
+		}, false},
+		{"one limited key at 100 req/s (10,000), 600,000 a minute", 100, func(a scaledAccount) func(int) error {
+			c := limits.NewCounter(a.throttled, a.clock.now, time.Minute)
+			return a.limited(c, []limits.Owner{{ID: "key_scaled", Limits: limits.Set{"*": {RequestsPerMinute: ptr(int64(600_000))}}}})
+		}, false},
+		{"audit events, one account, at 120/s (12,000)", 120, func(a scaledAccount) func(int) error { return a.ingest }, false},
+	})
+}
+
+// TestWhatStillHasOneHotItemIsThrottledPastItsCeiling: the balance read and
+// charged calls still go through the account item (see docs/credits.md for
+// why the balance stays one item), so past its scaled ceiling they are
+// throttled, and under it they are not.
+func TestWhatStillHasOneHotItemIsThrottledPastItsCeiling(t *testing.T) {
+	balance := func(a scaledAccount) func(int) error {
+		return func(i int) error { return a.get(balancePath, a.keys.plain[i%len(a.keys.plain)]) }
+	}
+	runScaled(t, []scaledRun{
+		{"balance reads, one account, at 120/s (12,000)", 120, balance, true},
+		{"balance reads, one account, at 25/s (under 3,000)", 25, balance, false},
+		{"charged calls, one account, at 30/s (3,000)", 30, func(a scaledAccount) func(int) error { return a.charge }, true},
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
