@@ -275,17 +275,17 @@ func writeCapacityTable(p func(string, ...any), r Report) {
 	}
 	p("Capacity: requests a second one item / one partition key allows (DynamoDB: %d RCU and %d WCU a second each), from the units billed above",
 		throttlestore.PartitionReadUnits, throttlestore.PartitionWriteUnits)
-	p("request class	item class (busiest item)	RRU / WRU per request on it	on its partition key	ceiling per item	per partition key")
+	p("request class\titem class (busiest item)\tspread over\tRRU / WRU per request on one part\ton its partition key\tceiling per item\tper partition key")
 	for _, name := range capacityOrder {
 		c, ok := r.Capacity[name]
 		if !ok {
 			continue
 		}
 		for _, it := range c.Items {
-			p("%s	%s	%g / %g	%g / %g	%s	%s", name, it.Class, round(it.ReadUnits, 2), round(it.WriteUnits, 2),
+			p("%s\t%s\t%d\t%g / %g\t%g / %g\t%s\t%s", name, it.Class, it.Spread, round(it.ReadUnits, 3), round(it.WriteUnits, 3),
 				round(it.PartitionReadUnits, 3), round(it.PartitionWriteUnits, 3), rate(it.CeilingPerItem), rate(it.CeilingPerPartition))
 		}
-		p("%s	%s			%s	%s", name, "ceiling: "+c.Name, rate(c.CeilingPerItem), rate(c.CeilingPerPartition))
+		p("%s\t%s\t\t\t\t%s\t%s", name, "ceiling: "+c.Name, rate(c.CeilingPerItem), rate(c.CeilingPerPartition))
 	}
 	p("")
 }

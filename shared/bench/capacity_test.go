@@ -3,6 +3,9 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
 	"testing"
 
 	"platformapi/shared/store"
@@ -110,5 +113,26 @@ func TestCapacityModelFindsTheHotItemsOfEachClass(t *testing.T) {
 	}
 	if c := res.Capacity[capAuditAccount]; c.BusiestPartition != "aud#…#… / …" {
 		t.Errorf("audit: busiest partition %q; want an audit shard", c.BusiestPartition)
+	}
+}
+
+// The table prints every class's items and its ceilings, "unbounded" for a
+// class that touched nothing it could be bound by.
+func TestTheCapacityTableNamesEveryClassAndItsCeiling(t *testing.T) {
+	r := Report{Capacity: map[string]capacityCase{
+		capKey: capacityOf(capacityLabels[capKey], []itemUsage{
+			{Key: store.Key{PK: "key#k_1", SK: "key"}, Calls: 4, ReadUnits: 4},
+			{Key: store.Key{PK: "key#k_1#1", SK: "key"}, Calls: 4, ReadUnits: 4},
+		}, 8, false),
+	}}
+	var out strings.Builder
+	writeCapacityTable(func(format string, a ...any) { fmt.Fprintf(&out, format+"\n", a...) }, r)
+	for _, want := range []string{"perKey\tkey#… / key\t2\t0.5 / 0", "6000/s", "ceiling: " + capacityLabels[capKey]} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("the table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if rate(math.Inf(1)) != "unbounded" {
+		t.Fatal("an infinite ceiling is not printed as unbounded")
 	}
 }
