@@ -44,10 +44,10 @@ type Principal struct {
 }
 
 // AccountItem is the account's item: its balance and counters as of this
-// request, read strongly consistent when the request first needs them. Not
-// read with the key chain: one item per account, read on every request,
-// would cap an account at DynamoDB's 3,000 reads a second of one item (see
-// docs/storage-design.md).
+// request, strongly consistent. Routes that need it read it with the key
+// chain (needsAccount); any other request reads it here when it first needs
+// it, since one item per account read on every request would cap an account
+// at DynamoDB's 3,000 reads a second of one item (docs/storage-design.md).
 func (p *Principal) AccountItem(ctx context.Context) (store.Item, error) {
 	if p.Account == nil && p.readAccount != nil {
 		it, err := p.readAccount(ctx)

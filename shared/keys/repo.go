@@ -122,6 +122,7 @@ func replicaUpdates(id string, u store.Update) []store.Op {
 	}
 	return ops
 }
+
 func indexKey(accountID, path string) store.Key {
 	return store.Key{PK: "acct#" + accountID, SK: "key#" + path}
 }
