@@ -11,7 +11,7 @@
 //
 // Units are counted as DynamoDB bills them (see units.go): a read per 4 KB,
 // a write per KB of the larger of the item before and after, every member of
-// a transaction twice (condition checks included) except a lone write, which
+// a transaction twice (condition checks included) except a lone write that
 // the DynamoDB adapter sends as a plain conditional write; a query once on
 // the sum of what it read. A failed condition still spends its units, as on
 // DynamoDB. A read is admitted on the size last seen of its items (one unit
@@ -30,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"platformapi/shared/store"
+	"platformapi/shared/store/dynamostore"
 )
 
 // DynamoDB's per-partition-key ceilings, in request units a second.
@@ -315,11 +316,12 @@ func (s *Store) Delete(ctx context.Context, k store.Key, conds ...store.Cond) er
 	return err
 }
 
-// Transact charges a lone write as the plain conditional write the DynamoDB
-// adapter sends, and every member of a larger transaction twice.
+// Transact charges what the DynamoDB adapter sends as a plain conditional
+// write once (dynamostore.SentAlone), and every member of a transaction
+// twice.
 func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
 	per := 2.0
-	if len(ops) == 1 && ops[0].Kind != store.OpCheck {
+	if dynamostore.SentAlone(ops) {
 		per = 1
 	}
 	charges := make([]charge, len(ops))

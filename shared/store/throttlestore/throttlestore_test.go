@@ -166,6 +166,9 @@ func TestUnitsAreCountedAsDynamoDBBillsThem(t *testing.T) {
 		{"LoneTransactionWriteCostsOnce", func(s *throttlestore.Store) error {
 			return s.Transact(ctx, []store.Op{store.PutOp(small("a"))})
 		}, 1},
+		{"LoneIncrementCostsTwiceAsATransaction", func(s *throttlestore.Store) error {
+			return s.Transact(ctx, []store.Op{store.UpdateOp(store.Key{PK: "p", SK: "n"}, store.Update{Add: map[string]int64{"n": 1}})})
+		}, 2},
 		{"TransactionMembersCostTwice", func(s *throttlestore.Store) error {
 			return s.Transact(ctx, []store.Op{store.PutOp(small("a")), store.UpdateOp(store.Key{PK: "p", SK: "b"}, store.Update{Add: map[string]int64{"n": 1}})})
 		}, 4},
