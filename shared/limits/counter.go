@@ -10,6 +10,7 @@ import (
 	mrand "math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"platformapi/shared/apierr"
@@ -43,24 +44,31 @@ type Counter struct {
 	now      func() time.Time
 	leaseTTL time.Duration
 	full     fullShards
+	// turn picks the shard a request counts on: in turn from a random
+	// start, so one process spreads a hot window evenly over its shards
+	// (random picks would leave some shards busier), and processes do not
+	// move in step.
+	turn atomic.Uint64
 }
 
-// Sharded request windows. DynamoDB writes one item at most 1,000 times a
-// second, so one window item would cap a limited key at 1,000 requests a
-// second whatever its limit. A window of N requests is spread over
-// windowShards(N) items in their own partitions, each admitting its share
-// (the shares sum to N, so the limit is never exceeded). A request counts on
-// a random shard; a shard that refuses is full until the window ends (a
-// count only grows), so the request tries the others, and the process
-// remembers the full shards and refuses without a write once all are: a
-// window admits exactly N (see docs/limits.md), and a key hammered past its
-// limit costs each process at most one refused write per shard and minute.
+// Sharded request windows. DynamoDB writes one item at most 1,000 units a
+// second, and a window's increment is a transaction (two units: see
+// dynamostore.SentAlone), so one window item would cap a limited key at 500
+// requests a second whatever its limit. A window of N requests is spread
+// over windowShards(N) items in their own partitions, each admitting its
+// share (the shares sum to N, so the limit is never exceeded). A request
+// counts on the next shard in turn; a shard that refuses is full until the
+// window ends (a count only grows), so the request tries the others, and the
+// process remembers the full shards and refuses without a write once all
+// are: a window admits exactly N (see docs/limits.md), and a key hammered
+// past its limit costs each process at most one refused write per shard and
+// minute.
 const (
-	maxWindowShards = 16
+	maxWindowShards = 32
 	// windowShareCap is the largest share before a window is split: a
 	// shard's admitted writes in any second stay within DynamoDB's 1,000
-	// for limits up to maxWindowShards × windowShareCap a minute.
-	windowShareCap = 1000
+	// units for limits up to maxWindowShards × windowShareCap a minute.
+	windowShareCap = 500
 )
 
 // windowShards is how many items a window of n requests is spread over.
@@ -113,7 +121,9 @@ func (f *fullShards) mark(minute int64, k store.Key) {
 // NewCounter builds a counter; leaseTTL bounds how long a dead process's
 // concurrency lease can hold its slot (the request deadline plus a margin).
 func NewCounter(st store.Store, now func() time.Time, leaseTTL time.Duration) *Counter {
-	return &Counter{st: st, requests: st, now: now, leaseTTL: leaseTTL}
+	c := &Counter{st: st, requests: st, now: now, leaseTTL: leaseTTL}
+	c.turn.Store(mrand.Uint64())
+	return c
 }
 
 // WithLocalRequests keeps request windows and concurrency leases in this
@@ -204,7 +214,7 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 	type windowState struct {
 		check
 		shards int64
-		open   []int64 // shards not known to be full, in a random order
+		open   []int64 // shards not known to be full, the next in turn first
 	}
 	type slotState struct {
 		check
@@ -215,9 +225,11 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 	for _, ch := range checks {
 		if n := ch.limit.RequestsPerMinute; n != nil {
 			w := &windowState{check: ch, shards: windowShards(*n)}
-			for _, s := range mrand.Perm(int(w.shards)) {
-				if !c.full.is(minute, shardKey(ch.owner, ch.selector, int64(s), w.shards, minute)) {
-					w.open = append(w.open, int64(s))
+			first := int64(c.turn.Add(1) % uint64(w.shards))
+			for i := range w.shards {
+				s := (first + i) % w.shards
+				if !c.full.is(minute, shardKey(ch.owner, ch.selector, s, w.shards, minute)) {
+					w.open = append(w.open, s)
 				}
 			}
 			if len(w.open) == 0 {
