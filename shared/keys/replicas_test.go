@@ -51,8 +51,8 @@ func copies(t *testing.T, st store.Store, id string) []store.Item {
 	return out
 }
 
-// refused authenticates 64 times: authentication reads one copy at random,
-// so every copy is read with near certainty, and each must refuse.
+// refused authenticates 64 times: authentication reads the copies in turn,
+// so every copy is read, and each must refuse.
 func refused(t *testing.T, r *Repo, secret string, want apierr.Code) {
 	t.Helper()
 	for range 64 {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"platformapi/shared/accounts"
@@ -48,7 +49,7 @@ func recordKey(id string) store.Key { return store.Key{PK: "key#" + id, SK: "key
 // consistent reads a second, and authentication reads the key and every
 // ancestor on every request (revocation must act on the next one), so one
 // record would cap a key, and a root the whole account under it, at 3,000
-// requests a second. Authentication reads one copy of each at random; every
+// requests a second. Authentication reads one copy of each, in turn; every
 // write of a record (creation, revocation, roll, last use) writes all copies
 // in one transaction, so a revocation is on every copy when it answers. A
 // key made before replicas has only the record, which authentication then
@@ -76,10 +77,10 @@ func replicaOps(rec store.Item) []store.Op {
 	return ops
 }
 
-// readCopy reads one copy of key id's record at random, or the record of a
-// key made before replicas.
+// readCopy reads one copy of key id's record (the next in turn), or the
+// record of a key made before replicas.
 func (r *Repo) readCopy(ctx context.Context, id string) (store.Item, error) {
-	c := mrand.IntN(Replicas)
+	c := int(r.turn.Add(1) % Replicas)
 	it, err := r.st.Get(ctx, replicaKey(id, c))
 	if errors.Is(err, store.ErrNotFound) && c != 0 {
 		return r.st.Get(ctx, recordKey(id))
@@ -218,10 +219,19 @@ func (c *docCache) put(doc []byte, k *Key) {
 type Repo struct {
 	st  store.Store
 	now func() time.Time
+	// turn picks the copies a read takes: in turn from a random start, so
+	// one process spreads its reads of a hot key evenly over the copies
+	// (random picks would leave some copies busier), and processes do not
+	// move in step.
+	turn atomic.Uint64
 }
 
 // NewRepo builds a key repository on the item store.
-func NewRepo(st store.Store, now func() time.Time) *Repo { return &Repo{st: st, now: now} }
+func NewRepo(st store.Store, now func() time.Time) *Repo {
+	r := &Repo{st: st, now: now}
+	r.turn.Store(mrand.Uint64())
+	return r
+}
 
 // Created is a new key with its secret, the only time the secret exists
 // outside the caller's hands.
@@ -319,12 +329,13 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 	if !ok {
 		return nil, nil, errInvalidKey()
 	}
-	// ids[i] is read from want[i]: one random copy of the key and of each
-	// ancestor, then the account.
+	// ids[i] is read from want[i]: one copy of the key and of each
+	// ancestor (the next in turn), then the account.
 	ids := append([]string{h.KeyID}, h.Ancestors...)
 	want := make([]store.Key, len(ids), len(ids)+1)
+	turn := r.turn.Add(1)
 	for i, id := range ids {
-		want[i] = replicaKey(id, mrand.IntN(Replicas))
+		want[i] = replicaKey(id, int((turn+uint64(i))%Replicas))
 	}
 	if withAccount {
 		want = append(want, accounts.Key(h.AccountID))
