@@ -85,9 +85,9 @@ func ceiling(read, write float64) float64 {
 // spreadPK is the partition key a sharded or replicated item is a part of:
 // its own, less a trailing numeric segment (key#k_1#3 is copy 3 of
 // key#k_1, lim#k_1#*#5 shard 5 of a window, aud#a#20261126#2 shard 2 of a
-// day). Every such spread in this design picks its part uniformly (at
-// random or by a random id), so the model takes the load as even over the
-// parts it saw.
+// day). Every such spread in this design picks its part evenly (in turn,
+// or by a random id), so the model takes the load as even over the parts
+// it saw.
 func spreadPK(pk string) string {
 	i := strings.LastIndexByte(pk, '#')
 	if i < 0 || i == len(pk)-1 || strings.Trim(pk[i+1:], "0123456789") != "" {

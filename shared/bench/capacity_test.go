@@ -63,7 +63,7 @@ func TestTheBusiestItemBoundsARequestClass(t *testing.T) {
 // still bound by the account item.
 func TestCapacityModelFindsTheHotItemsOfEachClass(t *testing.T) {
 	emulator := emulatorEndpoint()
-	res, err := measureStorage(context.Background(), t.TempDir(), emulator, 8)
+	res, err := measureStorage(context.Background(), t.TempDir(), emulator, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
