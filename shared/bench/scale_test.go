@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"platformapi/shared/audit"
 	"platformapi/shared/credits"
 	"platformapi/shared/ids"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/limits"
 	"platformapi/shared/store"
 	"platformapi/shared/store/throttlestore"
@@ -25,15 +25,6 @@ import (
 // on a simulated clock (requests are spread evenly over each simulated
 // second, so the outcome does not depend on this machine's speed).
 
-// simClock is the throttling store's time, moved by the driver.
-type simClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *simClock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *simClock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
-
 // scaledLoad is one run's outcome.
 type scaledLoad struct {
 	name               string
@@ -43,11 +34,11 @@ type scaledLoad struct {
 
 // drive sends perSecond calls a simulated second for seconds seconds and
 // counts answers and throttles (send reports a throttle as ErrUnavailable).
-func drive(clk *simClock, name string, perSecond, seconds int, send func(i int) error) (scaledLoad, error) {
-	start := clk.now().Truncate(time.Minute).Add(time.Minute)
+func drive(clk *testclock.Clock, name string, perSecond, seconds int, send func(i int) error) (scaledLoad, error) {
+	start := clk.Now().Truncate(time.Minute).Add(time.Minute)
 	out := scaledLoad{name: name, perSecond: perSecond, seconds: seconds}
 	for i := range perSecond * seconds {
-		clk.set(start.Add(time.Duration(i) * time.Second / time.Duration(perSecond)))
+		clk.Set(start.Add(time.Duration(i) * time.Second / time.Duration(perSecond)))
 		err := send(i)
 		switch {
 		case err == nil:
@@ -65,7 +56,7 @@ func drive(clk *simClock, name string, perSecond, seconds int, send func(i int) 
 // the throttling store is put in front, and a server on that store.
 type scaledAccount struct {
 	throttled *throttlestore.Store
-	clock     *simClock
+	clock     *testclock.Clock
 	api       apiClient
 	keys      accountKeys
 }
@@ -91,8 +82,8 @@ func openScaled(t *testing.T) scaledAccount {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &simClock{t: time.Now()}
-	ts := throttlestore.New(rt.Store, throttlestore.WithClock(clk.now))
+	clk := testclock.New(time.Now())
+	ts := throttlestore.New(rt.Store, throttlestore.WithClock(clk.Now))
 	rt.Store, rt.Audit = ts, nil
 	srv, err := rt.NewServer(slog.New(slog.DiscardHandler), nil)
 	if err != nil {
@@ -136,7 +127,7 @@ func (a scaledAccount) limited(counter *limits.Counter, chain []limits.Owner) fu
 
 func (a scaledAccount) charge(i int) error {
 	ctx := context.Background()
-	h, err := credits.NewLedger(a.throttled, a.clock.now).Hold(ctx, a.keys.accountID, 10, fmt.Sprintf("scaled-%d", i), time.Minute)
+	h, err := credits.NewLedger(a.throttled, a.clock.Now).Hold(ctx, a.keys.accountID, 10, fmt.Sprintf("scaled-%d", i), time.Minute)
 	if err != nil {
 		return err
 	}
@@ -149,7 +140,7 @@ func (a scaledAccount) charge(i int) error {
 // on each of 16 shards), while at rates 100 times smaller the same
 // randomness would make seconds of 12 on a shard of 10.
 func (a scaledAccount) ingest(i int) error {
-	now := a.clock.now()
+	now := a.clock.Now()
 	e := audit.Event{ID: ids.New("aud", now), OccurredAt: now, RequestID: fmt.Sprintf("req_%d", i), AccountID: a.keys.accountID,
 		KeyID: "key_scaled", KeyPath: []string{"key_scaled"}, Operation: "services.list", Method: http.MethodGet, Path: "/v1/services", Status: http.StatusOK}
 	return audit.Ingest(context.Background(), a.throttled, []audit.Event{e}, []int{i % audit.Shards})
@@ -197,7 +188,7 @@ func TestTheScaledTargetsPassWithoutThrottles(t *testing.T) {
 			return func(i int) error { return a.read(a.keys.plain[i%len(a.keys.plain)]) }
 		}, false},
 		{"one limited key at 100 req/s (10,000), 600,000 a minute", 100, func(a scaledAccount) func(int) error {
-			c := limits.NewCounter(a.throttled, a.clock.now, time.Minute)
+			c := limits.NewCounter(a.throttled, a.clock.Now, time.Minute)
 			return a.limited(c, []limits.Owner{{ID: "key_scaled", Limits: limits.Set{"*": {RequestsPerMinute: ptr(int64(600_000))}}}})
 		}, false},
 		{"audit events, one account, at 120/s (12,000)", 120, func(a scaledAccount) func(int) error { return a.ingest }, false},

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/limits"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
@@ -18,10 +19,10 @@ import (
 
 // eachStore runs test on every backend's store, seen through throttlestore
 // with budgets no test exhausts, for its count of units per partition key.
-func eachStore(t *testing.T, test func(t *testing.T, st *throttlestore.Store, clock *fixedClock)) {
+func eachStore(t *testing.T, test func(t *testing.T, st *throttlestore.Store, clock *testclock.Clock)) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			clock := &fixedClock{t: time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)}
+			clock := testclock.New(time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC))
 			test(t, throttlestore.New(b.Open(t, clock.Now), throttlestore.WithUnits(1e12, 1e12)), clock)
 		})
 	}
@@ -72,7 +73,7 @@ func windowWrites(st *throttlestore.Store) (total float64, partitions int) {
 // Two processes (two counters on one store) hammer a window spread over
 // two shards: exactly its limit is admitted, never more.
 func TestAShardedWindowAdmitsExactlyItsLimitAcrossProcesses(t *testing.T) {
-	eachStore(t, func(t *testing.T, st *throttlestore.Store, clock *fixedClock) {
+	eachStore(t, func(t *testing.T, st *throttlestore.Store, clock *testclock.Clock) {
 		const limit = 1000 // two shards of 500
 		counters := []*limits.Counter{
 			limits.NewCounter(st, clock.Now, 10*time.Second),
@@ -96,7 +97,7 @@ func TestAShardedWindowAdmitsExactlyItsLimitAcrossProcesses(t *testing.T) {
 // its limit costs at most one refused write per shard and minute (and per
 // request racing when a shard fills; here one at a time).
 func TestAFullWindowRefusesWithoutWriting(t *testing.T) {
-	eachStore(t, func(t *testing.T, st *throttlestore.Store, clock *fixedClock) {
+	eachStore(t, func(t *testing.T, st *throttlestore.Store, clock *testclock.Clock) {
 		c := limits.NewCounter(st, clock.Now, 10*time.Second)
 		const limit = 1500 // three shards of 500
 		admitted, _ := admitAll(t, []*limits.Counter{c}, rpm(limit), limit, 4)
@@ -120,7 +121,7 @@ func TestAFullWindowRefusesWithoutWriting(t *testing.T) {
 // A limit of up to 500 a minute keeps the single window item it always
 // had, so nothing changes for small limits.
 func TestASmallWindowKeepsItsSingleItem(t *testing.T) {
-	eachStore(t, func(t *testing.T, st *throttlestore.Store, clock *fixedClock) {
+	eachStore(t, func(t *testing.T, st *throttlestore.Store, clock *testclock.Clock) {
 		c := limits.NewCounter(st, clock.Now, 10*time.Second)
 		if admitted, _ := admitAll(t, []*limits.Counter{c}, rpm(500), 5, 1); admitted != 5 {
 			t.Fatalf("admitted %d of 5", admitted)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"platformapi/shared/awsenv/awserr"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
 	"platformapi/shared/store/storetest"
 	"platformapi/shared/store/teststores"
@@ -27,24 +27,11 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// clock is a settable time for refills.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // open wraps a real embedded store with the default budgets (30 read and 10
 // write units a second per partition key) on a clock the test moves.
-func open(t *testing.T) (*throttlestore.Store, *clock) {
-	c := &clock{t: time.Unix(1_800_000_000, 0)}
-	return throttlestore.New(teststores.Embedded.Open(t, time.Now), throttlestore.WithClock(c.now)), c
+func open(t *testing.T) (*throttlestore.Store, *testclock.Clock) {
+	c := testclock.New(time.Unix(1_800_000_000, 0))
+	return throttlestore.New(teststores.Embedded.Open(t, time.Now), throttlestore.WithClock(c.Now)), c
 }
 
 var ctx = context.Background()
@@ -97,7 +84,7 @@ func TestOnePartitionServesThirtyReadUnitsASecond(t *testing.T) {
 	}
 	_, err := s.Get(ctx, k)
 	wantThrottled(t, err)
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	if ok := gets(s, k, 31); ok != 30 {
 		t.Fatalf("after a second %d of 31 reads passed; want 30", ok)
 	}
@@ -121,7 +108,7 @@ func TestRefillNeverExceedsOneSecondOfBudget(t *testing.T) {
 	s, c := open(t)
 	seed(t, s, item("p", "a", 0))
 	gets(s, store.Key{PK: "p", SK: "a"}, 1)
-	c.advance(time.Minute)
+	c.Advance(time.Minute)
 	if ok := gets(s, store.Key{PK: "p", SK: "a"}, 40); ok != 30 {
 		t.Fatalf("after an idle minute %d of 40 reads passed; want 30", ok)
 	}
@@ -131,7 +118,7 @@ func TestRefillIsProportionalToTimePassed(t *testing.T) {
 	s, c := open(t)
 	seed(t, s, item("p", "a", 0))
 	gets(s, store.Key{PK: "p", SK: "a"}, 31)
-	c.advance(100 * time.Millisecond)
+	c.Advance(100 * time.Millisecond)
 	if ok := gets(s, store.Key{PK: "p", SK: "a"}, 5); ok != 3 {
 		t.Fatalf("a tenth of a second later %d of 5 reads passed; want 3", ok)
 	}
@@ -254,17 +241,17 @@ func TestAnItemBiggerThanASecondsBudgetPassesFromAFullPartitionOnly(t *testing.T
 	if err := s.Put(ctx, item("p", "a", 20*1024)); err != nil {
 		t.Fatalf("from a full partition: %v", err)
 	}
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	wantThrottled(t, s.Put(ctx, item("p", "b", 0))) // still in debt: 10 − 21 + 10 < 1
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	if err := s.Put(ctx, item("p", "b", 0)); err != nil {
 		t.Fatalf("once the debt is repaid: %v", err)
 	}
 }
 
 func TestFactorScalesDynamoDBsCeilings(t *testing.T) {
-	c := &clock{t: time.Unix(1_800_000_000, 0)}
-	s := throttlestore.New(teststores.Embedded.Open(t, time.Now), throttlestore.WithClock(c.now), throttlestore.WithFactor(1000))
+	c := testclock.New(time.Unix(1_800_000_000, 0))
+	s := throttlestore.New(teststores.Embedded.Open(t, time.Now), throttlestore.WithClock(c.Now), throttlestore.WithFactor(1000))
 	seed(t, s, item("p", "a", 0))
 	if ok := gets(s, store.Key{PK: "p", SK: "a"}, 4); ok != 3 {
 		t.Fatalf("factor 1000: %d of 4 reads passed; want 3", ok)
