@@ -12,21 +12,22 @@ import (
 	"platformapi/shared/databases/dbsetup"
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/webhooks"
+	"platformapi/shared/work"
 )
 
 func main() {
-	lambdaedge.ServeWorker("databases-worker", func(ctx context.Context, e *lambdaedge.Env) (lambdaedge.Batcher, error) {
+	lambdaedge.ServeWorker("databases-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
 		svc, err := dbsetup.Service(ctx, e.AWS, e.Store, "/tmp")
 		if err != nil {
-			return nil, err
+			return work.Worker{}, err
 		}
 		if e.Webhooks == nil {
-			return nil, errors.New("databases-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
+			return work.Worker{}, errors.New("databases-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
 		}
 		return databases.NewWorker(databases.WorkerConfig{
 			Service: svc,
 			Events:  webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.Webhooks}),
 			Logger:  e.Logger,
-		}), nil
+		}).Work(nil), nil
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"platformapi/shared/api/databasesapi"
 	"platformapi/shared/databases/dbsetup"
 	"platformapi/shared/lambdaedge/httpedge"
+	"platformapi/shared/work"
 )
 
 func main() {
@@ -18,7 +19,7 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		q, err := e.Queue(ctx, e.AWS.Names.DatabasesQueue)
+		q, err := e.Queue(ctx, e.AWS.Names.Queue(work.Databases))
 		if err != nil {
 			return nil, err
 		}

@@ -2,8 +2,8 @@
 // no record owns (files.Repo.Sweep): those of uploads whose process died,
 // or whose commit failed, between the object and the record, and those of
 // deletions that died between the record and the object. An EventBridge
-// rule invokes it every files.SweepInterval; the local server runs the same
-// sweep in a goroutine instead.
+// rule invokes it on work.FileSweeper's schedule; the local server runs the
+// same pass on a ticker (work.Run).
 package main
 
 import (
@@ -16,11 +16,6 @@ import (
 
 func main() {
 	lambdaedge.ServeScheduled("file-sweeper", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		repo := files.NewRepo(files.Config{Store: e.Store, Bucket: s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket)})
-		return func(ctx context.Context) error {
-			n, err := repo.Sweep(ctx, files.MinOrphanAge)
-			e.Logger.Info("file sweep", "swept", n)
-			return err
-		}, nil
+		return files.NewRepo(files.Config{Store: e.Store, Bucket: s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket)}).SweepPass(e.Logger), nil
 	})
 }

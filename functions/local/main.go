@@ -13,7 +13,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -29,8 +28,8 @@ import (
 	"platformapi/shared/app"
 	"platformapi/shared/bench"
 	"platformapi/shared/catalog"
-	"platformapi/shared/files"
 	"platformapi/shared/platform"
+	"platformapi/shared/work"
 )
 
 func main() {
@@ -213,40 +212,15 @@ func serve(cfg app.Config) error {
 	if err != nil {
 		return err
 	}
-	hooks, err := rt.WebhookWorker(logger.With("worker", "webhooks"))
+	workers, passes, err := rt.Work(logger)
 	if err != nil {
 		return err
 	}
-	runner, err := rt.RunWorker(logger.With("worker", "runs"))
-	if err != nil {
-		return err
-	}
-	sweeper, err := rt.FileSweeper()
-	if err != nil {
-		return err
-	}
-	dbWorker, err := rt.DatabasesWorker(logger.With("worker", "databases"))
-	if err != nil {
-		return err
-	}
-	// The workers poll the durable embedded queues until shutdown; each finishes
-	// what it holds before rt.Close (deferred earlier, so run later).
-	var workers sync.WaitGroup
-	defer workers.Wait()
-	workers.Go(func() { hooks.Run(ctx) })
-	workers.Go(func() { rt.EventOutbox().RunOutbox(ctx, logger.With("worker", "webhook-outbox")) })
-	workers.Go(func() { runner.Run(ctx) })
-	workers.Go(func() { sweeper.SweepEvery(ctx, files.SweepInterval, logger.With("worker", "file-sweeper")) })
-	recheck, err := rt.TradingRecheck(logger.With("worker", "trading-recheck"))
-	if err != nil {
-		return err
-	}
-	workers.Go(func() { every(ctx, logger, "trading recheck", tradingRecheckEvery, recheck) })
-	workers.Go(func() { dbWorker.Run(ctx, rt.DatabasesQueue) })
-	workers.Go(func() { rt.SweepHolds(ctx, logger.With("worker", "hold-sweeper")) })
-	walletsWorker, walletsSvc := rt.WalletsWorker(logger.With("worker", "wallets"))
-	workers.Go(func() { walletsWorker.Run(ctx, rt.WalletsQueue) })
-	workers.Go(func() { every(ctx, logger, "wallets recheck", walletsRecheckEvery, walletsSvc.Recheck) })
+	// The workers poll the durable embedded queues until shutdown; each
+	// finishes what it holds before rt.Close (deferred earlier, so run later).
+	var running sync.WaitGroup
+	defer running.Wait()
+	running.Go(func() { work.Run(ctx, logger, workers, passes) })
 	ln, err := net.Listen("tcp", listenAddr())
 	if err != nil {
 		return err
@@ -270,34 +244,6 @@ func serve(cfg app.Config) error {
 		return err
 	}
 	return nil
-}
-
-// tradingRecheckEvery is how often the local server re-checks resting
-// trading orders (on AWS an EventBridge rule runs functions/trading-recheck
-// each minute): often enough that a limit order fills within seconds of the
-// tape's minute crossing it.
-const tradingRecheckEvery = 5 * time.Second
-
-// walletsRecheckEvery is how often the local server advances wallet
-// transactions no message is waiting for (decided approvals, mostly); on
-// AWS the wallets-recheck function runs each minute.
-const walletsRecheckEvery = 5 * time.Second
-
-// every runs pass each interval until shutdown; a failed pass is logged and
-// the next one tries again.
-func every(ctx context.Context, logger *slog.Logger, name string, interval time.Duration, pass func(context.Context) error) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := pass(ctx); err != nil && ctx.Err() == nil {
-				logger.Error(name+" failed", "error", err.Error())
-			}
-		}
-	}
 }
 
 // banner is what a newcomer needs once the server listens: where it keeps

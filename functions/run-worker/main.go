@@ -11,22 +11,23 @@ import (
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/runs"
 	"platformapi/shared/superbrain"
+	"platformapi/shared/work"
 )
 
 func main() {
-	lambdaedge.ServeWorker("run-worker", func(ctx context.Context, e *lambdaedge.Env) (lambdaedge.Batcher, error) {
-		q, err := e.Queue(ctx, e.AWS.Names.RunsQueue)
+	lambdaedge.ServeWorker("run-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
+		q, err := e.Queue(ctx, e.AWS.Names.Queue(work.Runs))
 		if err != nil {
-			return nil, err
+			return work.Worker{}, err
 		}
 		if q == nil {
-			return nil, errors.New("run-worker: the runs queue is not configured (RUNS_QUEUE_URL)")
+			return work.Worker{}, errors.New("run-worker: the runs queue is not configured (RUNS_QUEUE_URL)")
 		}
 		st := e.Store
 		return runs.NewWorker(runs.WorkerConfig{
 			Config:   runs.Config{Store: st, Queue: q, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket)},
 			Services: superbrain.Router(st, time.Now), Logger: e.Logger,
 			Sealer: e.Sealer, // opens the connections a run names
-		}), nil
+		}).Work(), nil
 	})
 }

@@ -11,11 +11,12 @@ import (
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/lambdaedge/httpedge"
 	"platformapi/shared/superbrain"
+	"platformapi/shared/work"
 )
 
 func main() {
 	httpedge.Serve("runs", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
-		q, err := e.Queue(ctx, e.AWS.Names.RunsQueue)
+		q, err := e.Queue(ctx, e.AWS.Names.Queue(work.Runs))
 		if err != nil {
 			return nil, err
 		}

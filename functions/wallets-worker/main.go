@@ -12,14 +12,15 @@ import (
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/wallets"
 	"platformapi/shared/wallets/walletsenv"
+	"platformapi/shared/work"
 )
 
 func main() {
-	lambdaedge.ServeWorker("wallets-worker", func(ctx context.Context, e *lambdaedge.Env) (lambdaedge.Batcher, error) {
+	lambdaedge.ServeWorker("wallets-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
 		ws, _, err := walletsenv.Services(ctx, e)
 		if err != nil {
-			return nil, err
+			return work.Worker{}, err
 		}
-		return wallets.NewWorker(ws), nil
+		return wallets.NewWorker(ws).Work(nil), nil
 	})
 }

@@ -5,7 +5,7 @@
 // the outbox. An EventBridge rule invokes this each minute; it takes every
 // event older than webhooks.OutboxGrace, so never one whose request may
 // still be fanning it out (and a second fan-out creates no delivery twice).
-// The local server runs the same sweep in a goroutine instead.
+// The local server runs the same pass on a ticker (work.Run).
 package main
 
 import (
@@ -18,13 +18,6 @@ import (
 
 func main() {
 	lambdaedge.ServeScheduled("webhook-outbox", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		repo := webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.Webhooks})
-		return func(ctx context.Context) error {
-			n, err := repo.SweepOutbox(ctx, time.Now().Add(-webhooks.OutboxGrace))
-			if n > 0 {
-				e.Logger.Info("outbox sweep", "dispatched", n)
-			}
-			return err
-		}, nil
+		return webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.Webhooks}).OutboxPass(e.Logger, time.Time{}), nil
 	})
 }

@@ -10,12 +10,13 @@ import (
 
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/webhooks"
+	"platformapi/shared/work"
 )
 
 func main() {
-	lambdaedge.ServeWorker("webhook-worker", func(ctx context.Context, e *lambdaedge.Env) (lambdaedge.Batcher, error) {
+	lambdaedge.ServeWorker("webhook-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
 		if e.Webhooks == nil {
-			return nil, errors.New("webhook-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
+			return work.Worker{}, errors.New("webhook-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
 		}
 		return webhooks.NewWorker(webhooks.WorkerConfig{
 			Config: webhooks.Config{
@@ -23,6 +24,6 @@ func main() {
 				Guard: webhooks.Guard{AllowPrivate: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true"},
 			},
 			Logger: e.Logger,
-		}), nil
+		}).Work(), nil
 	})
 }

@@ -39,6 +39,7 @@ import (
 	"platformapi/shared/topup"
 	"platformapi/shared/trading/tradingenv"
 	"platformapi/shared/upstream"
+	"platformapi/shared/work"
 )
 
 // Config is read from the environment (CONTRACT "Running it locally").
@@ -109,17 +110,16 @@ func (c Config) Logger() *slog.Logger {
 
 // Runtime holds a process's long-lived dependencies, built once.
 type Runtime struct {
-	Config       Config
-	Store        store.Store
-	Signer       *credittoken.Signer // nil where tokens cannot be redeemed
-	WebhookQueue queue.Queue
-	RunsQueue    queue.Queue
-	Artifacts    blob.Bucket
-	Sealer       envelope.Sealer
-	// Databases is the managed-databases service, DatabasesQueue its
-	// worker's queue, ArchivePublicKey its archive key for /health.
+	Config Config
+	Store  store.Store
+	Signer *credittoken.Signer // nil where tokens cannot be redeemed
+	// Queues are the queues package work declares, by name.
+	Queues    map[string]queue.Queue
+	Artifacts blob.Bucket
+	Sealer    envelope.Sealer
+	// Databases is the managed-databases service, ArchivePublicKey its
+	// archive key for /health.
 	Databases        *databases.Service
-	DatabasesQueue   queue.Queue
 	ArchivePublicKey string
 	// Audit records every authenticated request's event: embedded, it also
 	// rolls usage up in process (and first counts what a previous process
@@ -135,9 +135,10 @@ type Runtime struct {
 	// Networks are the EVM chains of managed wallets and swaps; the local
 	// command sets them (its development chain) before NewServer.
 	Networks *chain.Networks
-	// WalletsQueue carries wallet transactions to the wallets worker.
-	WalletsQueue queue.Queue
 }
+
+// Queue is declared queue q, or nil where this process has none.
+func (r *Runtime) Queue(q work.Queue) queue.Queue { return r.Queues[q.Name] }
 
 // Close releases storage cleanly (bbolt must be closed to release its lock).
 func (r *Runtime) Close() error {
@@ -152,7 +153,7 @@ func (r *Runtime) Close() error {
 
 // Open builds the runtime for the configured backend.
 func Open(ctx context.Context, c Config) (*Runtime, error) {
-	rt := &Runtime{Config: c}
+	rt := &Runtime{Config: c, Queues: map[string]queue.Queue{}}
 	switch c.Backend {
 	case "embedded":
 		if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
@@ -172,10 +173,9 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		rt.Sealer = sealer
 		// Durable queues in the embedded store: work queued when the
 		// server stops is delivered when it starts again.
-		rt.WebhookQueue = embeddedQueue(st, "webhooks", awsenv.WebhookMaxReceives)
-		rt.RunsQueue = embeddedQueue(st, "runs", awsenv.RunsMaxReceives)
-		rt.DatabasesQueue = embeddedQueue(st, "databases", awsenv.DatabasesMaxReceives)
-		rt.WalletsQueue = embeddedQueue(st, "wallets", awsenv.WalletsMaxReceives)
+		for _, q := range work.Queues {
+			rt.Queues[q.Name] = embeddedQueue(st, q)
+		}
 		artifacts, err := fsblob.Open(filepath.Join(c.DataDir, "artifacts"))
 		if err != nil {
 			_ = rt.Close()
@@ -221,10 +221,10 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 	return rt, nil
 }
 
-// embeddedQueue is the queue called name with its dead-letter queue
-// (name-dlq) after maxReceives receives, as on AWS.
-func embeddedQueue(st store.Store, name string, maxReceives int) queue.Queue {
-	return storequeue.New(st, name, storequeue.WithDeadLetter(storequeue.New(st, name+"-dlq"), maxReceives))
+// embeddedQueue is declared queue q with its dead-letter queue (name-dlq)
+// after q.MaxReceives receives, as on AWS.
+func embeddedQueue(st store.Store, q work.Queue) queue.Queue {
+	return storequeue.New(st, q.Name, storequeue.WithDeadLetter(storequeue.New(st, q.Name+"-dlq"), q.MaxReceives))
 }
 
 // Signer loads only the credit-token signing key, for mint-credit-token,
@@ -286,13 +286,13 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 		RequestTimeout: r.Config.requestTimeout(), Audit: rec,
 	}, platform.Deps{
 		Backend: r.Config.Backend, TopUp: topUp, Facilitator: fac,
-		WebhookQueue: r.WebhookQueue, RunsQueue: r.RunsQueue, Artifacts: r.Artifacts, Sealer: r.Sealer,
+		WebhookQueue: r.Queue(work.Webhooks), RunsQueue: r.Queue(work.Runs), Artifacts: r.Artifacts, Sealer: r.Sealer,
 		Files: r.Files, FileQuota: fileQuota,
-		Databases: r.Databases, DatabasesQueue: r.DatabasesQueue, ArchivePublicKey: r.ArchivePublicKey,
+		Databases: r.Databases, DatabasesQueue: r.Queue(work.Databases), ArchivePublicKey: r.ArchivePublicKey,
 		Services: r.Services(), Schemas: servicesapi.BuiltinSchemas(),
 		MCPAllowedOrigins:    servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
 		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
 		Trading:              venue,
-		Networks:             r.Networks, WalletsQueue: r.WalletsQueue, SwapRouter: swapRouter(),
+		Networks:             r.Networks, WalletsQueue: r.Queue(work.Wallets), SwapRouter: swapRouter(),
 	}), nil
 }

@@ -15,6 +15,7 @@ import (
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/sqsqueue"
 	"platformapi/shared/store/dynamostore"
+	"platformapi/shared/work"
 )
 
 // openAWS builds the AWS clients once per process (a Lambda's cold start)
@@ -32,17 +33,10 @@ func openAWS(ctx context.Context, c Config, rt *Runtime) error {
 	rt.AWS = env
 	rt.Store = dynamostore.New(env.DynamoDB(), env.Names.Table)
 	rt.Sealer = kmsenvelope.New(env.KMS(), env.Names.KMSKeyID)
-	if rt.WebhookQueue, err = openQueue(ctx, env, env.Names.WebhookQueue); err != nil {
-		return fmt.Errorf("app: webhook queue: %w", err)
-	}
-	if rt.RunsQueue, err = openQueue(ctx, env, env.Names.RunsQueue); err != nil {
-		return fmt.Errorf("app: runs queue: %w", err)
-	}
-	if rt.DatabasesQueue, err = openQueue(ctx, env, env.Names.DatabasesQueue); err != nil {
-		return fmt.Errorf("app: databases queue: %w", err)
-	}
-	if rt.WalletsQueue, err = openQueue(ctx, env, env.Names.WalletsQueue); err != nil {
-		return fmt.Errorf("app: wallets queue: %w", err)
+	for _, q := range work.Queues {
+		if rt.Queues[q.Name], err = openQueue(ctx, env, env.Names.Queue(q)); err != nil {
+			return fmt.Errorf("app: %s queue: %w", q.Name, err)
+		}
 	}
 	rt.Artifacts = s3blob.New(env.S3(), env.Names.ArtifactsBucket)
 	rt.Files = s3blob.New(env.S3(), env.Names.FilesBucket)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"platformapi/shared/databases/archive"
 	"platformapi/shared/databases/archivekey"
 	"platformapi/shared/databases/dbstore"
-	"platformapi/shared/webhooks"
 )
 
 // openDatabases builds the managed-databases service: the embedded storage
@@ -78,17 +76,4 @@ func archiveSigner(ctx context.Context, c Config, env *awsenv.Env) (*archive.Sig
 		return nil, err
 	}
 	return archive.NewSigner(seed)
-}
-
-// DatabasesWorker runs database transfer jobs (export build, import
-// validation) from the databases queue, and publishes their events.
-func (r *Runtime) DatabasesWorker(logger *slog.Logger) (*databases.Worker, error) {
-	if r.DatabasesQueue == nil || r.Databases == nil {
-		return nil, errors.New("app: the databases worker needs the databases queue (DATABASES_QUEUE_URL)")
-	}
-	return databases.NewWorker(databases.WorkerConfig{
-		Service: r.Databases,
-		Events:  webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue}),
-		Logger:  logger,
-	}), nil
 }

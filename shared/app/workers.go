@@ -2,13 +2,13 @@ package app
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"time"
 
 	"platformapi/shared/api"
 	"platformapi/shared/credits"
+	"platformapi/shared/databases"
 	"platformapi/shared/files"
 	"platformapi/shared/platform"
 	"platformapi/shared/runs"
@@ -16,98 +16,49 @@ import (
 	"platformapi/shared/trading/tradingenv"
 	"platformapi/shared/wallets"
 	"platformapi/shared/webhooks"
+	"platformapi/shared/work"
 )
 
-// WebhookWorker sends webhook deliveries from the webhook queue.
-func (r *Runtime) WebhookWorker(logger *slog.Logger) (*webhooks.Worker, error) {
-	if r.WebhookQueue == nil {
-		return nil, errors.New("app: the webhook worker needs the webhook queue (WEBHOOK_QUEUE_URL)")
-	}
-	return webhooks.NewWorker(webhooks.WorkerConfig{
-		Config: webhooks.Config{
-			Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue,
-			Guard: webhooks.Guard{AllowPrivate: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true"},
-		},
-		Logger: logger,
-	}), nil
-}
+// Work is every queue worker and scheduled pass of the local process, on
+// the queues and storage the server uses; work.Run runs them. On AWS each
+// is its own function (the declarations in package work say which).
+func (r *Runtime) Work(logger *slog.Logger) ([]work.Worker, []work.Pass, error) {
+	events := webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.Queue(work.Webhooks)})
+	allowPrivate := os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true"
+	hooks := webhooks.NewWorker(webhooks.WorkerConfig{
+		Config: webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.Queue(work.Webhooks), Guard: webhooks.Guard{AllowPrivate: allowPrivate}},
+		Logger: logger.With("worker", work.Webhooks.Consumer),
+	})
+	runner := runs.NewWorker(runs.WorkerConfig{
+		Config:   runs.Config{Store: r.Store, Queue: r.Queue(work.Runs), Artifacts: r.Artifacts},
+		Services: r.Services(), Sealer: r.Sealer, Logger: logger.With("worker", work.Runs.Consumer), Timeout: r.Config.RunTimeout,
+	})
+	transfers := databases.NewWorker(databases.WorkerConfig{Service: r.Databases, Events: events, Logger: logger.With("worker", work.Databases.Consumer)})
+	ws, _ := platform.Wallets(api.Config{Store: r.Store, Logger: logger.With("worker", work.Wallets.Consumer), Events: events},
+		platform.Deps{Sealer: r.Sealer, Networks: r.Networks, WalletsQueue: r.Queue(work.Wallets)})
 
-// RunWorker executes durable runs from the runs queue.
-func (r *Runtime) RunWorker(logger *slog.Logger) (*runs.Worker, error) {
-	if r.RunsQueue == nil || r.Artifacts == nil {
-		return nil, errors.New("app: the run worker needs the runs queue (RUNS_QUEUE_URL) and the artifacts bucket (ARTIFACTS_BUCKET)")
-	}
-	return runs.NewWorker(runs.WorkerConfig{
-		Config:   runs.Config{Store: r.Store, Queue: r.RunsQueue, Artifacts: r.Artifacts},
-		Services: r.Services(), Sealer: r.Sealer, Logger: logger, Timeout: r.Config.RunTimeout,
-	}), nil
-}
-
-// FileSweeper is the files repository that sweeps orphaned file objects
-// (files.Repo.Sweep): the local server runs it every hour.
-func (r *Runtime) FileSweeper() (*files.Repo, error) {
-	if r.Files == nil {
-		return nil, errors.New("app: the file sweeper needs the files bucket (FILES_BUCKET)")
-	}
-	return files.NewRepo(files.Config{Store: r.Store, Bucket: r.Files}), nil
-}
-
-// TradingRecheck is managed trading's scheduled pass (Recheck, then each
-// transition's trading.order.<status> event to the webhook queue), on the
-// venue the environment names, as the server uses it.
-func (r *Runtime) TradingRecheck(logger *slog.Logger) (func(context.Context) error, error) {
-	cfg, err := tradingenv.Config(os.Getenv)
+	venue, err := tradingenv.Config(os.Getenv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cfg.Store, cfg.Logger = r.Store, logger
-	svc, err := trading.New(cfg)
+	venue.Store, venue.Logger = r.Store, logger.With("worker", work.TradingRecheck.Function)
+	orders, err := trading.New(venue)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	pub := webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue})
-	return func(ctx context.Context) error { return svc.RecheckAndPublish(ctx, pub) }, nil
-}
-
-// WalletsWorker is the wallets queue's consumer and the recheck pass, on
-// the service the server uses.
-func (r *Runtime) WalletsWorker(logger *slog.Logger) (*wallets.Worker, *wallets.Service) {
-	svc, _ := platform.Wallets(api.Config{Store: r.Store, Logger: logger,
-		Events: webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue})},
-		platform.Deps{Sealer: r.Sealer, Networks: r.Networks, WalletsQueue: r.WalletsQueue})
-	return wallets.NewWorker(svc), svc
-}
-
-// SweepHolds releases, every minute (or every Config.HoldGrace when
-// shorter), the credit holds a crash orphaned (credits.Ledger.SweepHolds),
-// until ctx is done; on AWS the scheduled hold-sweeper function does.
-func (r *Runtime) SweepHolds(ctx context.Context, logger *slog.Logger) {
 	grace := r.Config.holdGrace()
-	ledger := credits.NewLedger(r.Store, time.Now)
-	t := time.NewTicker(min(time.Minute, grace))
-	defer t.Stop()
-	for {
-		n, err := ledger.SweepHolds(ctx, grace)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			logger.Error("hold sweep failed", "released", n, "error", err.Error())
-		case n > 0:
-			logger.Info("hold sweep", "released", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	workers := []work.Worker{hooks.Work(), runner.Work(), transfers.Work(r.Queue(work.Databases)), wallets.NewWorker(ws).Work(r.Queue(work.Wallets))}
+	passes := []work.Pass{
+		{Name: work.WebhookOutbox.Function, Every: work.WebhookOutbox.LocalEvery(),
+			Run: events.OutboxPass(logger.With("worker", work.WebhookOutbox.Function), time.Now())},
+		{Name: work.FileSweeper.Function, Every: work.FileSweeper.LocalEvery(),
+			Run: files.NewRepo(files.Config{Store: r.Store, Bucket: r.Files}).SweepPass(logger.With("worker", work.FileSweeper.Function))},
+		// A shortened HOLD_GRACE sweeps as often, so that a test waits for
+		// no more than it.
+		{Name: work.HoldSweeper.Function, Every: min(work.HoldSweeper.LocalEvery(), grace),
+			Run: credits.NewLedger(r.Store, time.Now).SweepPass(grace, logger.With("worker", work.HoldSweeper.Function))},
+		{Name: work.TradingRecheck.Function, Every: work.TradingRecheck.LocalEvery(), Run: func(ctx context.Context) error { return orders.RecheckAndPublish(ctx, events) }},
+		{Name: work.WalletsRecheck.Function, Every: work.WalletsRecheck.LocalEvery(), Run: ws.Recheck},
 	}
-}
-
-// EventOutbox is the webhook publisher whose outbox sweep the local server
-// runs (webhooks.Repo.RunOutbox): at start it fans out the events a killed
-// process recorded but did not; on AWS the scheduled webhook-outbox
-// function sweeps.
-func (r *Runtime) EventOutbox() *webhooks.Repo {
-	return webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: r.WebhookQueue})
+	return workers, passes, nil
 }

@@ -2,6 +2,7 @@ package awsenv_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/store"
 	"platformapi/shared/store/dynamostore"
+	"platformapi/shared/work"
 )
 
 func TestNamesHaveLocalDefaultsAndFollowTheEnvironment(t *testing.T) {
@@ -21,18 +23,19 @@ func TestNamesHaveLocalDefaultsAndFollowTheEnvironment(t *testing.T) {
 	}
 	want := awsenv.Names{
 		Table: "platform-api", FilesBucket: "platform-api-files", ArchivesBucket: "platform-api-archives",
-		ArtifactsBucket: "platform-api-artifacts", WebhookQueue: awsenv.Queue{Name: "platform-api-webhooks"},
-		RunsQueue: awsenv.Queue{Name: "platform-api-runs"}, DatabasesQueue: awsenv.Queue{Name: "platform-api-databases"},
-		WalletsQueue: awsenv.Queue{Name: "platform-api-wallets"}, KMSKeyID: "alias/platform-api",
+		ArtifactsBucket: "platform-api-artifacts", Queues: map[string]awsenv.Queue{
+			"webhooks": {Name: "platform-api-webhooks"}, "runs": {Name: "platform-api-runs"},
+			"databases": {Name: "platform-api-databases"}, "wallets": {Name: "platform-api-wallets"},
+		}, KMSKeyID: "alias/platform-api",
 	}
-	if got := awsenv.NamesFromEnv(); got != want {
+	if got := awsenv.NamesFromEnv(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults = %+v; want %+v", got, want)
 	}
 	t.Setenv("TABLE_NAME", "prod-table")
 	t.Setenv("RUNS_QUEUE_URL", "https://sqs.example/123/runs")
 	t.Setenv("KMS_KEY_ID", "arn:aws:kms:eu-west-1:123:key/abc")
 	got := awsenv.NamesFromEnv()
-	if got.Table != "prod-table" || got.RunsQueue.URL != "https://sqs.example/123/runs" || got.KMSKeyID != "arn:aws:kms:eu-west-1:123:key/abc" {
+	if got.Table != "prod-table" || got.Queue(work.Runs).URL != "https://sqs.example/123/runs" || got.KMSKeyID != "arn:aws:kms:eu-west-1:123:key/abc" {
 		t.Fatalf("overrides = %+v", got)
 	}
 }

@@ -1,6 +1,10 @@
 package awsenv
 
-import "os"
+import (
+	"os"
+
+	"platformapi/shared/work"
+)
 
 // Names are the AWS resources the functions use. CDK passes the real names
 // through these environment variables; the defaults serve LocalStack and moto.
@@ -9,11 +13,10 @@ type Names struct {
 	FilesBucket     string // FILES_BUCKET
 	ArchivesBucket  string // ARCHIVES_BUCKET
 	ArtifactsBucket string // ARTIFACTS_BUCKET
-	WebhookQueue    Queue  // WEBHOOK_QUEUE_URL / WEBHOOK_QUEUE_NAME
-	RunsQueue       Queue  // RUNS_QUEUE_URL / RUNS_QUEUE_NAME
-	DatabasesQueue  Queue  // DATABASES_QUEUE_URL / DATABASES_QUEUE_NAME: database transfer jobs
-	WalletsQueue    Queue  // WALLETS_QUEUE_URL / WALLETS_QUEUE_NAME: wallet transactions to sign, broadcast and confirm
-	KMSKeyID        string // KMS_KEY_ID: a key id, ARN or alias
+	// Queues are the queues work declares, by work.Queue.Name:
+	// <Env>_QUEUE_URL / <Env>_QUEUE_NAME.
+	Queues   map[string]Queue
+	KMSKeyID string // KMS_KEY_ID: a key id, ARN or alias
 }
 
 // Queue names a queue; URL wins when set (CDK knows it), otherwise the URL
@@ -23,20 +26,37 @@ type Queue struct {
 	Name string
 }
 
+// Queue is the name of declared queue q.
+func (n Names) Queue(q work.Queue) Queue { return n.Queues[q.Name] }
+
 // NamesFromEnv reads the names, falling back to the local defaults.
 func NamesFromEnv() Names {
-	return Names{
+	n := Names{
 		Table:           env("TABLE_NAME", "platform-api"),
 		FilesBucket:     env("FILES_BUCKET", "platform-api-files"),
 		ArchivesBucket:  env("ARCHIVES_BUCKET", "platform-api-archives"),
 		ArtifactsBucket: env("ARTIFACTS_BUCKET", "platform-api-artifacts"),
-		WebhookQueue:    Queue{URL: os.Getenv("WEBHOOK_QUEUE_URL"), Name: env("WEBHOOK_QUEUE_NAME", "platform-api-webhooks")},
-		RunsQueue:       Queue{URL: os.Getenv("RUNS_QUEUE_URL"), Name: env("RUNS_QUEUE_NAME", "platform-api-runs")},
-		DatabasesQueue:  Queue{URL: os.Getenv("DATABASES_QUEUE_URL"), Name: env("DATABASES_QUEUE_NAME", "platform-api-databases")},
-		WalletsQueue:    Queue{URL: os.Getenv("WALLETS_QUEUE_URL"), Name: env("WALLETS_QUEUE_NAME", "platform-api-wallets")},
+		Queues:          QueueNames("platform-api"),
 		KMSKeyID:        env("KMS_KEY_ID", "alias/platform-api"),
 	}
+	for _, q := range work.Queues {
+		n.Queues[q.Name] = Queue{URL: os.Getenv(QueueURLEnv(q)), Name: env(q.Env+"_QUEUE_NAME", n.Queues[q.Name].Name)}
+	}
+	return n
 }
+
+// QueueNames names every declared queue prefix-<name>, with no URL: a test's
+// own set of queues, which provisioning creates.
+func QueueNames(prefix string) map[string]Queue {
+	out := make(map[string]Queue, len(work.Queues))
+	for _, q := range work.Queues {
+		out[q.Name] = Queue{Name: prefix + "-" + q.Name}
+	}
+	return out
+}
+
+// QueueURLEnv is the variable that passes declared queue q's URL.
+func QueueURLEnv(q work.Queue) string { return q.Env + "_QUEUE_URL" }
 
 func env(name, def string) string {
 	if v := os.Getenv(name); v != "" {

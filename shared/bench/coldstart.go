@@ -23,6 +23,7 @@ import (
 	"platformapi/shared/awsenv/sharedconfig"
 	"platformapi/shared/lambdaemu"
 	"platformapi/shared/routes"
+	"platformapi/shared/work"
 )
 
 // buildFlags are the Makefile's build/%/bootstrap flags: the benchmark
@@ -146,11 +147,8 @@ func coldStartEnv(ctx context.Context, emulator string) (env func(group string) 
 func grants(sqsEndpoint string) []string {
 	n := awsenv.NamesFromEnv()
 	env := []string{"KMS_KEY_ID=" + n.KMSKeyID}
-	for name, q := range map[string]awsenv.Queue{
-		"WEBHOOK_QUEUE_URL": n.WebhookQueue, "RUNS_QUEUE_URL": n.RunsQueue,
-		"DATABASES_QUEUE_URL": n.DatabasesQueue, "WALLETS_QUEUE_URL": n.WalletsQueue,
-	} {
-		env = append(env, name+"="+sqsEndpoint+"/000000000000/"+q.Name)
+	for _, q := range work.Queues {
+		env = append(env, awsenv.QueueURLEnv(q)+"="+sqsEndpoint+"/000000000000/"+n.Queue(q).Name)
 	}
 	slices.Sort(env)
 	return env

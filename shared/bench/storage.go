@@ -293,7 +293,7 @@ func removeResources(ctx context.Context, e *awsenv.Env) {
 		_, _ = s3c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &b})
 	}
 	sqsc := e.SQS()
-	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue} {
+	for _, q := range n.Queues {
 		for _, name := range []string{q.Name, q.Name + "-dlq"} {
 			if u, err := e.QueueURL(ctx, awsenv.Queue{Name: name}); err == nil {
 				_, _ = sqsc.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &u})

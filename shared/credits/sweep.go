@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -137,5 +138,22 @@ func (l *Ledger) sweepBucket(ctx context.Context, pk string, cutoff time.Time) (
 		if !page.More {
 			return released, nil
 		}
+	}
+}
+
+// SweepPass is the scheduled pass (work.HoldSweeper): it releases the holds
+// older than grace past their deadline. A failed pass is retried at the next
+// tick, from the cursor this one left.
+func (l *Ledger) SweepPass(grace time.Duration, logger *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		n, err := l.SweepHolds(ctx, grace)
+		if err != nil {
+			logger.Error("hold sweep failed", "released", n, "error", err.Error())
+			return err
+		}
+		if n > 0 {
+			logger.Info("hold sweep", "released", n)
+		}
+		return nil
 	}
 }

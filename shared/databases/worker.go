@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"platformapi/shared/queue"
+	"platformapi/shared/work"
 )
 
 // Transfer events, published by the worker when a transfer's long work ends.
@@ -67,13 +68,13 @@ type Publisher interface {
 	Publish(ctx context.Context, accountID, projectID, event string, data any) error
 }
 
+// DefaultMaxAttempts is the databases queue's redrive limit: the last
+// delivery before the dead-letter queue fails the transfer instead of
+// leaving it preparing or validating.
+var DefaultMaxAttempts = work.Databases.MaxReceives
+
 // Worker defaults.
 const (
-	// DefaultMaxAttempts must equal the databases queue's redrive
-	// maxReceiveCount (awsenv.DatabasesMaxReceives): the last delivery
-	// before the dead-letter queue fails the transfer instead of leaving it
-	// preparing or validating.
-	DefaultMaxAttempts = 3
 	// DefaultJobTimeout bounds one job; the worker Lambda's timeout is
 	// above it and the queue's visibility above that.
 	DefaultJobTimeout = 10 * time.Minute
@@ -186,8 +187,8 @@ func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string 
 	return queue.HandleEach(ctx, ms, w.Handle, func(error) bool { return false }, w.c.Logger)
 }
 
-// Run is the worker loop of the embedded server on q (see queue.Consume):
-// a message stays hidden for a job's timeout and a minute more.
-func (w *Worker) Run(ctx context.Context, q queue.Queue) {
-	queue.Consume(ctx, q, 2, w.c.Timeout+time.Minute, w.HandleBatch, w.c.Logger)
+// Work is the worker on q: a received message stays hidden for a job's
+// timeout and a minute more.
+func (w *Worker) Work(q queue.Queue) work.Worker {
+	return work.Worker{Name: work.Databases.Consumer, Queue: q, Handle: w.HandleBatch, Batch: 2, Visibility: w.c.Timeout + time.Minute}
 }

@@ -77,31 +77,13 @@ func (r *Repo) Sweep(ctx context.Context, olderThan time.Duration) (int, error) 
 	return swept, flush()
 }
 
-// SweepInterval is how often a deployment sweeps: orphans are rare (a
-// process that died mid-upload, or a lost quota race) and an hour older
-// than MinOrphanAge at most.
-const SweepInterval = time.Hour
-
-// SweepEvery sweeps at once and then every interval until ctx ends, taking
-// objects older than MinOrphanAge. A failed sweep is logged and retried at
-// the next tick: what it did not delete, the next one finds.
-func (r *Repo) SweepEvery(ctx context.Context, interval time.Duration, logger *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
+// SweepPass is the scheduled pass (work.FileSweeper): it takes the
+// objects older than MinOrphanAge. A failed sweep is retried at the next
+// tick: what it did not delete, the next one finds.
+func (r *Repo) SweepPass(logger *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
 		n, err := r.Sweep(ctx, MinOrphanAge)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			logger.Error("file sweep failed", "swept", n, "error", err.Error())
-		case n > 0:
-			logger.Info("file sweep", "swept", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+		logger.Info("file sweep", "swept", n)
+		return err
 	}
 }

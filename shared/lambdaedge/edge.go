@@ -26,6 +26,7 @@ import (
 	"platformapi/shared/queue/sqsqueue"
 	"platformapi/shared/store"
 	"platformapi/shared/store/dynamostore"
+	"platformapi/shared/work"
 )
 
 // Env is what a function builds from its environment at cold start.
@@ -69,33 +70,29 @@ func NewEnv(ctx context.Context, logger *slog.Logger) (*Env, error) {
 	if os.Getenv("KMS_KEY_ID") != "" {
 		e.Sealer = kmsenvelope.New(aws.KMS(), aws.Names.KMSKeyID)
 	}
-	if e.Webhooks, err = e.Queue(ctx, aws.Names.WebhookQueue); err != nil {
+	if e.Webhooks, err = e.Queue(ctx, aws.Names.Queue(work.Webhooks)); err != nil {
 		return nil, fmt.Errorf("lambdaedge: webhook queue: %w", err)
 	}
 	return e, nil
 }
 
-// Batcher handles a batch and returns the ids of the messages to leave in
-// the queue; *webhooks.Worker and *runs.Worker are.
-type Batcher interface {
-	HandleBatch(ctx context.Context, ms []queue.Received) []string
-}
-
 // ServeWorker turns the process into the Lambda function of a queue worker,
-// built once at cold start, and never returns. A startup failure is
-// handled as in ServeHandler.
-func ServeWorker(name string, worker func(ctx context.Context, e *Env) (Batcher, error)) {
+// built once at cold start, and never returns: the event source mapping
+// hands it the batches the local process's work.Run receives itself. A
+// startup failure is handled as in ServeHandler.
+func ServeWorker(name string, worker func(ctx context.Context, e *Env) (work.Worker, error)) {
 	ServeHandler(name, func(ctx context.Context, e *Env) (any, error) {
-		b, err := worker(ctx, e)
+		w, err := worker(ctx, e)
 		if err != nil {
 			return nil, err
 		}
-		return QueueHandler(b), nil
+		return QueueHandler(w.Handle), nil
 	})
 }
 
 // ServeScheduled turns the process into a function an EventBridge schedule
-// invokes: each event runs pass once. A failed pass fails the invocation,
+// (work.Schedule) invokes: each event runs pass once, the pass the local
+// process's work.Run runs on a ticker. A failed pass fails the invocation,
 // which the function's error alarm shows; the next one retries.
 func ServeScheduled(name string, setup func(ctx context.Context, e *Env) (pass func(context.Context) error, err error)) {
 	ServeHandler(name, func(ctx context.Context, e *Env) (any, error) {

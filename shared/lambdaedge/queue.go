@@ -17,7 +17,8 @@ import (
 
 // QueueHandler is the Lambda handler of an SQS event source mapping with
 // ReportBatchItemFailures.
-func QueueHandler(b Batcher) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+// handle returns the ids of the messages to leave in the queue.
+func QueueHandler(handle func(ctx context.Context, ms []queue.Received) []string) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		ms := make([]queue.Received, len(ev.Records))
 		for i, r := range ev.Records {
@@ -25,7 +26,7 @@ func QueueHandler(b Batcher) func(context.Context, events.SQSEvent) (events.SQSE
 			ms[i] = queue.Received{ID: r.MessageId, Receipt: r.ReceiptHandle, Body: []byte(r.Body), Attempts: n}
 		}
 		resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
-		for _, id := range b.HandleBatch(ctx, ms) {
+		for _, id := range handle(ctx, ms) {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
 		}
 		return resp, nil

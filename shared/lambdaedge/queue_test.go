@@ -42,7 +42,7 @@ func loadBatch(t *testing.T) events.SQSEvent {
 func TestOnlyFailedMessagesAreReportedAsBatchItemFailures(t *testing.T) {
 	ev := loadBatch(t)
 	b := &batcher{fail: []string{ev.Records[1].MessageId}}
-	resp, err := lambdaedge.QueueHandler(b)(context.Background(), ev)
+	resp, err := lambdaedge.QueueHandler(b.HandleBatch)(context.Background(), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestOnlyFailedMessagesAreReportedAsBatchItemFailures(t *testing.T) {
 func TestRecordsBecomeQueueMessages(t *testing.T) {
 	ev := loadBatch(t)
 	b := &batcher{}
-	resp, err := lambdaedge.QueueHandler(b)(context.Background(), ev)
+	resp, err := lambdaedge.QueueHandler(b.HandleBatch)(context.Background(), ev)
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("response %+v %v", resp, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/awsenv/provision"
 	"platformapi/shared/credittoken"
+	"platformapi/shared/work"
 )
 
 // awsFunctions provisions one set of emulator resources and returns the
@@ -28,17 +29,16 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 	name := awstest.Name(t, "fn")
 	e.Names = awsenv.Names{
 		Table: name, FilesBucket: name + "-files", ArchivesBucket: name + "-archives", ArtifactsBucket: name + "-artifacts",
-		WebhookQueue: awsenv.Queue{Name: name + "-webhooks"}, RunsQueue: awsenv.Queue{Name: name + "-runs"},
-		DatabasesQueue: awsenv.Queue{Name: name + "-databases"}, WalletsQueue: awsenv.Queue{Name: name + "-wallets"}, KMSKeyID: "alias/" + name,
+		Queues: awsenv.QueueNames(name), KMSKeyID: "alias/" + name,
 	}
 	if err := provision.Create(ctx, e); err != nil {
 		t.Fatal(err)
 	}
-	queueURL, err := e.QueueURL(ctx, e.Names.WebhookQueue)
+	queueURL, err := e.QueueURL(ctx, e.Names.Queue(work.Webhooks))
 	if err != nil {
 		t.Fatal(err)
 	}
-	runsURL, err := e.QueueURL(ctx, e.Names.RunsQueue)
+	runsURL, err := e.QueueURL(ctx, e.Names.Queue(work.Runs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +52,11 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	databasesURL, err := e.QueueURL(ctx, e.Names.DatabasesQueue)
+	databasesURL, err := e.QueueURL(ctx, e.Names.Queue(work.Databases))
 	if err != nil {
 		t.Fatal(err)
 	}
-	walletsURL, err := e.QueueURL(ctx, e.Names.WalletsQueue)
+	walletsURL, err := e.QueueURL(ctx, e.Names.Queue(work.Wallets))
 	if err != nil {
 		t.Fatal(err)
 	}

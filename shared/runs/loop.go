@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"platformapi/shared/queue"
+	"platformapi/shared/work"
 )
 
 // HandleBatch handles a batch (see queue.HandleEach) and returns the ids
@@ -13,11 +14,10 @@ func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string 
 	return queue.HandleEach(ctx, ms, w.Handle, func(err error) bool { return errors.Is(err, ErrRetry) || errors.Is(err, ErrInProgress) }, w.log)
 }
 
-// Run is the worker loop of the embedded server on the runs queue (see
-// queue.Consume): runs already received when ctx ends are finished, not
-// interrupted, so Run may take up to an attempt's timeout to return. A
-// message stays hidden for twice an attempt's lease, so a live attempt is
-// never handed to a second receiver.
-func (w *Worker) Run(ctx context.Context) {
-	queue.Consume(ctx, w.repo.q, 4, 2*w.lease, w.HandleBatch, w.log)
+// Work is the worker on the runs queue: runs already received when the
+// process stops are finished, not interrupted, so stopping may take up to
+// an attempt's timeout. A received message stays hidden for twice an
+// attempt's lease, so a live attempt is never handed to a second receiver.
+func (w *Worker) Work() work.Worker {
+	return work.Worker{Name: work.Runs.Consumer, Queue: w.repo.q, Handle: w.HandleBatch, Batch: 4, Visibility: 2 * w.lease}
 }

@@ -18,14 +18,16 @@ import (
 	"platformapi/shared/projects"
 	"platformapi/shared/queue"
 	"platformapi/shared/upstream"
+	"platformapi/shared/work"
 )
+
+// DefaultMaxAttempts is the runs queue's redrive limit, so that the last
+// delivery before the dead-letter queue settles the run instead of leaving
+// it queued.
+var DefaultMaxAttempts = work.Runs.MaxReceives
 
 // Worker defaults.
 const (
-	// DefaultMaxAttempts must equal the runs queue's redrive maxReceiveCount
-	// (infra: runsMaxReceives), so that the last delivery before the
-	// dead-letter queue settles the run instead of leaving it queued.
-	DefaultMaxAttempts = 3
 	// DefaultTimeout bounds one attempt's call to the service; it must stay
 	// below the run worker Lambda's timeout.
 	DefaultTimeout = 4 * time.Minute

@@ -9,6 +9,7 @@ import (
 
 	"platformapi/shared/queue"
 	"platformapi/shared/store"
+	"platformapi/shared/work"
 )
 
 // message is a worker's job: advance one transaction.
@@ -101,10 +102,10 @@ func (w *Worker) handle(ctx context.Context, m queue.Received) error {
 	return w.s.q.Send(ctx, queue.Message{Body: body, Delay: watchDelay})
 }
 
-// Run consumes q until ctx ends (the local process's worker; on Lambda the
-// event source mapping calls HandleBatch).
-func (w *Worker) Run(ctx context.Context, q queue.Queue) {
-	queue.Consume(ctx, q, 10, time.Minute, w.HandleBatch, w.s.log)
+// Work is the worker on q (on Lambda the event source mapping calls
+// HandleBatch).
+func (w *Worker) Work(q queue.Queue) work.Worker {
+	return work.Worker{Name: work.Wallets.Consumer, Queue: q, Handle: w.HandleBatch, Batch: 10, Visibility: time.Minute}
 }
 
 // recheckPage is how many open transactions one query of Recheck reads;

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"platformapi/shared/queue"
+	"platformapi/shared/work"
 )
 
 // HandleBatch handles a batch (see queue.HandleEach) and returns the ids
@@ -13,9 +14,8 @@ func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string 
 	return queue.HandleEach(ctx, ms, w.Handle, func(err error) bool { return errors.Is(err, ErrRetry) }, w.log)
 }
 
-// Run is the worker loop of the embedded server on the webhook queue (see
-// queue.Consume): each attempt is bounded by the delivery timeout, and a
-// message stays hidden for six of them.
-func (w *Worker) Run(ctx context.Context) {
-	queue.Consume(ctx, w.repo.q, 10, 6*w.timeout, w.HandleBatch, w.log)
+// Work is the worker on the webhook queue: each attempt is bounded by the
+// delivery timeout, and a received message stays hidden for six of them.
+func (w *Worker) Work() work.Worker {
+	return work.Worker{Name: work.Webhooks.Consumer, Queue: w.repo.q, Handle: w.HandleBatch, Batch: 10, Visibility: 6 * w.timeout}
 }

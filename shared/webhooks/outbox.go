@@ -171,29 +171,22 @@ func (r *Repo) SweepOutbox(ctx context.Context, before time.Time) (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// RunOutbox is the embedded server's outbox sweep until ctx is done: first
-// every event a previous process left, then every OutboxGrace those whose
-// request should long have fanned them out.
-func (r *Repo) RunOutbox(ctx context.Context, log *slog.Logger) {
-	before := r.now()
-	t := time.NewTicker(OutboxGrace)
-	defer t.Stop()
-	for {
+// OutboxPass is the scheduled outbox sweep (work.WebhookOutbox): each
+// pass fans out the events recorded more than OutboxGrace ago, whose
+// request should long have fanned them out, and every event recorded before
+// leftBefore: a process passes its start, so that its first pass takes at
+// once what a previous process left.
+func (r *Repo) OutboxPass(log *slog.Logger, leftBefore time.Time) func(context.Context) error {
+	return func(ctx context.Context) error {
+		before := r.now().Add(-OutboxGrace)
+		if leftBefore.After(before) {
+			before = leftBefore
+		}
 		n, err := r.SweepOutbox(ctx, before)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			log.Error("outbox sweep failed", "dispatched", n, "error", err.Error())
-		case n > 0:
+		if n > 0 {
 			log.Info("outbox sweep", "dispatched", n)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			before = r.now().Add(-OutboxGrace)
-		}
+		return err
 	}
 }
 

@@ -16,14 +16,16 @@ import (
 	"platformapi/shared/emf"
 	"platformapi/shared/queue"
 	"platformapi/shared/store"
+	"platformapi/shared/work"
 )
+
+// DefaultMaxAttempts is the webhook queue's redrive limit, so that the
+// message of a delivery that used its last attempt goes to the dead-letter
+// queue.
+var DefaultMaxAttempts = work.Webhooks.MaxReceives
 
 // Delivery defaults.
 const (
-	// DefaultMaxAttempts must equal the webhook queue's redrive
-	// maxReceiveCount (infra: webhookMaxReceives), so that the message of a
-	// delivery that used its last attempt goes to the dead-letter queue.
-	DefaultMaxAttempts = 8
 	// DeliveryTimeout bounds one attempt, connection to last byte.
 	DeliveryTimeout = 10 * time.Second
 	// UserAgent identifies deliveries to receivers.

@@ -20,6 +20,7 @@ import (
 	"platformapi/shared/queue"
 	"platformapi/shared/store/teststores"
 	"platformapi/shared/webhooks"
+	"platformapi/shared/work"
 )
 
 // receiver is a webhook endpoint on loopback that answers the scripted
@@ -98,7 +99,7 @@ func (f *fixture) worker(o workerOpts) *webhooks.Worker {
 func run(t *testing.T, w *webhooks.Worker) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
+	go func() { work.Run(ctx, slog.New(slog.DiscardHandler), []work.Worker{w.Work()}, nil); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
 

@@ -49,6 +49,7 @@ import (
 	"platformapi/shared/topup"
 	"platformapi/shared/trading"
 	"platformapi/shared/webhooks"
+	"platformapi/shared/work"
 	"platformapi/shared/x402/localfacilitator"
 )
 
@@ -108,6 +109,7 @@ type Env struct {
 	startRuns  sync.Once
 	startHooks sync.Once
 	rec        *recorder
+	logger     *slog.Logger
 	// Databases is the managed-databases service (Options.Databases), its
 	// archives signed by ArchiveKey.
 	Databases      *databases.Service
@@ -268,7 +270,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	hs := httptest.NewServer(k)
 	t.Cleanup(hs.Close)
 	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Audit: auditRec, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks,
-		Files: filesBucket, rec: rec, Databases: dbs, DatabasesQueue: dbq, ArchiveKey: d.ArchivePublicKey, Sealer: sealer}
+		Files: filesBucket, rec: rec, logger: logger, Databases: dbs, DatabasesQueue: dbq, ArchiveKey: d.ArchivePublicKey, Sealer: sealer}
 	e.runWorker = runs.NewWorker(runs.WorkerConfig{Config: runs.Config{Store: st, Queue: runsQ, Artifacts: artifacts, Now: c.Now},
 		Services: services, Sealer: d.Sealer, Timeout: 10 * time.Second, Logger: logger})
 	e.hookWorker = webhooks.NewWorker(webhooks.WorkerConfig{
@@ -281,7 +283,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		svc, _ := platform.Wallets(api.Config{Store: st, Now: c.Now, Logger: logger,
 			Events: webhooks.NewRepo(webhooks.Config{Store: st, Sealer: sealer, Queue: hooks, Now: c.Now})}, d)
 		w := wallets.NewWorker(svc)
-		e.loop(func(ctx context.Context) { w.Run(ctx, walletsQ) })
+		e.run(w.Work(walletsQ))
 	}
 	return e
 }
@@ -301,15 +303,17 @@ func openFiles(t *testing.T, b teststores.Backend) blob.Bucket {
 
 // StartRunWorker runs the run worker loop, as functions/local does, until
 // the test ends.
-func (e *Env) StartRunWorker() { e.startRuns.Do(func() { e.loop(e.runWorker.Run) }) }
+func (e *Env) StartRunWorker() { e.startRuns.Do(func() { e.run(e.runWorker.Work()) }) }
 
 // StartWebhookWorker drains the webhook queue until the test ends.
-func (e *Env) StartWebhookWorker() { e.startHooks.Do(func() { e.loop(e.hookWorker.Run) }) }
+func (e *Env) StartWebhookWorker() { e.startHooks.Do(func() { e.run(e.hookWorker.Work()) }) }
 
-func (e *Env) loop(run func(context.Context)) {
+// run runs w through work.Run, the local process's loop, until the test
+// ends.
+func (e *Env) run(w work.Worker) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); run(ctx) }()
+	go func() { defer close(done); work.Run(ctx, e.logger, []work.Worker{w}, nil) }()
 	e.T.Cleanup(func() { cancel(); <-done })
 }
 

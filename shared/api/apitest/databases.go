@@ -1,7 +1,6 @@
 package apitest
 
 import (
-	"context"
 	"crypto/rand"
 	"log/slog"
 	"path/filepath"
@@ -64,7 +63,7 @@ func (e *Env) StartDatabasesWorker() {
 			Events:  webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.WebhookQueue, Now: e.Clock.Now}),
 			Timeout: time.Minute, Logger: slog.New(slog.DiscardHandler),
 		})
-		e.loop(func(ctx context.Context) { w.Run(ctx, e.DatabasesQueue) })
+		e.run(w.Work(e.DatabasesQueue))
 	})
 }
 

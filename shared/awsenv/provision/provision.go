@@ -14,6 +14,7 @@ import (
 	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/queue/sqsqueue"
 	"platformapi/shared/store/dynamostore"
+	"platformapi/shared/work"
 )
 
 // Create creates whatever named resource of e is missing: the table, the
@@ -31,16 +32,20 @@ func Create(ctx context.Context, e *awsenv.Env) error {
 		}
 	}
 	sqsc := e.SQS()
-	for q, maxReceives := range map[*awsenv.Queue]int{&e.Names.WebhookQueue: awsenv.WebhookMaxReceives, &e.Names.RunsQueue: awsenv.RunsMaxReceives, &e.Names.DatabasesQueue: awsenv.DatabasesMaxReceives,
-		&e.Names.WalletsQueue: awsenv.WalletsMaxReceives} {
+	if e.Names.Queues == nil {
+		e.Names.Queues = map[string]awsenv.Queue{}
+	}
+	for _, decl := range work.Queues {
+		q := e.Names.Queue(decl)
 		if q.URL != "" {
 			continue
 		}
-		url, err := sqsqueue.CreateQueue(ctx, sqsc, q.Name, q.Name+"-dlq", maxReceives)
+		url, err := sqsqueue.CreateQueue(ctx, sqsc, q.Name, q.Name+"-dlq", decl.MaxReceives)
 		if err != nil {
 			return err
 		}
 		q.URL = url
+		e.Names.Queues[decl.Name] = q
 	}
 	if strings.HasPrefix(e.Names.KMSKeyID, "alias/") {
 		if _, err := kmsenvelope.CreateKey(ctx, e.KMS(), e.Names.KMSKeyID); err != nil {

@@ -17,6 +17,7 @@ import (
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/awsenv/provision"
 	"platformapi/shared/awsenv/sharedconfig"
+	"platformapi/shared/work"
 )
 
 func TestCreateMakesWhatIsMissingAndIsRepeatable(t *testing.T) {
@@ -55,13 +56,11 @@ func TestCreateMakesWhatIsMissingAndIsRepeatable(t *testing.T) {
 			t.Fatalf("bucket %s: %v", b, err)
 		}
 	}
-	for _, q := range []struct {
-		awsenv.Queue
-		maxReceives int
-	}{
-		{n.WebhookQueue, awsenv.WebhookMaxReceives}, {n.RunsQueue, awsenv.RunsMaxReceives},
-		{n.DatabasesQueue, awsenv.DatabasesMaxReceives}, {n.WalletsQueue, awsenv.WalletsMaxReceives},
-	} {
+	for _, decl := range work.Queues {
+		q := struct {
+			awsenv.Queue
+			maxReceives int
+		}{n.Queue(decl), decl.MaxReceives}
 		url, err := env.QueueURL(ctx, awsenv.Queue{Name: q.Name})
 		if err != nil || url != q.URL {
 			t.Fatalf("queue %s: %q, %v; recorded %q", q.Name, url, err, q.URL)
@@ -91,7 +90,7 @@ func deleteResources(env *awsenv.Env) {
 	for _, b := range []string{n.FilesBucket, n.ArchivesBucket, n.ArtifactsBucket} {
 		_, _ = env.S3().DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &b})
 	}
-	for _, q := range []awsenv.Queue{n.WebhookQueue, n.RunsQueue, n.DatabasesQueue, n.WalletsQueue} {
+	for _, q := range n.Queues {
 		for _, name := range []string{q.Name, q.Name + "-dlq"} {
 			if url, err := env.QueueURL(ctx, awsenv.Queue{Name: name}); err == nil {
 				_, _ = env.SQS().DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &url})

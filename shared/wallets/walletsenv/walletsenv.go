@@ -18,6 +18,7 @@ import (
 	"platformapi/shared/swaps/lifi"
 	"platformapi/shared/wallets"
 	"platformapi/shared/webhooks"
+	"platformapi/shared/work"
 )
 
 // Services are the two services of a function. Each dependency is
@@ -35,7 +36,7 @@ func Services(ctx context.Context, e *lambdaedge.Env) (*wallets.Service, *swaps.
 	if e.Webhooks == nil {
 		return nil, nil, errors.New("wallets: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
 	}
-	q, err := e.Queue(ctx, e.AWS.Names.WalletsQueue)
+	q, err := e.Queue(ctx, e.AWS.Names.Queue(work.Wallets))
 	if err != nil {
 		return nil, nil, fmt.Errorf("wallets: wallets queue: %w", err)
 	}
