@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"platformapi/shared/routes"
+	"platformapi/shared/work"
 )
 
 // TestFunctionTableIsConsistent checks what CloudFormation would only
@@ -42,15 +43,18 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 			routes[r] = f.Name
 		}
 		consumes := 0
-		for _, u := range []Use{ConsumeWebhooks, ConsumeRuns, ConsumeDatabases, ConsumeWallets, ConsumeAuditStream} {
-			if f.Uses.Has(u) {
+		if f.Uses.Has(ConsumeAuditStream) {
+			consumes++
+		}
+		for _, q := range work.Queues {
+			if f.Uses.Has(Consume(q)) {
 				consumes++
 			}
 		}
 		switch {
 		case f.Worker() && (len(f.Routes()) > 0 || consumes != 1 || f.BatchSize < 1 || f.BatchSize > maxBatch(f)):
 			t.Errorf("%s: a worker consumes one queue or stream, in batches of 1-%d, and has no routes", f.Name, maxBatch(f))
-		case f.Scheduled() && (f.Worker() || len(f.Routes()) > 0 || f.Schedule%time.Minute != 0 || f.Timeout >= f.Schedule):
+		case f.Scheduled() && (f.Worker() || len(f.Routes()) > 0 || f.Schedule()%time.Minute != 0 || f.Timeout >= f.Schedule()):
 			t.Errorf("%s: a scheduled function has no routes nor queue, a rate of whole minutes and a timeout under it", f.Name)
 		case f.Scheduled():
 		case f.Subscribed() && (f.Worker() || len(f.Routes()) > 0):

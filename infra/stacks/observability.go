@@ -11,6 +11,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"platformapi/shared/emf"
+	"platformapi/shared/work"
 )
 
 // Tracing. Every function has X-Ray active tracing (see addFunction):
@@ -49,27 +50,6 @@ const (
 	kmsRequestsPerSecond = 4400
 )
 
-// queueAgeAlarms is, per work queue, the age of the oldest message past
-// which the queue is stuck: longer than a message's whole legitimate life
-// (every retry's backoff or visibility timeout, and its attempts).
-var queueAgeAlarms = []struct {
-	id    string
-	queue func(*PlatformStack) awssqs.Queue
-	age   time.Duration
-	why   string
-}{
-	{"WebhookQueueAge", func(s *PlatformStack) awssqs.Queue { return s.WebhookQueue }, 3 * time.Hour,
-		"the oldest webhook delivery is older than its whole retry schedule (about 2 h): the webhook worker is not draining the queue"},
-	{"RunsQueueAge", func(s *PlatformStack) awssqs.Queue { return s.RunsQueue }, time.Hour,
-		"the oldest run message is older than three attempts and their backoffs: the run worker is not draining the queue"},
-	{"DatabasesQueueAge", func(s *PlatformStack) awssqs.Queue { return s.DatabasesQueue }, 4 * time.Hour,
-		"the oldest database transfer is older than three attempts and their visibility timeouts: the databases worker is not draining the queue"},
-	// A waiting receipt is a new, delayed message each time, so the oldest
-	// message is at most ten receives of one step old (10 x 6 minutes).
-	{"WalletsQueueAge", func(s *PlatformStack) awssqs.Queue { return s.WalletsQueue }, 2 * time.Hour,
-		"the oldest wallet transaction step is older than ten attempts and their visibility timeouts: the wallets worker is not draining the queue"},
-}
-
 // tableOperations are the DynamoDB operations the store issues
 // (shared/store/dynamostore); an alarm's metric math sums at most ten.
 var tableOperations = []awsdynamodb.Operation{
@@ -81,9 +61,9 @@ var tableOperations = []awsdynamodb.Operation{
 // addObservability adds the alarms that need the whole stack and the
 // dashboard. Per-function alarms are made with the function (addFunction).
 func (s *PlatformStack) addObservability() {
-	for _, q := range queueAgeAlarms {
-		s.alarmAt(q.id, q.queue(s).MetricApproximateAgeOfOldestMessage(period("Maximum")), q.age.Seconds(), alarmPeriods,
-			fmt.Sprintf("Queue age: %s.", q.why))
+	for _, q := range work.Queues {
+		s.alarmAt(q.Stack+"QueueAge", s.Queues[q.Name].MetricApproximateAgeOfOldestMessage(period("Maximum")), q.MaxAge.Seconds(), alarmPeriods,
+			fmt.Sprintf("Queue age: %s.", q.Stuck))
 	}
 	s.alarmAt("ApiLatencyP99", s.API.MetricLatency(period("p99")), float64(apiLatencyP99.Milliseconds()), alarmPeriods,
 		fmt.Sprintf("The HTTP API's p99 latency stayed above %v for %d periods of 5 minutes.", apiLatencyP99, alarmPeriods))
@@ -169,13 +149,19 @@ func (s *PlatformStack) addDashboard() {
 		groupErrors = append(groupErrors, app("Errors5xx", "Sum", map[string]string{"Group": f.Name}, f.Name))
 	}
 	var ages, dlqs []awscloudwatch.IMetric
-	for _, q := range queueAgeAlarms {
-		ages = append(ages, q.queue(s).MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Label: jsii.String(q.id)}))
+	for _, q := range work.Queues {
+		ages = append(ages, s.Queues[q.Name].MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Label: jsii.String(q.Stack + "QueueAge")}))
 	}
-	for _, q := range []struct {
+	type dlqRow struct {
 		name string
 		q    awssqs.Queue
-	}{{"webhooks", s.WebhookDLQ}, {"runs", s.RunsDLQ}, {"databases", s.DatabasesDLQ}, {"wallets", s.WalletsDLQ}, {"audit rollup", s.AuditRollupDLQ}, {"audit ingest", s.AuditIngestDLQ}} {
+	}
+	var dlqRows []dlqRow
+	for _, q := range work.Queues {
+		dlqRows = append(dlqRows, dlqRow{q.Name, s.DLQs[q.Name]})
+	}
+	dlqRows = append(dlqRows, dlqRow{"audit rollup", s.AuditRollupDLQ}, dlqRow{"audit ingest", s.AuditIngestDLQ})
+	for _, q := range dlqRows {
 		dlqs = append(dlqs, q.q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Label: jsii.String(q.name)}))
 	}
 	ops := &awsdynamodb.OperationsMetricOptions{Operations: &tableOperations, Label: jsii.String("throttled requests")}

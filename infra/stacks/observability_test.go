@@ -72,8 +72,8 @@ func TestLatencyAndAgeAlarmsWatchATrendAboveWhatIsLegitimate(t *testing.T) {
 		}
 	}
 	alarmWith(t, s, "AWS/ApiGateway", "Latency", "p99", []any{map[string]any{"Name": "ApiId", "Value": map[string]any{"Ref": s.logicalID(t, s.stack.API.ApiId())}}}, 10_000, 3)
-	for q, hours := range map[*string]float64{s.stack.WebhookQueue.QueueName(): 3, s.stack.RunsQueue.QueueName(): 1, s.stack.DatabasesQueue.QueueName(): 4, s.stack.WalletsQueue.QueueName(): 2} {
-		alarmWith(t, s, "AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", []any{map[string]any{"Name": "QueueName", "Value": s.stack.Resolve(q)}}, hours*3600, 3)
+	for name, hours := range map[string]float64{"webhooks": 3, "runs": 1, "databases": 4, "wallets": 2} {
+		alarmWith(t, s, "AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", []any{map[string]any{"Name": "QueueName", "Value": s.stack.Resolve(s.stack.Queues[name].QueueName())}}, hours*3600, 3)
 	}
 }
 

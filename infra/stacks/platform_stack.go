@@ -33,18 +33,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"platformapi/shared/audit"
-)
-
-// Queue redrive limits. Webhook deliveries get several attempts because a
-// receiver being down for a while is normal; a run that failed three times
-// fails for a reason a fourth attempt will not fix. A wallet transaction's
-// step mostly fails for its chain's reasons (an RPC endpoint down or rate
-// limiting), which pass. They equal awsenv's, which the local server uses.
-const (
-	webhookMaxReceives   = 8
-	runsMaxReceives      = 3
-	databasesMaxReceives = 3
-	walletsMaxReceives   = 10
+	"platformapi/shared/awsenv"
+	"platformapi/shared/work"
 )
 
 // PlatformStackProps configure one deployment.
@@ -76,15 +66,10 @@ type PlatformStack struct {
 	// only at extra cost (data events).
 	AccessLogsBucket awss3.Bucket
 	// APIAccessLogs holds one line per HTTP API request.
-	APIAccessLogs  awslogs.LogGroup
-	WebhookQueue   awssqs.Queue
-	WebhookDLQ     awssqs.Queue
-	RunsQueue      awssqs.Queue
-	RunsDLQ        awssqs.Queue
-	DatabasesQueue awssqs.Queue
-	DatabasesDLQ   awssqs.Queue
-	WalletsQueue   awssqs.Queue
-	WalletsDLQ     awssqs.Queue
+	APIAccessLogs awslogs.LogGroup
+	// Queues and DLQs are the queues package work declares, by name.
+	Queues map[string]awssqs.Queue
+	DLQs   map[string]awssqs.Queue
 	// AuditRollupDLQ receives the stream positions of audit batches the
 	// rollup could not count after its retries.
 	AuditRollupDLQ awssqs.Queue
@@ -172,10 +157,10 @@ func (s *PlatformStack) addData() {
 	s.ArchivesBucket = s.bucket("ArchivesBucket")
 	s.ArtifactsBucket = s.bucket("ArtifactsBucket")
 
-	s.WebhookQueue, s.WebhookDLQ = s.queue("WebhookQueue", ConsumeWebhooks, webhookMaxReceives)
-	s.RunsQueue, s.RunsDLQ = s.queue("RunsQueue", ConsumeRuns, runsMaxReceives)
-	s.DatabasesQueue, s.DatabasesDLQ = s.queue("DatabasesQueue", ConsumeDatabases, databasesMaxReceives)
-	s.WalletsQueue, s.WalletsDLQ = s.queue("WalletsQueue", ConsumeWallets, walletsMaxReceives)
+	s.Queues, s.DLQs = map[string]awssqs.Queue{}, map[string]awssqs.Queue{}
+	for _, q := range work.Queues {
+		s.Queues[q.Name], s.DLQs[q.Name] = s.queue(q)
+	}
 
 	keyProps := &awskms.KeyProps{
 		Description:       jsii.String(fmt.Sprintf("platformapi %s: wraps the data keys of connection secrets and wallet keys", s.settings.Stage)),
@@ -210,14 +195,9 @@ func (s *PlatformStack) addData() {
 		RemovalPolicy: s.removal(),
 	})
 
-	s.alarm("WebhookDLQDepth", s.WebhookDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
-		"A webhook delivery exhausted its retries and waits in the dead-letter queue.")
-	s.alarm("RunsDLQDepth", s.RunsDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
-		"A durable run failed repeatedly and waits in the dead-letter queue.")
-	s.alarm("DatabasesDLQDepth", s.DatabasesDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
-		"A database transfer job failed repeatedly and waits in the dead-letter queue.")
-	s.alarm("WalletsDLQDepth", s.WalletsDLQ.MetricApproximateNumberOfMessagesVisible(period("Maximum")),
-		"A wallet transaction's step failed repeatedly and its message waits in the dead-letter queue (wallets-recheck still advances the transaction).")
+	for _, q := range work.Queues {
+		s.alarm(q.Stack+"DLQDepth", s.DLQs[q.Name].MetricApproximateNumberOfMessagesVisible(period("Maximum")), q.DeadLettered)
+	}
 	s.AuditRollupDLQ = awssqs.NewQueue(s.Stack, jsii.String("AuditRollupDLQ"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
@@ -276,15 +256,17 @@ func privateBucket(removal awscdk.RemovalPolicy) *awss3.BucketProps {
 	}
 }
 
-// queue makes a work queue and its dead-letter queue. The visibility timeout
-// is six times the consumer's timeout, as Lambda recommends, so a message
-// is never handed out twice while a retried invocation still holds it.
-func (s *PlatformStack) queue(id string, consumer Use, maxReceives int) (awssqs.Queue, awssqs.Queue) {
-	timeout := consumerTimeout(consumer)
+// queue makes declared work queue q and its dead-letter queue. The
+// visibility timeout is six times the consumer's timeout, as Lambda
+// recommends, so a message is never handed out twice while a retried
+// invocation still holds it.
+func (s *PlatformStack) queue(decl work.Queue) (awssqs.Queue, awssqs.Queue) {
+	timeout := consumerTimeout(decl)
 	if timeout == 0 {
-		panic(fmt.Sprintf("stacks: no function consumes %s; remove the queue or add its worker", id))
+		panic(fmt.Sprintf("stacks: function %s does not consume queue %s; remove the queue or add its worker", decl.Consumer, decl.Name))
 	}
-	dlq := awssqs.NewQueue(s.Stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{
+	id := decl.Stack + "Queue"
+	dlq := awssqs.NewQueue(s.Stack, jsii.String(decl.Stack+"DLQ"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)), // the maximum: time to investigate
@@ -293,7 +275,7 @@ func (s *PlatformStack) queue(id string, consumer Use, maxReceives int) (awssqs.
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
 		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(6 * timeout.Seconds())),
-		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(float64(maxReceives))},
+		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(float64(decl.MaxReceives))},
 	})
 	return q, dlq
 }
@@ -341,7 +323,7 @@ type wiring struct {
 
 func (s *PlatformStack) wirings() []wiring {
 	x := s.settings.X402
-	return []wiring{
+	return append([]wiring{
 		{UseTable, map[string]*string{"TABLE_NAME": s.Table.TableName()},
 			func(_ Function, fn awslambda.Function) { s.Table.GrantReadWriteData(fn) }},
 		{UseFiles, map[string]*string{"FILES_BUCKET": s.FilesBucket.BucketName()},
@@ -363,29 +345,27 @@ func (s *PlatformStack) wirings() []wiring {
 			"X402_FACILITATOR_URL": &x.FacilitatorURL,
 			"X402_RPC_URL":         &x.RPCURL,
 		}, nil},
-		{SendWebhooks, map[string]*string{"WEBHOOK_QUEUE_URL": s.WebhookQueue.QueueUrl()},
-			func(_ Function, fn awslambda.Function) { s.WebhookQueue.GrantSendMessages(fn) }},
-		{SendRuns, map[string]*string{"RUNS_QUEUE_URL": s.RunsQueue.QueueUrl()},
-			func(_ Function, fn awslambda.Function) { s.RunsQueue.GrantSendMessages(fn) }},
-		{ConsumeWebhooks, map[string]*string{"WEBHOOK_QUEUE_URL": s.WebhookQueue.QueueUrl()},
-			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.WebhookQueue) }},
-		{ConsumeRuns, map[string]*string{"RUNS_QUEUE_URL": s.RunsQueue.QueueUrl()},
-			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.RunsQueue) }},
 		{UseArchiveSecret, map[string]*string{"ARCHIVE_SIGNING_SECRET_ARN": s.ArchiveSecret.SecretArn()},
 			func(_ Function, fn awslambda.Function) { s.ArchiveSecret.GrantRead(fn, nil) }},
-		{SendDatabases, map[string]*string{"DATABASES_QUEUE_URL": s.DatabasesQueue.QueueUrl()},
-			func(_ Function, fn awslambda.Function) { s.DatabasesQueue.GrantSendMessages(fn) }},
-		{ConsumeDatabases, map[string]*string{"DATABASES_QUEUE_URL": s.DatabasesQueue.QueueUrl()},
-			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.DatabasesQueue) }},
-		{SendWallets, map[string]*string{"WALLETS_QUEUE_URL": s.WalletsQueue.QueueUrl()},
-			func(_ Function, fn awslambda.Function) { s.WalletsQueue.GrantSendMessages(fn) }},
-		{ConsumeWallets, map[string]*string{"WALLETS_QUEUE_URL": s.WalletsQueue.QueueUrl()},
-			func(f Function, fn awslambda.Function) { s.consume(f, fn, s.WalletsQueue) }},
 		{UseChains, s.rpcEnv(), nil},
 		{UseLiFi, map[string]*string{"LIFI_BASE_URL": &s.settings.LiFi.BaseURL, "LIFI_API_KEY": &s.settings.LiFi.APIKey}, nil},
 		{ConsumeAuditStream, nil, s.consumeAuditStream},
 		{IngestAuditLogs, nil, s.ingestAuditLogs},
+	}, s.queueWirings()...)
+}
+
+// queueWirings are the two bits of each declared queue: sending to it, and
+// being triggered by it.
+func (s *PlatformStack) queueWirings() []wiring {
+	var out []wiring
+	for _, decl := range work.Queues {
+		q := s.Queues[decl.Name]
+		env := map[string]*string{awsenv.QueueURLEnv(decl): q.QueueUrl()}
+		out = append(out,
+			wiring{Send(decl), env, func(_ Function, fn awslambda.Function) { q.GrantSendMessages(fn) }},
+			wiring{Consume(decl), env, func(f Function, fn awslambda.Function) { s.consume(f, fn, q) }})
 	}
+	return out
 }
 
 // rpcEnv is RPC_URL_<chainId> per configured chain, the names
@@ -554,8 +534,8 @@ func (s *PlatformStack) schedule(f Function, fn awslambda.Function) {
 		return
 	}
 	awsevents.NewRule(s.Stack, jsii.String(f.Name+"-schedule"), &awsevents.RuleProps{
-		Description: jsii.String(fmt.Sprintf("platformapi %s: run %s every %v", s.settings.Stage, f.Name, f.Schedule)),
-		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(f.Schedule.Minutes()))),
+		Description: jsii.String(fmt.Sprintf("platformapi %s: run %s every %v", s.settings.Stage, f.Name, f.Schedule())),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(f.Schedule().Minutes()))),
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
 	})
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"platformapi/shared/audit"
-	"platformapi/shared/awsenv"
+	"platformapi/shared/work"
 )
 
 // TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies proves nothing
@@ -163,29 +163,19 @@ func TestEveryBucketPolicyRefusesRequestsWithoutTLS(t *testing.T) {
 
 func TestWorkQueuesRedriveToTheirDeadLetterQueues(t *testing.T) {
 	s := defaults(t)
-	for _, q := range []struct {
-		name        string
-		queue, dlq  *string
-		consumer    Use
-		maxReceives int
-	}{
-		{"webhook", s.stack.WebhookQueue.QueueName(), s.stack.WebhookDLQ.QueueName(), ConsumeWebhooks, webhookMaxReceives},
-		{"runs", s.stack.RunsQueue.QueueName(), s.stack.RunsDLQ.QueueName(), ConsumeRuns, runsMaxReceives},
-		{"databases", s.stack.DatabasesQueue.QueueName(), s.stack.DatabasesDLQ.QueueName(), ConsumeDatabases, databasesMaxReceives},
-		{"wallets", s.stack.WalletsQueue.QueueName(), s.stack.WalletsDLQ.QueueName(), ConsumeWallets, walletsMaxReceives},
-	} {
-		queue, dlq := s.logicalID(t, q.queue), s.logicalID(t, q.dlq)
+	for _, q := range work.Queues {
+		queue, dlq := s.logicalID(t, s.stack.Queues[q.Name].QueueName()), s.logicalID(t, s.stack.DLQs[q.Name].QueueName())
 		p := s.resources[queue].Properties
 		redrive, _ := p["RedrivePolicy"].(map[string]any)
-		if !refersTo(redrive["deadLetterTargetArn"], dlq) || redrive["maxReceiveCount"] != float64(q.maxReceives) {
-			t.Errorf("%s queue: redrive %v, want %s after %d receives", q.name, redrive, dlq, q.maxReceives)
+		if !refersTo(redrive["deadLetterTargetArn"], dlq) || redrive["maxReceiveCount"] != float64(q.MaxReceives) {
+			t.Errorf("%s queue: redrive %v, want %s after %d receives", q.Name, redrive, dlq, q.MaxReceives)
 		}
-		if vis, _ := p["VisibilityTimeout"].(float64); vis < 6*consumerTimeout(q.consumer).Seconds() {
-			t.Errorf("%s queue: visibility timeout %vs, want at least 6x its consumer's %v", q.name, vis, consumerTimeout(q.consumer))
+		if vis, _ := p["VisibilityTimeout"].(float64); vis < 6*consumerTimeout(q).Seconds() {
+			t.Errorf("%s queue: visibility timeout %vs, want at least 6x its consumer's %v", q.Name, vis, consumerTimeout(q))
 		}
 		d := s.resources[dlq].Properties
 		if d["RedrivePolicy"] != nil || d["MessageRetentionPeriod"] != float64(14*24*3600) {
-			t.Errorf("%s DLQ: %v, want no redrive and 14 days retention", q.name, d)
+			t.Errorf("%s DLQ: %v, want no redrive and 14 days retention", q.Name, d)
 		}
 	}
 	must(t, func() {
@@ -195,8 +185,10 @@ func TestWorkQueuesRedriveToTheirDeadLetterQueues(t *testing.T) {
 
 func TestWorkersReportBatchItemFailures(t *testing.T) {
 	s := defaults(t)
-	queues := map[Use]*string{ConsumeWebhooks: s.stack.WebhookQueue.QueueName(), ConsumeRuns: s.stack.RunsQueue.QueueName(),
-		ConsumeDatabases: s.stack.DatabasesQueue.QueueName(), ConsumeWallets: s.stack.WalletsQueue.QueueName()}
+	queues := map[Use]*string{}
+	for _, q := range work.Queues {
+		queues[Consume(q)] = s.stack.Queues[q.Name].QueueName()
+	}
 	for _, f := range Functions {
 		if !f.Worker() {
 			continue
@@ -235,11 +227,11 @@ func TestScheduledFunctionsRunAtTheirRate(t *testing.T) {
 		}
 		n++
 		fn := s.logicalID(t, s.stack.Functions[f.Name].FunctionName())
-		rate := fmt.Sprintf("rate(%d minutes)", int(f.Schedule.Minutes()))
-		if f.Schedule.Minutes() == 1 {
+		rate := fmt.Sprintf("rate(%d minutes)", int(f.Schedule().Minutes()))
+		if f.Schedule().Minutes() == 1 {
 			rate = "rate(1 minute)"
 		}
-		if f.Schedule.Minutes() == 60 {
+		if f.Schedule().Minutes() == 60 {
 			rate = "rate(1 hour)"
 		}
 		must(t, func() {
@@ -350,13 +342,13 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 		"FILES_BUCKET":               st.FilesBucket.BucketName(),
 		"ARCHIVES_BUCKET":            st.ArchivesBucket.BucketName(),
 		"ARTIFACTS_BUCKET":           st.ArtifactsBucket.BucketName(),
-		"WEBHOOK_QUEUE_URL":          st.WebhookQueue.QueueName(),
-		"RUNS_QUEUE_URL":             st.RunsQueue.QueueName(),
+		"WEBHOOK_QUEUE_URL":          st.Queues["webhooks"].QueueName(),
+		"RUNS_QUEUE_URL":             st.Queues["runs"].QueueName(),
 		"KMS_KEY_ID":                 st.EnvelopeKey.KeyId(),
 		"CREDIT_TOKEN_SECRET_ARN":    st.CreditTokenSecret.SecretArn(),
 		"ARCHIVE_SIGNING_SECRET_ARN": st.ArchiveSecret.SecretArn(),
-		"DATABASES_QUEUE_URL":        st.DatabasesQueue.QueueName(),
-		"WALLETS_QUEUE_URL":          st.WalletsQueue.QueueName(),
+		"DATABASES_QUEUE_URL":        st.Queues["databases"].QueueName(),
+		"WALLETS_QUEUE_URL":          st.Queues["wallets"].QueueName(),
 	}
 	literal := map[string]any{
 		"STAGE": "dev", "LOG_LEVEL": "info",
@@ -429,23 +421,23 @@ func TestFunctionsMayTouchOnlyWhatTheyUse(t *testing.T) {
 	s := defaults(t)
 	st := s.stack
 	named := map[string]string{ // logical id → name used in wantAccess
-		s.logicalID(t, st.Table.TableName()):             "Table",
-		s.logicalID(t, st.FilesBucket.BucketName()):      "FilesBucket",
-		s.logicalID(t, st.ArchivesBucket.BucketName()):   "ArchivesBucket",
-		s.logicalID(t, st.ArtifactsBucket.BucketName()):  "ArtifactsBucket",
-		s.logicalID(t, st.WebhookQueue.QueueName()):      "WebhookQueue",
-		s.logicalID(t, st.RunsQueue.QueueName()):         "RunsQueue",
-		s.logicalID(t, st.WebhookDLQ.QueueName()):        "WebhookDLQ",
-		s.logicalID(t, st.RunsDLQ.QueueName()):           "RunsDLQ",
-		s.logicalID(t, st.AuditRollupDLQ.QueueName()):    "AuditRollupDLQ",
-		s.logicalID(t, st.AuditIngestDLQ.QueueName()):    "AuditIngestDLQ",
-		s.logicalID(t, st.EnvelopeKey.KeyId()):           "EnvelopeKey",
-		s.logicalID(t, st.CreditTokenSecret.SecretArn()): "CreditTokenSeed",
-		s.logicalID(t, st.ArchiveSecret.SecretArn()):     "ArchiveSigningSeed",
-		s.logicalID(t, st.DatabasesQueue.QueueName()):    "DatabasesQueue",
-		s.logicalID(t, st.DatabasesDLQ.QueueName()):      "DatabasesDLQ",
-		s.logicalID(t, st.WalletsQueue.QueueName()):      "WalletsQueue",
-		s.logicalID(t, st.WalletsDLQ.QueueName()):        "WalletsDLQ",
+		s.logicalID(t, st.Table.TableName()):               "Table",
+		s.logicalID(t, st.FilesBucket.BucketName()):        "FilesBucket",
+		s.logicalID(t, st.ArchivesBucket.BucketName()):     "ArchivesBucket",
+		s.logicalID(t, st.ArtifactsBucket.BucketName()):    "ArtifactsBucket",
+		s.logicalID(t, st.Queues["webhooks"].QueueName()):  "WebhookQueue",
+		s.logicalID(t, st.Queues["runs"].QueueName()):      "RunsQueue",
+		s.logicalID(t, st.DLQs["webhooks"].QueueName()):    "WebhookDLQ",
+		s.logicalID(t, st.DLQs["runs"].QueueName()):        "RunsDLQ",
+		s.logicalID(t, st.AuditRollupDLQ.QueueName()):      "AuditRollupDLQ",
+		s.logicalID(t, st.AuditIngestDLQ.QueueName()):      "AuditIngestDLQ",
+		s.logicalID(t, st.EnvelopeKey.KeyId()):             "EnvelopeKey",
+		s.logicalID(t, st.CreditTokenSecret.SecretArn()):   "CreditTokenSeed",
+		s.logicalID(t, st.ArchiveSecret.SecretArn()):       "ArchiveSigningSeed",
+		s.logicalID(t, st.Queues["databases"].QueueName()): "DatabasesQueue",
+		s.logicalID(t, st.DLQs["databases"].QueueName()):   "DatabasesDLQ",
+		s.logicalID(t, st.Queues["wallets"].QueueName()):   "WalletsQueue",
+		s.logicalID(t, st.DLQs["wallets"].QueueName()):     "WalletsDLQ",
 	}
 	for _, f := range Functions {
 		fn := st.Functions[f.Name]
@@ -627,8 +619,8 @@ func TestAlarmsWatchDeadLettersFunctionsAndTheAPI(t *testing.T) {
 			})
 		})
 	}
-	for _, dlq := range []*string{s.stack.WebhookDLQ.QueueName(), s.stack.RunsDLQ.QueueName(), s.stack.DatabasesDLQ.QueueName(), s.stack.WalletsDLQ.QueueName()} {
-		alarm("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", "QueueName", s.stack.Resolve(dlq))
+	for _, dlq := range s.stack.DLQs {
+		alarm("AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", "QueueName", s.stack.Resolve(dlq.QueueName()))
 	}
 	for _, f := range Functions {
 		fn := map[string]any{"Ref": s.logicalID(t, s.stack.Functions[f.Name].FunctionName())}
@@ -840,23 +832,4 @@ func TestEveryHTTPFunctionShipsItsAuditEventsToTheIngest(t *testing.T) {
 			"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{dlq, "QueueName"}}}},
 		})
 	})
-}
-
-// TestRedriveLimitsMatchTheLocalQueues: the local server and LocalStack
-// get their queues from provision.Create, and the workers count
-// their attempts against those numbers; a deployment must redrive alike.
-func TestRedriveLimitsMatchTheLocalQueues(t *testing.T) {
-	for _, q := range []struct {
-		name         string
-		stack, local int
-	}{
-		{"webhooks", webhookMaxReceives, awsenv.WebhookMaxReceives},
-		{"runs", runsMaxReceives, awsenv.RunsMaxReceives},
-		{"databases", databasesMaxReceives, awsenv.DatabasesMaxReceives},
-		{"wallets", walletsMaxReceives, awsenv.WalletsMaxReceives},
-	} {
-		if q.stack != q.local {
-			t.Errorf("%s queue: the stack redrives after %d receives, awsenv after %d", q.name, q.stack, q.local)
-		}
-	}
 }

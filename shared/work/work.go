@@ -34,6 +34,14 @@ type Queue struct {
 	// Consumer is the Lambda function the queue triggers; the queue's
 	// visibility timeout on AWS is six times that function's timeout.
 	Consumer string
+	// MaxAge is the age of the oldest message past which the queue is
+	// stuck: longer than a message's whole legitimate life (every retry's
+	// backoff or visibility timeout, and its attempts). Stuck says why, and
+	// DeadLettered what a message in the dead-letter queue means: the
+	// alarms' descriptions.
+	MaxAge       time.Duration
+	Stuck        string
+	DeadLettered string
 }
 
 // The queues. Webhook deliveries get several attempts because a receiver
@@ -43,10 +51,20 @@ type Queue struct {
 // endpoint down or rate limiting), which pass, and the transaction's own
 // state, not the receive count, decides whether it is broadcast again.
 var (
-	Webhooks  = Queue{Name: "webhooks", Env: "WEBHOOK", Stack: "Webhook", MaxReceives: 8, Consumer: "webhook-worker"}
-	Runs      = Queue{Name: "runs", Env: "RUNS", Stack: "Runs", MaxReceives: 3, Consumer: "run-worker"}
-	Databases = Queue{Name: "databases", Env: "DATABASES", Stack: "Databases", MaxReceives: 3, Consumer: "databases-worker"}
-	Wallets   = Queue{Name: "wallets", Env: "WALLETS", Stack: "Wallets", MaxReceives: 10, Consumer: "wallets-worker"}
+	Webhooks = Queue{Name: "webhooks", Env: "WEBHOOK", Stack: "Webhook", MaxReceives: 8, Consumer: "webhook-worker",
+		MaxAge: 3 * time.Hour, Stuck: "the oldest webhook delivery is older than its whole retry schedule (about 2 h): the webhook worker is not draining the queue",
+		DeadLettered: "A webhook delivery exhausted its retries and waits in the dead-letter queue."}
+	Runs = Queue{Name: "runs", Env: "RUNS", Stack: "Runs", MaxReceives: 3, Consumer: "run-worker",
+		MaxAge: time.Hour, Stuck: "the oldest run message is older than three attempts and their backoffs: the run worker is not draining the queue",
+		DeadLettered: "A durable run failed repeatedly and waits in the dead-letter queue."}
+	Databases = Queue{Name: "databases", Env: "DATABASES", Stack: "Databases", MaxReceives: 3, Consumer: "databases-worker",
+		MaxAge: 4 * time.Hour, Stuck: "the oldest database transfer is older than three attempts and their visibility timeouts: the databases worker is not draining the queue",
+		DeadLettered: "A database transfer job failed repeatedly and waits in the dead-letter queue."}
+	// A waiting receipt is a new, delayed message each time, so the oldest
+	// message is at most ten receives of one step old (10 x 6 minutes).
+	Wallets = Queue{Name: "wallets", Env: "WALLETS", Stack: "Wallets", MaxReceives: 10, Consumer: "wallets-worker",
+		MaxAge: 2 * time.Hour, Stuck: "the oldest wallet transaction step is older than ten attempts and their visibility timeouts: the wallets worker is not draining the queue",
+		DeadLettered: "A wallet transaction's step failed repeatedly and its message waits in the dead-letter queue (wallets-recheck still advances the transaction)."}
 )
 
 // Queues are every queue, in the order infra creates them.

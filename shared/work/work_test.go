@@ -1,0 +1,140 @@
+package work_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"platformapi/shared/queue"
+	"platformapi/shared/queue/memqueue"
+	"platformapi/shared/work"
+)
+
+// Each queue's name, variables and stack ids are its own, and it has a
+// consumer and a redrive limit: infra, awsenv and the embedded backend key
+// everything by them.
+func TestEveryQueueIsDeclaredOnceWithItsConsumerAndRedriveLimit(t *testing.T) {
+	seen := map[string]string{}
+	for _, q := range work.Queues {
+		for _, key := range []string{"name " + q.Name, "env " + q.Env, "stack " + q.Stack} {
+			if other, dup := seen[key]; dup {
+				t.Errorf("queues %s and %s share %s", other, q.Name, key)
+			}
+			seen[key] = q.Name
+		}
+		if q.Name == "" || q.Env == "" || q.Stack == "" || q.Consumer == "" || q.MaxReceives < 1 || q.MaxAge <= 0 || q.Stuck == "" || q.DeadLettered == "" {
+			t.Errorf("queue %+v: every field is required", q)
+		}
+	}
+}
+
+// A schedule runs at a whole number of minutes on AWS (an EventBridge
+// rate), locally never less often, and each function has one.
+func TestEverySchedulePassRunsAtAWholeMinuteRate(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range work.Schedules {
+		if seen[s.Function] {
+			t.Errorf("%s has two schedules", s.Function)
+		}
+		seen[s.Function] = true
+		if s.Every < time.Minute || s.Every%time.Minute != 0 || s.LocalEvery() <= 0 || s.LocalEvery() > s.Every {
+			t.Errorf("%s: every %v on AWS, %v locally", s.Function, s.Every, s.LocalEvery())
+		}
+		if got, ok := work.ScheduleOf(s.Function); !ok || got != s {
+			t.Errorf("ScheduleOf(%s) = %+v, %v", s.Function, got, ok)
+		}
+	}
+	if _, ok := work.ScheduleOf("keys"); ok {
+		t.Error("an HTTP function has a schedule")
+	}
+}
+
+// A pass runs at once (a restarted process catches up before its first
+// tick), then again each tick; a failing pass is logged and tried again.
+func TestAPassRunsAtStartAndAgainAfterAFailure(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	var mu sync.Mutex
+	calls := 0
+	third := make(chan struct{})
+	pass := work.Pass{Name: "sweeper", Every: time.Millisecond, Run: func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls == 3 {
+			close(third)
+		}
+		if calls == 1 {
+			return errors.New("storage unavailable")
+		}
+		return nil
+	}}
+	done := make(chan struct{})
+	go func() { defer close(done); work.Run(ctx, slog.New(slog.NewJSONHandler(&logs, nil)), nil, []work.Pass{pass}) }()
+	<-third
+	cancel()
+	<-done
+	if out := logs.String(); !strings.Contains(out, `"worker":"sweeper"`) || !strings.Contains(out, "storage unavailable") {
+		t.Fatalf("the failed pass was not logged with its name: %s", out)
+	}
+}
+
+// Run returns only once each worker has finished the batch it holds, and
+// deletes what the worker handled: a stopping process leaves no work half
+// recorded, and loses none.
+func TestRunFinishesTheBatchItHoldsBeforeItReturns(t *testing.T) {
+	q := memqueue.New()
+	defer q.Close()
+	if err := q.Send(context.Background(), queue.Message{Body: []byte("one")}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	received, finished := make(chan struct{}), make(chan struct{})
+	w := work.Worker{Name: "w", Queue: q, Batch: 1, Visibility: time.Hour, Handle: func(hctx context.Context, ms []queue.Received) []string {
+		close(received)
+		<-ctx.Done() // the process is stopping while the message is handled
+		if hctx.Err() != nil {
+			t.Error("the batch's context was cancelled with the process's")
+		}
+		close(finished)
+		return nil
+	}}
+	// A worker without a queue (a deployment that has none) is skipped.
+	idle := work.Worker{Name: "idle", Handle: func(context.Context, []queue.Received) []string { t.Error("a worker without a queue ran"); return nil }}
+	done := make(chan struct{})
+	go func() { defer close(done); work.Run(ctx, slog.New(slog.DiscardHandler), []work.Worker{idle, w}, nil) }()
+	<-received
+	cancel()
+	<-done
+	select {
+	case <-finished:
+	default:
+		t.Fatal("Run returned before the worker finished its batch")
+	}
+	left, err := q.Receive(context.Background(), 10, time.Hour, 0)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("the handled message is still queued: %v %v", left, err)
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
