@@ -45,7 +45,7 @@ func TestSQSRunEventsExecuteTheRunOnceThroughTheLambdaHandler(t *testing.T) {
 				// A duplicate handled while its twin runs may be left in the
 				// queue (reported as failed, to come back and be dropped); the
 				// run itself executes once either way.
-				resp, err := lambdaedge.QueueHandler(h.worker)(h.ctx, ev)
+				resp, err := lambdaedge.QueueHandler(h.worker.HandleBatch)(h.ctx, ev)
 				if err != nil || len(resp.BatchItemFailures) > tc.records-1 {
 					t.Fatalf("response %+v, %v", resp, err)
 				}

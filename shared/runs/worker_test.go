@@ -355,7 +355,7 @@ func TestEveryAttemptOutcomeIsAMetricLine(t *testing.T) {
 		want   map[string]int64 // ChargedCredits: -1 stands for the run's charge
 	}{
 		"retried then succeeded": {[]error{unavailable}, map[string]int64{"RunRetries": 1, "RunsSucceeded": 1, "ChargedCredits": -1}},
-		"failed after retries":   {[]error{unavailable, unavailable, unavailable}, map[string]int64{"RunRetries": runs.DefaultMaxAttempts - 1, "RunsFailed": 1}},
+		"failed after retries":   {[]error{unavailable, unavailable, unavailable}, map[string]int64{"RunRetries": int64(runs.DefaultMaxAttempts - 1), "RunsFailed": 1}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			eachBackend(t, func(t *testing.T, h *harness) {

@@ -75,7 +75,10 @@ func TestAPassRunsAtStartAndAgainAfterAFailure(t *testing.T) {
 		return nil
 	}}
 	done := make(chan struct{})
-	go func() { defer close(done); work.Run(ctx, slog.New(slog.NewJSONHandler(&logs, nil)), nil, []work.Pass{pass}) }()
+	go func() {
+		defer close(done)
+		work.Run(ctx, slog.New(slog.NewJSONHandler(&logs, nil)), nil, []work.Pass{pass})
+	}()
 	<-third
 	cancel()
 	<-done
