@@ -10,7 +10,7 @@ import (
 )
 
 func main() {
-	httpedge.Serve("approvals", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
-		return func(k *api.Kernel) { approvalsapi.Register(k, approvalsapi.Deps{Store: e.Kernel.Store}) }, nil
+	httpedge.Serve("approvals", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
+		return func(k *api.Kernel) error { return approvalsapi.Register(k, approvalsapi.Deps{Store: e.Kernel.Store}) }, nil
 	})
 }

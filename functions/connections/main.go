@@ -12,8 +12,8 @@ import (
 )
 
 func main() {
-	httpedge.Serve("connections", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("connections", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		d := connectionsapi.Deps{Store: e.Kernel.Store, Sealer: e.Kernel.Sealer}
-		return func(k *api.Kernel) { connectionsapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return connectionsapi.Register(k, d) }, nil
 	})
 }

@@ -13,12 +13,12 @@ import (
 )
 
 func main() {
-	httpedge.Serve("credits", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("credits", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		cfg, fac, err := topup.FromEnv(false, e.Kernel.Store)
 		if err != nil {
 			return nil, err
 		}
 		d := creditsapi.Deps{Store: e.Kernel.Store, TopUp: cfg, Facilitator: fac}
-		return func(k *api.Kernel) { creditsapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return creditsapi.Register(k, d) }, nil
 	})
 }

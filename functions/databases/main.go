@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	httpedge.Serve("databases", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("databases", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		svc, err := dbsetup.Service(ctx, e.AWS, e.Kernel.Store, "/tmp")
 		if err != nil {
 			return nil, err
@@ -24,6 +24,6 @@ func main() {
 			return nil, err
 		}
 		d := databasesapi.Deps{Store: e.Kernel.Store, Databases: svc, Queue: q}
-		return func(k *api.Kernel) { databasesapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return databasesapi.Register(k, d) }, nil
 	})
 }

@@ -12,12 +12,12 @@ import (
 )
 
 func main() {
-	httpedge.Serve("files", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("files", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		quota, err := filesapi.QuotaFromEnv()
 		if err != nil {
 			return nil, err
 		}
 		d := filesapi.Deps{Store: e.Kernel.Store, Bucket: s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket), Quota: quota}
-		return func(k *api.Kernel) { filesapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return filesapi.Register(k, d) }, nil
 	})
 }

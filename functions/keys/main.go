@@ -15,7 +15,7 @@ import (
 )
 
 func main() {
-	httpedge.Serve("keys", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("keys", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		arn := os.Getenv("CREDIT_TOKEN_SECRET_ARN")
 		if arn == "" {
 			return nil, errors.New("keys: CREDIT_TOKEN_SECRET_ARN is not set")
@@ -27,6 +27,6 @@ func main() {
 		if e.Kernel.CreditTokens, err = credittoken.NewSigner(seed); err != nil {
 			return nil, err
 		}
-		return func(k *api.Kernel) { keysapi.Register(k, keysapi.Deps{Store: e.Kernel.Store}) }, nil
+		return func(k *api.Kernel) error { return keysapi.Register(k, keysapi.Deps{Store: e.Kernel.Store}) }, nil
 	})
 }

@@ -13,8 +13,8 @@ import (
 )
 
 func main() {
-	httpedge.Serve("mcp", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("mcp", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		d := servicesapi.DeployedDeps(e.Kernel.Store, e.Kernel.Sealer)
-		return func(k *api.Kernel) { mcpapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return mcpapi.Register(k, d) }, nil
 	})
 }

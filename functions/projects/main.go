@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/projectsapi"
@@ -11,10 +12,9 @@ import (
 )
 
 func main() {
-	httpedge.Serve("projects", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
-		return func(k *api.Kernel) {
-			projectsapi.Register(k, projectsapi.Deps{Store: e.Kernel.Store})
-			usageapi.Register(k, usageapi.Deps{Store: e.Kernel.Store})
+	httpedge.Serve("projects", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
+		return func(k *api.Kernel) error {
+			return errors.Join(projectsapi.Register(k, projectsapi.Deps{Store: e.Kernel.Store}), usageapi.Register(k, usageapi.Deps{Store: e.Kernel.Store}))
 		}, nil
 	})
 }

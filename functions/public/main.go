@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	httpedge.Serve("public", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("public", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		d := publicapi.Deps{Backend: "aws"}
 		// /health publishes the database archive key when the function is
 		// granted its secret (one read at cold start).
@@ -25,6 +25,6 @@ func main() {
 			}
 			d.ArchivePublicKey = signer.PublicKey()
 		}
-		return func(k *api.Kernel) { publicapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return publicapi.Register(k, d) }, nil
 	})
 }

@@ -15,13 +15,13 @@ import (
 )
 
 func main() {
-	httpedge.Serve("runs", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("runs", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		q, err := e.Queue(ctx, e.AWS.Names.Queue(work.Runs))
 		if err != nil {
 			return nil, err
 		}
 		st := e.Kernel.Store
 		d := runsapi.Deps{Store: st, Queue: q, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket), Services: superbrain.Router(st, time.Now)}
-		return func(k *api.Kernel) { runsapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return runsapi.Register(k, d) }, nil
 	})
 }

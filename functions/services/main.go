@@ -12,8 +12,8 @@ import (
 )
 
 func main() {
-	httpedge.Serve("services", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("services", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		d := servicesapi.DeployedDeps(e.Kernel.Store, e.Kernel.Sealer)
-		return func(k *api.Kernel) { servicesapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return servicesapi.Register(k, d) }, nil
 	})
 }

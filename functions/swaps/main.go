@@ -15,12 +15,12 @@ import (
 )
 
 func main() {
-	httpedge.Serve("swaps", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("swaps", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		_, sw, err := walletsenv.Services(ctx, e.Env)
 		if err != nil {
 			return nil, err
 		}
 		d := swapsapi.Deps{Service: sw}
-		return func(k *api.Kernel) { swapsapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return swapsapi.Register(k, d) }, nil
 	})
 }

@@ -15,13 +15,13 @@ import (
 )
 
 func main() {
-	httpedge.Serve("trading", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("trading", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		venue, err := tradingenv.Config(os.Getenv)
 		if err != nil {
 			return nil, err
 		}
 		venue.Logger = e.Logger
 		d := tradingapi.Deps{Store: e.Kernel.Store, Trading: venue}
-		return func(k *api.Kernel) { tradingapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return tradingapi.Register(k, d) }, nil
 	})
 }

@@ -15,12 +15,12 @@ import (
 )
 
 func main() {
-	httpedge.Serve("wallets", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("wallets", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		ws, _, err := walletsenv.Services(ctx, e.Env)
 		if err != nil {
 			return nil, err
 		}
 		d := walletsapi.Deps{Service: ws}
-		return func(k *api.Kernel) { walletsapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return walletsapi.Register(k, d) }, nil
 	})
 }

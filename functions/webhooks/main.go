@@ -12,11 +12,11 @@ import (
 )
 
 func main() {
-	httpedge.Serve("webhooks", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel), error) {
+	httpedge.Serve("webhooks", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
 		d := webhooksapi.Deps{
 			Store: e.Kernel.Store, Sealer: e.Kernel.Sealer, Queue: e.Webhooks,
 			AllowPrivate: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
 		}
-		return func(k *api.Kernel) { webhooksapi.Register(k, d) }, nil
+		return func(k *api.Kernel) error { return webhooksapi.Register(k, d) }, nil
 	})
 }

@@ -277,7 +277,11 @@ func documentOf(t *testing.T) (map[string]any, *huma.OpenAPI) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	return doc, platform.New(api.Config{}, platform.Deps{}).OpenAPI()
+	k, err := platform.New(api.Config{}, platform.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, k.OpenAPI()
 }
 
 // TestListsAreNeverNullable: the server writes every list as [] when

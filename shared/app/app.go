@@ -281,7 +281,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 	if r.Audit != nil {
 		rec = r.Audit
 	}
-	return platform.New(api.Config{
+	k, err := platform.New(api.Config{
 		Store: r.Store, LocalLimits: r.Config.Backend == "embedded", CreditTokens: r.Signer, Logger: logger, Groups: groups,
 		RequestTimeout: r.Config.requestTimeout(), Audit: rec,
 	}, platform.Deps{
@@ -294,5 +294,9 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
 		Trading:              venue,
 		Networks:             r.Networks, WalletsQueue: r.Queue(work.Wallets), SwapRouter: swapRouter(),
-	}), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
 }

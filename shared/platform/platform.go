@@ -93,7 +93,7 @@ func Wallets(cfg api.Config, d Deps) (*wallets.Service, *swaps.Service) {
 
 // New builds the kernel with every group registered. Webhook events are
 // published to d.WebhookQueue unless cfg names another publisher.
-func New(cfg api.Config, d Deps) *api.Kernel {
+func New(cfg api.Config, d Deps) (*api.Kernel, error) {
 	if cfg.Events == nil && d.WebhookQueue != nil {
 		cfg.Events = webhooks.NewRepo(webhooks.Config{Store: cfg.Store, Sealer: d.Sealer, Queue: d.WebhookQueue, Now: cfg.Now})
 	}
@@ -101,29 +101,60 @@ func New(cfg api.Config, d Deps) *api.Kernel {
 		cfg.Sealer = d.Sealer
 	}
 	k := api.New(cfg)
+	for _, register := range groups(cfg, d) {
+		if err := register(k); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+// groups are the registrations of every group, on d.
+func groups(cfg api.Config, d Deps) []func(*api.Kernel) error {
 	st := cfg.Store
-	publicapi.Register(k, publicapi.Deps{Backend: d.Backend, ArchivePublicKey: d.ArchivePublicKey})
-	keysapi.Register(k, keysapi.Deps{Store: st})
 	sd := servicesapi.Deps{Store: st, Services: d.Services, Schemas: d.Schemas, MCPAllowedOrigins: d.MCPAllowedOrigins, Sealer: d.Sealer}
-	servicesapi.Register(k, sd)
-	mcpapi.Register(k, sd)
-	creditsapi.Register(k, creditsapi.Deps{Store: st, TopUp: d.TopUp, Facilitator: d.Facilitator})
-	projectsapi.Register(k, projectsapi.Deps{Store: st})
-	approvalsapi.Register(k, approvalsapi.Deps{Store: st})
-	runsapi.Register(k, runsapi.Deps{Store: st, Queue: d.RunsQueue, Artifacts: d.Artifacts, Services: d.Services})
-	connectionsapi.Register(k, connectionsapi.Deps{Store: st, Sealer: d.Sealer})
-	webhooksapi.Register(k, webhooksapi.Deps{Store: st, Sealer: d.Sealer, Queue: d.WebhookQueue, AllowPrivate: d.AllowPrivateWebhooks})
-	filesapi.Register(k, filesapi.Deps{Store: st, Bucket: d.Files, Quota: d.FileQuota})
-	tradingapi.Register(k, tradingapi.Deps{Store: st, Trading: d.Trading})
-	databasesapi.Register(k, databasesapi.Deps{Store: st, Databases: d.Databases, Queue: d.DatabasesQueue})
-	usageapi.Register(k, usageapi.Deps{Store: st})
 	ws, sw := Wallets(cfg, d)
-	walletsapi.Register(k, walletsapi.Deps{Service: ws})
-	swapsapi.Register(k, swapsapi.Deps{Service: sw})
-	return k
+	return []func(*api.Kernel) error{
+		func(k *api.Kernel) error {
+			return publicapi.Register(k, publicapi.Deps{Backend: d.Backend, ArchivePublicKey: d.ArchivePublicKey})
+		},
+		func(k *api.Kernel) error { return keysapi.Register(k, keysapi.Deps{Store: st}) },
+		func(k *api.Kernel) error { return servicesapi.Register(k, sd) },
+		func(k *api.Kernel) error { return mcpapi.Register(k, sd) },
+		func(k *api.Kernel) error {
+			return creditsapi.Register(k, creditsapi.Deps{Store: st, TopUp: d.TopUp, Facilitator: d.Facilitator})
+		},
+		func(k *api.Kernel) error { return projectsapi.Register(k, projectsapi.Deps{Store: st}) },
+		func(k *api.Kernel) error { return approvalsapi.Register(k, approvalsapi.Deps{Store: st}) },
+		func(k *api.Kernel) error {
+			return runsapi.Register(k, runsapi.Deps{Store: st, Queue: d.RunsQueue, Artifacts: d.Artifacts, Services: d.Services})
+		},
+		func(k *api.Kernel) error {
+			return connectionsapi.Register(k, connectionsapi.Deps{Store: st, Sealer: d.Sealer})
+		},
+		func(k *api.Kernel) error {
+			return webhooksapi.Register(k, webhooksapi.Deps{Store: st, Sealer: d.Sealer, Queue: d.WebhookQueue, AllowPrivate: d.AllowPrivateWebhooks})
+		},
+		func(k *api.Kernel) error {
+			return filesapi.Register(k, filesapi.Deps{Store: st, Bucket: d.Files, Quota: d.FileQuota})
+		},
+		func(k *api.Kernel) error {
+			return tradingapi.Register(k, tradingapi.Deps{Store: st, Trading: d.Trading})
+		},
+		func(k *api.Kernel) error {
+			return databasesapi.Register(k, databasesapi.Deps{Store: st, Databases: d.Databases, Queue: d.DatabasesQueue})
+		},
+		func(k *api.Kernel) error { return usageapi.Register(k, usageapi.Deps{Store: st}) },
+		func(k *api.Kernel) error { return walletsapi.Register(k, walletsapi.Deps{Service: ws}) },
+		func(k *api.Kernel) error { return swapsapi.Register(k, swapsapi.Deps{Service: sw}) },
+	}
 }
 
 // Document is the OpenAPI document of every group, as publicapi embeds it.
 func Document() ([]byte, error) {
-	return api.Document(New(api.Config{}, Deps{}).OpenAPI())
+	k, err := New(api.Config{}, Deps{})
+	if err != nil {
+		return nil, err
+	}
+	return api.Document(k.OpenAPI())
 }

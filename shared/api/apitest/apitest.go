@@ -260,10 +260,13 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(auditRec.Close)
-	k := platform.New(api.Config{
+	k, err := platform.New(api.Config{
 		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: auditRec,
 		ExtraRoutes: o.Routes,
 	}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if o.Register != nil {
 		o.Register(k)
 	}

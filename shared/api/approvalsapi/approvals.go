@@ -28,11 +28,12 @@ type handlers struct {
 }
 
 // Register adds the group's operations to the kernel.
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{k: k, approvals: approvals.NewRepo(idempotency.Deferring(d.Store), k.Now)}
 	api.Register(k, "approvals.list", http.StatusOK, h.list)
 	api.Register(k, "approvals.create", http.StatusCreated, h.create)
 	api.Register(k, "approvals.decide", http.StatusOK, h.decide)
+	return nil
 }
 
 type approvalRequest struct {

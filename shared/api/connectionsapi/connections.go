@@ -40,13 +40,14 @@ type handlers struct {
 // Register adds the group's operations to the kernel. The repository is on
 // a deferring store: each write is one transaction, committed with the
 // idempotent response (routes: .commit()).
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{k: k, conns: connections.NewRepo(idempotency.Deferring(d.Store), d.Sealer, k.Now)}
 	api.Register(k, "connections.list", http.StatusOK, h.list)
 	api.Register(k, "connections.create", http.StatusCreated, h.create, guardCredentials)
 	api.Register(k, "connections.read", http.StatusOK, h.read)
 	api.Register(k, "connections.update", http.StatusOK, h.update, guardCredentials)
 	api.Register(k, "connections.delete", http.StatusOK, h.delete)
+	return nil
 }
 
 // guardCredentials answers a body whose credentials repeat a key before

@@ -37,11 +37,12 @@ type handlers struct {
 }
 
 // Register adds the group's operations to the kernel.
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{k: k, topUp: topup.NewTopUp(d.Store, k.Now, d.TopUp, d.Facilitator), ledger: credits.NewLedger(d.Store, k.Now)}
 	api.Register(k, "credits.balance.read", http.StatusOK, h.balance)
 	api.Register(k, "credits.ledger.list", http.StatusOK, h.listLedger)
 	api.Register(k, "credits.x402.topUp", http.StatusOK, h.buy)
+	return nil
 }
 
 type balanceBody struct {

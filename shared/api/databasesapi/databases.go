@@ -54,7 +54,7 @@ type handlers struct {
 // The scope of every operation is the request's project (a project-bound
 // key, or X-Service-Project) or else the account: a database, or a
 // transfer, of another scope is 404 not_found.
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{k: k, d: d, ledger: credits.NewLedger(d.Store, k.Now)}
 	api.Register(k, "databases.account.provision", http.StatusCreated, h.provision)
 	api.Register(k, "databases.account.read", http.StatusOK, h.read)
@@ -78,6 +78,7 @@ func Register(k *api.Kernel, d Deps) {
 			Content: map[string]*huma.MediaType{"application/zip": {Schema: &huma.Schema{Type: "string", Format: "binary"}}},
 		}}
 	})
+	return nil
 }
 
 const queryDoc = "One read-only statement; SQLite decides read-only-ness (a read-only connection, an authorizer admitting reads only, and `sqlite3_stmt_readonly`), so any write, `ATTACH`, state-changing `PRAGMA` or extension load is `403 query_not_readonly`. Bounds: SQL ≤ 100,000 bytes, ≤ 100 parameters, `maxRows` ≤ 10,000 (default 1,000), rows ≤ 4 MiB encoded (beyond either, `truncated: true`), 5 s (`408 query_timeout`). Integers beyond 2^53 are strings, blobs `{\"base64\":…}`.\n\nCharged per row read (`meta.rowsRead`: rows produced plus rows stepped by full scans) at the `row_read` rate of `/pricing`, at most the operation's price; `402 insufficient_credits` before running when the balance cannot cover that maximum. The charge is in `X-Service-Credits-Charged`."

@@ -75,7 +75,7 @@ type handlers struct {
 // commit then fails (a racing upload took the last of the quota), the
 // kernel offers no hook to undo it, so the object is left to files.Sweep,
 // which removes objects without a record once they are an hour old.
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{k: k, d: d, files: files.NewRepo(files.Config{
 		Store: idempotency.Deferring(d.Store), Bucket: d.Bucket, Now: k.Now, Quota: d.Quota,
 	})}
@@ -86,6 +86,7 @@ func Register(k *api.Kernel, d Deps) {
 	api.Register(k, "files.read", http.StatusOK, h.read)
 	api.Register(k, "files.content.read", http.StatusOK, h.download, api.Describe(downloadDoc), documentContent)
 	api.Register(k, "files.delete", http.StatusOK, h.delete, api.Describe("Deletes the record and gives its size back to the quota; the bytes are removed once that has committed. Answers the record with `\"status\": \"deleted\"`; afterwards the file is `404`."))
+	return nil
 }
 
 const createDoc = "Uploads the raw request body (1 byte to 4 MiB, any media type: `Content-Type` is kept as sent and answered on download). " +

@@ -32,7 +32,7 @@ type handlers struct {
 }
 
 // Register adds the group's operations to the kernel.
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{
 		k: k, keys: keys.NewRepo(idempotency.Deferring(d.Store), k.Now), projects: projects.NewRepo(d.Store, k.Now),
 		webhooks: webhooks.NewRepo(webhooks.Config{Store: d.Store, Now: k.Now}),
@@ -41,6 +41,7 @@ func Register(k *api.Kernel, d Deps) {
 	api.Register(k, "apiKeys.list", http.StatusOK, h.list)
 	api.Register(k, "apiKeys.revoke", http.StatusOK, h.revoke)
 	api.Register(k, "apiKeys.roll", http.StatusCreated, h.roll)
+	return nil
 }
 
 // CreatedKey is a key with its secret, shown once. It is exported because

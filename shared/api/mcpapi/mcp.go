@@ -26,9 +26,10 @@ import (
 )
 
 // Register adds the remote MCP transport to the kernel (its own function).
-func Register(k *api.Kernel, d servicesapi.Deps) {
+func Register(k *api.Kernel, d servicesapi.Deps) error {
 	h := &handlers{tools: servicesapi.NewTools(k, d)}
 	k.Handle(routes.MCP.ID, h.mcpHandler())
+	return nil
 }
 
 type handlers struct{ tools *servicesapi.Tools }

@@ -26,13 +26,14 @@ type handlers struct {
 }
 
 // Register adds the group's operations to the kernel.
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{k: k, projects: projects.NewRepo(idempotency.Deferring(d.Store), k.Now)}
 	api.Register(k, "projects.list", http.StatusOK, h.list)
 	api.Register(k, "projects.create", http.StatusCreated, h.create)
 	api.Register(k, "projects.read", http.StatusOK, h.read)
 	api.Register(k, "projects.update", http.StatusOK, h.update)
 	api.Register(k, "projects.archive", http.StatusOK, h.archive)
+	return nil
 }
 
 func (h *handlers) create(ctx context.Context, in *api.Body[projects.CreateProjectRequest]) (*api.Body[*projects.Project], error) {

@@ -83,7 +83,7 @@ type pricingInput struct {
 }
 
 // Register adds the group's operations to the kernel.
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	api.Register(k, "index.read", http.StatusOK, func(ctx context.Context, _ *struct{}) (*api.Body[indexBody], error) {
 		return api.Reply(indexBody{Name: "Platform API", APIVersion: api.APIVersion, Docs: "/docs", OpenAPI: "/openapi.json", Health: "/health"}), nil
 	})
@@ -97,6 +97,7 @@ func Register(k *api.Kernel, d Deps) {
 	api.Register(k, "docs.read", http.StatusOK, docs, rawDoc("An HTML page that renders this document with Redoc", "text/html", "string"))
 	api.Register(k, "docs.assets.read", http.StatusOK, asset, rawDoc("The script, gzip-encoded when the client accepts it", "text/javascript", "string"))
 	registerConsole(k)
+	return nil
 }
 
 func pricing(ctx context.Context, in *pricingInput) (*api.Body[pricingBody], error) {

@@ -57,7 +57,7 @@ type handlers struct {
 // (a key revoked a moment ago cannot fetch it through a URL handed out
 // before), the embedded and AWS backends answer alike, and run outputs are
 // small (an upstream answer is at most 1 MiB).
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{d: d, runs: runs.NewRepo(runs.Config{Store: d.Store, Queue: d.Queue, Artifacts: d.Artifacts, Now: k.Now}),
 		conns: connections.NewRepo(d.Store, nil, k.Now)}
 	api.Register(k, "runs.create", http.StatusAccepted, h.create)
@@ -75,6 +75,7 @@ func Register(k *api.Kernel, d Deps) {
 			Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{}}},
 		}}
 	})
+	return nil
 }
 
 // viewer is the principal as the runs domain sees it.

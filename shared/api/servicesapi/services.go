@@ -64,13 +64,14 @@ type handlers struct {
 }
 
 // Register adds the group's operations to the kernel.
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	h := newHandlers(k, d)
 	api.Register(k, "services.list", http.StatusOK, h.listServices)
 	api.Register(k, "capabilities.list", http.StatusOK, h.listCapabilities)
 	api.Register(k, "capabilities.list.byService", http.StatusOK, h.listServiceCapabilities)
 	api.Register(k, "actions.list", http.StatusOK, h.listActions)
 	api.Register(k, "services.invoke", http.StatusOK, h.invoke)
+	return nil
 }
 
 func newHandlers(k *api.Kernel, d Deps) *handlers {

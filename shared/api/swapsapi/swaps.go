@@ -25,10 +25,7 @@ type handlers struct {
 }
 
 // Register adds the group's operations to the kernel.
-func Register(k *api.Kernel, d Deps) {
-	if !k.Serves("swaps") {
-		return
-	}
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{k: k, svc: d.Service}
 	api.Register(k, "swaps.tokens.list", http.StatusOK, h.tokens)
 	api.Register(k, "swaps.quote", http.StatusCreated, h.quote, api.Describe(quoteDoc))
@@ -37,6 +34,7 @@ func Register(k *api.Kernel, d Deps) {
 	api.Register(k, "swaps.read", http.StatusOK, h.read, api.Describe(readDoc))
 	api.Register(k, "swaps.prepare", http.StatusOK, h.prepare, api.Describe(prepareDoc))
 	api.Register(k, "swaps.routes.read", http.StatusOK, h.route, api.Describe(routeDoc))
+	return nil
 }
 
 const quoteDoc = "Quotes a swap of `fromAmount` base units of `fromToken` for `toToken`, for a managed wallet (`walletId`: execute " +

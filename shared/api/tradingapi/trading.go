@@ -38,15 +38,12 @@ const operationID = "trading.orders.create"
 // deferred to the idempotent response's transaction (their writes depend
 // on failed conditions): a lost response is covered by the order's own
 // dedupe key, the Idempotency-Key.
-func Register(k *api.Kernel, d Deps) {
-	if !k.Serves("trading") {
-		return
-	}
+func Register(k *api.Kernel, d Deps) error {
 	cfg := d.Trading
 	cfg.Store, cfg.Now = d.Store, k.Now
 	svc, err := trading.New(cfg)
 	if err != nil {
-		panic(err) // a configuration error, caught by tradingenv before this
+		return err
 	}
 	svcEntry, _ := catalog.Lookup("managed-trading")
 	op, _ := svcEntry.Op(operationID)
@@ -56,6 +53,7 @@ func Register(k *api.Kernel, d Deps) {
 	api.Register(k, "trading.orders.list", http.StatusOK, h.list)
 	api.Register(k, "trading.orders.read", http.StatusOK, h.read, api.Describe(readDoc))
 	api.Register(k, "trading.positions.list", http.StatusOK, h.positions, api.Describe(positionsDoc))
+	return nil
 }
 
 const quoteDoc = "Prices a trade at the venue's touch: the ask for a buy, the bid for a sell. On the paper venue a quote is **firm**: " +

@@ -29,10 +29,11 @@ type handlers struct {
 }
 
 // Register adds the group's operations to the kernel.
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{k: k, repo: audit.NewRepo(d.Store, k.Now).ReadingAfter(k.FlushAudit)}
 	api.Register(k, "auditEvents.list", http.StatusOK, h.list, api.Describe(listDoc), withExample(eventsExample))
 	api.Register(k, "usage.read", http.StatusOK, h.usage, api.Describe(usageDoc), withExample(usageExample))
+	return nil
 }
 
 const listDoc = "One event per authenticated request that reached the access controls, denied ones (403, 429, 402) " +

@@ -24,10 +24,7 @@ type handlers struct {
 }
 
 // Register adds the group's operations to the kernel.
-func Register(k *api.Kernel, d Deps) {
-	if !k.Serves("wallets") {
-		return
-	}
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{k: k, svc: d.Service}
 	api.Register(k, "wallets.create", http.StatusCreated, h.create, api.Describe(createDoc))
 	api.Register(k, "wallets.list", http.StatusOK, h.list)
@@ -40,6 +37,7 @@ func Register(k *api.Kernel, d Deps) {
 	api.Register(k, "wallets.transactions.read", http.StatusOK, h.transaction, api.Describe(readDoc))
 	api.Register(k, "wallets.signatures.quote", http.StatusCreated, h.sigQuote, api.Describe(sigQuoteDoc))
 	api.Register(k, "wallets.signatures.create", http.StatusCreated, h.sign, api.Describe(signDoc))
+	return nil
 }
 
 const createDoc = "Creates a wallet: a secp256k1 key generated here, sealed by the deployment's envelope key (KMS) with its account, " +

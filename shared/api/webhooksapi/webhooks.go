@@ -35,7 +35,7 @@ type handlers struct {
 }
 
 // Register adds the group's operations to the kernel.
-func Register(k *api.Kernel, d Deps) {
+func Register(k *api.Kernel, d Deps) error {
 	h := &handlers{k: k, hooks: webhooks.NewRepo(webhooks.Config{
 		Store: idempotency.Deferring(d.Store), Sealer: d.Sealer, Queue: d.Queue, Now: k.Now,
 		Guard: webhooks.Guard{AllowPrivate: d.AllowPrivate},
@@ -47,6 +47,7 @@ func Register(k *api.Kernel, d Deps) {
 	api.Register(k, "webhooks.rotate", http.StatusOK, h.rotate)
 	api.Register(k, "webhookDeliveries.list", http.StatusOK, h.listDeliveries)
 	api.Register(k, "webhookDeliveries.replay", http.StatusCreated, h.replay)
+	return nil
 }
 
 // caller is the principal as the webhook domain sees it.

@@ -11,9 +11,9 @@ import (
 
 func TestUnknownGroupIsRefusedBeforeAnythingIsBuilt(t *testing.T) {
 	setupRan := false
-	_, err := build(context.Background(), slog.New(slog.DiscardHandler), "kyes", func(context.Context, *Env) (func(*api.Kernel), error) {
+	_, err := build(context.Background(), slog.New(slog.DiscardHandler), "kyes", func(context.Context, *Env) (func(*api.Kernel) error, error) {
 		setupRan = true
-		return func(*api.Kernel) {}, nil
+		return func(*api.Kernel) error { return nil }, nil
 	})
 	if err == nil || !strings.Contains(err.Error(), `"kyes"`) {
 		t.Fatalf("error %v, want the unknown group named", err)

@@ -41,7 +41,7 @@ type Env struct {
 
 // Setup builds a group's own adapters from the environment and returns
 // the registration of its operations.
-type Setup func(ctx context.Context, e *Env) (register func(*api.Kernel), err error)
+type Setup func(ctx context.Context, e *Env) (register func(*api.Kernel) error, err error)
 
 // Serve turns the process into the Lambda function of one endpoint group
 // and never returns. Everything is built once, in the init phase, and a
@@ -82,7 +82,9 @@ func build(ctx context.Context, logger *slog.Logger, group string, setup Setup) 
 		return nil, err
 	}
 	k := api.New(e.Kernel)
-	register(k)
+	if err := register(k); err != nil {
+		return nil, err
+	}
 	return k, nil
 }
 

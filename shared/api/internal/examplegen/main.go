@@ -51,7 +51,11 @@ func main() {
 }
 
 func run(dir, out string) error {
-	doc := platform.New(api.Config{}, platform.Deps{}).OpenAPI()
+	k, err := platform.New(api.Config{}, platform.Deps{})
+	if err != nil {
+		return err
+	}
+	doc := k.OpenAPI()
 	reg := doc.Components.Schemas
 	ops := map[string][]operation{}
 	wanted := map[string]bool{}
