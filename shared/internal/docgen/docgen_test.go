@@ -27,6 +27,7 @@ func TestTheScannerFindsEveryWayTheCodeReadsAVariable(t *testing.T) {
 		{"a prefix", `func FromEnv(env []string) { _, _ = strings.CutPrefix(env[0], "RPC_URL_") }`, []string{"RPC_URL_"}},
 		{"not a value in an env function", `func FromEnv() { _ = "USDC"; _ = "eip155:84532" }`, nil},
 		{"not a literal elsewhere", `func f() { _ = "NOT_READ" }`, nil},
+		{"a declared queue", `var Runs = Queue{Name: "runs", Env: "RUNS"}`, []string{"RUNS_QUEUE_URL", "RUNS_QUEUE_NAME"}},
 		{"not a lowercase argument", `func f() { _ = os.Getenv("path") }`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

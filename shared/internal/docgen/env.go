@@ -24,7 +24,9 @@ var envName = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*_?$`)
 // the packages' env helpers), the value of a constant whose name mentions
 // Env, or a literal with an underscore inside a function whose name
 // mentions Env (a table of names read in a loop, a prefix matched against
-// os.Environ). It answers each
+// os.Environ), and the two variables of each queue package work declares
+// (the Env field of a Queue literal: <Env>_QUEUE_URL, <Env>_QUEUE_NAME). It
+// answers each
 // name with the directories that read it.
 func scanEnv(root string) (map[string][]string, error) {
 	found := map[string][]string{}
@@ -82,6 +84,30 @@ func envReads(f *ast.File) []string {
 		}
 	}
 	mentionsEnv := func(name string) bool { return strings.Contains(strings.ToLower(name), "env") }
+	ast.Inspect(f, func(n ast.Node) bool {
+		cl, ok := n.(*ast.CompositeLit)
+		if !ok {
+			return true
+		}
+		if id, named := cl.Type.(*ast.Ident); !named || id.Name != "Queue" {
+			return true
+		}
+		for _, e := range cl.Elts {
+			kv, ok := e.(*ast.KeyValueExpr)
+			if !ok {
+				continue
+			}
+			if key, named := kv.Key.(*ast.Ident); !named || key.Name != "Env" {
+				continue
+			}
+			if bl, ok := kv.Value.(*ast.BasicLit); ok && bl.Kind == token.STRING {
+				if prefix, err := strconv.Unquote(bl.Value); err == nil && envName.MatchString(prefix) {
+					names = append(names, prefix+"_QUEUE_URL", prefix+"_QUEUE_NAME")
+				}
+			}
+		}
+		return true
+	})
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.GenDecl:
