@@ -1,5 +1,5 @@
 // Command swaps is the Lambda function of the universal-swaps group
-// (CONTRACT "Universal swaps"): tokens, quotes and route status from the
+// (docs/swaps.md): tokens, quotes and route status from the
 // LI.FI-compatible router at LIFI_BASE_URL, and swaps executed from a
 // managed wallet as wallet transactions, which wallets-worker and
 // wallets-recheck carry on.

@@ -1,5 +1,5 @@
 // Command wallets is the Lambda function of the managed-wallets group
-// (CONTRACT "Managed wallets"): wallets whose keys are generated here and
+// (docs/wallets.md): wallets whose keys are generated here and
 // sealed by KMS, their policies, transaction and signature quotes, sends
 // and signatures. Transactions are carried on by wallets-worker (the
 // wallets queue) and wallets-recheck (each minute).

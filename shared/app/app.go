@@ -1,6 +1,7 @@
 // Package app assembles the local process from its environment: the
 // storage backend (embedded, or AWS with BACKEND=aws), the credit-token
-// signing key, every endpoint group and both workers. functions/local, the
+// signing key, every endpoint group and every queue worker and scheduled
+// pass package work declares (Runtime.Work). functions/local, the
 // benchmarks and the Lambda harness tests use it; no Lambda links it (each
 // function's main builds its own AWS adapters).
 package app
@@ -42,7 +43,7 @@ import (
 	"platformapi/shared/work"
 )
 
-// Config is read from the environment (CONTRACT "Running it locally").
+// Config is read from the environment (docs/configuration.md).
 type Config struct {
 	Backend         string // embedded (default) or aws
 	DataDir         string // embedded storage and the local signing key
