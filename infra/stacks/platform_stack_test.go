@@ -12,6 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"platformapi/shared/audit"
+	"platformapi/shared/awsenv"
 	"platformapi/shared/work"
 )
 
@@ -36,16 +37,17 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 			publicRoutes = len(f.Routes())
 		}
 	}
-	n := len(Functions)
+	n, q := len(Functions), len(work.Queues)
 	want := map[string]int{
 		"AWS::Lambda::Function": n,
 		"AWS::IAM::Role":        n,
 		"AWS::IAM::Policy":      n,
 		"AWS::Logs::LogGroup":   n + 1, // and the API's access logs
 		// errors, throttles and p99 duration per function; API 5xx and p99;
-		// six DLQs; four queue ages; the rollup's iterator age; table
-		// throttles and system errors; the KMS request rate.
-		"AWS::CloudWatch::Alarm":         3*n + 16,
+		// every DLQ (the declared queues' and the two audit ones); every
+		// declared queue's age; the rollup's iterator age; table throttles
+		// and system errors; the KMS request rate.
+		"AWS::CloudWatch::Alarm":         3*n + 2 + (q + 2) + q + 1 + 2 + 1,
 		"AWS::CloudWatch::Dashboard":     1,
 		"AWS::ApiGatewayV2::Api":         1,
 		"AWS::ApiGatewayV2::Stage":       1,
@@ -60,8 +62,8 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 		"AWS::DynamoDB::Table":            1,
 		"AWS::S3::Bucket":                 4, // files, archives, artifacts, access logs
 		"AWS::S3::BucketPolicy":           4,
-		"AWS::SQS::Queue":                 10,
-		"AWS::SQS::QueuePolicy":           10,
+		"AWS::SQS::Queue":                 2*q + 2, // each declared queue and its DLQ; the audit DLQs
+		"AWS::SQS::QueuePolicy":           2*q + 2,
 		"AWS::KMS::Key":                   1,
 		"AWS::SecretsManager::Secret":     2,
 	}
@@ -342,13 +344,12 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 		"FILES_BUCKET":               st.FilesBucket.BucketName(),
 		"ARCHIVES_BUCKET":            st.ArchivesBucket.BucketName(),
 		"ARTIFACTS_BUCKET":           st.ArtifactsBucket.BucketName(),
-		"WEBHOOK_QUEUE_URL":          st.Queues["webhooks"].QueueName(),
-		"RUNS_QUEUE_URL":             st.Queues["runs"].QueueName(),
 		"KMS_KEY_ID":                 st.EnvelopeKey.KeyId(),
 		"CREDIT_TOKEN_SECRET_ARN":    st.CreditTokenSecret.SecretArn(),
 		"ARCHIVE_SIGNING_SECRET_ARN": st.ArchiveSecret.SecretArn(),
-		"DATABASES_QUEUE_URL":        st.Queues["databases"].QueueName(),
-		"WALLETS_QUEUE_URL":          st.Queues["wallets"].QueueName(),
+	}
+	for _, q := range work.Queues {
+		refs[awsenv.QueueURLEnv(q)] = st.Queues[q.Name].QueueName()
 	}
 	literal := map[string]any{
 		"STAGE": "dev", "LOG_LEVEL": "info",

@@ -16,17 +16,20 @@ import (
 )
 
 func TestNamesHaveLocalDefaultsAndFollowTheEnvironment(t *testing.T) {
-	for _, v := range []string{"TABLE_NAME", "FILES_BUCKET", "ARCHIVES_BUCKET", "ARTIFACTS_BUCKET",
-		"WEBHOOK_QUEUE_URL", "WEBHOOK_QUEUE_NAME", "RUNS_QUEUE_URL", "RUNS_QUEUE_NAME", "DATABASES_QUEUE_URL", "DATABASES_QUEUE_NAME",
-		"WALLETS_QUEUE_URL", "WALLETS_QUEUE_NAME", "KMS_KEY_ID"} {
+	for _, v := range []string{"TABLE_NAME", "FILES_BUCKET", "ARCHIVES_BUCKET", "ARTIFACTS_BUCKET", "KMS_KEY_ID"} {
 		t.Setenv(v, "")
 	}
 	want := awsenv.Names{
 		Table: "platform-api", FilesBucket: "platform-api-files", ArchivesBucket: "platform-api-archives",
-		ArtifactsBucket: "platform-api-artifacts", Queues: map[string]awsenv.Queue{
-			"webhooks": {Name: "platform-api-webhooks"}, "runs": {Name: "platform-api-runs"},
-			"databases": {Name: "platform-api-databases"}, "wallets": {Name: "platform-api-wallets"},
-		}, KMSKeyID: "alias/platform-api",
+		ArtifactsBucket: "platform-api-artifacts", Queues: map[string]awsenv.Queue{}, KMSKeyID: "alias/platform-api",
+	}
+	for _, q := range work.Queues {
+		t.Setenv(q.Env+"_QUEUE_URL", "")
+		t.Setenv(q.Env+"_QUEUE_NAME", "")
+		want.Queues[q.Name] = awsenv.Queue{Name: "platform-api-" + q.Name}
+	}
+	if want.Queues["webhooks"].Name != "platform-api-webhooks" || want.Queues["runs"].Name != "platform-api-runs" {
+		t.Fatalf("the queues are not named by their declarations: %v", want.Queues)
 	}
 	if got := awsenv.NamesFromEnv(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults = %+v; want %+v", got, want)
