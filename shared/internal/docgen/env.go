@@ -92,19 +92,22 @@ func envReads(f *ast.File) []string {
 		if id, named := cl.Type.(*ast.Ident); !named || id.Name != "Queue" {
 			return true
 		}
+		fields := map[string]string{}
 		for _, e := range cl.Elts {
 			kv, ok := e.(*ast.KeyValueExpr)
 			if !ok {
 				continue
 			}
-			if key, named := kv.Key.(*ast.Ident); !named || key.Name != "Env" {
-				continue
+			key, named := kv.Key.(*ast.Ident)
+			bl, isLit := kv.Value.(*ast.BasicLit)
+			if named && isLit && bl.Kind == token.STRING {
+				fields[key.Name], _ = strconv.Unquote(bl.Value)
 			}
-			if bl, ok := kv.Value.(*ast.BasicLit); ok && bl.Kind == token.STRING {
-				if prefix, err := strconv.Unquote(bl.Value); err == nil && envName.MatchString(prefix) {
-					names = append(names, prefix+"_QUEUE_URL", prefix+"_QUEUE_NAME")
-				}
-			}
+		}
+		if prefix := fields["Env"]; envName.MatchString(prefix) {
+			names = append(names, prefix+"_QUEUE_URL", prefix+"_QUEUE_NAME")
+			declaredQueues[prefix+"_QUEUE_URL"] = setting{"", "the `" + fields["Name"] + "` queue; on Lambda only the URL counts"}
+			declaredQueues[prefix+"_QUEUE_NAME"] = setting{"`platform-api-" + fields["Name"] + "`", "the `" + fields["Name"] + "` queue by name"}
 		}
 		return true
 	})
@@ -152,6 +155,10 @@ func envReads(f *ast.File) []string {
 	return names
 }
 
+// declaredQueues describes the variables of the queues the scan found
+// declared, for those settings has no words of its own.
+var declaredQueues = map[string]setting{}
+
 // envFragment is the configuration table: every variable scanEnv finds,
 // with its default and meaning from settings. A variable read without an
 // entry there, or an entry no code reads any more, fails the generator.
@@ -162,9 +169,14 @@ func envFragment(root string) (string, error) {
 	}
 	var missing, stale []string
 	for name := range found {
-		if _, ok := settings[name]; !ok {
-			missing = append(missing, name)
+		if _, ok := settings[name]; ok {
+			continue
 		}
+		if s, ok := declaredQueues[name]; ok {
+			settings[name] = s
+			continue
+		}
+		missing = append(missing, name)
 	}
 	for name := range settings {
 		if _, ok := found[name]; !ok {
