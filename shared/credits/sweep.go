@@ -148,8 +148,7 @@ func (l *Ledger) SweepPass(grace time.Duration, logger *slog.Logger) func(contex
 	return func(ctx context.Context) error {
 		n, err := l.SweepHolds(ctx, grace)
 		if err != nil {
-			logger.Error("hold sweep failed", "released", n, "error", err.Error())
-			return err
+			return fmt.Errorf("hold sweep (%d released): %w", n, err)
 		}
 		if n > 0 {
 			logger.Info("hold sweep", "released", n)
