@@ -1,6 +1,7 @@
 // Command local runs every endpoint group, queue worker and scheduled pass
-// (package work runs the last two) in one process on embedded storage: `make run`. With BACKEND=aws it runs
-// against DynamoDB/S3/SQS/KMS (or LocalStack/moto through AWS_ENDPOINT_URL).
+// (package work runs the last two) in one process on embedded storage:
+// `make run`. With BACKEND=aws it runs against DynamoDB/S3/SQS/KMS (or
+// LocalStack/moto through AWS_ENDPOINT_URL).
 // `local help` lists its commands (see commands). The server and the
 // development commands read the same DATA_DIR (default .data; --data-dir
 // overrides it) and ADDR (default 127.0.0.1:8080), and the development
