@@ -422,23 +422,19 @@ func TestFunctionsMayTouchOnlyWhatTheyUse(t *testing.T) {
 	s := defaults(t)
 	st := s.stack
 	named := map[string]string{ // logical id → name used in wantAccess
-		s.logicalID(t, st.Table.TableName()):               "Table",
-		s.logicalID(t, st.FilesBucket.BucketName()):        "FilesBucket",
-		s.logicalID(t, st.ArchivesBucket.BucketName()):     "ArchivesBucket",
-		s.logicalID(t, st.ArtifactsBucket.BucketName()):    "ArtifactsBucket",
-		s.logicalID(t, st.Queues["webhooks"].QueueName()):  "WebhookQueue",
-		s.logicalID(t, st.Queues["runs"].QueueName()):      "RunsQueue",
-		s.logicalID(t, st.DLQs["webhooks"].QueueName()):    "WebhookDLQ",
-		s.logicalID(t, st.DLQs["runs"].QueueName()):        "RunsDLQ",
-		s.logicalID(t, st.AuditRollupDLQ.QueueName()):      "AuditRollupDLQ",
-		s.logicalID(t, st.AuditIngestDLQ.QueueName()):      "AuditIngestDLQ",
-		s.logicalID(t, st.EnvelopeKey.KeyId()):             "EnvelopeKey",
-		s.logicalID(t, st.CreditTokenSecret.SecretArn()):   "CreditTokenSeed",
-		s.logicalID(t, st.ArchiveSecret.SecretArn()):       "ArchiveSigningSeed",
-		s.logicalID(t, st.Queues["databases"].QueueName()): "DatabasesQueue",
-		s.logicalID(t, st.DLQs["databases"].QueueName()):   "DatabasesDLQ",
-		s.logicalID(t, st.Queues["wallets"].QueueName()):   "WalletsQueue",
-		s.logicalID(t, st.DLQs["wallets"].QueueName()):     "WalletsDLQ",
+		s.logicalID(t, st.Table.TableName()):             "Table",
+		s.logicalID(t, st.FilesBucket.BucketName()):      "FilesBucket",
+		s.logicalID(t, st.ArchivesBucket.BucketName()):   "ArchivesBucket",
+		s.logicalID(t, st.ArtifactsBucket.BucketName()):  "ArtifactsBucket",
+		s.logicalID(t, st.AuditRollupDLQ.QueueName()):    "AuditRollupDLQ",
+		s.logicalID(t, st.AuditIngestDLQ.QueueName()):    "AuditIngestDLQ",
+		s.logicalID(t, st.EnvelopeKey.KeyId()):           "EnvelopeKey",
+		s.logicalID(t, st.CreditTokenSecret.SecretArn()): "CreditTokenSeed",
+		s.logicalID(t, st.ArchiveSecret.SecretArn()):     "ArchiveSigningSeed",
+	}
+	for _, q := range work.Queues { // as the stack names them: <Stack>Queue, <Stack>DLQ
+		named[s.logicalID(t, st.Queues[q.Name].QueueName())] = q.Stack + "Queue"
+		named[s.logicalID(t, st.DLQs[q.Name].QueueName())] = q.Stack + "DLQ"
 	}
 	for _, f := range Functions {
 		fn := st.Functions[f.Name]
