@@ -1,0 +1,169 @@
+package grouptemplate
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// edit is one change outside the group's own folders: in file, the first
+// match of anchor becomes replacement ($0 is the match).
+type edit struct {
+	file, anchor, replacement string
+}
+
+// edits are everything the group needs outside its folders, as the README
+// lists it: its route row, its queue's declaration, its two functions'
+// lines and expected environment and grants, its registration (and a Deps
+// field for its queue), its worker in the local process, its queue in the
+// tests.
+var edits = []edit{
+	{"shared/routes/routes.go", `\tr\(get, "/approvals", "approvals",`,
+		"\tr(post, \"/examples\", \"examples\", \"examples.create\", \"runs:write\", idem, BodyNone, \"Queue an example\"),\n$0"},
+	{"shared/work/work.go", `// Queues are every queue`,
+		"// Examples is the throw-away group's queue.\nvar Examples = Queue{Name: \"examples\", Env: \"EXAMPLES\", Stack: \"Examples\", MaxReceives: 3, Consumer: \"examples-worker\",\n" +
+			"\tMaxAge: time.Hour, Stuck: \"the examples worker is not draining the queue\", DeadLettered: \"An example failed repeatedly.\"}\n\n$0"},
+	{"shared/work/work.go", `var Queues = \[\]Queue\{[^}]*`, "$0, Examples"},
+	{"infra/stacks/functions.go", `var Functions = \[\]Function\{\n`,
+		"$0\t{Name: \"examples\", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | Send(work.Examples)},\n" +
+			"\t{Name: \"examples-worker\", MemoryMiB: 256, Timeout: 60 * time.Second, Uses: UseTable | Consume(work.Examples), BatchSize: 10},\n"},
+	{"infra/stacks/platform_stack_test.go", `var wantEnv = [^\n]*\n(?:[^\n]*\n)*?\treturn map\[string\]\[\]string\{\n`,
+		"$0\t\t\"examples\": with(\"EXAMPLES_QUEUE_URL\"),\n\t\t\"examples-worker\": append(slices.Clone(base), \"TABLE_NAME\", \"EXAMPLES_QUEUE_URL\"),\n"},
+	{"infra/stacks/platform_stack_test.go", `var wantAccess = [^\n]*\n(?:[^\n]*\n)*?\treturn map\[string\]\[\]string\{\n`,
+		"$0\t\t\"examples\": with(\"ExamplesQueue:send\"),\n\t\t\"examples-worker\": {\"Table:rw\", \"ExamplesQueue:consume\"},\n"},
+	{"shared/platform/platform.go", `\tSwapRouter +swaps\.Router\n`, "$0\tExamplesQueue queue.Queue\n"},
+	{"shared/platform/platform.go", `\treturn \[\]func\(\*api\.Kernel\) error\{\n`,
+		"$0\t\tfunc(k *api.Kernel) error { return exampleapi.Register(k, exampleapi.Deps{Queue: d.ExamplesQueue}) },\n"},
+	{"shared/platform/platform.go", `\t"platformapi/shared/api"\n`, "$0\t\"platformapi/shared/api/exampleapi\"\n"},
+	{"shared/app/app.go", `\}, platform\.Deps\{\n`, "$0\t\tExamplesQueue: r.Queue(work.Examples),\n"},
+	{"shared/app/workers.go", `workers := \[\]work\.Worker\{`, "$0(&example.Worker{Logger: logger}).Work(r.Queue(work.Examples)), "},
+	{"shared/app/workers.go", `\t"platformapi/shared/databases"\n`, "$0\t\"platformapi/shared/example\"\n"},
+	{"shared/api/apitest/apitest.go", `\td := platform\.Deps\{\n`, "$0\t\tExamplesQueue: memqueue.New(),\n"},
+}
+
+// generated are the files the generators rewrite for a new route or queue.
+var generated = []string{"shared/api/publicapi/openapi.json", "docs/routes.md", "docs/configuration.md"}
+
+// A group with one route, one queue worker and its queue needs, outside its
+// own folders, only its route row and the places the README lists: with
+// just those, the tree builds, its test passes, and so do the checks of the
+// stack, the declarations, the names, the OpenAPI document and the
+// generated pages.
+func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("copies and builds the repository")
+	}
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	copyTracked(t, root, dir)
+	if err := os.CopyFS(dir, os.DirFS("testdata")); err != nil {
+		t.Fatal(err)
+	}
+	outside := map[string]bool{}
+	for _, e := range edits {
+		path := filepath.Join(dir, e.file)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(e.anchor)
+		loc := re.FindIndex(src)
+		if loc == nil {
+			t.Fatalf("%s: no %q; update the edits to the file", e.file, e.anchor)
+		}
+		var out []byte
+		out = append(out, src[:loc[0]]...)
+		out = re.Expand(out, []byte(e.replacement), src, re.FindSubmatchIndex(src))
+		out = append(out, src[loc[1]:]...)
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		outside[e.file] = true
+	}
+	doc := run(t, dir, "go", "run", "./functions/local", "print-openapi")
+	if err := os.WriteFile(filepath.Join(dir, generated[0]), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "go", "run", "./shared/internal/docgen")
+	run(t, dir, "go", "build", "./...")
+	run(t, dir, "go", "vet", "./shared/example", "./shared/api/exampleapi", "./functions/examples", "./functions/examples-worker")
+	run(t, dir, "go", "test", "-count=1", "./shared/api/exampleapi", "./shared/platform", "./shared/work", "./shared/internal/docgen", "./infra/stacks")
+
+	var changed []string
+	for _, line := range strings.Split(strings.TrimSpace(run(t, dir, "git", "status", "--porcelain", "--untracked-files=all")), "\n") {
+		path := strings.TrimSpace(line[2:])
+		if own(path) || slices.Contains(generated, path) {
+			continue
+		}
+		changed = append(changed, path)
+	}
+	want := make([]string, 0, len(outside))
+	for f := range outside {
+		want = append(want, f)
+	}
+	slices.Sort(want)
+	slices.Sort(changed)
+	if !slices.Equal(changed, want) {
+		t.Fatalf("files outside the group's folders: %v, want %v", changed, want)
+	}
+	t.Logf("outside its folders the group needed %d files (route rows included): %v", len(want), want)
+}
+
+// own reports whether path is in one of the group's folders.
+func own(path string) bool {
+	for _, dir := range []string{"shared/example/", "shared/api/exampleapi/", "functions/examples/", "functions/examples-worker/"} {
+		if strings.HasPrefix(path, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// copyTracked copies the files git tracks at root into dir, and makes dir a
+// repository with them committed, so that git status names what changed.
+func copyTracked(t *testing.T, root, dir string) {
+	t.Helper()
+	for _, rel := range strings.Split(strings.TrimSpace(run(t, root, "git", "ls-files")), "\n") {
+		src := filepath.Join(root, rel)
+		info, err := os.Lstat(src)
+		if err != nil || !info.Mode().IsRegular() {
+			continue // deleted in the work tree, or a symbolic link
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, info.Mode().Perm()|fs.FileMode(0o200)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, dir, "git", "init", "-q")
+	run(t, dir, "git", "add", "-A")
+	run(t, dir, "git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "copy")
+}
+
+// run runs a command in dir and returns its standard output.
+func run(t *testing.T, dir, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}

@@ -1,0 +1,16 @@
+// Command examples-worker consumes the examples queue.
+package main
+
+import (
+	"context"
+
+	"platformapi/shared/example"
+	"platformapi/shared/lambdaedge"
+	"platformapi/shared/work"
+)
+
+func main() {
+	lambdaedge.ServeWorker("examples-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
+		return (&example.Worker{Logger: e.Logger}).Work(nil), nil
+	})
+}

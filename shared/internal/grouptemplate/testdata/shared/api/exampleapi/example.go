@@ -1,0 +1,30 @@
+// Package exampleapi is a throw-away endpoint group.
+package exampleapi
+
+import (
+	"context"
+	"net/http"
+
+	"platformapi/shared/api"
+	"platformapi/shared/apierr"
+	"platformapi/shared/queue"
+)
+
+// Deps are the group's ports.
+type Deps struct {
+	Queue queue.Queue
+}
+
+// Register adds the group's operation.
+func Register(k *api.Kernel, d Deps) error {
+	api.Register(k, "examples.create", http.StatusAccepted, func(ctx context.Context, _ *struct{}) (*api.Body[map[string]string], error) {
+		if d.Queue == nil {
+			return nil, apierr.New(apierr.ServiceUnavailable, "Examples are not available on this deployment.")
+		}
+		if err := d.Queue.Send(ctx, queue.Message{Body: []byte("{}")}); err != nil {
+			return nil, err
+		}
+		return api.Reply(map[string]string{"status": "queued"}), nil
+	})
+	return nil
+}
