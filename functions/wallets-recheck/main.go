@@ -11,15 +11,17 @@ import (
 	"context"
 
 	"platformapi/shared/lambdaedge"
+	"platformapi/shared/swaps"
 	"platformapi/shared/wallets/walletsenv"
 )
 
 func main() {
 	lambdaedge.ServeScheduled("wallets-recheck", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		ws, _, err := walletsenv.Services(ctx, e)
+		wc, sc, err := walletsenv.Config(ctx, e)
 		if err != nil {
 			return nil, err
 		}
+		ws, _ := swaps.Wire(wc, sc)
 		return ws.Recheck, nil
 	})
 }

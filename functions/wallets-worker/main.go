@@ -10,6 +10,7 @@ import (
 	"context"
 
 	"platformapi/shared/lambdaedge"
+	"platformapi/shared/swaps"
 	"platformapi/shared/wallets"
 	"platformapi/shared/wallets/walletsenv"
 	"platformapi/shared/work"
@@ -17,10 +18,11 @@ import (
 
 func main() {
 	lambdaedge.ServeWorker("wallets-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
-		ws, _, err := walletsenv.Services(ctx, e)
+		wc, sc, err := walletsenv.Config(ctx, e)
 		if err != nil {
 			return work.Worker{}, err
 		}
+		ws, _ := swaps.Wire(wc, sc)
 		return wallets.NewWorker(ws).Work(nil), nil
 	})
 }

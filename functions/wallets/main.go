@@ -16,11 +16,11 @@ import (
 
 func main() {
 	httpedge.Serve("wallets", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		ws, _, err := walletsenv.Services(ctx, e.Env)
+		wc, sc, err := walletsenv.Config(ctx, e.Env)
 		if err != nil {
 			return nil, err
 		}
-		d := walletsapi.Deps{Service: ws}
+		d := walletsapi.Deps{Wallets: wc, Swaps: sc}
 		return func(k *api.Kernel) error { return walletsapi.Register(k, d) }, nil
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"platformapi/shared/files"
 	"platformapi/shared/platform"
 	"platformapi/shared/runs"
+	"platformapi/shared/swaps"
 	"platformapi/shared/trading"
 	"platformapi/shared/trading/tradingenv"
 	"platformapi/shared/wallets"
@@ -34,8 +35,8 @@ func (r *Runtime) Work(logger *slog.Logger) ([]work.Worker, []work.Pass, error) 
 		Services: r.Services(), Sealer: r.Sealer, Logger: logger.With("worker", work.Runs.Consumer), Timeout: r.Config.RunTimeout,
 	})
 	transfers := databases.NewWorker(databases.WorkerConfig{Service: r.Databases, Events: events, Logger: logger.With("worker", work.Databases.Consumer)})
-	ws, _ := platform.Wallets(api.Config{Store: r.Store, Logger: logger.With("worker", work.Wallets.Consumer), Events: events},
-		platform.Deps{Sealer: r.Sealer, Networks: r.Networks, WalletsQueue: r.Queue(work.Wallets)})
+	ws, _ := swaps.Wire(platform.WalletsConfig(api.Config{Store: r.Store, Logger: logger.With("worker", work.Wallets.Consumer), Events: events},
+		platform.Deps{Sealer: r.Sealer, Networks: r.Networks, WalletsQueue: r.Queue(work.Wallets)}))
 
 	venue, err := tradingenv.Config(os.Getenv)
 	if err != nil {

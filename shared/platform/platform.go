@@ -78,17 +78,15 @@ type Deps struct {
 	SwapRouter swaps.Router
 }
 
-// Wallets are the managed-wallets and swaps services on these dependencies
-// (the API's, and the worker's of the same process): a swap hears of each
-// move of its wallet transactions. The swap router is d.SwapRouter where a
-// chain has no local pool.
-func Wallets(cfg api.Config, d Deps) (*wallets.Service, *swaps.Service) {
-	return swaps.Wire(
-		wallets.Config{Store: cfg.Store, Sealer: d.Sealer, Networks: d.Networks, Queue: d.WalletsQueue, Events: cfg.Events,
+// WalletsConfig are the ports of managed wallets and swaps on these
+// dependencies (the API's, and the worker's of the same process). The swap
+// router is d.SwapRouter where a chain has no local pool.
+func WalletsConfig(cfg api.Config, d Deps) (wallets.Config, swaps.Config) {
+	return wallets.Config{Store: cfg.Store, Sealer: d.Sealer, Networks: d.Networks, Queue: d.WalletsQueue, Events: cfg.Events,
 			PriceMicro: catalog.PriceMicro(wallets.ServiceID, wallets.OpTransactionsCreate), Now: cfg.Now, Logger: cfg.Logger},
 		swaps.Config{Store: cfg.Store, Events: cfg.Events, Now: cfg.Now, Logger: cfg.Logger,
 			Router:     &swaps.Dispatch{Local: &swaps.Pool{Networks: d.Networks, Now: time.Now}, Default: d.SwapRouter},
-			PriceMicro: catalog.PriceMicro(swaps.ServiceID, "swaps.execute")})
+			PriceMicro: catalog.PriceMicro(swaps.ServiceID, "swaps.execute")}
 }
 
 // New builds the kernel with every group registered. Webhook events are
@@ -113,7 +111,7 @@ func New(cfg api.Config, d Deps) (*api.Kernel, error) {
 func groups(cfg api.Config, d Deps) []func(*api.Kernel) error {
 	st := cfg.Store
 	sd := servicesapi.Deps{Store: st, Services: d.Services, Schemas: d.Schemas, MCPAllowedOrigins: d.MCPAllowedOrigins, Sealer: d.Sealer}
-	ws, sw := Wallets(cfg, d)
+	wc, sc := WalletsConfig(cfg, d)
 	return []func(*api.Kernel) error{
 		func(k *api.Kernel) error {
 			return publicapi.Register(k, publicapi.Deps{Backend: d.Backend, ArchivePublicKey: d.ArchivePublicKey})
@@ -145,8 +143,8 @@ func groups(cfg api.Config, d Deps) []func(*api.Kernel) error {
 			return databasesapi.Register(k, databasesapi.Deps{Store: st, Databases: d.Databases, Queue: d.DatabasesQueue})
 		},
 		func(k *api.Kernel) error { return usageapi.Register(k, usageapi.Deps{Store: st}) },
-		func(k *api.Kernel) error { return walletsapi.Register(k, walletsapi.Deps{Service: ws}) },
-		func(k *api.Kernel) error { return swapsapi.Register(k, swapsapi.Deps{Service: sw}) },
+		func(k *api.Kernel) error { return walletsapi.Register(k, walletsapi.Deps{Wallets: wc, Swaps: sc}) },
+		func(k *api.Kernel) error { return swapsapi.Register(k, swapsapi.Deps{Wallets: wc, Swaps: sc}) },
 	}
 }
 

@@ -283,8 +283,8 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	})
 	if o.Chain != nil {
 		e.Chain, e.WalletsQueue = o.Chain, walletsQ
-		svc, _ := platform.Wallets(api.Config{Store: st, Now: c.Now, Logger: logger,
-			Events: webhooks.NewRepo(webhooks.Config{Store: st, Sealer: sealer, Queue: hooks, Now: c.Now})}, d)
+		svc, _ := swaps.Wire(platform.WalletsConfig(api.Config{Store: st, Now: c.Now, Logger: logger,
+			Events: webhooks.NewRepo(webhooks.Config{Store: st, Sealer: sealer, Queue: hooks, Now: c.Now})}, d))
 		w := wallets.NewWorker(svc)
 		e.run(w.Work(walletsQ))
 	}

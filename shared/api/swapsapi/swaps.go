@@ -14,9 +14,11 @@ import (
 	"platformapi/shared/wallets"
 )
 
-// Deps are what the group needs.
+// Deps are what the group needs: the swaps and managed-wallets services'
+// ports (a swap executes as wallet transactions; see swaps.Wire).
 type Deps struct {
-	Service *swaps.Service
+	Wallets wallets.Config
+	Swaps   swaps.Config
 }
 
 type handlers struct {
@@ -26,7 +28,8 @@ type handlers struct {
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) error {
-	h := &handlers{k: k, svc: d.Service}
+	_, svc := swaps.Wire(d.Wallets, d.Swaps)
+	h := &handlers{k: k, svc: svc}
 	api.Register(k, "swaps.tokens.list", http.StatusOK, h.tokens)
 	api.Register(k, "swaps.quote", http.StatusCreated, h.quote, api.Describe(quoteDoc))
 	api.Register(k, "swaps.execute", http.StatusAccepted, h.execute, api.Describe(executeDoc))

@@ -10,12 +10,16 @@ import (
 	"net/http"
 
 	"platformapi/shared/api"
+	"platformapi/shared/swaps"
 	"platformapi/shared/wallets"
 )
 
-// Deps are what the group needs.
+// Deps are what the group needs: the managed-wallets and swaps services'
+// ports (a wallet transaction that belongs to a swap tells the swap of each
+// move, so the group builds both; see swaps.Wire).
 type Deps struct {
-	Service *wallets.Service
+	Wallets wallets.Config
+	Swaps   swaps.Config
 }
 
 type handlers struct {
@@ -25,7 +29,8 @@ type handlers struct {
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) error {
-	h := &handlers{k: k, svc: d.Service}
+	svc, _ := swaps.Wire(d.Wallets, d.Swaps)
+	h := &handlers{k: k, svc: svc}
 	api.Register(k, "wallets.create", http.StatusCreated, h.create, api.Describe(createDoc))
 	api.Register(k, "wallets.list", http.StatusOK, h.list)
 	api.Register(k, "wallets.read", http.StatusOK, h.read)
