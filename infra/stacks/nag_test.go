@@ -26,10 +26,6 @@ func TestAwsSolutionsNagFindsNoUnsuppressedErrorsOrWarnings(t *testing.T) {
 	var ann assertions.Annotations
 	must(t, func() { ann = assertions.Annotations_FromStack(stack.Stack) })
 	nag := assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*"))
-	for _, m := range *ann.FindError(jsii.String("*"), nag) {
-		t.Errorf("error at %s: %v", *m.Id, m.Entry.Data)
-	}
-	for _, m := range *ann.FindWarning(jsii.String("*"), nag) {
-		t.Errorf("warning at %s: %v", *m.Id, m.Entry.Data)
-	}
+	must(t, func() { ann.HasNoError(jsii.String("*"), nag) })
+	must(t, func() { ann.HasNoWarning(jsii.String("*"), nag) })
 }

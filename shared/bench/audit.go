@@ -74,7 +74,7 @@ func auditFigures(m measurements) AuditFigures {
 // writeAuditTable prints the audit figures.
 func writeAuditTable(p func(string, ...any), r Report) {
 	a := r.AuditFigures
-	p("Audit (issue 30): embedded, the event goes to a write(2) journal and a flusher commits batches; on Lambda, to a log line that audit-ingest stores")
+	p("Audit: embedded, the event goes to a write(2) journal and a flusher commits batches; on Lambda, to a log line that audit-ingest stores")
 	p("rpsAuthenticatedAudited / rpsAuthenticated (audit off)\t%.0f / %.0f\t(%.0f%%; target ≥ 80%%)", a.RPSAuthenticatedAudited, r.RPSAuthenticated, 100*a.RPSAuthenticatedAudited/max(r.RPSAuthenticated, 1))
 	p("overheadRatioAudited (p50 audited read / p50 bare)\t%.2f\t(target ≤ %.1f)", a.OverheadRatioAudited, targetOverheadRatio)
 	p("rpsIdempotentWriteAudited\t%.0f", a.RPSIdempotentWriteAudited)

@@ -452,7 +452,7 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 		target string
 	}{
 		{"GET " + balancePath, st.Read, fmt.Sprintf("(target ≤ %d; the event is a log line)", targetOpsPerRead)},
-		{"GET " + balancePath + " (event as PutItem)", st.ReadPut, "(before issue 30)"},
+		{"GET " + balancePath + " (event as PutItem)", st.ReadPut, "(the event on the request path, as before the log line)"},
 		{"audit-ingest, per event (off the path)", st.Ingest, ""},
 		{"GET " + balancePath + " (audit off)", st.ReadNoAudit, fmt.Sprintf("(target ≤ %d)", targetOpsPerRead)},
 		{"POST " + projectsPath + " (new key)", st.Write, fmt.Sprintf("(target ≤ %d)", targetOpsPerWrite)},
