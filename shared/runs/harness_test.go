@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"math"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"platformapi/shared/credittoken"
 	"platformapi/shared/ids"
 	"platformapi/shared/internal/testclock"
+	"platformapi/shared/internal/testlog"
 	"platformapi/shared/keys"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/memqueue"
@@ -71,25 +71,7 @@ type harness struct {
 	repo   *runs.Repo
 	worker *runs.Worker
 	svc    *service
-	logs   *syncBuffer // the worker's JSON log
-}
-
-// syncBuffer is a log sink the worker's goroutines may share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	logs   *testlog.Buffer // the worker's JSON log
 }
 
 const attemptTimeout = 10 * time.Second
@@ -108,7 +90,7 @@ func eachBackend(t *testing.T, test func(t *testing.T, h *harness)) {
 			t.Cleanup(func() { q.Close() })
 			cfg := runs.Config{Store: st, Queue: q, Artifacts: bucket, Now: c.Now}
 			svc := &service{real: superbrain.New(st, c.Now)}
-			logs := &syncBuffer{}
+			logs := &testlog.Buffer{}
 			w := runs.NewWorker(runs.WorkerConfig{Config: cfg, Services: upstream.Router{superbrain.ServiceID: svc},
 				Timeout: attemptTimeout, Backoff: func(int, time.Duration) time.Duration { return time.Millisecond },
 				Logger: slog.New(slog.NewJSONHandler(logs, nil))})

@@ -16,6 +16,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/emf/emftest"
+	"platformapi/shared/internal/testlog"
 	"platformapi/shared/keys"
 	"platformapi/shared/queue"
 	"platformapi/shared/store/teststores"
@@ -384,24 +385,6 @@ func TestMalformedMessageIsDropped(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the worker's goroutines may share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // Every outcome of a delivery attempt is a CloudWatch metric on its log
 // line (EMF): deliveries, retries and moves to the dead-letter queue, which
 // the dashboard and alarms count; never the receiver's URL or a secret.
@@ -419,7 +402,7 @@ func TestEveryDeliveryOutcomeIsAMetricLine(t *testing.T) {
 			f := newFixture(t, teststores.Embedded)
 			rc := newReceiver(t, tc.script...)
 			w, secret := f.loopbackHook(f.root, rc)
-			logs := &syncBuffer{}
+			logs := &testlog.Buffer{}
 			run(t, f.worker(workerOpts{allowPrivate: true, maxAttempts: tc.maxAttempts, logs: logs}))
 			f.publish(webhooks.EventProjectCreated)
 			d := f.waitFor(w, tc.final)

@@ -1,7 +1,6 @@
 package work_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/internal/testlog"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/memqueue"
 	"platformapi/shared/work"
@@ -58,7 +58,7 @@ func TestEverySchedulePassRunsAtAWholeMinuteRate(t *testing.T) {
 // tick), then again each tick; a failing pass is logged and tried again.
 func TestAPassRunsAtStartAndAgainAfterAFailure(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
+	var logs testlog.Buffer
 	var mu sync.Mutex
 	calls := 0
 	third := make(chan struct{})
@@ -123,21 +123,4 @@ func TestRunFinishesTheBatchItHoldsBeforeItReturns(t *testing.T) {
 	if err != nil || len(left) != 0 {
 		t.Fatalf("the handled message is still queued: %v %v", left, err)
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

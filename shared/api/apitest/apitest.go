@@ -17,10 +17,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"platformapi/shared/chain"
-	"platformapi/shared/chain/devchain"
-	"platformapi/shared/swaps"
-	"platformapi/shared/wallets"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,11 +30,14 @@ import (
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
 	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/chain"
+	"platformapi/shared/chain/devchain"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/databases"
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/files"
+	"platformapi/shared/internal/testlog"
 	"platformapi/shared/platform"
 	"platformapi/shared/queue/memqueue"
 	"platformapi/shared/routes"
@@ -46,8 +45,10 @@ import (
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 	"platformapi/shared/superbrain"
+	"platformapi/shared/swaps"
 	"platformapi/shared/topup"
 	"platformapi/shared/trading"
+	"platformapi/shared/wallets"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/work"
 	"platformapi/shared/x402/localfacilitator"
@@ -92,7 +93,7 @@ type Env struct {
 	Store  store.Store
 	Signer *credittoken.Signer
 	Kernel *api.Kernel
-	Logs   *SyncBuffer
+	Logs   *testlog.Buffer
 	// Audit records the server's audit events and rolls usage up in
 	// process, on every backend (the emulator has no stream); Catchup
 	// waits until every recorded event is counted.
@@ -122,24 +123,6 @@ type Env struct {
 	// Sealer is the server's envelope key: a test that must know a sealed
 	// secret (a wallet's key) to prove it is nowhere else opens it here.
 	Sealer envelope.Sealer
-}
-
-// SyncBuffer collects the server's log lines.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // Options change what a test server allows.
@@ -253,7 +236,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		dbs, dbq = svc, newDatabasesQueue(t)
 		d.Databases, d.DatabasesQueue, d.ArchivePublicKey = dbs, dbq, signer.PublicKey()
 	}
-	logs := &SyncBuffer{}
+	logs := &testlog.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	auditRec, err := audit.NewEmbeddedRecorder(st, c.Now, filepath.Join(t.TempDir(), "audit"))
 	if err != nil {
