@@ -37,6 +37,7 @@ import (
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/files"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/internal/testlog"
 	"platformapi/shared/platform"
 	"platformapi/shared/queue/memqueue"
@@ -53,22 +54,6 @@ import (
 	"platformapi/shared/work"
 	"platformapi/shared/x402/localfacilitator"
 )
-
-// Clock is a settable clock shared by the server and its store, so tests can
-// move time to expire keys, windows, leases and claims.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-// Advance moves the clock forward.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // TopUpConfig is the server's x402 configuration in tests: Base Sepolia USDC.
 var TopUpConfig = topup.TopUpConfig{
@@ -89,7 +74,7 @@ func RequestTimeout(b teststores.Backend) time.Duration {
 type Env struct {
 	T      *testing.T
 	URL    string
-	Clock  *Clock
+	Clock  *testclock.Clock
 	Store  store.Store
 	Signer *credittoken.Signer
 	Kernel *api.Kernel
@@ -175,7 +160,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	c := &Clock{now: time.Now().UTC().Truncate(time.Second)}
+	c := testclock.New(time.Now().UTC().Truncate(time.Second))
 	seed := make([]byte, 32)
 	_, _ = rand.Read(seed)
 	signer, err := credittoken.NewSigner(seed)
