@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"platformapi/shared/internal/diskuse"
 )
 
 // firstStart is what a new user's first `make run` costs: the local server
@@ -74,25 +75,6 @@ func firstStart(ctx context.Context, root, dir string) (took time.Duration, byte
 	if err := cmd.Wait(); err != nil {
 		return 0, 0, fmt.Errorf("bench: the local server's shutdown: %w", err)
 	}
-	bytes, err = allocated(data)
+	bytes, err = diskuse.Allocated(data)
 	return took, bytes, err
-}
-
-// allocated is the disk a directory tree holds, in allocated blocks.
-func allocated(root string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			n += st.Blocks * 512
-		}
-		return nil
-	})
-	return n, err
 }

@@ -220,23 +220,30 @@ func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
 			if !itemrules.Holds(op.Conds, cur) {
 				return &store.TxError{Index: i}
 			}
-			switch op.Kind {
-			case store.OpPut:
-				err = save(b, op.Item)
-			case store.OpUpdate:
-				var next store.Item
-				if next, err = itemrules.Apply(op.Key, cur, op.Update); err == nil {
-					err = save(b, next)
-				}
-			case store.OpDelete:
-				err = b.Delete(encodeKey(op.Key))
-			}
-			if err != nil {
+			if err := write(b, op, cur); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// write applies one member of a transaction whose conditions held against
+// cur, the item as it was before.
+func write(b *bolt.Bucket, op store.Op, cur store.Item) error {
+	switch op.Kind {
+	case store.OpPut:
+		return save(b, op.Item)
+	case store.OpUpdate:
+		next, err := itemrules.Apply(op.Key, cur, op.Update)
+		if err != nil {
+			return err
+		}
+		return save(b, next)
+	case store.OpDelete:
+		return b.Delete(encodeKey(op.Key))
+	}
+	return nil
 }
 
 func (s *Store) Query(ctx context.Context, q store.Query) (store.Page, error) {

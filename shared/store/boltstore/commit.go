@@ -57,19 +57,7 @@ func transactAll(b *bolt.Bucket, now int64, ops []store.Op) error {
 		curs[i] = cur
 	}
 	for i, op := range ops {
-		var err error
-		switch op.Kind {
-		case store.OpPut:
-			err = save(b, op.Item)
-		case store.OpUpdate:
-			var next store.Item
-			if next, err = itemrules.Apply(op.Key, curs[i], op.Update); err == nil {
-				err = save(b, next)
-			}
-		case store.OpDelete:
-			err = b.Delete(encodeKey(op.Key))
-		}
-		if err != nil {
+		if err := write(b, op, curs[i]); err != nil {
 			return err
 		}
 	}
