@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -190,7 +191,7 @@ func envFragment(root string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("| variable | default | meaning | read in |\n|---|---|---|---|\n")
-	for _, name := range sortedKeys(found) {
+	for _, name := range slices.Sorted(maps.Keys(found)) {
 		s := settings[name]
 		shown := "`" + name + "`"
 		if strings.HasSuffix(name, "_") {
