@@ -43,7 +43,7 @@ type Counter struct {
 	local    *local      // when set, request windows and leases instead
 	now      func() time.Time
 	leaseTTL time.Duration
-	full     fullShards
+	minute   minuteState
 	// turn picks the shard a request counts on: in turn from a random
 	// start, so one process spreads a hot window evenly over its shards
 	// (random picks would leave some shards busier), and processes do not
@@ -60,9 +60,9 @@ type Counter struct {
 // counts on the next shard in turn; a shard that refuses is full until the
 // window ends (a count only grows), so the request tries the others, and the
 // process remembers the full shards and refuses without a write once all
-// are: a window admits exactly N (see docs/limits.md), and a key hammered
-// past its limit costs each process at most one refused write per shard and
-// minute.
+// are: a window never admits more than N (see docs/limits.md), and a key
+// hammered past its limit costs each process at most two refused writes
+// per shard and minute (a batch, then the request alone).
 const (
 	maxWindowShards = 32
 	// windowShareCap is the largest share before a window is split: a
@@ -95,27 +95,123 @@ func shardKey(owner, selector string, shard, shards, minute int64) store.Key {
 	return store.Key{PK: pk, SK: "rpm#" + strconv.FormatInt(minute, 10)}
 }
 
-// fullShards remembers, for the current minute only, the window shards this
-// process saw refuse.
-type fullShards struct {
+// Batched window tokens. A counted request costs a transaction (two write
+// units), so a busy process counts several requests at once: it adds a
+// batch of tokens to the window in one write and admits the next requests
+// from them without writing. The window still never admits more than its
+// limit (every token was counted under the same condition); a token a
+// process holds when the minute ends, or when it dies, is never used, so a
+// window admits less by at most what its processes held (docs/limits.md).
+// The batch is the process's own rate on that window over batchSpan, so the
+// unused tail is about batchSpan of each process's traffic, and at most
+// 1/batchShareDivisor of a shard's share, so a small limit (a share under
+// twice that divisor) counts every request on its own and stays exact.
+const (
+	batchSpan         = 100 * time.Millisecond
+	batchShareDivisor = 32
+	maxBatch          = 64
+)
+
+// window names one owner's limit of one selector.
+type window struct{ owner, selector string }
+
+// held is what this process knows of one window in the current minute.
+type held struct {
+	tokens   int64     // counted on the store, not yet used
+	admitted int64     // requests this process admitted on the window
+	first    time.Time // when it admitted the first of them
+}
+
+// minuteState is this process's view of the current minute's windows: the
+// shards it saw refuse and the tokens it holds. Both end with the minute.
+type minuteState struct {
 	mu     sync.Mutex
 	minute int64
-	keys   map[store.Key]bool
+	full   map[store.Key]bool
+	held   map[window]*held
 }
 
-func (f *fullShards) is(minute int64, k store.Key) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.minute == minute && f.keys[k]
-}
-
-func (f *fullShards) mark(minute int64, k store.Key) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.minute != minute || f.keys == nil {
-		f.minute, f.keys = minute, map[store.Key]bool{}
+// at resets the state when minute is a new one; callers hold mu.
+func (m *minuteState) at(minute int64) {
+	if m.minute != minute || m.full == nil {
+		m.minute, m.full, m.held = minute, map[store.Key]bool{}, map[window]*held{}
 	}
-	f.keys[k] = true
+}
+
+func (m *minuteState) isFull(minute int64, k store.Key) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at(minute)
+	return m.full[k]
+}
+
+func (m *minuteState) markFull(minute int64, k store.Key) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at(minute)
+	m.full[k] = true
+}
+
+// take uses one held token of w, if any.
+func (m *minuteState) take(minute int64, w window) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at(minute)
+	if h := m.held[w]; h != nil && h.tokens > 0 {
+		h.tokens--
+		return true
+	}
+	return false
+}
+
+// putBack returns a token taken for a request that was then refused.
+func (m *minuteState) putBack(minute int64, w window) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.minute == minute {
+		m.held[w].tokens++
+	}
+}
+
+// admitted records a request admitted on w at now, and the extra tokens
+// its write counted beside its own.
+func (m *minuteState) admitted(minute int64, w window, now time.Time, extra int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at(minute)
+	h := m.held[w]
+	if h == nil {
+		h = &held{first: now}
+		m.held[w] = h
+	}
+	h.admitted++
+	h.tokens += extra
+}
+
+// batch is how many tokens the next write on w counts: this process's rate
+// on w over batchSpan, within a shard's share / batchShareDivisor.
+func (m *minuteState) batch(minute int64, w window, now time.Time, share int64) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at(minute)
+	h := m.held[w]
+	if h == nil {
+		return 1
+	}
+	perSecond := float64(h.admitted) / max(now.Sub(h.first).Seconds(), 1)
+	b := int64(math.Ceil(perSecond * batchSpan.Seconds()))
+	return max(1, min(b, maxBatch, share/batchShareDivisor))
+}
+
+// unused is the tokens this process holds, counted and not yet used.
+func (m *minuteState) unused() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for _, h := range m.held {
+		n += h.tokens
+	}
+	return n
 }
 
 // NewCounter builds a counter; leaseTTL bounds how long a dead process's
@@ -213,27 +309,42 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 	minute := now.Unix() / 60 * 60
 	type windowState struct {
 		check
+		id     window
 		shards int64
 		open   []int64 // shards not known to be full, the next in turn first
+		batch  int64   // tokens the write counts
 	}
 	type slotState struct {
 		check
 		start, tried int64
 	}
 	var windows []*windowState
+	var fromHeld []window // windows this request took a held token of
 	var slots []*slotState
+	refuse := func(err error) (*Lease, error) {
+		for _, w := range fromHeld {
+			c.minute.putBack(minute, w)
+		}
+		return nil, err
+	}
 	for _, ch := range checks {
 		if n := ch.limit.RequestsPerMinute; n != nil {
-			w := &windowState{check: ch, shards: windowShards(*n)}
+			id := window{ch.owner, ch.selector}
+			if c.minute.take(minute, id) {
+				fromHeld = append(fromHeld, id)
+				continue
+			}
+			w := &windowState{check: ch, id: id, shards: windowShards(*n)}
+			w.batch = c.minute.batch(minute, id, now, *n/w.shards)
 			first := int64(c.turn.Add(1) % uint64(w.shards))
 			for i := range w.shards {
 				s := (first + i) % w.shards
-				if !c.full.is(minute, shardKey(ch.owner, ch.selector, s, w.shards, minute)) {
+				if !c.minute.isFull(minute, shardKey(ch.owner, ch.selector, s, w.shards, minute)) {
 					w.open = append(w.open, s)
 				}
 			}
 			if len(w.open) == 0 {
-				return nil, windowExceeded(ch, now, minute)
+				return refuse(windowExceeded(ch, now, minute))
 			}
 			windows = append(windows, w)
 		}
@@ -242,15 +353,24 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 			slots = append(slots, &slotState{check: ch, start: mrand.Int64N(k)})
 		}
 	}
+	admitted := func() (*Lease, error) {
+		for _, w := range fromHeld {
+			c.minute.admitted(minute, w, now, 0)
+		}
+		for _, w := range windows {
+			c.minute.admitted(minute, w.id, now, w.batch-1)
+		}
+		return lease, nil
+	}
 	for {
 		var txOps []store.Op
 		for _, w := range windows {
 			shard := w.open[0]
 			k := shardKey(w.owner, w.selector, shard, w.shards, minute)
 			txOps = append(txOps, store.UpdateOp(k, store.Update{
-				Add: map[string]int64{"count": 1},
+				Add: map[string]int64{"count": w.batch},
 				Set: map[string]any{store.AttrExpiresAt: minute + 120},
-			}, store.NumBelow("count", windowShare(*w.limit.RequestsPerMinute, w.shards, shard))))
+			}, store.NumBelow("count", windowShare(*w.limit.RequestsPerMinute, w.shards, shard)-w.batch+1)))
 		}
 		lease.slots = lease.slots[:0]
 		for _, sl := range slots {
@@ -264,25 +384,31 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 			lease.slots = append(lease.slots, k)
 		}
 		if len(txOps) == 0 {
-			// Only creditsPerDay limits match: they are counted by
-			// ReserveCredits, and a transaction needs at least one member.
-			return lease, nil
+			// Held tokens, or only creditsPerDay limits (counted by
+			// ReserveCredits), admit without a write.
+			return admitted()
 		}
 		err := c.requests.Transact(ctx, txOps)
 		if err == nil {
-			return lease, nil
+			return admitted()
 		}
 		var tx *store.TxError
 		if !errors.As(err, &tx) {
-			return nil, fmt.Errorf("limits: admit: %w", err)
+			return refuse(fmt.Errorf("limits: admit: %w", err))
 		}
 		if tx.Index < len(windows) {
-			// The shard is full until the window ends: try the others.
 			w := windows[tx.Index]
-			c.full.mark(minute, txOps[tx.Index].Key)
+			if w.batch > 1 {
+				// The shard may still have room for fewer: count this
+				// request alone.
+				w.batch = 1
+				continue
+			}
+			// The shard is full until the window ends: try the others.
+			c.minute.markFull(minute, txOps[tx.Index].Key)
 			w.open = w.open[1:]
 			if len(w.open) == 0 {
-				return nil, windowExceeded(w.check, now, minute)
+				return refuse(windowExceeded(w.check, now, minute))
 			}
 			continue
 		}
@@ -291,13 +417,13 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 		// then holds our token, and everything else of the transaction was
 		// applied with it.
 		if it, gerr := c.requests.Get(ctx, txOps[tx.Index].Key); gerr == nil && it.String("token") == lease.token {
-			return lease, nil
+			return admitted()
 		}
 		// A taken slot: try the next one of that limit until all were tried.
 		sl := slots[tx.Index-len(windows)]
 		sl.tried++
 		if sl.tried >= *sl.limit.MaxConcurrent {
-			return nil, &ExceededError{Selector: sl.selector, Kind: "maxConcurrent", RetryAfterSeconds: 1}
+			return refuse(&ExceededError{Selector: sl.selector, Kind: "maxConcurrent", RetryAfterSeconds: 1})
 		}
 	}
 }
