@@ -1,6 +1,6 @@
 // Package platform is the Go client of the Platform API. Every operation of
 // the route table is a method; ordinary API failures come back in the
-// result envelope of spec 2.3 (Result.OK false, Result.Error set) rather
+// result envelope (Result.OK false, Result.Error set) rather
 // than as Go errors, which are kept for transport failures that outlived the
 // retries. Idempotent operations get one Idempotency-Key per logical call,
 // reused on every retry, so a retried create never creates twice.
@@ -124,7 +124,7 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("platform api: %d %s: %s", e.Status, e.Code, e.Detail)
 }
 
-// Result is the client result envelope of spec 2.3: OK with Value, or not
+// Result is the client result envelope: OK with Value, or not
 // OK with Error. Either way the status, request id and headers are there.
 type Result[T any] struct {
 	OK    bool

@@ -216,7 +216,7 @@ func (r *Repo) transition(ctx context.Context, accountID string, a *Approval, fr
 // key nor any key below it may decide: moving money needs a second key (a
 // person's, or a parent's), not just a second call, and a child the
 // requester minted for itself is the requester again. Service actions
-// (spec 2.1 rule 5) keep the worker key that asks and decides.
+// (docs/approvals.md) keep the worker key that asks and decides.
 var DistinctDecider = map[string]bool{"managed-wallets": true, "universal-swaps": true}
 
 // SelfDecided reports whether decider is a's requester or one of its

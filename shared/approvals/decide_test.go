@@ -17,7 +17,7 @@ import (
 // The requester of a money-moving approval must not decide it, not even
 // with a child key it minted for that. Neither the requester nor
 // any key below it decides; its ancestors and keys beside it do. A service
-// action (spec 2.1 rule 5) stays decidable by the worker key that asked.
+// action (docs/approvals.md) stays decidable by the worker key that asked.
 func TestOnlyAKeyOutsideTheRequestersDescendantsDecidesAMoneyApproval(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	clock := func() time.Time { return now }

@@ -1,5 +1,5 @@
-// Package idempotency makes retried writes safe (spec 5.6,
-// docs/idempotency.md): a conditional write claims an Idempotency-Key for one API
+// Package idempotency makes retried writes safe (docs/idempotency.md): a
+// conditional write claims an Idempotency-Key for one API
 // key before the operation runs, the operation's response is stored on
 // completion and replayed for 24 hours, and a claim whose process died
 // expires with the request deadline so a retry can proceed.

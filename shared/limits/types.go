@@ -1,4 +1,4 @@
-// Package limits holds per-key operation limits (spec section 8): their
+// Package limits holds per-key operation limits (docs/limits.md): their
 // shape and validation, and the exact counting of requests per minute,
 // concurrent leases and credits per UTC day on the item-store port. A request
 // is counted against every matching selector of its key and of every

@@ -35,7 +35,7 @@ type Route struct {
 	Method string
 	Path   string // relative to /v1, net/http pattern syntax ({id})
 	Group  string // the function that serves it
-	// Operation is the operation id of spec section 4: the limit selector,
+	// Operation is the operation id: the limit selector,
 	// the audit operation and the default OpenAPI operationId.
 	Operation string
 	// ID is the OpenAPI operationId and the handle a group registers the
@@ -73,7 +73,7 @@ type Route struct {
 	// it (reading that project); every other route refuses such a key.
 	ArchivedReadable bool
 	Summary          string
-	// Deprecated marks an operation on its way out (spec 9.3); nil for
+	// Deprecated marks an operation on its way out (CHANGELOG.md's policy); nil for
 	// every operation that is not.
 	Deprecated *Deprecation
 }
@@ -93,7 +93,7 @@ type Deprecation struct {
 }
 
 // MinDeprecationNotice is how long a deprecated operation keeps working
-// after it is announced (spec 9.3: at least 30 days).
+// after it is announced (CHANGELOG.md: at least 30 days).
 const MinDeprecationNotice = 30 * 24 * time.Hour
 
 // Deprecate marks the route deprecated since the date since, working until
@@ -103,7 +103,7 @@ func (rt Route) Deprecate(since, sunset time.Time, successor string) Route {
 	return rt
 }
 
-// Check refuses a deprecation that breaks spec 9.3: a notice shorter than
+// Check refuses a deprecation that breaks CHANGELOG.md's policy: a notice shorter than
 // MinDeprecationNotice or no successor. The kernel panics on one, so a bad
 // table entry fails every test that builds the API.
 func (d *Deprecation) Check() error {
@@ -137,7 +137,7 @@ var Public = []Route{
 	{Method: http.MethodGet, Path: "/docs/assets/{name}", Group: "public", Operation: "docs.read", ID: "docs.assets.read", Summary: "The reference page's script (Redoc, served from here: no CDN)"},
 }
 
-// MCP is the remote MCP transport (spec 1.5): POST, Streamable HTTP, the
+// MCP is the remote MCP transport (docs/mcp.md): POST, Streamable HTTP, the
 // same bearer key, which must hold services:read and actions.list. It is
 // served at the root and under /v1; each tool call then runs the managed
 // operation's own policy.
@@ -173,7 +173,7 @@ const (
 	idem, noIdem               = true, false
 )
 
-// Table holds every authenticated endpoint of spec section 4 (and /mcp).
+// Table holds every authenticated endpoint (and /mcp).
 var Table = []Route{
 	// 4.1 API keys, services, credits
 	r(get, "/api-keys", "keys", "apiKeys.list", "api_keys:manage", noIdem, BodyNone, "List the calling key and its descendants"),

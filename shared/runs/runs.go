@@ -1,4 +1,4 @@
-// Package runs holds durable runs (spec 4.6): a managed-operation call that
+// Package runs holds durable runs (docs/runs-and-artifacts.md): a managed-operation call that
 // is accepted now and executed later by a worker, through the same invoke
 // pipeline as a synchronous invoke (approval, creditsPerDay, credit hold,
 // exact charge), counted against runs.create selectors, with its output kept
@@ -100,7 +100,7 @@ type Message struct {
 
 // Viewer is who reads or changes runs and artifacts: one account, a project
 // scope ("" at account level, which sees every project) and the services
-// the key may reach (spec 4.6: run and artifact reads also require service
+// the key may reach (run and artifact reads also require service
 // access to the resource's source service). Anything else is not_found.
 type Viewer struct {
 	AccountID     string

@@ -1,4 +1,4 @@
-// Package topup sells credits through x402 (spec 5.3): a challenge, then a
+// Package topup sells credits through x402 (docs/credits.md): a challenge, then a
 // paid retry verified and settled by a facilitator, credited exactly once.
 // It is apart from the ledger so that only the function that sells credits
 // links the EVM code x402 needs.

@@ -90,7 +90,7 @@ func formatCredits(micro int64) string {
 }
 
 // answer is the body of a 2xx answer. Unknown fields are ignored, so an
-// upstream may add some (spec 9.2).
+// upstream may add some (CHANGELOG.md: clients ignore fields they do not know).
 type answer struct {
 	Output json.RawMessage `json:"output"`
 }

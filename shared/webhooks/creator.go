@@ -11,7 +11,7 @@ import (
 
 // creatorKeys reads, in batches, the key records of every id in paths and
 // of extra (an event's subject key), each id once. A webhook is only as
-// good as its creator chain: spec 3, revoking a key stops the webhooks
+// good as its creator chain: revoking a key stops the webhooks
 // created under it; and the creator key's scopes, services, operations and
 // project decide which events it may receive (visibility.go).
 func creatorKeys(ctx context.Context, st store.Store, extra []string, paths ...[]string) (map[string]*keys.Key, error) {

@@ -87,7 +87,7 @@ const (
 	// needs access to it (allowedServices).
 	SubjectService
 	// SubjectKey: data.id is an API key; the creator must be that key or
-	// one of its ancestors (spec 5.5 rule 10: no sibling branch).
+	// one of its ancestors (no sibling branch: docs/webhooks.md).
 	SubjectKey
 	// SubjectWebhook: data.id is a webhook; the creator must be able to
 	// manage it (it or a descendant created it, in its project scope).
