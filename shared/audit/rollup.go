@@ -1,9 +1,11 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,21 +54,50 @@ func NewRollup(st store.Store, opts ...RollupOption) *Rollup {
 // three members per event (marker, pending entry, counter).
 const chunkEvents = store.MaxTransactItems / 3
 
-// Apply counts events in order and returns how many of them, from the
-// first, are now counted (or were already). On an error the rest must be
-// delivered again; nothing is counted twice when the counted ones are too.
-// This is the entry the stream adapter (auditstream) calls with a decoded
-// batch.
+// Apply counts events and returns how many of them, from the first, are
+// now counted (or were already). On an error the rest must be delivered
+// again; nothing is counted twice when the counted ones are too. This is the
+// entry the stream adapter (auditstream) calls with a decoded batch.
+//
+// The batch is cut into transactions in the order of its counters, not of
+// its events: every counter of one account-day lives in one partition, and
+// each transaction writes each counter it touches once, so a transaction
+// of one or two counters instead of a dozen is what keeps a busy account's
+// rollup within that partition's write units (docs/storage-design.md).
 func (r *Rollup) Apply(ctx context.Context, evs []Event) (int, error) {
-	done := 0
-	for done < len(evs) {
-		n := min(len(evs)-done, chunkEvents)
-		if err := r.applyChunk(ctx, evs[done:done+n]); err != nil {
-			return done, err
-		}
-		done += n
+	keys := make([]store.Key, len(evs))
+	order := make([]int, len(evs))
+	for i := range evs {
+		keys[i], order[i] = counterKey(&evs[i]), i
 	}
-	return done, nil
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(keys[a].PK, keys[b].PK), cmp.Compare(keys[a].SK, keys[b].SK))
+	})
+	counted := make([]bool, len(evs))
+	for done := 0; done < len(order); {
+		chunk := order[done:min(len(order), done+chunkEvents)]
+		part := make([]Event, len(chunk))
+		for i, at := range chunk {
+			part[i] = evs[at]
+		}
+		if err := r.applyChunk(ctx, part); err != nil {
+			return countedPrefix(counted), err
+		}
+		for _, at := range chunk {
+			counted[at] = true
+		}
+		done += len(chunk)
+	}
+	return len(evs), nil
+}
+
+// countedPrefix is how many events from the first are counted.
+func countedPrefix(counted []bool) int {
+	n := 0
+	for n < len(counted) && counted[n] {
+		n++
+	}
+	return n
 }
 
 func (r *Rollup) applyChunk(ctx context.Context, evs []Event) error {
