@@ -106,10 +106,14 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 		// answers 500.
 		status = http.StatusInternalServerError
 	}
+	path := r.URL.Path
+	if !infoFrom(r.Context()).literalPath {
+		path = redact.Secrets(path)
+	}
 	e := audit.Event{
 		RequestID: RequestID(r.Context()), AccountID: key.AccountID, KeyPath: p.KeyPath(),
 		Operation: auditOperation(rt, p.Service, p.Operation), ServiceID: p.Service,
-		Method: r.Method, Path: redact.Secrets(r.URL.Path), Status: status, IdempotentReplayed: aw.replayed(),
+		Method: r.Method, Path: path, Status: status, IdempotentReplayed: aw.replayed(),
 	}
 	switch project := p.ProjectID; {
 	case project != "":
@@ -123,7 +127,8 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 	// Kept for 90 days and readable by the key's ancestors: a secret sent
 	// by mistake in the path or as the end user is no more kept here than
 	// in the request log.
-	if eu := redact.Secrets(k.endUserForLog(r.Context(), p)); eu != "" {
+	if eu := k.endUserForLog(r.Context(), p); eu != "" {
+		eu = redact.Secrets(eu)
 		e.EndUser = &eu
 	}
 	o.mu.Lock()

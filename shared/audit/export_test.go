@@ -1,6 +1,9 @@
 package audit
 
-import "errors"
+import (
+	"encoding/json"
+	"errors"
+)
 
 // SetMaxScan lowers the per-page scan budget for a test and restores it.
 func SetMaxScan(n int) (restore func()) {
@@ -32,4 +35,11 @@ func (r *Recorder) Kill() {
 func (r *Recorder) StopFlusher() {
 	r.stop()
 	r.done.Wait()
+}
+
+// StoredDocuments are an event's stored document as the journal writes it
+// and as encoding/json writes it.
+func StoredDocuments(e Event) (appended, reflected []byte, err error) {
+	reflected, err = json.Marshal(toStored(&e))
+	return appendStored(nil, &e), reflected, err
 }

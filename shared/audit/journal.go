@@ -161,15 +161,15 @@ func (j *journal) rotate() error {
 // append writes e's line and keeps e for the flusher; it returns how many
 // events now wait for it.
 func (j *journal) append(e Event, shard int) (int, error) {
-	doc, err := json.Marshal(toStored(&e))
-	if err != nil {
-		return 0, fmt.Errorf("audit: journal: %w", err)
-	}
-	line := make([]byte, 0, len(doc)+24)
+	// One buffer: the line, with the document the flusher stores a view
+	// of it.
+	line := make([]byte, 0, 640)
 	line = append(line, `{"shard":`...)
 	line = strconv.AppendInt(line, int64(shard), 10)
 	line = append(line, `,"event":`...)
-	line = append(line, doc...)
+	start := len(line)
+	line = appendStored(line, &e)
+	doc := line[start:len(line):len(line)]
 	line = append(line, "}\n"...)
 	j.mu.Lock()
 	defer j.mu.Unlock()

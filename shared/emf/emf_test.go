@@ -2,6 +2,8 @@ package emf_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -62,5 +64,67 @@ func TestTheCheckerRefusesLinesCloudWatchWouldNotExtract(t *testing.T) {
 	}
 	if _, err := emftest.Check(`{"A":1,"D":"x","_aws":{"Timestamp":1800000000000,"CloudWatchMetrics":[{"Namespace":"N","Dimensions":[["D"],[]],"Metrics":[{"Name":"A","Unit":"Count"}]}]}}`); err != nil {
 		t.Fatalf("valid line refused: %v", err)
+	}
+}
+
+// The hand-written CloudWatchMetrics block is byte for byte what
+// encoding/json makes of the same directives as maps and slices, names that
+// need escaping included.
+func TestTheMetricsBlockEncodesAsEncodingJSONWould(t *testing.T) {
+	for name, l := range map[string]*emf.Line{
+		"one directive": (&emf.Line{}).Dimension("Group", "keys").
+			Add(emf.Directive{Dimensions: [][]string{{"Group", "Operation"}, {"Group"}}, Metrics: []emf.Metric{{Name: "Requests", Unit: emf.Count, Value: 1}, {Name: "Latency", Unit: emf.Milliseconds, Value: 3}}}),
+		"no dimensions and two directives": (&emf.Line{}).
+			Add(emf.Directive{Metrics: []emf.Metric{{Name: "A", Unit: emf.None, Value: 1}}}).
+			Add(emf.Directive{Dimensions: [][]string{{}}, Metrics: []emf.Metric{{Name: "B", Unit: emf.Count, Value: 2}}}),
+		"names to escape": (&emf.Line{}).Dimension("Gr\"oup<é>", "x").
+			Add(emf.Directive{Dimensions: [][]string{{"Gr\"oup<é>", "a&b\\c\n"}}, Metrics: []emf.Metric{{Name: "Ré\tq", Unit: "Co<unt>", Value: 1}}}),
+	} {
+		var got, want bytes.Buffer
+		slog.New(slog.NewJSONHandler(&got, nil)).Info("x", l.Attrs(time.UnixMilli(1_800_000_000_000))...)
+		slog.New(slog.NewJSONHandler(&want, nil)).Info("x", reflective(l, time.UnixMilli(1_800_000_000_000))...)
+		if stripTime(got.String()) != stripTime(want.String()) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got.String(), want.String())
+		}
+	}
+}
+
+// reflective is the line's attributes with the block as maps and slices of
+// any, the form encoding/json reflects over.
+func reflective(l *emf.Line, now time.Time) []any {
+	attrs := l.Attrs(now)
+	aws := attrs[len(attrs)-1].(slog.Attr)
+	group := aws.Value.Group()
+	raw, err := json.Marshal(group[1].Value.Any())
+	if err != nil {
+		panic(err)
+	}
+	var generic any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		panic(err)
+	}
+	attrs[len(attrs)-1] = slog.Group("_aws", group[0], slog.Any("CloudWatchMetrics", generic))
+	return attrs
+}
+
+func stripTime(line string) string {
+	_, rest, _ := strings.Cut(line, `"level"`)
+	return rest
+}
+
+// BenchmarkLine is the metric part of the access line every request writes:
+// two directives, written through slog's JSON handler.
+func BenchmarkLine(b *testing.B) {
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	now := time.UnixMilli(1_800_000_000_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		l := (&emf.Line{}).Dimension("Group", "credits").Dimension("Operation", "credits.balance.read").
+			Add(emf.Directive{Dimensions: [][]string{{"Group", "Operation"}, {"Group"}}, Metrics: []emf.Metric{
+				{Name: "Requests", Unit: emf.Count, Value: 1}, {Name: "Latency", Unit: emf.Milliseconds, Value: 2},
+				{Name: "Errors4xx", Unit: emf.Count}, {Name: "Errors5xx", Unit: emf.Count},
+			}}).
+			Add(emf.Directive{Dimensions: [][]string{{"Code"}}, Metrics: []emf.Metric{{Name: "Problems", Unit: emf.Count, Value: 1}}})
+		log.Info("request", l.Attrs(now)...)
 	}
 }

@@ -330,15 +330,22 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 		return nil, nil, errInvalidKey()
 	}
 	// ids[i] is read from want[i]: one copy of the key and of each
-	// ancestor (the next in turn), then the account.
+	// ancestor (the next in turn), then the account. names[i] is
+	// want[i].String(), made once: it is how the batch names its items.
 	ids := append([]string{h.KeyID}, h.Ancestors...)
 	want := make([]store.Key, len(ids), len(ids)+1)
+	copies := make([]int, len(ids))
 	turn := r.turn.Add(1)
 	for i, id := range ids {
-		want[i] = replicaKey(id, int((turn+uint64(i))%Replicas))
+		copies[i] = int((turn + uint64(i)) % Replicas)
+		want[i] = replicaKey(id, copies[i])
 	}
 	if withAccount {
 		want = append(want, accounts.Key(h.AccountID))
+	}
+	names := make([]string, len(want))
+	for i, k := range want {
+		names[i] = k.String()
 	}
 	got, err := r.st.BatchGet(ctx, want)
 	if err != nil {
@@ -347,8 +354,9 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 	// A key made before replicas has only its record.
 	var legacy []store.Key
 	for i := range ids {
-		if _, ok := got[want[i].String()]; !ok && want[i] != recordKey(ids[i]) {
+		if _, ok := got[names[i]]; !ok && copies[i] != 0 {
 			want[i] = recordKey(ids[i])
+			names[i] = want[i].String()
 			legacy = append(legacy, want[i])
 		}
 	}
@@ -359,7 +367,7 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 		}
 		maps.Copy(got, more)
 	}
-	it, ok := got[want[0].String()]
+	it, ok := got[names[0]]
 	if !ok {
 		return nil, nil, errInvalidKey()
 	}
@@ -369,14 +377,14 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 	}
 	var account store.Item
 	if withAccount {
-		account, ok = got[want[len(ids)].String()]
+		account, ok = got[names[len(ids)]]
 	}
 	if !k.Matches(secret) || !ok || k.AccountID != h.AccountID || !slices.Equal(k.Ancestors, h.Ancestors) {
 		return nil, nil, errInvalidKey()
 	}
 	chain := make([]*Key, 0, len(ids))
-	for _, wk := range want[1:len(ids)] {
-		ai, ok := got[wk.String()]
+	for _, name := range names[1:len(ids)] {
+		ai, ok := got[name]
 		if !ok {
 			return nil, nil, errInvalidKey()
 		}

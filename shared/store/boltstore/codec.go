@@ -14,12 +14,13 @@ import (
 // partitions apart (pk "a" never sees pk "ab") while bbolt's byte order
 // sorts the sort keys of one partition exactly as DynamoDB sorts S keys.
 func partitionPrefix(pk string) []byte {
-	b := binary.AppendUvarint(nil, uint64(len(pk)))
-	return append(b, pk...)
+	return appendString(make([]byte, 0, binary.MaxVarintLen64+len(pk)), pk)
 }
 
+// encodeKey makes the key in one allocation: every read and write of an
+// item encodes one.
 func encodeKey(k store.Key) []byte {
-	return append(partitionPrefix(k.PK), k.SK...)
+	return append(appendString(make([]byte, 0, binary.MaxVarintLen64+len(k.PK)+len(k.SK)), k.PK), k.SK...)
 }
 
 // successor returns the smallest byte string greater than every string that
@@ -42,9 +43,21 @@ const (
 	tagBytes
 )
 
-// encodeItem serialises an item whose values were already validated.
+// encodeItem serialises an item whose values were already validated, into
+// one buffer of the size it needs (growing it as it goes reallocated an
+// audit event's item seven times).
 func encodeItem(it store.Item) []byte {
-	b := binary.AppendUvarint(nil, uint64(len(it)))
+	size := binary.MaxVarintLen64
+	for name, v := range it {
+		size += 2*binary.MaxVarintLen64 + 1 + len(name)
+		switch v := v.(type) {
+		case string:
+			size += len(v)
+		case []byte:
+			size += len(v)
+		}
+	}
+	b := binary.AppendUvarint(make([]byte, 0, size), uint64(len(it)))
 	for name, v := range it {
 		b = appendString(b, name)
 		switch v := v.(type) {
