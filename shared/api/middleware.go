@@ -136,9 +136,7 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 			for _, a := range st.invocation {
 				attrs = append(attrs, a.(slog.Attr))
 			}
-			for _, a := range requestMetrics(r.Context(), rec, info, time.Since(start)).Attrs(time.Now()) {
-				attrs = append(attrs, a.(slog.Attr))
-			}
+			attrs = requestMetrics(r.Context(), rec, info, time.Since(start)).AppendAttrs(attrs, time.Now())
 			k.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		}()
 		next.ServeHTTP(rec, r)
@@ -214,13 +212,20 @@ func requestMetrics(ctx context.Context, rec *recorder, info *logInfo, took time
 		ms = append(ms, emf.Metric{Name: "ChargedCredits", Unit: emf.None, Value: charged})
 	}
 	l := (&emf.Line{}).Dimension("Group", group).Dimension("Operation", op).
-		Add(emf.Directive{Dimensions: [][]string{{"Group", "Operation"}, {"Group"}}, Metrics: ms})
+		Add(emf.Directive{Dimensions: byGroupAndOperation, Metrics: ms})
 	if status >= 400 && code != "" {
 		l.Dimension("Code", string(code)).
-			Add(emf.Directive{Dimensions: [][]string{{"Code"}}, Metrics: []emf.Metric{{Name: "Problems", Unit: emf.Count, Value: 1}}})
+			Add(emf.Directive{Dimensions: byCode, Metrics: []emf.Metric{{Name: "Problems", Unit: emf.Count, Value: 1}}})
 	}
 	return l
 }
+
+// The dimension sets of requestMetrics, made once: they never change, and
+// directives only read them.
+var (
+	byGroupAndOperation = [][]string{{"Group", "Operation"}, {"Group"}}
+	byCode              = [][]string{{"Code"}}
+)
 
 func boolInt(b bool) int64 {
 	if b {

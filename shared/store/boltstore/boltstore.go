@@ -84,17 +84,23 @@ func (s *Store) unix() int64 { return s.now().Unix() }
 
 // load returns the live item at k, or nil when it is absent or expired.
 func load(b *bolt.Bucket, k store.Key, now int64) (store.Item, error) {
-	return loadAt(b.Cursor(), k, now)
+	return (&reader{c: b.Cursor()}).load(k, now)
 }
 
-// loadAt is load through c, which a caller reading many keys in one
-// transaction reuses: bolt's Get makes a cursor per key and grows its stack
-// on every seek, two thirds of a four-key batch's allocations in bbolt. A
-// seek repositions c from the root, so writes between reads do not matter.
-func loadAt(c *bolt.Cursor, k store.Key, now int64) (store.Item, error) {
-	key := encodeKey(k)
-	at, raw := c.Seek(key)
-	if raw == nil || !bytes.Equal(at, key) {
+// reader loads many keys in one transaction through one cursor and one key
+// buffer: bolt's Get makes a cursor per key and grows its stack on every
+// seek, two thirds of a four-key batch's allocations in bbolt, and a seek
+// keeps nothing of the key it was given. A seek repositions the cursor from
+// the root, so writes between reads do not matter.
+type reader struct {
+	c   *bolt.Cursor
+	key []byte
+}
+
+func (r *reader) load(k store.Key, now int64) (store.Item, error) {
+	r.key = appendKey(r.key[:0], k)
+	at, raw := r.c.Seek(r.key)
+	if raw == nil || !bytes.Equal(at, r.key) {
 		return nil, nil
 	}
 	it, err := decodeItem(raw)
@@ -144,9 +150,9 @@ func (s *Store) BatchGet(ctx context.Context, keys []store.Key) (map[string]stor
 	}
 	out := make(map[string]store.Item, len(keys))
 	err := s.view(ctx, func(b *bolt.Bucket, now int64) error {
-		c := b.Cursor()
+		rd := reader{c: b.Cursor(), key: make([]byte, 0, 128)}
 		for _, k := range keys {
-			it, err := loadAt(c, k, now)
+			it, err := rd.load(k, now)
 			if err != nil {
 				return err
 			}
@@ -222,9 +228,9 @@ func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
 	return s.update(ctx, func(b *bolt.Bucket, now int64) error {
 		// Keys are distinct, so every member's conditions see the state from
 		// before the transaction however the writes are ordered.
-		c := b.Cursor()
+		rd := reader{c: b.Cursor()}
 		for i, op := range ops {
-			cur, err := loadAt(c, op.Key, now)
+			cur, err := rd.load(op.Key, now)
 			if err != nil {
 				return err
 			}

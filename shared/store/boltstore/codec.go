@@ -17,10 +17,16 @@ func partitionPrefix(pk string) []byte {
 	return appendString(make([]byte, 0, binary.MaxVarintLen64+len(pk)), pk)
 }
 
-// encodeKey makes the key in one allocation: every read and write of an
-// item encodes one.
+// encodeKey makes the key in one allocation: every write of an item
+// encodes one, which bbolt keeps until the commit.
 func encodeKey(k store.Key) []byte {
-	return append(appendString(make([]byte, 0, binary.MaxVarintLen64+len(k.PK)+len(k.SK)), k.PK), k.SK...)
+	return appendKey(make([]byte, 0, binary.MaxVarintLen64+len(k.PK)+len(k.SK)), k)
+}
+
+// appendKey appends k's encoding to dst: a read seeks with it and keeps
+// nothing, so a batch reuses one buffer for all its keys.
+func appendKey(dst []byte, k store.Key) []byte {
+	return append(appendString(dst, k.PK), k.SK...)
 }
 
 // successor returns the smallest byte string greater than every string that

@@ -39,7 +39,7 @@ func transactAll(b *bolt.Bucket, now int64, ops []store.Op) error {
 	}
 	seen := make(map[store.Key]bool, len(ops))
 	curs := make([]store.Item, len(ops))
-	c := b.Cursor()
+	rd := reader{c: b.Cursor()}
 	for i, op := range ops {
 		if err := itemrules.CheckOps(ops[i : i+1]); err != nil {
 			return err
@@ -48,7 +48,7 @@ func transactAll(b *bolt.Bucket, now int64, ops []store.Op) error {
 			return itemrules.Invalid("member %d: key %s appears twice", i, op.Key)
 		}
 		seen[op.Key] = true
-		cur, err := loadAt(c, op.Key, now)
+		cur, err := rd.load(op.Key, now)
 		if err != nil {
 			return err
 		}
