@@ -39,8 +39,9 @@ func (k *Kernel) FlushAudit(ctx context.Context) error {
 	return nil
 }
 
-// auditTimeout bounds the event's write after the response is known; it
-// runs even when the request's own deadline has passed.
+// auditTimeout bounds the event's write after the response is known (a
+// journaling recorder bounds its own); it runs even when the request's own
+// deadline has passed.
 const auditTimeout = 5 * time.Second
 
 // outcome is what the request path learns about a response that the
@@ -160,11 +161,21 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), auditTimeout)
-	defer cancel()
+	ctx := context.WithoutCancel(r.Context())
+	if j, ok := k.cfg.Audit.(journaling); !ok || !j.Journals() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, auditTimeout)
+		defer cancel()
+	}
 	if err := k.cfg.Audit.Record(ctx, e); err != nil {
 		Logger(r.Context()).Error("audit record failed", "error", err.Error())
 	}
+}
+
+// journaling is a recorder whose Record bounds its own waits (the embedded
+// journal): the kernel then makes no deadline and timer per event.
+type journaling interface {
+	Journals() bool
 }
 
 // lineShipper is a recorder that ships events on log lines

@@ -134,10 +134,21 @@ func (r *Recorder) Record(ctx context.Context, e Event) error {
 		return err
 	}
 	if waiting >= maxBacklog {
+		ctx, cancel := context.WithTimeout(ctx, backlogFlushTimeout)
+		defer cancel()
 		return r.Flush(ctx)
 	}
 	return nil
 }
+
+// backlogFlushTimeout bounds the commit a request makes when it finds the
+// backlog full: the only time a journaling Record waits on the store.
+const backlogFlushTimeout = 5 * time.Second
+
+// Journals reports whether Record appends to the embedded journal: it then
+// waits on the store only for a full backlog, which it bounds itself, so a
+// caller need not make a deadline of its own for every event.
+func (r *Recorder) Journals() bool { return r.journal != nil }
 
 // check refuses an event that lacks what every event has.
 func check(e *Event) error {
