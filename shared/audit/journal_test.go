@@ -116,3 +116,21 @@ func TestAFlushLargerThanATransactionCountsEveryEventOnce(t *testing.T) {
 		t.Fatalf("usage counts %d requests, want 250", requests)
 	}
 }
+
+// Only the embedded recorder journals: its Record waits on the store for a
+// full backlog alone, bounded by itself, so the kernel makes no deadline
+// for it; a recorder that puts or ships each event does not say so.
+func TestOnlyTheEmbeddedRecorderJournals(t *testing.T) {
+	w := newWorld(t, teststores.Embedded)
+	for name, c := range map[string]struct {
+		rec  *audit.Recorder
+		want bool
+	}{
+		"embedded": {embedded(t, w, t.TempDir()), true},
+		"put":      {audit.NewRecorder(w.st, w.clock), false},
+	} {
+		if got := c.rec.Journals(); got != c.want {
+			t.Errorf("%s: Journals() = %v, want %v", name, got, c.want)
+		}
+	}
+}

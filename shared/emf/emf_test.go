@@ -45,6 +45,10 @@ func TestALineWithoutMetricsAddsNothing(t *testing.T) {
 	if attrs := (&emf.Line{}).Dimension("Worker", "runs").Attrs(time.Now()); attrs != nil {
 		t.Fatalf("attrs %v", attrs)
 	}
+	dst := []slog.Attr{slog.String("requestId", "req_1")}
+	if attrs := (&emf.Line{}).Dimension("Worker", "runs").AppendAttrs(dst, time.Now()); len(attrs) != 1 {
+		t.Fatalf("appended %v", attrs)
+	}
 }
 
 // The checker the other packages' tests rely on refuses what CloudWatch

@@ -84,3 +84,46 @@ func TestItemExpiresWhenTheClockPassesItsExpiry(t *testing.T) {
 		t.Fatalf("update after expiry = %v, %v; want a fresh item", got, err)
 	}
 }
+
+// A batch seeks every key through one cursor and one key buffer: each key
+// must answer for itself only, never for the neighbour a seek lands on
+// (a longer key, a shorter one, the next partition), in a read batch and
+// in a transaction's condition checks alike.
+func TestABatchReadsEachKeyExactlyThroughOneCursor(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "store.db"))
+	defer s.Close()
+	ctx := context.Background()
+	for _, k := range []store.Key{{PK: "a", SK: "b"}, {PK: "a", SK: "bcd"}, {PK: "ab", SK: "b"}, {PK: "c", SK: "x"}} {
+		if err := s.Put(ctx, store.Item{"pk": k.PK, "sk": k.SK, "name": k.String()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []store.Key{
+		{PK: "c", SK: "x"}, {PK: "a", SK: "bc"}, {PK: "a", SK: "bcd"}, {PK: "a", SK: "a"},
+		{PK: "ab", SK: "b"}, {PK: "a", SK: "b"}, {PK: "b", SK: "x"}, {PK: "a", SK: "bcde"}, {PK: "ab", SK: "bb"},
+	}
+	got, err := s.BatchGet(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := map[string]bool{"c|x": true, "a|bcd": true, "ab|b": true, "a|b": true}
+	for _, k := range want {
+		it, ok := got[k.String()]
+		if ok != present[k.String()] || ok && it.String("name") != k.String() {
+			t.Errorf("%s: got %v (present %v), want present %v", k, it, ok, present[k.String()])
+		}
+	}
+	if len(got) != len(present) {
+		t.Errorf("batch answered %d items, want %d", len(got), len(present))
+	}
+	// In a transaction: an absent key between present ones passes
+	// NotExists, a present one fails it with its own index.
+	err = s.Transact(ctx, []store.Op{
+		store.PutOp(store.Item{"pk": "a", "sk": "bc"}, store.NotExists()),
+		store.PutOp(store.Item{"pk": "a", "sk": "bcd"}, store.NotExists()),
+	})
+	var tx *store.TxError
+	if !errors.As(err, &tx) || tx.Index != 1 {
+		t.Fatalf("transaction = %v, want member 1's condition to fail", err)
+	}
+}
