@@ -161,8 +161,8 @@ func (j *journal) rotate() error {
 // append writes e's line and keeps e for the flusher; it returns how many
 // events now wait for it.
 func (j *journal) append(e Event, shard int) (int, error) {
-	// One buffer: the line, with the document the flusher stores a view
-	// of it.
+	// One buffer holds the line; the document the flusher stores is a
+	// view of it.
 	line := make([]byte, 0, 640)
 	line = append(line, `{"shard":`...)
 	line = strconv.AppendInt(line, int64(shard), 10)
