@@ -217,7 +217,7 @@ type CreateKeyRequest struct {
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 	// Human label of the key
 	Label string `json:"label,omitzero"`
-	// Limit selector to limit object (spec 8)
+	// Limit selector to limit object (docs/limits.md)
 	Limits map[string]Limit `json:"limits,omitzero"`
 	// Up to 16 string pairs (key: 1-40 of A-Z a-z 0-9 _ . -; value: at most 256 characters), shown in listings and never used for policy. Not inherited
 	Metadata map[string]string `json:"metadata,omitzero"`

@@ -14,7 +14,7 @@ import (
 	"platformapi/shared/routes"
 )
 
-// AuditRecorder keeps the audit event of a request (spec 4.2). Record is
+// AuditRecorder keeps the audit event of a request. Record is
 // what auditing adds to a request: *audit.Recorder is one Put on DynamoDB
 // (its stream feeds the rollup) and one journal write(2) embedded.
 type AuditRecorder interface {

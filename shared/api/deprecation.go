@@ -11,7 +11,7 @@ import (
 )
 
 // announceDeprecation states a deprecated route's policy on a response
-// (spec 9.3): Deprecation as an RFC 9745 structured date, Sunset as an
+// (CHANGELOG.md's policy): Deprecation as an RFC 9745 structured date, Sunset as an
 // RFC 8594 HTTP-date, and links to the successor and to the reference.
 // The headers come from the route table on every request rather than from
 // the stored response, so an idempotent replay carries them as well, with

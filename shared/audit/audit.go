@@ -1,4 +1,4 @@
-// Package audit keeps one event per authenticated request (spec 4.2) and the
+// Package audit keeps one event per authenticated request and the
 // usage counters rolled up from them: the Recorder takes an event on the
 // request's hot path without a store round trip (a journal write embedded,
 // a log line on Lambda; see Recorder), the Rollup and the journal's flusher

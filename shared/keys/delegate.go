@@ -12,7 +12,7 @@ import (
 	"platformapi/shared/limits"
 )
 
-// CreateKeyRequest is the body of POST /api-keys (spec 2.1). Absent fields are
+// CreateKeyRequest is the body of POST /api-keys (docs/keys.md). Absent fields are
 // inherited from the parent; an empty allowedServices array means "no
 // managed service", which is different from absent.
 type CreateKeyRequest struct {
@@ -23,7 +23,7 @@ type CreateKeyRequest struct {
 	AllowedOperations  []string   `json:"allowedOperations,omitempty" doc:"Operation selectors; resolved into exact operation ids at creation"`
 	ExcludedOperations []string   `json:"excludedOperations,omitempty" doc:"Operation selectors removed from the parent's boundary"`
 	ExpiresAt          *time.Time `json:"expiresAt,omitempty" doc:"RFC 3339 UTC; in the future and not after any ancestor's expiry. Default: the parent's"`
-	Limits             limits.Set `json:"limits,omitempty" doc:"Limit selector to limit object (spec 8)"`
+	Limits             limits.Set `json:"limits,omitempty" doc:"Limit selector to limit object (docs/limits.md)"`
 	ProjectID          *string    `json:"projectId,omitempty" doc:"Bind the key (and all its descendants) to one project of the account"`
 	PrivacyTier        string     `json:"privacyTier,omitempty" enum:"standard,pseudonymous,minimal" doc:"Default: the parent's (standard for a first key); never looser than the parent's"`
 	AllowedIPs         []string   `json:"allowedIps,omitempty" maxItems:"64" example:"[\"203.0.113.0/24\",\"2001:db8::/32\"]" doc:"Client networks (IPv4/IPv6 CIDR or single address) the key may be used from; each must lie inside a network of every ancestor that has a list. Default: the parent's"`
@@ -271,8 +271,8 @@ func applyServices(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 	return nil
 }
 
-// applyOperations resolves operation selectors into exact ids now (spec 2.1
-// rule 3): capabilities registered later never become reachable through an
+// applyOperations resolves operation selectors into exact ids now:
+// capabilities registered later never become reachable through an
 // allowlist or an exclusion.
 func applyOperations(k *Key, req CreateKeyRequest, _ ProjectCheck) error {
 	switch {

@@ -47,7 +47,8 @@ func codeOf(t *testing.T, err error) apierr.Code {
 	return e.Code
 }
 
-// TestAChildIsNeverBroaderThanItsAncestors is spec 2.1 / 5.5 as a table:
+// TestAChildIsNeverBroaderThanItsAncestors is the delegation rules of
+// docs/keys.md as a table:
 // each parent chain and child request either yields the child described or
 // is refused with the code named.
 func TestAChildIsNeverBroaderThanItsAncestors(t *testing.T) {

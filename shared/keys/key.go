@@ -1,5 +1,5 @@
 // Package keys holds API keys: their record, secrets, the delegation rules
-// that keep every child narrower than all its ancestors (spec 2.1, 5.5), and
+// that keep every child narrower than all its ancestors (docs/keys.md), and
 // their persistence on the item-store port. It never sees HTTP.
 package keys
 
@@ -16,7 +16,7 @@ import (
 	"platformapi/shared/limits"
 )
 
-// MaxDepth is the deepest delegation chain (spec 5.5 rule 8).
+// MaxDepth is the deepest delegation chain (docs/keys.md).
 const MaxDepth = 8
 
 // Key is an API key's record as clients see it, plus the

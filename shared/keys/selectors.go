@@ -111,8 +111,8 @@ func RequestOperation(route, service, operation string) string {
 }
 
 // LimitSelectors lists the limit selectors a request matches, most general
-// first (spec 4.1, 4.6: services.invoke and services.invoke.<svc>, and the
-// exact capability for a registered operation).
+// first (services.invoke and services.invoke.<svc>, and the exact
+// capability for a registered operation: docs/limits.md).
 func LimitSelectors(route, service, operation string) []string {
 	out := []string{route}
 	if (route == invokeRoot || route == runsRoot) && service != "" {

@@ -2119,7 +2119,7 @@ export interface components {
             expiresAt?: string;
             /** @description Human label of the key */
             label?: string;
-            /** @description Limit selector to limit object (spec 8) */
+            /** @description Limit selector to limit object (docs/limits.md) */
             limits?: {
                 [key: string]: components["schemas"]["Limit"];
             };
