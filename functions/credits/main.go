@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"os"
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/creditsapi"
@@ -14,7 +15,7 @@ import (
 
 func main() {
 	httpedge.Serve("credits", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		cfg, fac, err := topup.FromEnv(false, e.Kernel.Store)
+		cfg, fac, err := topup.FromEnv(os.Getenv, false, e.Kernel.Store, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"os"
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/filesapi"
@@ -13,7 +14,7 @@ import (
 
 func main() {
 	httpedge.Serve("files", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		quota, err := filesapi.QuotaFromEnv()
+		quota, err := filesapi.QuotaFromEnv(os.Getenv)
 		if err != nil {
 			return nil, err
 		}

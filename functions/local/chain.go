@@ -33,8 +33,12 @@ func openChain(ctx context.Context, cfg app.Config, rt *app.Runtime) (*devchain.
 		return nil, fmt.Errorf("local chain: %w", err)
 	}
 	remote, err := chain.FromEnv(os.Environ())
+	var nets *chain.Networks
 	if err == nil {
-		rt.Networks, err = remote.With(dev.Network())
+		nets, err = remote.With(dev.Network())
+	}
+	if err == nil {
+		rt.Resources = append(rt.Resources, nets)
 	}
 	if err != nil {
 		dev.Close()

@@ -277,7 +277,7 @@ func documentOf(t *testing.T) (map[string]any, *huma.OpenAPI) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	k, err := platform.New(api.Config{}, platform.Deps{})
+	k, err := platform.Empty()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/dbtest"
 	"platformapi/shared/routes"
+	"platformapi/shared/work"
 )
 
 var (
@@ -100,7 +102,7 @@ func TestEveryTimeTheAPIWritesIsUTCMillisecondsZ(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer receiver.Close()
-	e := apitest.New(t, apitest.Options{AllowPrivateWebhooks: true, Databases: true})
+	e := apitest.New(t, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}, Parts: []apitest.Part{dbtest.On(0)}})
 	c := &timeChecker{t: t, sent: map[string]bool{}}
 	do := func(r apitest.Req, status int) *apitest.Resp {
 		t.Helper()
@@ -118,8 +120,8 @@ func TestEveryTimeTheAPIWritesIsUTCMillisecondsZ(t *testing.T) {
 	do(apitest.Req{Method: "POST", Path: "/v1/webhooks", Key: root, Idem: apitest.Idem(),
 		Body: map[string]any{"url": receiver.URL, "events": []string{"*"}, "description": "2026-01-02T03:04:05Z, as the client wrote it"}}, 201)
 	e.Clock.Advance(time.Millisecond)
-	e.StartWebhookWorker()
-	e.StartRunWorker()
+	e.StartWorker(work.Webhooks.Consumer)
+	e.StartWorker(work.Runs.Consumer)
 	do(apitest.Req{Method: "POST", Path: "/v1/api-keys", Key: root, Idem: apitest.Idem(),
 		Body: map[string]any{"scopes": []string{"services:read", "services:invoke"}, "expiresAt": "2099-01-01T00:00:00Z"}}, 201)
 	project := do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: apitest.Idem(), Body: map[string]any{"name": "times"}}, 201)

@@ -17,29 +17,22 @@ import (
 	"time"
 
 	"platformapi/shared/api"
-	"platformapi/shared/api/filesapi"
-	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/audit"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
-	"platformapi/shared/chain"
-	"platformapi/shared/credits"
 	"platformapi/shared/credittoken"
-	"platformapi/shared/databases"
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/platform"
+	"platformapi/shared/ports"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/storequeue"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
 	"platformapi/shared/superbrain"
-	"platformapi/shared/swaps"
-	"platformapi/shared/swaps/lifi"
-	"platformapi/shared/topup"
-	"platformapi/shared/trading/tradingenv"
 	"platformapi/shared/upstream"
+	"platformapi/shared/webhooks"
 	"platformapi/shared/work"
 )
 
@@ -96,14 +89,6 @@ func (c Config) requestTimeout() time.Duration {
 	return 30 * time.Second
 }
 
-// holdGrace is HoldGrace or its default.
-func (c Config) holdGrace() time.Duration {
-	if c.HoldGrace > 0 {
-		return c.HoldGrace
-	}
-	return credits.GraceAfterDeadline
-}
-
 // Logger is the JSON logger every process uses.
 func (c Config) Logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: c.LogLevel}))
@@ -118,10 +103,6 @@ type Runtime struct {
 	Queues    map[string]queue.Queue
 	Artifacts blob.Bucket
 	Sealer    envelope.Sealer
-	// Databases is the managed-databases service, ArchivePublicKey its
-	// archive key for /health.
-	Databases        *databases.Service
-	ArchivePublicKey string
 	// Audit records every authenticated request's event: embedded, it also
 	// rolls usage up in process (and first counts what a previous process
 	// left pending); on AWS, the table's stream does. Nil records none.
@@ -133,9 +114,11 @@ type Runtime struct {
 
 	// Files holds uploaded files (DATA_DIR/files, or FILES_BUCKET).
 	Files blob.Bucket
-	// Networks are the EVM chains of managed wallets and swaps; the local
-	// command sets them (its development chain) before NewServer.
-	Networks *chain.Networks
+	// Resources are what the process built for one group (the managed
+	// databases' service and archive key; the EVM chains of managed wallets
+	// and swaps, which the local command adds before NewServer): the
+	// groups find theirs by type (ports.Resource).
+	Resources []any
 }
 
 // Queue is declared queue q, or nil where this process has none.
@@ -251,53 +234,55 @@ func loadSigner(ctx context.Context, c Config, rt *Runtime) (*credittoken.Signer
 	return credittoken.NewSigner(seed)
 }
 
-// swapRouter is the LI.FI-compatible router when the environment names
-// one (LIFI_BASE_URL or LIFI_API_KEY), for chains without a local pool.
-func swapRouter() swaps.Router {
-	if os.Getenv("LIFI_BASE_URL") == "" && os.Getenv("LIFI_API_KEY") == "" {
-		return nil
-	}
-	return lifi.New(lifi.Config{BaseURL: os.Getenv("LIFI_BASE_URL"), APIKey: os.Getenv("LIFI_API_KEY")})
-}
-
 // Services are the managed services this deployment reaches: the built-in
 // ones in process.
 func (r *Runtime) Services() upstream.Router { return superbrain.Router(r.Store, time.Now) }
 
+// Ports are what the process offers every group: its storage, queues,
+// buckets and key, its resources, and the environment as configuration
+// (HOLD_GRACE and RUN_TIMEOUT as Config read them).
+func (r *Runtime) Ports(logger *slog.Logger) ports.Ports {
+	p := ports.Ports{
+		Backend: r.Config.Backend, Store: r.Store, Logger: logger, Sealer: r.Sealer, Queues: r.Queues,
+		Artifacts: r.Artifacts, Files: r.Files, Services: r.Services(), Resources: r.Resources,
+		Getenv: func(name string) string {
+			switch {
+			case name == "HOLD_GRACE" && r.Config.HoldGrace > 0:
+				return r.Config.HoldGrace.String()
+			case name == "RUN_TIMEOUT" && r.Config.RunTimeout > 0:
+				return r.Config.RunTimeout.String()
+			}
+			return os.Getenv(name)
+		},
+	}
+	if q := r.Queue(work.Webhooks); q != nil {
+		p.Events = webhooks.NewRepo(webhooks.Config{Store: r.Store, Sealer: r.Sealer, Queue: q})
+	}
+	return p
+}
+
 // NewServer builds the HTTP API with every group, or only the given ones.
 func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, error) {
-	topUp, fac, err := topup.FromEnv(r.Config.Backend == "embedded", r.Store)
-	if err != nil {
-		return nil, err
-	}
-	fileQuota, err := filesapi.QuotaFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	venue, err := tradingenv.Config(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
 	var rec api.AuditRecorder // a nil *audit.Recorder must stay a nil interface
 	if r.Audit != nil {
 		rec = r.Audit
 	}
-	k, err := platform.New(api.Config{
+	k, _, err := platform.New(api.Config{
 		Store: r.Store, LocalLimits: r.Config.Backend == "embedded", CreditTokens: r.Signer, Logger: logger, Groups: groups,
 		RequestTimeout: r.Config.requestTimeout(), Audit: rec,
-	}, platform.Deps{
-		Backend: r.Config.Backend, TopUp: topUp, Facilitator: fac,
-		WebhookQueue: r.Queue(work.Webhooks), RunsQueue: r.Queue(work.Runs), Artifacts: r.Artifacts, Sealer: r.Sealer,
-		Files: r.Files, FileQuota: fileQuota,
-		Databases: r.Databases, DatabasesQueue: r.Queue(work.Databases), ArchivePublicKey: r.ArchivePublicKey,
-		Services: r.Services(), Schemas: servicesapi.BuiltinSchemas(),
-		MCPAllowedOrigins:    servicesapi.ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")),
-		AllowPrivateWebhooks: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
-		Trading:              venue,
-		Networks:             r.Networks, WalletsQueue: r.Queue(work.Wallets), SwapRouter: swapRouter(),
-	})
+	}, r.Ports(logger))
+	return k, err
+}
+
+// Work is every queue worker and scheduled pass of the local process: the
+// work of every group, on the queues and storage the server uses;
+// work.Run runs them. On AWS each is its own function (the declarations in
+// package work say which).
+func (r *Runtime) Work(logger *slog.Logger) ([]work.Worker, []work.Pass, error) {
+	groups, err := api.Build(platform.Groups, r.Ports(logger))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return k, nil
+	w := api.WorkOf(groups)
+	return w.Workers, w.Passes, nil
 }

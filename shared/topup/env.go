@@ -2,8 +2,8 @@ package topup
 
 import (
 	"fmt"
-	"os"
 	"strconv"
+	"time"
 
 	"platformapi/shared/store"
 	"platformapi/shared/x402"
@@ -21,14 +21,22 @@ const devPayTo = "0x000000000000000000000000000000000000dEaD"
 // and the facilitator: X402_FACILITATOR_URL (+ X402_FACILITATOR_API_KEY), or
 // X402_FACILITATOR=local for the development-only local facilitator, which
 // is the default in embedded mode only. Defaults are Base Sepolia USDC.
-func FromEnv(embedded bool, st store.Store) (TopUpConfig, x402.Facilitator, error) {
+// getenv reads the variables (os.Getenv in a deployment), now is the local
+// facilitator's clock (nil: time.Now).
+func FromEnv(getenv func(string) string, embedded bool, st store.Store, now func() time.Time) (TopUpConfig, x402.Facilitator, error) {
+	envOr := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
 	cfg := TopUpConfig{
 		Network:      envOr("X402_NETWORK", "eip155:84532"),
 		Asset:        envOr("X402_ASSET", "0x036CbD53842c5426634e7929541eC2318f3dCF7e"),
 		AssetName:    envOr("X402_ASSET_NAME", "USDC"),
 		AssetVersion: envOr("X402_ASSET_VERSION", "2"),
-		PayTo:        os.Getenv("X402_PAY_TO"),
-		RPCURL:       os.Getenv("X402_RPC_URL"),
+		PayTo:        getenv("X402_PAY_TO"),
+		RPCURL:       getenv("X402_RPC_URL"),
 	}
 	timeout, err := strconv.ParseInt(envOr("X402_MAX_TIMEOUT_SECONDS", "600"), 10, 64)
 	if err != nil {
@@ -39,14 +47,14 @@ func FromEnv(embedded bool, st store.Store) (TopUpConfig, x402.Facilitator, erro
 		cfg.PayTo = devPayTo
 	}
 	var fac x402.Facilitator
-	switch url := os.Getenv("X402_FACILITATOR_URL"); {
+	switch url := getenv("X402_FACILITATOR_URL"); {
 	case url != "":
-		fac, err = httpfacilitator.New(httpfacilitator.Config{BaseURL: url, APIKey: os.Getenv("X402_FACILITATOR_API_KEY")})
+		fac, err = httpfacilitator.New(httpfacilitator.Config{BaseURL: url, APIKey: getenv("X402_FACILITATOR_API_KEY")})
 		if err != nil {
 			return cfg, nil, fmt.Errorf("topup: X402_FACILITATOR_URL: %w", err)
 		}
-	case embedded || os.Getenv("X402_FACILITATOR") == "local":
-		fac = localfacilitator.New(st, localfacilitator.Config{})
+	case embedded || getenv("X402_FACILITATOR") == "local":
+		fac = localfacilitator.New(st, localfacilitator.Config{Now: now})
 	}
 	if cfg.PayTo != "" {
 		if _, err := cfg.Requirements(500).Terms(); err != nil {
@@ -54,11 +62,4 @@ func FromEnv(embedded bool, st store.Store) (TopUpConfig, x402.Facilitator, erro
 		}
 	}
 	return cfg, fac, nil
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

@@ -22,6 +22,7 @@ import (
 	platform "github.com/platformapi/platformapi/sdk/go"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 	"platformapi/shared/routes"
 )
 
@@ -128,7 +129,7 @@ func must[T any](r platform.Result[T], err error) func(t *testing.T) T {
 	}
 }
 
-func TestMain(m *testing.M) { apitest.MainWithChain(m) }
+func TestMain(m *testing.M) { chaintest.Main(m) }
 
 func TestEveryRouteOperationHasAnSDKMethod(t *testing.T) {
 	client := reflect.TypeFor[*platform.Client]()

@@ -10,17 +10,17 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
-
 	platform "github.com/platformapi/platformapi/sdk/go"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 )
 
 // A wallet made through the SDK is read back, holds what the chain says,
 // and signs a personal_sign message only once another key approved it; the
 // signature recovers to the wallet's address.
 func TestAManagedWalletSignsAnApprovedPersonalMessageThatRecoversToItsAddress(t *testing.T) {
-	f := setupWith(t, apitest.Options{Chain: apitest.SharedChain(t)})
+	f := setupWith(t, apitest.Options{Parts: []apitest.Part{chaintest.On(chaintest.Shared(t))}})
 	root, _ := f.root(t, 10)
 
 	created, err := root.CreateWallet(ctx(t), platform.WalletCreateRequest{Label: "ops"})
@@ -44,7 +44,7 @@ func TestAManagedWalletSignsAnApprovedPersonalMessageThatRecoversToItsAddress(t 
 
 	addr := common.HexToAddress(w.Address)
 	funded := big.NewInt(3_000_000)
-	if _, err := f.e.Chain.Faucet().Fund(ctx(t), addr, "USDC", funded); err != nil {
+	if _, err := chaintest.Shared(t).Faucet().Fund(ctx(t), addr, "USDC", funded); err != nil {
 		t.Fatal(err)
 	}
 	bal := must(root.WalletBalances(ctx(t), w.ID, uint64(w.ChainIDs[0])))(t)
@@ -90,7 +90,7 @@ func TestAManagedWalletSignsAnApprovedPersonalMessageThatRecoversToItsAddress(t 
 // changes nothing on the server, so it goes without an Idempotency-Key
 // while the quote carries one.
 func TestASwapForOnesOwnAddressIsPreparedWithoutAnIdempotencyKey(t *testing.T) {
-	f := setupWith(t, apitest.Options{Chain: apitest.SharedChain(t)})
+	f := setupWith(t, apitest.Options{Parts: []apitest.Part{chaintest.On(chaintest.Shared(t))}})
 	root, _ := f.root(t, 10)
 	const chainID = 1337
 

@@ -1,7 +1,9 @@
-// Package apitest is the black-box harness of the API: the whole platform
-// (every group, the workers on demand) on real storage behind a real HTTP
-// listener, with a settable clock, a scripted upstream service and helpers
-// for the requests every test makes. Tests of every group package use it.
+// Package apitest is the black-box harness of the API: the groups a test
+// binary uses (the core ones and those it Serves; their workers on demand)
+// on real storage behind a real HTTP listener, with a settable clock, a
+// scripted upstream service and helpers for the requests every test makes.
+// Tests of every group package use it; a group's tests link only the groups
+// they Serve (docs/testing.md).
 package apitest
 
 import (
@@ -14,9 +16,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,35 +28,26 @@ import (
 	"time"
 
 	"platformapi/shared/api"
-	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/audit"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
 	"platformapi/shared/blob/s3blob"
-	"platformapi/shared/chain"
-	"platformapi/shared/chain/devchain"
 	"platformapi/shared/credittoken"
-	"platformapi/shared/databases"
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
-	"platformapi/shared/files"
 	"platformapi/shared/internal/testclock"
 	"platformapi/shared/internal/testlog"
-	"platformapi/shared/platform"
+	"platformapi/shared/ports"
+	"platformapi/shared/queue"
 	"platformapi/shared/queue/memqueue"
 	"platformapi/shared/routes"
-	"platformapi/shared/runs"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 	"platformapi/shared/superbrain"
-	"platformapi/shared/swaps"
 	"platformapi/shared/topup"
-	"platformapi/shared/trading"
-	"platformapi/shared/wallets"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/work"
-	"platformapi/shared/x402/localfacilitator"
 )
 
 // TopUpConfig is the server's x402 configuration in tests: Base Sepolia USDC.
@@ -84,60 +79,53 @@ type Env struct {
 	// waits until every recorded event is counted.
 	Audit *audit.Recorder
 	// Remote is core-research, an HTTP upstream the test scripts.
-	Remote       *FakeUpstream
-	RunsQueue    *memqueue.Queue
-	WebhookQueue *memqueue.Queue
-	// Files is the files bucket: fsblob with the embedded store, S3 (the
-	// emulator) with DynamoDB.
-	Files      blob.Bucket
-	runWorker  *runs.Worker
-	hookWorker *webhooks.Worker
-	startRuns  sync.Once
-	startHooks sync.Once
-	rec        *recorder
-	logger     *slog.Logger
-	// Databases is the managed-databases service (Options.Databases), its
-	// archives signed by ArchiveKey.
-	Databases      *databases.Service
-	DatabasesQueue *memqueue.Queue
-	ArchiveKey     string
-	startDBs       sync.Once
-	// Chain is Options.Chain; WalletsQueue its worker's queue.
-	Chain        *devchain.Chain
-	WalletsQueue *memqueue.Queue
+	Remote *FakeUpstream
+	// Ports are what the groups were built on: the queues (in memory,
+	// dead-lettering as declared), the buckets (the files bucket is S3 on
+	// the emulator with DynamoDB), the resources the test added.
+	Ports ports.Ports
 	// Sealer is the server's envelope key: a test that must know a sealed
 	// secret (a wallet's key) to prove it is nowhere else opens it here.
-	Sealer envelope.Sealer
+	Sealer  envelope.Sealer
+	workers map[string]work.Worker
+	started map[string]bool
+	mu      sync.Mutex
+	rec     *recorder
+	logger  *slog.Logger
 }
 
 // Options change what a test server allows.
 type Options struct {
-	// AllowPrivateWebhooks is the development switch, needed to reach the
-	// loopback receivers of webhook tests.
-	AllowPrivateWebhooks bool
+	// Env is the groups' configuration (docs/configuration.md); a
+	// variable not in it is unset.
+	Env map[string]string
 	// Leave out a part to see the API answer without it.
-	NoRunsQueue, NoSealer, NoRemoteService bool
-	// FileQuota bounds each project's files; zero is files.DefaultQuota.
-	FileQuota files.Quota
-	// Databases builds the managed-databases service on the backend
-	// (DynamoDB: with a fresh S3 bucket), its files capped at
-	// DatabaseMaxBytes (default 1 MiB).
-	Databases        bool
-	DatabaseMaxBytes int64
+	NoQueues                  []work.Queue
+	NoSealer, NoRemoteService bool
+	// Parts add what a group needs beyond the shared infrastructure, e.g.
+	// its service on its own storage or the chains it reaches.
+	Parts []Part
 	// Routes are served on top of the route table (api.Config.ExtraRoutes)
 	// with the handlers Register adds: a test's own operation, e.g. a
 	// deprecated one, without one in the production table.
 	Routes   []routes.Route
 	Register func(*api.Kernel)
-	// Chain serves managed wallets and swaps on the local development
-	// chain (SharedChain), with a wallets worker running.
-	Chain *devchain.Chain
-	// SwapRouter quotes swaps on chains without a local pool.
-	SwapRouter swaps.Router
 }
+
+// A Part adds to a test server's ports: resources the groups find by type
+// (ports.Resource), and the names of workers to run from the start.
+type Part func(t *testing.T, b teststores.Backend, p ports.Ports) (resources []any, start []string)
 
 // PaperCash is each trading book's starting paper cash in tests, dollars.
 const PaperCash = "1000000"
+
+// env is every test server's configuration under Options.Env: x402 top-ups
+// of Base Sepolia USDC to a fixed address through the local facilitator
+// (on the test clock), the paper venue's cash, and runs' attempt bound.
+var env = map[string]string{
+	"X402_PAY_TO": TopUpConfig.PayTo, "X402_MAX_TIMEOUT_SECONDS": strconv.FormatInt(TopUpConfig.MaxTimeoutSeconds, 10),
+	"X402_FACILITATOR": "local", "TRADING_PAPER_CASH": PaperCash, "RUN_TIMEOUT": "10s",
+}
 
 // Backends are the storage backends this run can reach.
 var Backends = teststores.All
@@ -153,7 +141,8 @@ func ForEachBackend(t *testing.T, test func(t *testing.T, e *Env), opts ...Optio
 // New is a server on embedded storage.
 func New(t *testing.T, opts ...Options) *Env { return NewOn(t, teststores.Embedded, opts...) }
 
-// NewOn is a server on backend b.
+// NewOn is a server on backend b with the core groups and those the test
+// binary Serves.
 func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	t.Helper()
 	var o Options
@@ -177,61 +166,55 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	filesBucket := openFiles(t, b)
-	hooks := memqueue.New(memqueue.WithDeadLetter(memqueue.New(), 3))
-	runsQ := memqueue.New()
-	t.Cleanup(func() { hooks.Close(); runsQ.Close() })
+	queues := map[string]queue.Queue{}
+	for _, q := range work.Queues {
+		if slices.Contains(o.NoQueues, q) {
+			continue
+		}
+		mq := memqueue.New(memqueue.WithDeadLetter(memqueue.New(), q.MaxReceives))
+		t.Cleanup(func() { mq.Close() })
+		queues[q.Name] = mq
+	}
 	remote := &FakeUpstream{}
 	services := superbrain.Router(st, c.Now)
 	if !o.NoRemoteService {
 		services["core-research"] = remote
 	}
-	d := platform.Deps{
-		Backend: b.Name, TopUp: TopUpConfig, Facilitator: localfacilitator.New(st, localfacilitator.Config{Now: c.Now}),
-		Services: services, Schemas: servicesapi.BuiltinSchemas(),
-		WebhookQueue: hooks, RunsQueue: runsQ, Artifacts: artifacts, Sealer: sealer,
-		AllowPrivateWebhooks: o.AllowPrivateWebhooks, Files: filesBucket, FileQuota: o.FileQuota,
-		Trading: trading.Config{PaperCash: PaperCash},
-	}
-	var walletsQ *memqueue.Queue
-	if o.Chain != nil {
-		walletsQ = memqueue.New()
-		t.Cleanup(func() { walletsQ.Close() })
-		d.Networks, err = chain.NewNetworks(o.Chain.Network())
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.WalletsQueue = walletsQ
-	}
-	d.SwapRouter = o.SwapRouter
-	if o.NoRunsQueue {
-		d.RunsQueue = nil
-	}
-	if o.NoSealer {
-		d.Sealer = nil
-	}
-	var dbs *databases.Service
-	var dbq *memqueue.Queue
-	if o.Databases {
-		maxBytes := o.DatabaseMaxBytes
-		if maxBytes == 0 {
-			maxBytes = 1 << 20
-		}
-		svc, signer := newDatabases(t, b, st, c.Now, maxBytes)
-		dbs, dbq = svc, newDatabasesQueue(t)
-		d.Databases, d.DatabasesQueue, d.ArchivePublicKey = dbs, dbq, signer.PublicKey()
-	}
 	logs := &testlog.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	config := maps.Clone(env)
+	maps.Copy(config, o.Env)
+	p := ports.Ports{
+		Backend: b.Name, Store: st, Now: c.Now, Logger: logger, Sealer: sealer, Queues: queues,
+		Artifacts: artifacts, Files: openFiles(t, b), Services: services,
+		Getenv:  func(name string) string { return config[name] },
+		Backoff: func(int) time.Duration { return 10 * time.Millisecond },
+	}
+	if o.NoSealer {
+		p.Sealer = nil
+	}
+	if q := p.Queue(work.Webhooks); q != nil {
+		p.Events = webhooks.NewRepo(webhooks.Config{Store: st, Sealer: p.Sealer, Queue: q, Now: c.Now})
+	}
+	var start []string
+	for _, part := range o.Parts {
+		res, names := part(t, b, p)
+		p.Resources = append(p.Resources, res...)
+		start = append(start, names...)
+	}
 	auditRec, err := audit.NewEmbeddedRecorder(st, c.Now, filepath.Join(t.TempDir(), "audit"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(auditRec.Close)
-	k, err := platform.New(api.Config{
+	groups, err := api.Build(served(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := api.NewWith(api.Config{
 		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: auditRec,
-		ExtraRoutes: o.Routes,
-	}, d)
+		ExtraRoutes: o.Routes, Events: p.Events, Sealer: p.Sealer,
+	}, groups)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,21 +223,13 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	}
 	hs := httptest.NewServer(k)
 	t.Cleanup(hs.Close)
-	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Audit: auditRec, Remote: remote, RunsQueue: runsQ, WebhookQueue: hooks,
-		Files: filesBucket, rec: rec, logger: logger, Databases: dbs, DatabasesQueue: dbq, ArchiveKey: d.ArchivePublicKey, Sealer: sealer}
-	e.runWorker = runs.NewWorker(runs.WorkerConfig{Config: runs.Config{Store: st, Queue: runsQ, Artifacts: artifacts, Now: c.Now},
-		Services: services, Sealer: d.Sealer, Timeout: 10 * time.Second, Logger: logger})
-	e.hookWorker = webhooks.NewWorker(webhooks.WorkerConfig{
-		Config:      webhooks.Config{Store: st, Sealer: sealer, Queue: hooks, Now: c.Now, Guard: webhooks.Guard{AllowPrivate: o.AllowPrivateWebhooks}},
-		MaxAttempts: 3, Backoff: func(int) time.Duration { return 10 * time.Millisecond }, Timeout: 2 * time.Second,
-		Logger: slog.New(slog.DiscardHandler),
-	})
-	if o.Chain != nil {
-		e.Chain, e.WalletsQueue = o.Chain, walletsQ
-		svc, _ := swaps.Wire(platform.WalletsConfig(api.Config{Store: st, Now: c.Now, Logger: logger,
-			Events: webhooks.NewRepo(webhooks.Config{Store: st, Sealer: sealer, Queue: hooks, Now: c.Now})}, d))
-		w := wallets.NewWorker(svc)
-		e.run(w.Work(walletsQ))
+	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Audit: auditRec, Remote: remote,
+		Ports: p, Sealer: sealer, workers: map[string]work.Worker{}, started: map[string]bool{}, rec: rec, logger: logger}
+	for _, w := range api.WorkOf(groups).Workers {
+		e.workers[w.Name] = w
+	}
+	for _, name := range start {
+		e.StartWorker(name)
 	}
 	return e
 }
@@ -272,16 +247,25 @@ func openFiles(t *testing.T, b teststores.Backend) blob.Bucket {
 	return bucket
 }
 
-// StartRunWorker runs the run worker loop, as functions/local does, until
-// the test ends.
-func (e *Env) StartRunWorker() { e.startRuns.Do(func() { e.run(e.runWorker.Work()) }) }
+// Queue is declared queue q of the server, or nil where Options left it
+// out.
+func (e *Env) Queue(q work.Queue) queue.Queue { return e.Ports.Queue(q) }
 
-// StartWebhookWorker drains the webhook queue until the test ends.
-func (e *Env) StartWebhookWorker() { e.startHooks.Do(func() { e.run(e.hookWorker.Work()) }) }
-
-// run runs w through work.Run, the local process's loop, until the test
-// ends.
-func (e *Env) run(w work.Worker) {
+// StartWorker runs the named worker (a queue's Consumer) through work.Run,
+// the local process's loop, until the test ends; once, however often it
+// is called. A worker the served groups lack fails the test.
+func (e *Env) StartWorker(name string) {
+	e.T.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started[name] {
+		return
+	}
+	w, ok := e.workers[name]
+	if !ok {
+		e.T.Fatalf("apitest: no worker %q among the served groups", name)
+	}
+	e.started[name] = true
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); work.Run(ctx, e.logger, []work.Worker{w}, nil) }()
@@ -469,7 +453,7 @@ func Holds(raw []byte, secret string) bool {
 // returns it.
 func (e *Env) WaitRun(key, id string) *Resp {
 	e.T.Helper()
-	e.StartRunWorker()
+	e.StartWorker(work.Runs.Consumer)
 	for range 1000 {
 		r := e.Must(e.Do(Req{Method: "GET", Path: "/v1/runs/" + id, Key: key}), 200)
 		if s := r.Str("status"); s != "queued" && s != "running" {

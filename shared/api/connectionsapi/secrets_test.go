@@ -15,6 +15,7 @@ import (
 
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/store"
+	"platformapi/shared/work"
 )
 
 // withKey adds the API key to every request of the MCP client.
@@ -142,12 +143,12 @@ func TestNoSecretLeavesTheServerExceptToTheService(t *testing.T) {
 		}
 
 		var queued [][]byte
-		ms, err := e.WebhookQueue.Receive(context.Background(), 10, time.Minute, 0)
+		ms, err := e.Queue(work.Webhooks).Receive(context.Background(), 10, time.Minute, 0)
 		for err == nil && len(ms) > 0 {
 			for _, m := range ms {
 				queued = append(queued, m.Body)
 			}
-			ms, err = e.WebhookQueue.Receive(context.Background(), 10, time.Minute, 0)
+			ms, err = e.Queue(work.Webhooks).Receive(context.Background(), 10, time.Minute, 0)
 		}
 		if err != nil || len(queued) == 0 {
 			t.Fatalf("webhook queue: %d messages, %v", len(queued), err)
@@ -180,7 +181,7 @@ func TestNoSecretLeavesTheServerExceptToTheService(t *testing.T) {
 				}
 			}
 		}
-	}, apitest.Options{AllowPrivateWebhooks: true})
+	}, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
 }
 
 // The store-write search proves something only if it finds a secret

@@ -14,6 +14,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
+	"platformapi/shared/api/apitest/dbtest"
 	"platformapi/shared/decimal"
 	"platformapi/shared/trading"
 )
@@ -104,7 +106,7 @@ func reconcile(t *testing.T, e *apitest.Env, root string, granted int64, since, 
 // later by a worker, captured or released, the balance spent, the audit
 // events, the usage and the ledger agree to the micro-credit.
 func TestEveryChargeReconcilesAcrossBalanceAuditUsageAndLedger(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		const granted = 20_000_000
 		// The lowest ask of the next hour, below the ask now: a gtc limit
@@ -269,7 +271,7 @@ func TestEveryChargeReconcilesAcrossBalanceAuditUsageAndLedger(t *testing.T) {
 				t.Errorf("no %s event", op)
 			}
 		}
-	}, apitest.Options{Chain: dev, Databases: true})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev), dbtest.On(0)}})
 }
 
 // A key sees the ledger entries its own requests and its descendants'

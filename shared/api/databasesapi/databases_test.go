@@ -9,12 +9,16 @@ import (
 	"time"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/dbtest"
+	"platformapi/shared/api/publicapi"
 	"platformapi/shared/databases"
 	"platformapi/shared/databases/archive"
+	"platformapi/shared/ports"
 	"platformapi/shared/webhooks"
+	"platformapi/shared/work"
 )
 
-var withDatabases = apitest.Options{Databases: true}
+var withDatabases = apitest.Options{Parts: []apitest.Part{dbtest.On(0)}}
 
 // caller is a key, optionally selecting a project.
 type caller struct {
@@ -99,7 +103,7 @@ func waitFor(t *testing.T, c caller, id string, statuses ...string) *apitest.Res
 func TestEveryEndpointReachesOnlyTheRequestsOwnScope(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		owner, project := setup(t, e)
-		e.StartDatabasesWorker()
+		e.StartWorker(work.Databases.Consumer)
 		export := e.Must(owner.do("POST", "/transfers", map[string]any{"direction": "export"}), 202).Str("id")
 		imp := e.Must(owner.do("POST", "/transfers", map[string]any{"direction": "import", "partCount": 1, "sha256": hex.EncodeToString(make([]byte, 32))}), 202).Str("id")
 		waitFor(t, owner, export, "ready")
@@ -281,9 +285,9 @@ func TestABalanceBelowTheMaximumChargeIs402BeforeAnythingRuns(t *testing.T) {
 func TestAnExportImportsBackThroughHTTPWithAVerifiedSignature(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		src, _ := setup(t, e)
-		e.StartDatabasesWorker()
+		e.StartWorker(work.Databases.Consumer)
 		key := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/health"}), 200).Str("archivePublicKey")
-		if key == "" || key != e.ArchiveKey {
+		if want, _ := ports.Resource[publicapi.ArchiveKey](e.Ports); key == "" || key != string(want) {
 			t.Fatalf("/health archivePublicKey %q", key)
 		}
 		id := e.Must(src.do("POST", "/transfers", map[string]any{"direction": "export"}), 202).Str("id")
@@ -331,7 +335,7 @@ func TestAnExportImportsBackThroughHTTPWithAVerifiedSignature(t *testing.T) {
 func TestAHostileArchiveFailsTheImportWith422AndLeavesTheDataAlone(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		c, _ := setup(t, e)
-		e.StartDatabasesWorker()
+		e.StartWorker(work.Databases.Consumer)
 		for name, body := range map[string][]byte{
 			"not a zip":  []byte("definitely not a zip archive"),
 			"not sqlite": zipOf(t, map[string][]byte{archive.DatabaseEntry: []byte("hello, not a database"), archive.ManifestEntry: []byte("{}")}),

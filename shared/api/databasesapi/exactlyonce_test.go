@@ -16,6 +16,7 @@ import (
 	"platformapi/shared/databases/archive"
 	"platformapi/shared/databases/engine"
 	"platformapi/shared/store"
+	"platformapi/shared/work"
 )
 
 // The crash point of an idempotent batch: SQLite has committed but the
@@ -166,7 +167,7 @@ func sqliteFile(t *testing.T, sql string) []byte {
 func TestAnImportWhoseMigrationsTableIsUnusableFailsWith422(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		c, _ := setup(t, e)
-		e.StartDatabasesWorker()
+		e.StartWorker(work.Databases.Consumer)
 		for name, sql := range map[string]string{
 			"a view":        "CREATE TABLE u(a); CREATE VIEW _migrations AS SELECT 'x' AS id, 'y' AS appliedAt",
 			"other columns": "CREATE TABLE _migrations(id TEXT PRIMARY KEY, appliedAt TEXT NOT NULL, who TEXT NOT NULL)",

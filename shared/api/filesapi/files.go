@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
@@ -41,14 +40,15 @@ const (
 )
 
 // QuotaFromEnv reads the per-project quota from FILES_QUOTA_FILES and
-// FILES_QUOTA_BYTES; an unset variable keeps files.DefaultQuota's value.
-func QuotaFromEnv() (files.Quota, error) {
+// FILES_QUOTA_BYTES as getenv reads them; an unset variable keeps
+// files.DefaultQuota's value.
+func QuotaFromEnv(getenv func(string) string) (files.Quota, error) {
 	q := files.DefaultQuota
 	for _, v := range []struct {
 		name string
 		dst  *int64
 	}{{EnvQuotaFiles, &q.MaxFiles}, {EnvQuotaBytes, &q.MaxBytes}} {
-		s := os.Getenv(v.name)
+		s := getenv(v.name)
 		if s == "" {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/filesapi"
 	"platformapi/shared/files"
 )
 
@@ -41,7 +42,7 @@ func ids(e *apitest.Env, key string, headers map[string]string) []string {
 func objects(e *apitest.Env) int {
 	e.T.Helper()
 	n := 0
-	for _, err := range e.Files.List(context.Background(), "files/") {
+	for _, err := range e.Ports.Files.List(context.Background(), "files/") {
 		if err != nil {
 			e.T.Fatal(err)
 		}
@@ -114,7 +115,7 @@ func TestAChecksumMismatchLeavesNothingBehind(t *testing.T) {
 		}
 		e.Must(upload(e, root, good, map[string]string{"X-Content-Sha256": sum(good)}), 201)
 		e.Must(upload(e, root, []byte("x"), nil), 409, "quota_exceeded")
-	}, apitest.Options{FileQuota: files.Quota{MaxFiles: 1, MaxBytes: 10}})
+	}, apitest.Options{Env: map[string]string{filesapi.EnvQuotaFiles: "1", filesapi.EnvQuotaBytes: "10"}})
 }
 
 // Bodies of 1 byte to 4 MiB are files; an empty one is 400 and one byte
@@ -290,7 +291,7 @@ func TestAReplayedUploadAnswersTheSameRecord(t *testing.T) {
 		// One file used: the second of a quota of two still fits.
 		e.Must(upload(e, root, []byte("2"), nil), 201)
 		e.Must(upload(e, root, []byte("3"), nil), 409, "quota_exceeded")
-	}, apitest.Options{FileQuota: files.Quota{MaxFiles: 2, MaxBytes: 1 << 20}})
+	}, apitest.Options{Env: map[string]string{filesapi.EnvQuotaFiles: "2", filesapi.EnvQuotaBytes: "1048576"}})
 }
 
 // The name, checksum, purpose and media type are inputs
@@ -339,7 +340,7 @@ func TestTheQuotaIsPerProjectAndFreedByDeletion(t *testing.T) {
 		e.Must(upload(e, root, []byte("123456"), nil), 201)              // the account level has its own
 		e.Must(e.Do(apitest.Req{Method: "DELETE", Path: "/v1/files/" + first, Key: root, Idem: apitest.Idem(), Headers: inA}), 200)
 		e.Must(upload(e, root, []byte("123456"), inA), 201)
-	}, apitest.Options{FileQuota: files.Quota{MaxFiles: 3, MaxBytes: 10}})
+	}, apitest.Options{Env: map[string]string{filesapi.EnvQuotaFiles: "3", filesapi.EnvQuotaBytes: "10"}})
 }
 
 func TestADeletedFileIsGone(t *testing.T) {

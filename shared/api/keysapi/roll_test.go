@@ -153,7 +153,7 @@ func TestWebhooksOfARolledKeyKeepWorkingUnderItsSuccessor(t *testing.T) {
 		if n := len(ds.Body["data"].([]any)); n != 1 {
 			t.Fatalf("%d deliveries after the rolled key expired, want 1: %s", n, ds.Raw)
 		}
-	}, apitest.Options{AllowPrivateWebhooks: true})
+	}, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
 }
 
 func TestConcurrentRollsOfOneKeyMakeOneSuccessor(t *testing.T) {

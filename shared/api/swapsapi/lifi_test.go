@@ -6,7 +6,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"platformapi/shared/api/apitest"
-	"platformapi/shared/swaps/lifi"
+	"platformapi/shared/api/apitest/chaintest"
 	"platformapi/shared/swaps/lifi/lififake"
 )
 
@@ -21,7 +21,7 @@ func TestAChainWithoutAPoolIsQuotedByTheLiFiRouter(t *testing.T) {
 	weth := common.HexToAddress("0x4200000000000000000000000000000000000006")
 	fake.SetTokens(8453, lififake.Token{Address: usdcBase.Hex(), Symbol: "USDC", Decimals: 6, ChainID: 8453, Name: "USD Coin"},
 		lififake.Token{Address: weth.Hex(), Symbol: "WETH", Decimals: 18, ChainID: 8453, Name: "Wrapped Ether"})
-	e := apitest.New(t, apitest.Options{Chain: apitest.SharedChain(t), SwapRouter: lifi.New(lifi.Config{BaseURL: fake.URL()})})
+	e := apitest.New(t, apitest.Options{Parts: []apitest.Part{chaintest.On(chaintest.Shared(t))}, Env: map[string]string{"LIFI_BASE_URL": fake.URL()}})
 	root, _ := e.RootKey(10, nil)
 	me := common.HexToAddress("0x00000000000000000000000000000000000a11ce")
 	body := map[string]any{"fromAddress": me.Hex(), "fromChainId": 8453, "toChainId": 8453,

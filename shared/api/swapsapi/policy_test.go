@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 )
 
 func patchPolicy(e *apitest.Env, key, walletID string, rev int, defaultAction string, rules ...map[string]any) *apitest.Resp {
@@ -18,7 +19,7 @@ func patchPolicy(e *apitest.Env, key, walletID string, rev int, defaultAction st
 // creates nothing; require_approval makes it wait for an approval that
 // another key decides, then it runs by itself.
 func TestAWalletsPolicyDecidesItsSwaps(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		child, _ := e.Child(root, map[string]any{"label": "agent"})
@@ -61,12 +62,12 @@ func TestAWalletsPolicyDecidesItsSwaps(t *testing.T) {
 		if r.Status != 404 {
 			t.Fatalf("a quote for another account's wallet: %d %s", r.Status, r.Raw)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }
 
 func TestASwapQuoteExpiresWithin30Seconds(t *testing.T) {
-	dev := apitest.SharedChain(t)
-	e := apitest.New(t, apitest.Options{Chain: dev})
+	dev := chaintest.Shared(t)
+	e := apitest.New(t, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 	root, _ := e.RootKey(10, nil)
 	id, _ := fundedWallet(t, e, dev, root, usdc(10))
 	q := quote(t, e, root, id, usdc(1), 50)

@@ -14,11 +14,12 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 	"platformapi/shared/chain"
 	"platformapi/shared/chain/devchain"
 )
 
-func TestMain(m *testing.M) { apitest.MainWithChain(m) }
+func TestMain(m *testing.M) { chaintest.Main(m) }
 
 func post(e *apitest.Env, key, path string, body any) *apitest.Resp {
 	return e.Do(apitest.Req{Method: "POST", Path: "/v1" + path, Key: key, Idem: apitest.Idem(), Body: body})
@@ -107,7 +108,7 @@ func paidFees(t *testing.T, e *apitest.Env, key, walletID string, sw *apitest.Re
 }
 
 func TestASwapFromAWalletMovesBothTokensByExactlyWhatTheReceiptsSay(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		id, _ := fundedWallet(t, e, dev, root, usdc(5_000))
@@ -151,12 +152,12 @@ func TestASwapFromAWalletMovesBothTokensByExactlyWhatTheReceiptsSay(t *testing.T
 		if again.Status != 409 || again.Str("code") != "quote_already_used" {
 			t.Fatalf("a quote is used once: %d %s", again.Status, again.Raw)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }
 
 func TestAPriceMovedBeyondTheSlippageFailsTheSwapAndSpendsOnlyGas(t *testing.T) {
-	dev := apitest.SharedChain(t)
-	e := apitest.New(t, apitest.Options{Chain: dev})
+	dev := chaintest.Shared(t)
+	e := apitest.New(t, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 	root, _ := e.RootKey(10, nil)
 	id, _ := fundedWallet(t, e, dev, root, usdc(1_000))
 	whale, _ := fundedWallet(t, e, dev, root, usdc(200_000))
@@ -219,7 +220,7 @@ func sendRaw(t *testing.T, dev *devchain.Chain, key *ecdsa.PrivateKey, u map[str
 }
 
 func TestAPreparedSwapSentByAnOutsideKeyIsFollowedThroughItsRoute(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		key, _ := crypto.GenerateKey()
@@ -265,7 +266,7 @@ func TestAPreparedSwapSentByAnOutsideKeyIsFollowedThroughItsRoute(t *testing.T) 
 		if r := get(e, other, "/swaps/routes/"+routeID); r.Status != 404 {
 			t.Fatalf("another account's route: %d", r.Status)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }
 
 func wethBalanceCall(dev *devchain.Chain, who common.Address) ethereum.CallMsg {

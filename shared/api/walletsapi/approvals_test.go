@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 )
 
 // With require_approval a send waits in pending_approval; the key that
@@ -13,7 +14,7 @@ import (
 // key it goes on by itself to confirmed; rejected, it sends nothing and
 // its credits are released.
 func TestARequiredApprovalIsDecidedByAnotherKey(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		child, _ := e.Child(root, map[string]any{"label": "agent"})
@@ -60,5 +61,5 @@ func TestARequiredApprovalIsDecidedByAnotherKey(t *testing.T) {
 				t.Fatalf("%s: credits %d → %d", c.decision, credits, got)
 			}
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }

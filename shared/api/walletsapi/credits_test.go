@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 )
 
 // A confirmed send charges the price (0.1) exactly once; a send that fails
 // on the way charges nothing.
 func TestAConfirmedSendChargesThePriceOnceAndAFailedOneNothing(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		id, addr := newWallet(t, e, root, nil)
@@ -36,13 +37,13 @@ func TestAConfirmedSendChargesThePriceOnceAndAFailedOneNothing(t *testing.T) {
 		if got := micro(e.Balance(root)); credits-got != 100_000 {
 			t.Fatalf("credits %d → %d", credits, got)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }
 
 // creditsPerDay on wallets.transactions.create caps a key's sends: past it
 // a send is 429 limit_exceeded and creates nothing.
 func TestCreditsPerDayCapsSends(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		child, _ := e.Child(root, map[string]any{"limits": map[string]any{"wallets.transactions.create": map[string]any{"creditsPerDay": 0.2}}})
@@ -60,13 +61,13 @@ func TestCreditsPerDayCapsSends(t *testing.T) {
 		}
 		// The root has no such limit.
 		e.Must(send(e, root, id, e.Must(txQuote(e, root, id, freshAddress(), "ETH", "1000"), 201).Str("id")), 202)
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }
 
 // A native send moves the amount to the recipient and costs the wallet the
 // amount plus gasUsed × effectiveGasPrice, to the wei.
 func TestANativeSendCostsTheAmountPlusTheGasToTheWei(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		id, addr := newWallet(t, e, root, nil)
@@ -91,5 +92,5 @@ func TestANativeSendCostsTheAmountPlusTheGasToTheWei(t *testing.T) {
 		if got, err := dev.Client().BalanceAt(context.Background(), to, nil); err != nil || got.Cmp(amount) != 0 {
 			t.Fatalf("the recipient has %v (%v)", got, err)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 )
 
 // Another account's wallet, and a wallet of another project (or of a
@@ -11,7 +12,7 @@ import (
 // without a valid quote id of that wallet; a list holds only the caller's
 // scope.
 func TestAnotherAccountsOrProjectsWalletIsNotFoundOnEveryRoute(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		stranger, _ := e.RootKey(10, nil)
@@ -92,5 +93,5 @@ func TestAnotherAccountsOrProjectsWalletIsNotFoundOnEveryRoute(t *testing.T) {
 				t.Errorf("%s lists %v, want %v", c.name, got, c.want)
 			}
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }

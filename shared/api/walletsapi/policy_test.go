@@ -7,6 +7,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 )
 
 func recipientRule(action string, op string, addrs ...common.Address) map[string]any {
@@ -22,7 +23,7 @@ func recipientRule(action string, op string, addrs ...common.Address) map[string
 // behind: no transaction, no balance moved, no credits held; deny wins
 // over an allow rule that also applies, and over require_approval.
 func TestADenyRuleRefusesAndCreatesNothingAndWinsOverAllow(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		id, addr := newWallet(t, e, root, nil)
@@ -51,14 +52,14 @@ func TestADenyRuleRefusesAndCreatesNothingAndWinsOverAllow(t *testing.T) {
 		if done := waitTx(t, e, root, id, e.Must(send(e, root, id, q.Str("id")), 202).Str("id")); done.Str("status") != "confirmed" {
 			t.Fatalf("allowed send %s", done.Raw)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }
 
 // A policy is replaced only over the revision read (409
 // policy_revision_conflict otherwise), only by a key with approvals:write
 // (403 scope_denied otherwise), and an invalid one is 400 naming where.
 func TestPolicyUpdatesNeedTheCurrentRevisionTheScopeAndAValidPolicy(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		spender, _ := e.Child(root, map[string]any{"scopes": []string{"wallets:read", "wallets:create", "wallets:transact", "wallets:sign"}})
@@ -104,7 +105,7 @@ func TestPolicyUpdatesNeedTheCurrentRevisionTheScopeAndAValidPolicy(t *testing.T
 		if p := e.Must(get(e, root, "/wallets/"+id, nil), 200).Body["policy"].(map[string]any); p["revision"] != 2.0 || p["defaultAction"] != "deny" {
 			t.Fatalf("a refused update changed the policy: %v", p)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }
 
 // Replacements racing from the same revision: exactly one wins, every

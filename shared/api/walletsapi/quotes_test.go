@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 )
 
 // A transaction quote is executed once (409 quote_already_used for any
 // other call), only before it expires (409 quote_expired), and the same
 // call retried with its Idempotency-Key replays the same transaction.
 func TestAQuoteIsUsedOnceBeforeItExpiresAndARetryReplays(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		id, addr := newWallet(t, e, root, nil)
@@ -40,13 +41,13 @@ func TestAQuoteIsUsedOnceBeforeItExpiresAndARetryReplays(t *testing.T) {
 		if n := txCount(t, e, root, id); n != 1 {
 			t.Fatalf("%d transactions", n)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }
 
 // A send that would fail says so in its quote (the token's revert reason)
 // and executing it is 422 simulation_failed, creating nothing.
 func TestAFailingSimulationIsQuotedAndRefused(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		id, addr := newWallet(t, e, root, nil)
@@ -61,5 +62,5 @@ func TestAFailingSimulationIsQuotedAndRefused(t *testing.T) {
 		if n := txCount(t, e, root, id); n != 0 || micro(e.Balance(root)) != credits {
 			t.Fatalf("%d transactions, credits %d → %d", n, credits, micro(e.Balance(root)))
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 )
 
 // A deny rule on a rolling total is a spend cap exact under concurrency:
@@ -16,7 +17,7 @@ import (
 // with ten distinct, consecutive nonces.
 func TestARollingTotalCapIsExactUnderConcurrentSends(t *testing.T) {
 	const amount, sends, fits = 250_000, 32, 10
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(100, nil)
 		id, addr := newWallet(t, e, root, nil)
@@ -67,5 +68,5 @@ func TestARollingTotalCapIsExactUnderConcurrentSends(t *testing.T) {
 		if got := balance(t, e, root, id, "USDC"); new(big.Int).Sub(before, got).Cmp(big.NewInt(fits*amount)) != 0 {
 			t.Fatalf("USDC %s → %s", before, got)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }

@@ -15,7 +15,9 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 	"platformapi/shared/store"
+	"platformapi/shared/work"
 )
 
 // A wallet's private key is at rest only sealed: after creating wallets,
@@ -24,7 +26,7 @@ import (
 // server's envelope key (as only the service may) to know what to search
 // for, and checks it is the wallet's key.
 func TestNoPrivateKeyIsStoredAnsweredLoggedOrQueued(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		signer, _ := e.Child(root, map[string]any{"label": "signer"})
@@ -62,12 +64,12 @@ func TestNoPrivateKeyIsStoredAnsweredLoggedOrQueued(t *testing.T) {
 		}
 
 		var queued [][]byte
-		ms, err := e.WebhookQueue.Receive(context.Background(), 10, time.Minute, 0)
+		ms, err := e.Queue(work.Webhooks).Receive(context.Background(), 10, time.Minute, 0)
 		for err == nil && len(ms) > 0 {
 			for _, m := range ms {
 				queued = append(queued, m.Body)
 			}
-			ms, err = e.WebhookQueue.Receive(context.Background(), 10, time.Minute, 0)
+			ms, err = e.Queue(work.Webhooks).Receive(context.Background(), 10, time.Minute, 0)
 		}
 		if err != nil || len(queued) == 0 {
 			t.Fatalf("webhook queue: %d messages, %v", len(queued), err)
@@ -117,7 +119,7 @@ func TestNoPrivateKeyIsStoredAnsweredLoggedOrQueued(t *testing.T) {
 				}
 			}
 		}
-	}, apitest.Options{Chain: dev, AllowPrivateWebhooks: true})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}, Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
 }
 
 // accountOf is the one account an Env's writes name.

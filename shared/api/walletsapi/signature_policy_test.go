@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 )
 
 const max256 = "115792089237316195423570985008687907853269984665640564039457584007913129639935"
@@ -29,7 +30,7 @@ func sigQuote(e *apitest.Env, key, walletID string, typedData json.RawMessage) *
 // next send is measured against. Typed data that moves nothing is left to
 // the signature rules; the domain criteria refuse by domain name.
 func TestAPermitIsDecidedAsASendOfItsToken(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	usdcAsset, _ := dev.Network().Asset("USDC")
 	usdc := usdcAsset.Address.Hex()
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
@@ -69,7 +70,7 @@ func TestAPermitIsDecidedAsASendOfItsToken(t *testing.T) {
 		if mail.Body["policy"].(map[string]any)["decision"] != "allow" || len(mail.Body["transfers"].([]any)) != 0 {
 			t.Fatalf("typed data that moves nothing: %s", mail.Raw)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }
 
 // pendingApproval reads an approval from the account's pending list.
@@ -91,7 +92,7 @@ func pendingApproval(t *testing.T, e *apitest.Env, key, id string) map[string]an
 // a personal_sign's message), bounded in size; a key the requester minted
 // is refused, a key above it decides.
 func TestAnApprovalShowsWhatIsSignedAndOnlyAKeyOutsideTheRequesterDecides(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	usdcAsset, _ := dev.Network().Asset("USDC")
 	usdc := usdcAsset.Address.Hex()
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
@@ -130,5 +131,5 @@ func TestAnApprovalShowsWhatIsSignedAndOnlyAKeyOutsideTheRequesterDecides(t *tes
 		if raw, _ := json.Marshal(a); len(raw) > 17_000 {
 			t.Fatalf("the approval of a large document is %d bytes", len(raw))
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 )
 
 // mail is EIP-712's own example; its digest is the EIP's.
@@ -44,7 +45,7 @@ func recovers(t *testing.T, r *apitest.Resp, digest string, wallet common.Addres
 // before another key approved is 403 approval_required; once approved it
 // is signed, recovers to the wallet, and the quote is used up.
 func TestASignatureNeedsAnotherKeysApprovalAndRecoversToTheWallet(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		agent, _ := e.Child(root, map[string]any{"label": "agent"})
@@ -76,14 +77,14 @@ func TestASignatureNeedsAnotherKeysApprovalAndRecoversToTheWallet(t *testing.T) 
 		q := e.Must(post(e, agent, "/wallets/"+id+"/signatures/quote", map[string]any{"type": "personal_sign", "message": "no"}, nil), 201)
 		e.Must(decide(e, root, q.Str("approvalId"), "reject"), 200)
 		e.Must(post(e, agent, "/wallets/"+id+"/signatures", map[string]any{"quoteId": q.Str("id")}, nil), 403, "approval_required")
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }
 
 // A policy rule allowing signatures makes them immediate: no approval,
 // signed at once, the quote still used once and the retry of the same call
 // answered with the same signature.
 func TestAnAllowRuleMakesSignaturesImmediate(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		id, addr := newWallet(t, e, root, nil)
@@ -105,5 +106,5 @@ func TestAnAllowRuleMakesSignaturesImmediate(t *testing.T) {
 		if p.Str("approvalId") == "" {
 			t.Fatalf("quote %s", p.Raw)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }

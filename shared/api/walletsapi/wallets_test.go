@@ -9,9 +9,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/apitest/chaintest"
 )
 
-func TestMain(m *testing.M) { apitest.MainWithChain(m) }
+func TestMain(m *testing.M) { chaintest.Main(m) }
 
 func post(e *apitest.Env, key, path string, body any, headers map[string]string) *apitest.Resp {
 	return e.Do(apitest.Req{Method: "POST", Path: "/v1" + path, Key: key, Idem: apitest.Idem(), Body: body, Headers: headers})
@@ -61,7 +62,7 @@ func waitTx(t *testing.T, e *apitest.Env, key, walletID, txID string) *apitest.R
 }
 
 func TestASendOfUSDCMovesExactlyTheAmountAndThePaidFee(t *testing.T) {
-	dev := apitest.SharedChain(t)
+	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		w := e.Must(post(e, root, "/wallets", map[string]any{"label": "ops"}, nil), 201)
@@ -91,5 +92,5 @@ func TestASendOfUSDCMovesExactlyTheAmountAndThePaidFee(t *testing.T) {
 		if got := balance(t, e, root, id, "ETH"); new(big.Int).Sub(ethBefore, got).Cmp(fee) != 0 {
 			t.Fatalf("ETH %s → %s, fee %s", ethBefore, got, fee)
 		}
-	}, apitest.Options{Chain: dev})
+	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }

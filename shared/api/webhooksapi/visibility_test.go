@@ -6,6 +6,7 @@ import (
 
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/webhooks"
+	"platformapi/shared/work"
 )
 
 // hookFor creates a webhook of key for events at url and returns its id.
@@ -47,8 +48,8 @@ func received(rc *hookReceiver) []string {
 func TestAWebhookReceivesOnlyWhatItsCreatorCouldRead(t *testing.T) {
 	for _, b := range apitest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			e := apitest.NewOn(t, b, apitest.Options{AllowPrivateWebhooks: true})
-			e.StartWebhookWorker()
+			e := apitest.NewOn(t, b, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
+			e.StartWorker(work.Webhooks.Consumer)
 			root, _ := e.RootKey(1, nil)
 			hooksOnly, _ := e.Child(root, map[string]any{"label": "hooks only", "scopes": []string{"webhooks:read", "webhooks:write"}, "allowedServices": []string{}})
 			manager, _ := e.Child(root, map[string]any{"label": "manager", "allowedServices": []string{"core-database"},
@@ -136,7 +137,7 @@ func TestSubscriptionsTheCreatorCanNeverReceiveAreRefused(t *testing.T) {
 			Body: map[string]any{"events": []string{webhooks.EventFileCreated}}}), 400, "validation_failed")
 		e.Must(e.Do(apitest.Req{Method: "PATCH", Path: "/v1/webhooks/" + id, Key: root, Idem: apitest.Idem(),
 			Body: map[string]any{"events": []string{webhooks.EventWebhookUpdated}}}), 200)
-	}, apitest.Options{AllowPrivateWebhooks: true})
+	}, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
 }
 
 // A webhook of a project-bound key receives only events of that project,
@@ -144,8 +145,8 @@ func TestSubscriptionsTheCreatorCanNeverReceiveAreRefused(t *testing.T) {
 func TestAProjectBoundCreatorHearsOnlyItsProject(t *testing.T) {
 	for _, b := range apitest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			e := apitest.NewOn(t, b, apitest.Options{AllowPrivateWebhooks: true})
-			e.StartWebhookWorker()
+			e := apitest.NewOn(t, b, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
+			e.StartWorker(work.Webhooks.Consumer)
 			root, _ := e.RootKey(1, nil)
 			project := func(name string) string {
 				return e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: apitest.Idem(), Body: map[string]any{"name": name}}), 201).Str("id")

@@ -12,6 +12,7 @@ import (
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/apitime"
 	"platformapi/shared/webhooks"
+	"platformapi/shared/work"
 )
 
 // deliveries lists the deliveries key sees with the query.
@@ -80,8 +81,8 @@ func createHook(e *apitest.Env, key, url string) *apitest.Resp {
 func TestWebhookReceivesSignedEventsAndReplays(t *testing.T) {
 	for _, b := range apitest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			e := apitest.NewOn(t, b, apitest.Options{AllowPrivateWebhooks: true})
-			e.StartWebhookWorker()
+			e := apitest.NewOn(t, b, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
+			e.StartWorker(work.Webhooks.Consumer)
 			root, rootRec := e.RootKey(1, nil)
 			rc := newHookReceiver(t)
 			created := createHook(e, root, rc.URL+"/in")
@@ -117,7 +118,7 @@ func TestWebhookReceivesSignedEventsAndReplays(t *testing.T) {
 
 // The signing secret appears in the create and rotate responses only.
 func TestWebhookSecretIsShownOnlyOnCreateAndRotate(t *testing.T) {
-	e := apitest.New(t, apitest.Options{AllowPrivateWebhooks: true})
+	e := apitest.New(t, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
 	root, _ := e.RootKey(1, nil)
 	created := createHook(e, root, "https://93.184.216.34/in")
 	id, secret := created.Str("id"), created.Str("secret")
@@ -142,7 +143,7 @@ func TestWebhookSecretIsShownOnlyOnCreateAndRotate(t *testing.T) {
 // Spec 2.2: a key manages the webhooks it or its descendants created;
 // everything else is 404, never 403.
 func TestWebhooksAreManagedByTheirCreatorAndItsAncestorsOnly(t *testing.T) {
-	e := apitest.New(t, apitest.Options{AllowPrivateWebhooks: true})
+	e := apitest.New(t, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
 	root, _ := e.RootKey(1, nil)
 	a, _ := e.Child(root, map[string]any{"label": "a"})
 	a1, _ := e.Child(a, map[string]any{"label": "a1"})
@@ -172,7 +173,7 @@ func TestWebhooksAreManagedByTheirCreatorAndItsAncestorsOnly(t *testing.T) {
 }
 
 func TestWebhookRequestsAreValidated(t *testing.T) {
-	e := apitest.New(t, apitest.Options{AllowPrivateWebhooks: false})
+	e := apitest.New(t, apitest.Options{})
 	root, _ := e.RootKey(1, nil)
 	for _, tc := range []struct {
 		name string
@@ -202,8 +203,8 @@ func TestWebhookRequestsAreValidated(t *testing.T) {
 // DELETE disables (the record stays listed), a disabled webhook cannot be
 // replayed to, and PATCH can enable it again.
 func TestDeletingAWebhookDisablesIt(t *testing.T) {
-	e := apitest.New(t, apitest.Options{AllowPrivateWebhooks: true})
-	e.StartWebhookWorker()
+	e := apitest.New(t, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
+	e.StartWorker(work.Webhooks.Consumer)
 	root, _ := e.RootKey(1, nil)
 	id := createHook(e, root, newHookReceiver(t).URL).Str("id")
 	first := waitDelivered(e, root, id, 1)[0]["id"].(string)
@@ -227,8 +228,8 @@ func TestDeletingAWebhookDisablesIt(t *testing.T) {
 func TestRevokingTheCreatorKeyStopsItsWebhook(t *testing.T) {
 	for _, b := range apitest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			e := apitest.NewOn(t, b, apitest.Options{AllowPrivateWebhooks: true})
-			e.StartWebhookWorker()
+			e := apitest.NewOn(t, b, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
+			e.StartWorker(work.Webhooks.Consumer)
 			root, _ := e.RootKey(1, nil)
 			a, aRec := e.Child(root, map[string]any{"label": "a"})
 			rcA, rcRoot := newHookReceiver(t), newHookReceiver(t)
@@ -249,7 +250,7 @@ func TestRevokingTheCreatorKeyStopsItsWebhook(t *testing.T) {
 
 // Without the development switch a loopback receiver is refused at creation.
 func TestLoopbackReceiversNeedTheDevelopmentSwitch(t *testing.T) {
-	e := apitest.New(t, apitest.Options{AllowPrivateWebhooks: false})
+	e := apitest.New(t, apitest.Options{})
 	root, _ := e.RootKey(1, nil)
 	url := strings.Replace(newHookReceiver(t).URL, "http://", "https://", 1)
 	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/webhooks", Key: root, Idem: apitest.Idem(), Body: map[string]any{"url": url, "events": []string{"*"}}}), 400, "validation_failed")
@@ -257,7 +258,7 @@ func TestLoopbackReceiversNeedTheDevelopmentSwitch(t *testing.T) {
 
 // The OpenAPI document lists the event catalogue, so it cannot drift.
 func TestOpenAPIListsTheEventCatalogue(t *testing.T) {
-	e := apitest.New(t, apitest.Options{AllowPrivateWebhooks: false})
+	e := apitest.New(t, apitest.Options{})
 	doc := string(e.Must(e.Do(apitest.Req{Method: "GET", Path: "/openapi.json"}), 200).Raw)
 	for _, ev := range webhooks.Catalogue {
 		if !strings.Contains(doc, `"`+ev.Name+`"`) {

@@ -51,7 +51,7 @@ func main() {
 }
 
 func run(dir, out string) error {
-	k, err := platform.New(api.Config{}, platform.Deps{})
+	k, err := platform.Empty()
 	if err != nil {
 		return err
 	}

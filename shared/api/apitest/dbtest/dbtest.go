@@ -1,12 +1,15 @@
-package apitest
+// Package dbtest serves managed databases in apitest servers. It is its
+// own package so that only the tests that reach databases link SQLite.
+package dbtest
 
 import (
 	"crypto/rand"
-	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/publicapi"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/blob"
@@ -15,11 +18,22 @@ import (
 	"platformapi/shared/databases"
 	"platformapi/shared/databases/archive"
 	"platformapi/shared/databases/dbstore"
-	"platformapi/shared/queue/memqueue"
+	"platformapi/shared/ports"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
-	"platformapi/shared/webhooks"
 )
+
+// On serves managed databases on the server's backend, their files capped
+// at maxBytes (0: 1 MiB), and publishes the archive key in /health.
+func On(maxBytes int64) apitest.Part {
+	if maxBytes == 0 {
+		maxBytes = 1 << 20
+	}
+	return func(t *testing.T, b teststores.Backend, p ports.Ports) ([]any, []string) {
+		svc, signer := newDatabases(t, b, p.Store, p.Now, maxBytes)
+		return []any{svc, publicapi.ArchiveKey(signer.PublicKey())}, nil
+	}
+}
 
 // newDatabases builds the managed-databases service as the backend's
 // deployment does: embedded files and a directory bucket, or (DynamoDB)
@@ -52,23 +66,4 @@ func newDatabases(t *testing.T, b teststores.Backend, st store.Store, now func()
 		t.Cleanup(func() { _ = c.Close() })
 	}
 	return databases.New(st, files, bucket, signer, t.TempDir(), now, databases.DefaultLimits), signer
-}
-
-// StartDatabasesWorker runs the databases worker loop, as functions/local
-// does, until the test ends.
-func (e *Env) StartDatabasesWorker() {
-	e.startDBs.Do(func() {
-		w := databases.NewWorker(databases.WorkerConfig{
-			Service: e.Databases,
-			Events:  webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.WebhookQueue, Now: e.Clock.Now}),
-			Timeout: time.Minute, Logger: slog.New(slog.DiscardHandler),
-		})
-		e.run(w.Work(e.DatabasesQueue))
-	})
-}
-
-func newDatabasesQueue(t *testing.T) *memqueue.Queue {
-	q := memqueue.New()
-	t.Cleanup(func() { q.Close() })
-	return q
 }

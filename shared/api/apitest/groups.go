@@ -1,0 +1,52 @@
+package apitest
+
+import (
+	"reflect"
+	"slices"
+	"sync"
+
+	"platformapi/shared/api"
+	"platformapi/shared/api/creditsapi"
+	"platformapi/shared/api/keysapi"
+	"platformapi/shared/api/publicapi"
+)
+
+// Core are the groups every test server has: public (health, the
+// document), keys (RootKey, Child) and credits (Balance, top-ups), which
+// every test uses to make an account. They link no chain node, no
+// development chain and no SQLite.
+var Core = []api.NewGroup{publicapi.Group, keysapi.Group, creditsapi.Group}
+
+var serving struct {
+	sync.Mutex
+	groups []api.NewGroup
+}
+
+// Serve adds groups to every server of this test binary, after Core, and
+// returns true so that a test package declares what it reaches in one
+// line: var _ = apitest.Serve(webhooksapi.Group). The binary links only
+// those groups.
+func Serve(groups ...api.NewGroup) bool {
+	serving.Lock()
+	defer serving.Unlock()
+	serving.groups = append(serving.groups, groups...)
+	return true
+}
+
+// served are Core and the groups Served, each once, in that order.
+func served() []api.NewGroup {
+	serving.Lock()
+	defer serving.Unlock()
+	out := slices.Clone(Core)
+	for _, g := range serving.groups {
+		if !slices.ContainsFunc(out, func(h api.NewGroup) bool { return same(g, h) }) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// same reports whether g and h are the same constructor.
+func same(g, h api.NewGroup) bool {
+	return reflect.ValueOf(g).Pointer() == reflect.ValueOf(h).Pointer()
+}

@@ -1,0 +1,12 @@
+package approvalsapi
+
+import (
+	"platformapi/shared/api"
+	"platformapi/shared/ports"
+)
+
+// Group is the approvals group on p.
+func Group(p ports.Ports) (api.Group, error) {
+	d := Deps{Store: p.Store}
+	return api.Group{Name: "approvals", Register: func(k *api.Kernel) error { return Register(k, d) }}, nil
+}

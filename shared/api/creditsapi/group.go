@@ -1,0 +1,23 @@
+package creditsapi
+
+import (
+	"platformapi/shared/api"
+	"platformapi/shared/credits"
+	"platformapi/shared/ports"
+	"platformapi/shared/topup"
+)
+
+// Group is the credits group on p: top-ups configured by X402_* (see
+// topup.FromEnv), and the sweep of orphaned holds.
+func Group(p ports.Ports) (api.Group, error) {
+	cfg, fac, err := topup.FromEnv(p.Env, p.Backend == "embedded", p.Store, p.Now)
+	if err != nil {
+		return api.Group{}, err
+	}
+	w, err := credits.Work(p)
+	if err != nil {
+		return api.Group{}, err
+	}
+	d := Deps{Store: p.Store, TopUp: cfg, Facilitator: fac}
+	return api.Group{Name: "credits", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w}, nil
+}

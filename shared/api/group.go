@@ -1,0 +1,55 @@
+package api
+
+import (
+	"fmt"
+
+	"platformapi/shared/ports"
+)
+
+// Group is one endpoint group as a process runs it: the registration of
+// its operations and its work (queue workers, scheduled passes). Each
+// group package exposes one constructor from ports.Ports to its Group; the
+// local process, the test harness and the OpenAPI generator call every
+// constructor of one list (docs/structure.md).
+type Group struct {
+	Name     string
+	Register func(*Kernel) error
+	Work     ports.Work
+}
+
+// NewGroup is a group's constructor.
+type NewGroup func(ports.Ports) (Group, error)
+
+// Build is every group of list on p, in order.
+func Build(list []NewGroup, p ports.Ports) ([]Group, error) {
+	out := make([]Group, 0, len(list))
+	for _, g := range list {
+		built, err := g(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, built)
+	}
+	return out, nil
+}
+
+// NewWith is the kernel with groups registered (those cfg.Groups serves).
+func NewWith(cfg Config, groups []Group) (*Kernel, error) {
+	k := New(cfg)
+	for _, g := range groups {
+		if err := g.Register(k); err != nil {
+			return nil, fmt.Errorf("api: group %s: %w", g.Name, err)
+		}
+	}
+	return k, nil
+}
+
+// WorkOf is the work of every group together, as work.Run runs it.
+func WorkOf(groups []Group) ports.Work {
+	var w ports.Work
+	for _, g := range groups {
+		w.Workers = append(w.Workers, g.Work.Workers...)
+		w.Passes = append(w.Passes, g.Work.Passes...)
+	}
+	return w
+}

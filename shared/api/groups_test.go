@@ -1,0 +1,9 @@
+package api_test
+
+import (
+	"platformapi/shared/api/apitest"
+	"platformapi/shared/platform"
+)
+
+// These tests reach the whole platform: every group of the list.
+var _ = apitest.Serve(platform.Groups...)

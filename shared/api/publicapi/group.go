@@ -1,0 +1,17 @@
+package publicapi
+
+import (
+	"platformapi/shared/api"
+	"platformapi/shared/ports"
+)
+
+// ArchiveKey is the databases' archive public key ("ed25519:<base64>"),
+// among a process's ports.Resources when it serves managed databases.
+type ArchiveKey string
+
+// Group is the public group on p.
+func Group(p ports.Ports) (api.Group, error) {
+	key, _ := ports.Resource[ArchiveKey](p)
+	d := Deps{Backend: p.Backend, ArchivePublicKey: string(key)}
+	return api.Group{Name: "public", Register: func(k *api.Kernel) error { return Register(k, d) }}, nil
+}

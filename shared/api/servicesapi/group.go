@@ -1,0 +1,20 @@
+package servicesapi
+
+import (
+	"platformapi/shared/api"
+	"platformapi/shared/ports"
+)
+
+// PortsDeps are the group's dependencies on p: the managed services p
+// reaches, the built-in schemas, and the browser origins
+// MCP_ALLOWED_ORIGINS allows.
+func PortsDeps(p ports.Ports) Deps {
+	return Deps{Store: p.Store, Services: p.Services, Schemas: BuiltinSchemas(),
+		MCPAllowedOrigins: ParseOrigins(p.Env("MCP_ALLOWED_ORIGINS")), Sealer: p.Sealer}
+}
+
+// Group is the services group on p.
+func Group(p ports.Ports) (api.Group, error) {
+	d := PortsDeps(p)
+	return api.Group{Name: "services", Register: func(k *api.Kernel) error { return Register(k, d) }}, nil
+}

@@ -1,0 +1,11 @@
+package walletsapi_test
+
+import (
+	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/approvalsapi"
+	"platformapi/shared/api/walletsapi"
+)
+
+// The groups these tests reach besides apitest.Core: their package's
+// tests link only these.
+var _ = apitest.Serve(walletsapi.Group, approvalsapi.Group)
