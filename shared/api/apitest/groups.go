@@ -8,14 +8,15 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/creditsapi"
 	"platformapi/shared/api/keysapi"
+	"platformapi/shared/api/projectsapi"
 	"platformapi/shared/api/publicapi"
 )
 
 // Core are the groups every test server has: public (health, the
-// document), keys (RootKey, Child) and credits (Balance, top-ups), which
-// every test uses to make an account. They link no chain node, no
-// development chain and no SQLite.
-var Core = []api.NewGroup{publicapi.Group, keysapi.Group, creditsapi.Group}
+// document), keys (RootKey, Child), credits (Balance, top-ups) and
+// projects, with which nearly every test makes its account and scope. They
+// link no chain node, no development chain and no SQLite.
+var Core = []api.NewGroup{publicapi.Group, keysapi.Group, creditsapi.Group, projectsapi.Group}
 
 var serving struct {
 	sync.Mutex

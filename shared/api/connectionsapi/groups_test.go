@@ -3,7 +3,7 @@ package connectionsapi_test
 import (
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/api/connectionsapi"
-	"platformapi/shared/api/projectsapi"
+	"platformapi/shared/api/mcpapi"
 	"platformapi/shared/api/runsapi"
 	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/api/webhooksapi"
@@ -11,4 +11,4 @@ import (
 
 // The groups these tests reach besides apitest.Core: their package's
 // tests link only these.
-var _ = apitest.Serve(connectionsapi.Group, servicesapi.Group, runsapi.Group, webhooksapi.Group, projectsapi.Group)
+var _ = apitest.Serve(connectionsapi.Group, servicesapi.Group, mcpapi.Group, runsapi.Group, webhooksapi.Group)

@@ -2,12 +2,9 @@ package creditsapi_test
 
 import (
 	"platformapi/shared/api/apitest"
-	"platformapi/shared/api/databasesapi"
-	"platformapi/shared/api/projectsapi"
-	"platformapi/shared/api/swapsapi"
-	"platformapi/shared/api/walletsapi"
+	"platformapi/shared/platform"
 )
 
-// The groups these tests reach besides apitest.Core: their package's
-// tests link only these.
-var _ = apitest.Serve(walletsapi.Group, swapsapi.Group, databasesapi.Group, projectsapi.Group)
+// The ledger's tests charge through every priced group (services, runs,
+// trading, databases, wallets, swaps): they reach the whole platform.
+var _ = apitest.Serve(platform.Groups...)

@@ -3,9 +3,8 @@ package databasesapi_test
 import (
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/api/databasesapi"
-	"platformapi/shared/api/projectsapi"
 )
 
 // The groups these tests reach besides apitest.Core: their package's
 // tests link only these.
-var _ = apitest.Serve(databasesapi.Group, projectsapi.Group)
+var _ = apitest.Serve(databasesapi.Group)

@@ -2,10 +2,11 @@ package swapsapi_test
 
 import (
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/approvalsapi"
 	"platformapi/shared/api/swapsapi"
 	"platformapi/shared/api/walletsapi"
 )
 
 // The groups these tests reach besides apitest.Core: their package's
 // tests link only these.
-var _ = apitest.Serve(swapsapi.Group, walletsapi.Group)
+var _ = apitest.Serve(swapsapi.Group, walletsapi.Group, approvalsapi.Group)

@@ -4,8 +4,9 @@ import (
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/api/approvalsapi"
 	"platformapi/shared/api/walletsapi"
+	"platformapi/shared/api/webhooksapi"
 )
 
 // The groups these tests reach besides apitest.Core: their package's
 // tests link only these.
-var _ = apitest.Serve(walletsapi.Group, approvalsapi.Group)
+var _ = apitest.Serve(walletsapi.Group, approvalsapi.Group, webhooksapi.Group)

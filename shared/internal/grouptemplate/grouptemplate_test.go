@@ -19,9 +19,9 @@ type edit struct {
 
 // edits are everything the group needs outside its folders, as the README
 // lists it: its route row, its queue's declaration, its two functions'
-// lines and expected environment and grants, its registration (and a Deps
-// field for its queue), its worker in the local process, its queue in the
-// tests.
+// lines and expected environment and grants, and its line (with its
+// import) in the list of groups. The local process, the tests and the
+// OpenAPI generator take its routes and worker from that line.
 var edits = []edit{
 	{"shared/routes/routes.go", `\tr\(get, "/approvals", "approvals",`,
 		"\tr(post, \"/examples\", \"examples\", \"examples.create\", \"runs:write\", idem, BodyNone, \"Queue an example\"),\n$0"},
@@ -36,14 +36,8 @@ var edits = []edit{
 		"$0\t\t\"examples\": with(\"EXAMPLES_QUEUE_URL\"),\n\t\t\"examples-worker\": append(slices.Clone(base), \"TABLE_NAME\", \"EXAMPLES_QUEUE_URL\"),\n"},
 	{"infra/stacks/platform_stack_test.go", `var wantAccess = [^\n]*\n(?:[^\n]*\n)*?\treturn map\[string\]\[\]string\{\n`,
 		"$0\t\t\"examples\": with(\"ExamplesQueue:send\"),\n\t\t\"examples-worker\": {\"Table:rw\", \"ExamplesQueue:consume\"},\n"},
-	{"shared/platform/platform.go", `\tSwapRouter +swaps\.Router\n`, "$0\tExamplesQueue queue.Queue\n"},
-	{"shared/platform/platform.go", `\treturn \[\]func\(\*api\.Kernel\) error\{\n`,
-		"$0\t\tfunc(k *api.Kernel) error { return exampleapi.Register(k, exampleapi.Deps{Queue: d.ExamplesQueue}) },\n"},
-	{"shared/platform/platform.go", `\t"platformapi/shared/api"\n`, "$0\t\"platformapi/shared/api/exampleapi\"\n"},
-	{"shared/app/app.go", `\}, platform\.Deps\{\n`, "$0\t\tExamplesQueue: r.Queue(work.Examples),\n"},
-	{"shared/app/workers.go", `workers := \[\]work\.Worker\{`, "$0(&example.Worker{Logger: logger}).Work(r.Queue(work.Examples)), "},
-	{"shared/app/workers.go", `\t"platformapi/shared/databases"\n`, "$0\t\"platformapi/shared/example\"\n"},
-	{"shared/api/apitest/apitest.go", `\td := platform\.Deps\{\n`, "$0\t\tExamplesQueue: memqueue.New(),\n"},
+	{"shared/platform/platform.go", `\tswapsapi\.Group,\n`, "$0\texampleapi.Group,\n"},
+	{"shared/platform/platform.go", `\t"platformapi/shared/api/databasesapi"\n`, "$0\t\"platformapi/shared/api/exampleapi\"\n"},
 }
 
 // generated are the files the generators rewrite for a new route or queue.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"platformapi/shared/ports"
 	"platformapi/shared/queue"
 	"platformapi/shared/work"
 )
@@ -25,4 +26,9 @@ func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string 
 // Work is the worker on q.
 func (w *Worker) Work(q queue.Queue) work.Worker {
 	return work.Worker{Name: work.Examples.Consumer, Queue: q, Handle: w.HandleBatch, Batch: 10, Visibility: time.Minute}
+}
+
+// GroupWork is the group's work on p: its worker on its queue.
+func GroupWork(p ports.Ports) ports.Work {
+	return ports.Work{Workers: []work.Worker{(&Worker{Logger: p.Log(work.Examples.Consumer)}).Work(p.Queue(work.Examples))}}
 }

@@ -7,12 +7,21 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/apierr"
+	"platformapi/shared/example"
+	"platformapi/shared/ports"
 	"platformapi/shared/queue"
+	"platformapi/shared/work"
 )
 
 // Deps are the group's ports.
 type Deps struct {
 	Queue queue.Queue
+}
+
+// Group is the group on p, with its worker.
+func Group(p ports.Ports) (api.Group, error) {
+	d := Deps{Queue: p.Queue(work.Examples)}
+	return api.Group{Name: "examples", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(p)}, nil
 }
 
 // Register adds the group's operation.
