@@ -11,7 +11,6 @@ import (
 	"platformapi/shared/databases"
 	"platformapi/shared/databases/dbsetup"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/webhooks"
 	"platformapi/shared/work"
 )
 
@@ -24,10 +23,6 @@ func main() {
 		if e.Webhooks == nil {
 			return work.Worker{}, errors.New("databases-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
 		}
-		return databases.NewWorker(databases.WorkerConfig{
-			Service: svc,
-			Events:  webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.Webhooks}),
-			Logger:  e.Logger,
-		}).Work(nil), nil
+		return databases.Work(e.Ports(nil, nil, nil, svc)).Worker(work.Databases.Consumer)
 	})
 }

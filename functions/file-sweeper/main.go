@@ -12,10 +12,11 @@ import (
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/files"
 	"platformapi/shared/lambdaedge"
+	"platformapi/shared/work"
 )
 
 func main() {
 	lambdaedge.ServeScheduled("file-sweeper", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		return files.NewRepo(files.Config{Store: e.Store, Bucket: s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket)}).SweepPass(e.Logger), nil
+		return files.Work(e.Ports(nil, nil, s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket))).Pass(work.FileSweeper.Function)
 	})
 }

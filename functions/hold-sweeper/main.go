@@ -9,16 +9,18 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"platformapi/shared/credits"
 	"platformapi/shared/lambdaedge"
+	"platformapi/shared/work"
 )
 
 func main() {
 	lambdaedge.ServeScheduled("hold-sweeper", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		// A failed pass fails the invocation, which shows in the function's
-		// error alarm; the next run resumes from the cursor this one left.
-		return credits.NewLedger(e.Store, time.Now).SweepPass(credits.GraceAfterDeadline, e.Logger), nil
+		w, err := credits.Work(e.Ports(nil, nil, nil))
+		if err != nil {
+			return nil, err
+		}
+		return w.Pass(work.HoldSweeper.Function)
 	})
 }

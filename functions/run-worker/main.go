@@ -5,10 +5,10 @@ package main
 import (
 	"context"
 	"errors"
-	"time"
 
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/lambdaedge"
+	"platformapi/shared/queue"
 	"platformapi/shared/runs"
 	"platformapi/shared/superbrain"
 	"platformapi/shared/work"
@@ -23,11 +23,13 @@ func main() {
 		if q == nil {
 			return work.Worker{}, errors.New("run-worker: the runs queue is not configured (RUNS_QUEUE_URL)")
 		}
-		st := e.Store
-		return runs.NewWorker(runs.WorkerConfig{
-			Config:   runs.Config{Store: st, Queue: q, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket)},
-			Services: superbrain.Router(st, time.Now), Logger: e.Logger,
-			Sealer: e.Sealer, // opens the connections a run names
-		}).Work(), nil
+		// The envelope key opens the connections a run names.
+		p := e.Ports(map[work.Queue]queue.Queue{work.Runs: q}, s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket), nil)
+		p.Services = superbrain.Router(e.Store, p.Clock())
+		w, err := runs.Work(p)
+		if err != nil {
+			return work.Worker{}, err
+		}
+		return w.Worker(work.Runs.Consumer)
 	})
 }

@@ -10,26 +10,18 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/trading"
 	"platformapi/shared/trading/tradingenv"
-	"platformapi/shared/webhooks"
+	"platformapi/shared/work"
 )
 
 func main() {
 	lambdaedge.ServeScheduled("trading-recheck", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		cfg, err := tradingenv.Config(os.Getenv)
+		w, err := tradingenv.Work(e.Ports(nil, nil, nil))
 		if err != nil {
 			return nil, err
 		}
-		cfg.Store, cfg.Logger = e.Store, e.Logger
-		svc, err := trading.New(cfg)
-		if err != nil {
-			return nil, err
-		}
-		pub := webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.Webhooks})
-		return func(ctx context.Context) error { return svc.RecheckAndPublish(ctx, pub) }, nil
+		return w.Pass(work.TradingRecheck.Function)
 	})
 }

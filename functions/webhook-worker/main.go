@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
 
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/webhooks"
@@ -18,12 +17,6 @@ func main() {
 		if e.Webhooks == nil {
 			return work.Worker{}, errors.New("webhook-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
 		}
-		return webhooks.NewWorker(webhooks.WorkerConfig{
-			Config: webhooks.Config{
-				Store: e.Store, Sealer: e.Sealer, Queue: e.Webhooks,
-				Guard: webhooks.Guard{AllowPrivate: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true"},
-			},
-			Logger: e.Logger,
-		}).Work(), nil
+		return webhooks.Work(e.Ports(nil, nil, nil)).Worker(work.Webhooks.Consumer)
 	})
 }

@@ -10,6 +10,7 @@ package ports
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -103,4 +104,26 @@ func Resource[T any](p Ports) (T, bool) {
 	}
 	var zero T
 	return zero, false
+}
+
+// Worker is the worker named name (a queue's Consumer), for the function
+// that runs only it.
+func (w Work) Worker(name string) (work.Worker, error) {
+	for _, wk := range w.Workers {
+		if wk.Name == name {
+			return wk, nil
+		}
+	}
+	return work.Worker{}, fmt.Errorf("ports: no worker %q", name)
+}
+
+// Pass is the scheduled pass named name (a schedule's Function), for the
+// function that runs only it.
+func (w Work) Pass(name string) (func(context.Context) error, error) {
+	for _, p := range w.Passes {
+		if p.Name == name {
+			return p.Run, nil
+		}
+	}
+	return nil, fmt.Errorf("ports: no pass %q", name)
 }
