@@ -11,6 +11,7 @@ import (
 
 func main() {
 	httpedge.Serve("approvals", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		return func(k *api.Kernel) error { return approvalsapi.Register(k, approvalsapi.Deps{Store: e.Kernel.Store}) }, nil
+		g, err := approvalsapi.Group(e.Ports(nil, nil, nil))
+		return g.Register, err
 	})
 }

@@ -13,7 +13,7 @@ import (
 
 func main() {
 	httpedge.Serve("artifacts", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		d := runsapi.Deps{Store: e.Kernel.Store, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket)}
-		return func(k *api.Kernel) error { return runsapi.Register(k, d) }, nil
+		g, err := runsapi.Group(e.Ports(nil, s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket), nil))
+		return g.Register, err
 	})
 }

@@ -13,7 +13,7 @@ import (
 
 func main() {
 	httpedge.Serve("connections", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		d := connectionsapi.Deps{Store: e.Kernel.Store, Sealer: e.Kernel.Sealer}
-		return func(k *api.Kernel) error { return connectionsapi.Register(k, d) }, nil
+		g, err := connectionsapi.Group(e.Ports(nil, nil, nil))
+		return g.Register, err
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"platformapi/shared/api/databasesapi"
 	"platformapi/shared/databases/dbsetup"
 	"platformapi/shared/lambdaedge/httpedge"
+	"platformapi/shared/queue"
 	"platformapi/shared/work"
 )
 
@@ -23,7 +24,7 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		d := databasesapi.Deps{Store: e.Kernel.Store, Databases: svc, Queue: q}
-		return func(k *api.Kernel) error { return databasesapi.Register(k, d) }, nil
+		g, err := databasesapi.Group(e.Ports(map[work.Queue]queue.Queue{work.Databases: q}, nil, nil, svc))
+		return g.Register, err
 	})
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/filesapi"
@@ -14,11 +13,7 @@ import (
 
 func main() {
 	httpedge.Serve("files", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		quota, err := filesapi.QuotaFromEnv(os.Getenv)
-		if err != nil {
-			return nil, err
-		}
-		d := filesapi.Deps{Store: e.Kernel.Store, Bucket: s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket), Quota: quota}
-		return func(k *api.Kernel) error { return filesapi.Register(k, d) }, nil
+		g, err := filesapi.Group(e.Ports(nil, nil, s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket)))
+		return g.Register, err
 	})
 }

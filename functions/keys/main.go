@@ -27,6 +27,7 @@ func main() {
 		if e.Kernel.CreditTokens, err = credittoken.NewSigner(seed); err != nil {
 			return nil, err
 		}
-		return func(k *api.Kernel) error { return keysapi.Register(k, keysapi.Deps{Store: e.Kernel.Store}) }, nil
+		g, err := keysapi.Group(e.Ports(nil, nil, nil))
+		return g.Register, err
 	})
 }

@@ -13,8 +13,10 @@ import (
 
 func main() {
 	httpedge.Serve("projects", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		return func(k *api.Kernel) error {
-			return errors.Join(projectsapi.Register(k, projectsapi.Deps{Store: e.Kernel.Store}), usageapi.Register(k, usageapi.Deps{Store: e.Kernel.Store}))
-		}, nil
+		groups, err := api.Build([]api.NewGroup{projectsapi.Group, usageapi.Group}, e.Ports(nil, nil, nil))
+		if err != nil {
+			return nil, err
+		}
+		return func(k *api.Kernel) error { return errors.Join(groups[0].Register(k), groups[1].Register(k)) }, nil
 	})
 }

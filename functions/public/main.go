@@ -15,7 +15,7 @@ import (
 
 func main() {
 	httpedge.Serve("public", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		d := publicapi.Deps{Backend: "aws"}
+		var resources []any
 		// /health publishes the database archive key when the function is
 		// granted its secret (one read at cold start).
 		if os.Getenv(archivekey.SecretEnv) != "" {
@@ -23,8 +23,9 @@ func main() {
 			if err != nil {
 				return nil, err
 			}
-			d.ArchivePublicKey = signer.PublicKey()
+			resources = append(resources, publicapi.ArchiveKey(signer.PublicKey()))
 		}
-		return func(k *api.Kernel) error { return publicapi.Register(k, d) }, nil
+		g, err := publicapi.Group(e.Ports(nil, nil, nil, resources...))
+		return g.Register, err
 	})
 }

@@ -4,12 +4,12 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/runsapi"
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/lambdaedge/httpedge"
+	"platformapi/shared/queue"
 	"platformapi/shared/superbrain"
 	"platformapi/shared/work"
 )
@@ -20,8 +20,9 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		st := e.Kernel.Store
-		d := runsapi.Deps{Store: st, Queue: q, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket), Services: superbrain.Router(st, time.Now)}
-		return func(k *api.Kernel) error { return runsapi.Register(k, d) }, nil
+		p := e.Ports(map[work.Queue]queue.Queue{work.Runs: q}, s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket), nil)
+		p.Services = superbrain.Router(e.Store, p.Clock())
+		g, err := runsapi.Group(p)
+		return g.Register, err
 	})
 }

@@ -9,11 +9,14 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/lambdaedge/httpedge"
+	"platformapi/shared/superbrain"
 )
 
 func main() {
 	httpedge.Serve("services", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		d := servicesapi.DeployedDeps(e.Kernel.Store, e.Kernel.Sealer)
-		return func(k *api.Kernel) error { return servicesapi.Register(k, d) }, nil
+		p := e.Ports(nil, nil, nil)
+		p.Services = superbrain.Router(e.Store, p.Clock())
+		g, err := servicesapi.Group(p)
+		return g.Register, err
 	})
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/webhooksapi"
@@ -13,10 +12,7 @@ import (
 
 func main() {
 	httpedge.Serve("webhooks", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		d := webhooksapi.Deps{
-			Store: e.Kernel.Store, Sealer: e.Kernel.Sealer, Queue: e.Webhooks,
-			AllowPrivate: os.Getenv("ALLOW_PRIVATE_WEBHOOKS") == "true",
-		}
-		return func(k *api.Kernel) error { return webhooksapi.Register(k, d) }, nil
+		g, err := webhooksapi.Group(e.Ports(nil, nil, nil))
+		return g.Register, err
 	})
 }

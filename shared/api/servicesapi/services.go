@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -346,14 +345,4 @@ func BuiltinSchemas() map[string]Schema {
 // ParseOrigins reads MCP_ALLOWED_ORIGINS: origins separated by commas.
 func ParseOrigins(list string) []string {
 	return slices.DeleteFunc(strings.Split(list, ","), func(s string) bool { return s == "" })
-}
-
-// DeployedDeps are the group's dependencies in a deployed function: the
-// services built in, reached in process, and the origins listed in
-// MCP_ALLOWED_ORIGINS. The services and MCP functions share them.
-func DeployedDeps(st store.Store, sealer envelope.Sealer) Deps {
-	return Deps{
-		Store: st, Services: superbrain.Router(st, time.Now), Schemas: BuiltinSchemas(),
-		MCPAllowedOrigins: ParseOrigins(os.Getenv("MCP_ALLOWED_ORIGINS")), Sealer: sealer,
-	}
 }

@@ -17,6 +17,7 @@ func Group(p ports.Ports) (api.Group, error) {
 	if err != nil {
 		return api.Group{}, err
 	}
+	venue.Logger = p.Logger
 	d := Deps{Store: p.Store, Trading: venue}
 	return api.Group{Name: "trading", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w}, nil
 }
