@@ -11,6 +11,6 @@ import (
 
 func main() {
 	lambdaedge.ServeWorker("examples-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
-		return (&example.Worker{Logger: e.Logger}).Work(nil), nil
+		return example.GroupWork(e.Ports(nil, nil, nil)).Worker(work.Examples.Consumer)
 	})
 }

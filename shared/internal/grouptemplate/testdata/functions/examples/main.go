@@ -7,6 +7,7 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/exampleapi"
 	"platformapi/shared/lambdaedge/httpedge"
+	"platformapi/shared/queue"
 	"platformapi/shared/work"
 )
 
@@ -16,6 +17,7 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		return func(k *api.Kernel) error { return exampleapi.Register(k, exampleapi.Deps{Queue: q}) }, nil
+		g, err := exampleapi.Group(e.Ports(map[work.Queue]queue.Queue{work.Examples: q}, nil, nil))
+		return g.Register, err
 	})
 }
