@@ -1,5 +1,5 @@
 // Command connections is the Lambda function of the protected-connections
-// group (spec 4.2). Credentials are sealed with the KMS envelope key; the
+// group. Credentials are sealed with the KMS envelope key; the
 // encryption context binds account, connection and version.
 package main
 

@@ -1,4 +1,4 @@
-// Command credits is the Lambda function of the credits group (spec 4.1):
+// Command credits is the Lambda function of the credits group:
 // the balance and x402 credit purchases. It is the only function that links
 // the EVM code of x402.
 package main

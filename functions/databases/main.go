@@ -1,5 +1,5 @@
-// Command databases is the Lambda function of the managed-databases group
-// (spec 4.3): queries and actions on the SQLite files in S3, transfers
+// Command databases is the Lambda function of the managed-databases group:
+// queries and actions on the SQLite files in S3, transfers
 // recorded here and run by databases-worker.
 package main
 

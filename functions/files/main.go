@@ -1,4 +1,4 @@
-// Command files is the Lambda function of the files group (spec 4.2):
+// Command files is the Lambda function of the files group:
 // uploads, records and downloads of project files in the files bucket.
 package main
 

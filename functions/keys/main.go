@@ -1,4 +1,4 @@
-// Command keys is the Lambda function of the API-keys group (spec 4.1). It
+// Command keys is the Lambda function of the API-keys group. It
 // alone holds the credit-token signing seed, to redeem first-key tokens.
 package main
 

@@ -1,4 +1,4 @@
-// Command mcp is the Lambda function of the remote MCP server (spec 1.5), whose tools are the key's capabilities.
+// Command mcp is the Lambda function of the remote MCP server, whose tools are the key's capabilities.
 // The built-in services run in process; the envelope key (KMS) opens the
 // protected connections a call names.
 package main

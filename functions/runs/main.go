@@ -1,4 +1,4 @@
-// Command runs is the Lambda function of the durable-runs group (spec 4.6):
+// Command runs is the Lambda function of the durable-runs group:
 // runs are queued here and executed by run-worker.
 package main
 

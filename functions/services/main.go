@@ -1,4 +1,5 @@
-// Command services is the Lambda function of the managed-services group (spec 4.1): services, capabilities, actions and invocation.
+// Command services is the Lambda function of the managed-services group:
+// services, capabilities, actions and invocation.
 // The built-in services run in process; the envelope key (KMS) opens the
 // protected connections a call names.
 package main

@@ -1,5 +1,5 @@
-// Command trading is the Lambda function of the managed-trading group
-// (spec 4.4): quotes, orders and positions on the venue the environment
+// Command trading is the Lambda function of the managed-trading group:
+// quotes, orders and positions on the venue the environment
 // names (package tradingenv; the paper venue by default). Resting orders
 // are also advanced by functions/trading-recheck each minute.
 package main

@@ -1,4 +1,4 @@
-// Command webhooks is the Lambda function of the webhooks group (spec 4.6).
+// Command webhooks is the Lambda function of the webhooks group.
 // Signing secrets are sealed with the KMS envelope key.
 package main
 

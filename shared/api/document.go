@@ -25,7 +25,7 @@ func init() { huma.DefaultArrayNullable = false }
 // the group is for.
 type Tag struct{ Name, Description string }
 
-// tags are the reference's sections, in the order of the spec's sections.
+// tags are the reference's sections, in the reference's order.
 // A route's function group names its section, except where one function
 // serves two subjects (tagOverrides).
 var tags = []struct {

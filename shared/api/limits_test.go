@@ -12,7 +12,7 @@ import (
 	"platformapi/shared/limits"
 )
 
-// Spec 5.6 rules 3 and 4.
+// The same key and input replay the stored response (docs/idempotency.md).
 func TestSameIdempotencyKeyAndInputReplaysTheStoredResponse(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(1, nil)
@@ -46,7 +46,7 @@ func TestSameIdempotencyKeyWithDifferentInputIs409(t *testing.T) {
 		Headers: map[string]string{"X-Service-End-User": "u1"}}), 409, "idempotency_key_reused")
 }
 
-// Spec 5.6 rule 5.
+// An idempotency key belongs to one API key (docs/idempotency.md).
 func TestSiblingKeysNeverReplayEachOther(t *testing.T) {
 	e := apitest.New(t)
 	root, _ := e.RootKey(1, nil)

@@ -134,7 +134,7 @@ func Lookup(id string) (Service, bool) {
 	return Service{}, false
 }
 
-// PricingServices are the values GET /pricing accepts for ?service= (spec 1.6).
+// PricingServices are the values GET /pricing accepts for ?service=.
 var PricingServices = []string{"platform-api", "managed-wallets", "managed-trading", "universal-swaps", "managed-agents", "managed-workflows"}
 
 // PriceMicro is an operation's price in micro-credits (0 for one the

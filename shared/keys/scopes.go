@@ -2,7 +2,7 @@ package keys
 
 import "slices"
 
-// Scopes is the complete scope set of spec 2.2.
+// Scopes is the complete scope set (docs/keys.md).
 var Scopes = []string{
 	"services:read", "services:invoke", "credits:read", "credits:write",
 	"projects:read", "projects:write", "usage:read", "audit:read",

@@ -229,7 +229,7 @@ func (w *Worker) record(ctx context.Context, accountID string, d *Delivery) erro
 	return nil
 }
 
-// send makes one attempt, signed at now with secrets twice: in the spec's
+// send makes one attempt, signed at now with secrets twice: in the API's own
 // X-Service-Signature and in the Standard Webhooks headers, so receivers
 // can verify with that specification's libraries. It returns the receiver's
 // status (0 if none) and an error unless the receiver answered 2xx.

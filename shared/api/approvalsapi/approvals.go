@@ -1,4 +1,4 @@
-// Package approvalsapi is the approvals endpoint group (spec 4.6): request
+// Package approvalsapi is the approvals endpoint group: request
 // approval of a gated service action, list, decide. Its writes commit with
 // their stored idempotent response; the invoke consumes an approval once.
 package approvalsapi

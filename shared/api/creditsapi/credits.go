@@ -1,4 +1,4 @@
-// Package creditsapi is the credits endpoint group (spec 4.1): the balance,
+// Package creditsapi is the credits endpoint group: the balance,
 // and credit purchases through x402 (package topup).
 package creditsapi
 

@@ -1,8 +1,8 @@
-// Package databasesapi is the managed-databases endpoint group (spec 4.3,
-// docs/databases.md): one SQLite database per scope, read-only
-// queries and atomic actions charged per row, and signed portable archives
-// whose long work (export build, import validation) runs in the databases
-// worker, never in the request.
+// Package databasesapi is the managed-databases endpoint group
+// (docs/databases.md): one SQLite database per scope, read-only queries and
+// atomic actions charged per row, and signed portable archives whose long
+// work (export build, import validation) runs in the databases worker, never
+// in the request.
 package databasesapi
 
 import (

@@ -1,4 +1,4 @@
-// Package filesapi is the files endpoint group (spec 4.2, docs/files.md):
+// Package filesapi is the files endpoint group (docs/files.md):
 // checksummed files of the account and the request's project,
 // uploaded as the raw request body and streamed back by the API.
 package filesapi

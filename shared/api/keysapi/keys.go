@@ -1,4 +1,4 @@
-// Package keysapi is the API-keys endpoint group (spec 4.1): create a child
+// Package keysapi is the API-keys endpoint group: create a child
 // key (or an account's first key with a credit token), list the caller and
 // its descendants, revoke a subtree, roll a key into a successor.
 // Delegation rules live in keys; this package only adapts them to HTTP.

@@ -184,7 +184,7 @@ func TestKeyCreationRules(t *testing.T) {
 	})
 }
 
-// Spec 5.5 rules 1–8: a child is never broader than its ancestors.
+// A child is never broader than its ancestors (docs/keys.md).
 func TestDelegationNeverWidens(t *testing.T) {
 	e := apitest.New(t)
 	root, _ := e.RootKey(10, nil)
@@ -258,7 +258,7 @@ func TestProjectBoundKeysCannotChangeProjectOrWiden(t *testing.T) {
 	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: bound, Idem: apitest.Idem(), Body: map[string]any{"name": "c"}}), 403, "project_denied")
 }
 
-// Spec 5.5 rules 9 and 10 and spec 3: revocation is immediate and covers the subtree.
+// Revocation is immediate and covers the subtree.
 func TestRevokingAKeyDisablesItsWholeSubtreeAtOnce(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
@@ -365,7 +365,7 @@ func TestListingPagesWithCursor(t *testing.T) {
 	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/api-keys?cursor=%25%25", Key: root}), 400, "validation_failed")
 }
 
-// Spec 5.7: rotation.
+// Rotation, end to end (docs/keys.md).
 func TestRotationWalkthrough(t *testing.T) {
 	e := apitest.New(t)
 	root, _ := e.RootKey(10, nil)

@@ -1,4 +1,4 @@
-// Package mcpapi is the remote MCP transport (spec 1.5): the tools of a key
+// Package mcpapi is the remote MCP transport: the tools of a key
 // are its callable capabilities (servicesapi.Tools). It is its own package,
 // registered by its own function, so that only that function links the MCP
 // SDK.

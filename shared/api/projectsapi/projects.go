@@ -1,4 +1,4 @@
-// Package projectsapi is the projects endpoint group (spec 4.2). A
+// Package projectsapi is the projects endpoint group. A
 // project-bound key sees only its own project; everything else is
 // not_found. Its writes commit with their stored idempotent response.
 package projectsapi

@@ -46,7 +46,7 @@ type handlers struct {
 //
 // A key sees the runs and artifacts of its account in its project scope (a
 // project-bound key or X-Service-Project: that project's only) whose source
-// service it may reach (spec 4.6: reads also require service access).
+// service it may reach (reads also require service access).
 // Anything else is 404 not_found, never 403 service_denied, so that a key
 // cannot learn what exists behind a service it may not use (not_found
 // covers a resource the key may not see). Cancelling

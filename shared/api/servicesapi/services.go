@@ -1,4 +1,4 @@
-// Package servicesapi is the managed-services endpoint group (spec 4.1):
+// Package servicesapi is the managed-services endpoint group:
 // services, capabilities and actions as a key sees them, invocation through
 // the invoke pipeline, and the remote MCP server (its own function) whose
 // tools are the same capabilities.

@@ -1,8 +1,8 @@
-// Package swapsapi is the universal-swaps endpoint group (spec 4.5,
-// docs/swaps.md): quotes bound to a managed wallet or an
-// address and used once, execution from managed wallets as wallet
-// transactions under the wallet's policy, unsigned swaps for the caller's
-// own wallet, and route status by transaction hash.
+// Package swapsapi is the universal-swaps endpoint group (docs/swaps.md):
+// quotes bound to a managed wallet or an address and used once, execution
+// from managed wallets as wallet transactions under the wallet's policy,
+// unsigned swaps for the caller's own wallet, and route status by
+// transaction hash.
 package swapsapi
 
 import (

@@ -1,4 +1,4 @@
-// Package tradingapi is the managed-trading endpoint group (spec 4.4):
+// Package tradingapi is the managed-trading endpoint group:
 // firm quotes, orders and positions in the book of the caller's account and
 // project, on the venue the deployment configures (the paper venue by
 // default). trading.orders.create is credit-metered: its hold commits with

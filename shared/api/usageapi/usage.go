@@ -1,4 +1,4 @@
-// Package usageapi is the usage and audit-events endpoint group (spec 4.2):
+// Package usageapi is the usage and audit-events endpoint group:
 // GET /audit-events lists the events the kernel records for every
 // authenticated request, GET /usage sums them by hour or day. A key sees
 // itself and its descendants; a project-bound key, or a request that

@@ -1,6 +1,6 @@
-// Package walletsapi is the managed-wallets endpoint group (spec 4.4,
-// docs/wallets.md): wallets whose keys never leave the service,
-// their policy, quoted sends driven to the chain by a worker, and quoted
+// Package walletsapi is the managed-wallets endpoint group
+// (docs/wallets.md): wallets whose keys never leave the service, their
+// policy, quoted sends driven to the chain by a worker, and quoted
 // EIP-191/EIP-712 signatures. Every wallet belongs to the caller's account
 // and project; another's is 404 on every route.
 package walletsapi

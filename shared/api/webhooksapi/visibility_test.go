@@ -43,7 +43,7 @@ func received(rc *hookReceiver) []string {
 // its creator key could read through the API right now. A key holding only
 // webhook scopes hears nothing of sibling branches' keys, approvals or
 // services it may not use, neither delivered nor listed; a key with
-// api_keys:manage hears its own subtree's keys only (spec 5.5 rule 10);
+// api_keys:manage hears its own subtree's keys only;
 // services:read hears only the services the key may use.
 func TestAWebhookReceivesOnlyWhatItsCreatorCouldRead(t *testing.T) {
 	for _, b := range apitest.Backends() {

@@ -1,4 +1,4 @@
-// Package webhooksapi is the webhooks endpoint group (spec 4.6). A key sees
+// Package webhooksapi is the webhooks endpoint group. A key sees
 // and manages the webhooks it or one of its descendants created, in its
 // project scope; every other webhook is not_found.
 package webhooksapi
