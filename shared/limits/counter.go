@@ -168,8 +168,8 @@ func (m *minuteState) take(minute int64, w window) bool {
 func (m *minuteState) putBack(minute int64, w window) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.minute == minute {
-		m.held[w].tokens++
+	if h := m.held[w]; m.minute == minute && h != nil {
+		h.tokens++
 	}
 }
 
