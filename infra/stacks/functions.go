@@ -4,90 +4,37 @@ import (
 	"slices"
 	"time"
 
+	"platformapi/shared/deploy"
+	"platformapi/shared/platform"
 	"platformapi/shared/routes"
 	"platformapi/shared/work"
 )
 
-// Use is a set of resources a function touches. Each bit grants exactly one
-// permission and passes exactly the environment variables that go with it,
-// so a function can never see a resource it was not granted, nor be granted
-// one it is not told about.
-type Use uint64
+// Function is one Lambda as infra deploys it: its declaration (the
+// group's, or this package's own list) and what the stack derives from it.
+type Function struct{ deploy.Function }
 
-const (
-	// UseTable: read/write items of the single table (TABLE_NAME).
-	UseTable Use = 1 << iota
-	// UseFiles: read/write the files bucket (FILES_BUCKET).
-	UseFiles
-	// UseArchives: read/write the database archives bucket (ARCHIVES_BUCKET).
-	UseArchives
-	// UseArtifactsRead: read the artifacts bucket (ARTIFACTS_BUCKET).
-	UseArtifactsRead
-	// UseArtifactsWrite: read/write the artifacts bucket (ARTIFACTS_BUCKET).
-	UseArtifactsWrite
-	// UseKMS: encrypt/decrypt with the envelope key (KMS_KEY_ID).
-	UseKMS
-	// UseCreditSecret: read the credit-token signing seed (CREDIT_TOKEN_SECRET_ARN).
-	UseCreditSecret
-	// UseX402: the x402 payment settings (X402_*); no AWS permission.
-	UseX402
-	// UseArchiveSecret: read the database archive signing seed
-	// (ARCHIVE_SIGNING_SECRET_ARN).
-	UseArchiveSecret
-	// ConsumeAuditStream: triggered by the table's stream, audit events'
-	// inserts only (no environment; reads the stream, on failure sends to
-	// the audit rollup's dead-letter queue).
-	ConsumeAuditStream
-	// UseChains: the JSON-RPC endpoint of each configured chain
-	// (RPC_URL_<chainId>, from the rpcUrls setting); no AWS permission.
-	UseChains
-	// UseLiFi: the swap router's endpoint and key (LIFI_BASE_URL,
-	// LIFI_API_KEY); no AWS permission.
-	UseLiFi
-	// IngestAuditLogs: invoked by a subscription filter on every HTTP
-	// function's log group with the audit event lines (no environment;
-	// a delivery that fails after the asynchronous retries goes to the
-	// audit ingest's dead-letter queue).
-	IngestAuditLogs
-	// queueBits are the first of the bits of the queues package work
-	// declares, two per queue (see Send and Consume).
-	queueBits
-)
+// Queues are every declared queue, in the order infra creates them: those
+// package work declares, then each group's (platform.Queues).
+var Queues []work.Queue
 
-// Send: send to declared queue q (<Env>_QUEUE_URL).
-func Send(q work.Queue) Use { return queueBit(q, 0) }
+// Functions is the deployment's one list of Lambdas: those declared below,
+// then each group's (platform.Groups, deploy.Unit). The stack derives each
+// one's resource, role, grants, environment, routes, log group and alarms.
+var Functions []Function
 
-// Consume: triggered by declared queue q (<Env>_QUEUE_URL); only its
-// Consumer may.
-func Consume(q work.Queue) Use { return queueBit(q, 1) }
-
-func queueBit(q work.Queue, consume int) Use {
-	i := slices.IndexFunc(work.Queues, func(d work.Queue) bool { return d.Name == q.Name })
-	if i < 0 {
-		panic("stacks: queue " + q.Name + " is not in work.Queues")
+func init() {
+	var err error
+	if Queues, err = platform.Queues(); err != nil {
+		panic("stacks: " + err.Error())
 	}
-	return queueBits << (2*i + consume)
-}
-
-// Has reports whether every bit of o is in u.
-func (u Use) Has(o Use) bool { return u&o == o }
-
-// Function is one Lambda: functions/<Name>/main.go, built by `make build`
-// into <assetDir>/<Name>/bootstrap.
-type Function struct {
-	Name string
-	// MemoryMiB also buys CPU on Lambda; the groups that sign, hash or
-	// compress get more.
-	MemoryMiB int
-	// Timeout of an HTTP function stays under the HTTP API's 30 s
-	// integration limit, or the client sees a 503 while the function runs on.
-	Timeout time.Duration
-	Uses    Use
-	// BatchSize is how many queue messages a worker takes per invocation.
-	BatchSize int
-	// EphemeralMiB is the size of /tmp (Lambda's default 512 when 0): the
-	// databases functions keep SQLite files and archives there.
-	EphemeralMiB int
+	groups, err := platform.Deployment()
+	if err != nil {
+		panic("stacks: " + err.Error())
+	}
+	for _, f := range append(slices.Clone(declared), groups.Functions...) {
+		Functions = append(Functions, Function{f})
+	}
 }
 
 // Routes are the HTTP API paths the function answers (method ANY), taken
@@ -118,11 +65,11 @@ func (f Function) Routes() []string {
 
 // Worker reports whether the function is fed by a queue instead of routes.
 func (f Function) Worker() bool {
-	if f.Uses.Has(ConsumeAuditStream) {
+	if f.Uses.Has(deploy.ConsumeAuditStream) {
 		return true
 	}
-	for _, q := range work.Queues {
-		if f.Uses.Has(Consume(q)) {
+	for _, q := range Queues {
+		if f.Uses.Has(deploy.Consume(q)) {
 			return true
 		}
 	}
@@ -130,7 +77,7 @@ func (f Function) Worker() bool {
 }
 
 // Subscribed reports whether log subscriptions invoke the function.
-func (f Function) Subscribed() bool { return f.Uses.Has(IngestAuditLogs) }
+func (f Function) Subscribed() bool { return f.Uses.Has(deploy.IngestAuditLogs) }
 
 // Schedule is the rate (whole minutes) at which an EventBridge rule invokes
 // the function, as package work declares it; 0 for none. A scheduled
@@ -143,12 +90,6 @@ func (f Function) Schedule() time.Duration {
 // Scheduled reports whether a schedule invokes the function.
 func (f Function) Scheduled() bool { return f.Schedule() > 0 }
 
-// every HTTP group except public emits webhook events and reads the table,
-// and holds the envelope key: its idempotency records keep an HMAC of each
-// request under a sealed key, never a plain digest a reader of the table
-// could test guesses against (a connection's password, say).
-var group = UseTable | Send(work.Webhooks) | UseKMS
-
 // walletUses is what every function that moves a managed wallet's funds
 // needs: KMS opens the wallet's sealed key, the chains are where its
 // transactions go, and the wallets queue carries each transaction through
@@ -156,60 +97,62 @@ var group = UseTable | Send(work.Webhooks) | UseKMS
 // The swap router too: a swap is told of each move of its wallet
 // transactions, wherever that happens, and asks the router for the route's
 // status.
-var walletUses = UseTable | Send(work.Webhooks) | UseKMS | Send(work.Wallets) | UseChains | UseLiFi
+var walletUses = deploy.HTTP.With(deploy.Send(work.Wallets), deploy.UseChains, deploy.UseLiFi)
 
-// Functions is the deployment's one list of Lambdas. Adding a function is
-// adding a line here (and its functions/<name>/main.go); the stack derives
-// its resource, role, grants, environment, routes, log group and alarms.
-var Functions = []Function{
-	{Name: "public", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: UseArchiveSecret},      // /health publishes the archive key
-	{Name: "keys", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseCreditSecret}, // seals the secrets it answers for replay
-	{Name: "services", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},               // opens the connections a call names
-	{Name: "credits", MemoryMiB: 256, Timeout: 29 * time.Second, Uses: group | UseX402},
-	{Name: "projects", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
-	{Name: "files", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group | UseFiles},
-	{Name: "connections", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
-	{Name: "databases", MemoryMiB: 1024, Timeout: 29 * time.Second, Uses: group | UseArchives | UseArchiveSecret | Send(work.Databases),
+// declared are the functions declared here rather than by a group: the
+// kernel's own (the audit rollup and ingest, the hold sweeper, the webhook
+// outbox) and the groups' that predate their groups' declarations, in the
+// order the template and the dashboard have always listed them. A new
+// group declares its functions in its own folder (docs/structure.md).
+var declared = []deploy.Function{
+	{Name: "public", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.Uses{deploy.UseArchiveSecret}},   // /health publishes the archive key
+	{Name: "keys", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP.With(deploy.UseCreditSecret)}, // seals the secrets it answers for replay
+	{Name: "services", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP},                          // opens the connections a call names
+	{Name: "credits", MemoryMiB: 256, Timeout: 29 * time.Second, Uses: deploy.HTTP.With(deploy.UseX402)},
+	{Name: "projects", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP},
+	{Name: "files", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP.With(deploy.UseFiles)},
+	{Name: "connections", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP},
+	{Name: "databases", MemoryMiB: 1024, Timeout: 29 * time.Second, Uses: deploy.HTTP.With(deploy.UseArchives, deploy.UseArchiveSecret, deploy.Send(work.Databases)),
 		EphemeralMiB: 2048}, // two versions of a 256 MiB database in the /tmp cache
 	{Name: "wallets", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: walletUses}, // seals new keys, opens them to sign
-	{Name: "trading", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},
+	{Name: "trading", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP},
 	// Executes swaps as wallet transactions; quotes come from the router.
 	{Name: "swaps", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: walletUses},
-	{Name: "runs", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | Send(work.Runs) | UseArtifactsRead},
-	{Name: "approvals", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group},
-	{Name: "artifacts", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | UseArtifactsRead},
-	{Name: "webhooks", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group}, // seals signing secrets
-	{Name: "mcp", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: group},      // opens the connections a tool call names
+	{Name: "runs", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP.With(deploy.Send(work.Runs), deploy.UseArtifactsRead)},
+	{Name: "approvals", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP},
+	{Name: "artifacts", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP.With(deploy.UseArtifactsRead)},
+	{Name: "webhooks", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP}, // seals signing secrets
+	{Name: "mcp", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP},      // opens the connections a tool call names
 	{Name: "webhook-worker", MemoryMiB: 256, Timeout: 60 * time.Second,
-		Uses: UseTable | Consume(work.Webhooks) | UseKMS, BatchSize: 10}, // KMS opens signing secrets
+		Uses: deploy.Uses{deploy.UseTable, deploy.Consume(work.Webhooks), deploy.UseKMS}, BatchSize: 10}, // KMS opens signing secrets
 	// One run per invocation: a run can take minutes, and a batch would make
 	// every other run in it wait for the slowest.
 	{Name: "run-worker", MemoryMiB: 1024, Timeout: 5 * time.Minute,
-		Uses: UseTable | Consume(work.Runs) | UseArtifactsWrite | Send(work.Webhooks) | UseKMS, BatchSize: 1}, // KMS opens the connections a run names
+		Uses: deploy.Uses{deploy.UseTable, deploy.Consume(work.Runs), deploy.UseArtifactsWrite, deploy.Send(work.Webhooks), deploy.UseKMS}, BatchSize: 1}, // KMS opens the connections a run names
 	// Deletes file objects that no record owns (an upload or a deletion
 	// that died half-way); see files.Repo.Sweep.
-	{Name: "file-sweeper", MemoryMiB: 256, Timeout: 5 * time.Minute, Uses: UseTable | UseFiles},
+	{Name: "file-sweeper", MemoryMiB: 256, Timeout: 5 * time.Minute, Uses: deploy.Uses{deploy.UseTable, deploy.UseFiles}},
 	// Releases credit holds a crash orphaned, each with its ledger entry,
 	// once their holder's deadline and credits.GraceAfterDeadline passed;
 	// see credits.Ledger.SweepHolds.
-	{Name: "hold-sweeper", MemoryMiB: 256, Timeout: 2 * time.Minute, Uses: UseTable},
+	{Name: "hold-sweeper", MemoryMiB: 256, Timeout: 2 * time.Minute, Uses: deploy.Uses{deploy.UseTable}},
 	// Advances resting trading orders each minute (the paper tape's
 	// resolution) and publishes their trading.order.<status> events; its
 	// timeout stays under the period so passes rarely overlap (an overlap
 	// is harmless: every order write is conditional on its revision).
-	{Name: "trading-recheck", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: UseTable | Send(work.Webhooks)},
+	{Name: "trading-recheck", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: deploy.Uses{deploy.UseTable, deploy.Send(work.Webhooks)}},
 	// One transfer per invocation: a snapshot or a validation of a 256 MiB
 	// database takes minutes and its /tmp space. The timeout stays above
 	// the worker's job timeout (databases.DefaultJobTimeout, 10 minutes).
 	{Name: "databases-worker", MemoryMiB: 2048, Timeout: 12 * time.Minute,
-		Uses: UseTable | Consume(work.Databases) | UseArchives | UseArchiveSecret | Send(work.Webhooks), BatchSize: 1, EphemeralMiB: 4096},
+		Uses: deploy.Uses{deploy.UseTable, deploy.Consume(work.Databases), deploy.UseArchives, deploy.UseArchiveSecret, deploy.Send(work.Webhooks)}, BatchSize: 1, EphemeralMiB: 4096},
 	// Signs, broadcasts and confirms wallet transactions. One message per
 	// invocation, as for databases-worker: a message advances one
 	// transaction against its chain's RPC endpoint, and a batch would make
 	// the others wait for the slowest endpoint. Waiting for a receipt is a
 	// delayed re-enqueue, never a sleep, so a minute covers the RPC calls.
 	{Name: "wallets-worker", MemoryMiB: 512, Timeout: 60 * time.Second,
-		Uses: walletUses | Consume(work.Wallets), BatchSize: 1},
+		Uses: walletUses.With(deploy.Consume(work.Wallets)), BatchSize: 1},
 	// Each minute, advances every wallet transaction not yet final whose
 	// message was lost or dead-lettered, or whose credit settlement a crash
 	// left pending (see wallets.Service.Recheck); its timeout stays under
@@ -218,15 +161,15 @@ var Functions = []Function{
 	{Name: "wallets-recheck", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: walletUses},
 	// Fans out the webhook events a crash left in the outbox (see
 	// webhooks.Repo.SweepOutbox); a request fans out its own at once.
-	{Name: "webhook-outbox", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: UseTable | Send(work.Webhooks)},
+	{Name: "webhook-outbox", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: deploy.Uses{deploy.UseTable, deploy.Send(work.Webhooks)}},
 	// Usage counters from the audit events on the table's stream, off the
 	// request path: 100 inserts per invocation, each batch one transaction
 	// per 33 events (see audit.Rollup).
 	{Name: "audit-rollup", MemoryMiB: 256, Timeout: 60 * time.Second,
-		Uses: UseTable | ConsumeAuditStream, BatchSize: 100},
+		Uses: deploy.Uses{deploy.UseTable, deploy.ConsumeAuditStream}, BatchSize: 100},
 	// The audit events the HTTP functions ship in their logs, off the
 	// request path: one conditional put per event (see audit.Ingest).
-	{Name: "audit-ingest", MemoryMiB: 256, Timeout: 60 * time.Second, Uses: UseTable | IngestAuditLogs},
+	{Name: "audit-ingest", MemoryMiB: 256, Timeout: 60 * time.Second, Uses: deploy.Uses{deploy.UseTable, deploy.IngestAuditLogs}},
 }
 
 // consumerTimeout is the timeout of the queue's consumer, 0 when the
@@ -235,7 +178,7 @@ var Functions = []Function{
 // while the first still works on it.
 func consumerTimeout(q work.Queue) time.Duration {
 	for _, f := range Functions {
-		if f.Name == q.Consumer && f.Uses.Has(Consume(q)) {
+		if f.Name == q.Consumer && f.Uses.Has(deploy.Consume(q)) {
 			return f.Timeout
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/deploy"
 	"platformapi/shared/routes"
-	"platformapi/shared/work"
 )
 
 // TestFunctionTableIsConsistent checks what CloudFormation would only
@@ -43,11 +43,11 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 			routes[r] = f.Name
 		}
 		consumes := 0
-		if f.Uses.Has(ConsumeAuditStream) {
+		if f.Uses.Has(deploy.ConsumeAuditStream) {
 			consumes++
 		}
-		for _, q := range work.Queues {
-			if f.Uses.Has(Consume(q)) {
+		for _, q := range Queues {
+			if f.Uses.Has(deploy.Consume(q)) {
 				consumes++
 			}
 		}
@@ -74,7 +74,7 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 // maxBatch is the largest batch a worker takes: 10 SQS messages, or 100
 // stream records (a rollup of 100 events is 4 transactions).
 func maxBatch(f Function) int {
-	if f.Uses.Has(ConsumeAuditStream) {
+	if f.Uses.Has(deploy.ConsumeAuditStream) {
 		return 100
 	}
 	return 10

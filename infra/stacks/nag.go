@@ -4,6 +4,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"platformapi/shared/deploy"
 )
 
 // nagAllow records, on the construct and its children, that a cdk-nag
@@ -50,11 +52,11 @@ func (s *PlatformStack) addNagSuppressions() {
 	for _, f := range Functions {
 		role := s.Functions[f.Name].Role()
 		reason := "Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords have no resource-level permissions, so Resource * is the only form AWS accepts."
-		if f.Uses.Has(ConsumeAuditStream) {
+		if f.Uses.Has(deploy.ConsumeAuditStream) {
 			reason += " The stream event source's dynamodb:ListStreams has none either; reading records is granted on the table's stream alone."
 		}
 		nagAllow(role, "AwsSolutions-IAM5", reason, "Resource::*")
-		if f.Uses&(UseFiles|UseArchives|UseArtifactsRead|UseArtifactsWrite) != 0 {
+		if f.Uses.Has(deploy.UseFiles) || f.Uses.Has(deploy.UseArchives) || f.Uses.Has(deploy.UseArtifactsRead) || f.Uses.Has(deploy.UseArtifactsWrite) {
 			nagAllow(role, "AwsSolutions-IAM5",
 				"CDK's Bucket.grantRead/grantReadWrite action groups (object versions, attributes, multipart parts the SDK's upload manager needs) on one bucket's ARN and its objects: object keys are chosen at run time, so <bucket>/* is the narrowest resource. Which function may touch which bucket is asserted by TestFunctionsMayTouchOnlyWhatTheyUse.",
 				nagBucketGrants...)

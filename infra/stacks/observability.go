@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
+	"platformapi/shared/deploy"
 	"platformapi/shared/emf"
-	"platformapi/shared/work"
 )
 
 // Tracing. Every function has X-Ray active tracing (see addFunction):
@@ -61,14 +61,14 @@ var tableOperations = []awsdynamodb.Operation{
 // addObservability adds the alarms that need the whole stack and the
 // dashboard. Per-function alarms are made with the function (addFunction).
 func (s *PlatformStack) addObservability() {
-	for _, q := range work.Queues {
+	for _, q := range Queues {
 		s.alarmAt(q.Stack+"QueueAge", s.Queues[q.Name].MetricApproximateAgeOfOldestMessage(period("Maximum")), q.MaxAge.Seconds(), alarmPeriods,
 			fmt.Sprintf("Queue age: %s.", q.Stuck))
 	}
 	s.alarmAt("ApiLatencyP99", s.API.MetricLatency(period("p99")), float64(apiLatencyP99.Milliseconds()), alarmPeriods,
 		fmt.Sprintf("The HTTP API's p99 latency stayed above %v for %d periods of 5 minutes.", apiLatencyP99, alarmPeriods))
 	for _, f := range Functions {
-		if f.Uses.Has(ConsumeAuditStream) {
+		if f.Uses.Has(deploy.ConsumeAuditStream) {
 			s.alarmAt(f.Name+"-iterator-age", s.Functions[f.Name].Metric(jsii.String("IteratorAge"), period("Maximum")),
 				float64(iteratorAgeAlarm.Milliseconds()), alarmPeriods,
 				fmt.Sprintf("The %s function lags the table's stream by more than %v: usage counters are stale.", f.Name, iteratorAgeAlarm))
@@ -149,7 +149,7 @@ func (s *PlatformStack) addDashboard() {
 		groupErrors = append(groupErrors, app("Errors5xx", "Sum", map[string]string{"Group": f.Name}, f.Name))
 	}
 	var ages, dlqs []awscloudwatch.IMetric
-	for _, q := range work.Queues {
+	for _, q := range Queues {
 		ages = append(ages, s.Queues[q.Name].MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Label: jsii.String(q.Stack + "QueueAge")}))
 	}
 	type dlqRow struct {
@@ -157,7 +157,7 @@ func (s *PlatformStack) addDashboard() {
 		q    awssqs.Queue
 	}
 	var dlqRows []dlqRow
-	for _, q := range work.Queues {
+	for _, q := range Queues {
 		dlqRows = append(dlqRows, dlqRow{q.Name, s.DLQs[q.Name]})
 	}
 	dlqRows = append(dlqRows, dlqRow{"audit rollup", s.AuditRollupDLQ}, dlqRow{"audit ingest", s.AuditIngestDLQ})

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"platformapi/shared/deploy"
 	"platformapi/shared/emf"
 )
 
@@ -67,7 +68,7 @@ func TestLatencyAndAgeAlarmsWatchATrendAboveWhatIsLegitimate(t *testing.T) {
 	for _, f := range Functions {
 		fn := []any{map[string]any{"Name": "FunctionName", "Value": map[string]any{"Ref": s.logicalID(t, s.stack.Functions[f.Name].FunctionName())}}}
 		alarmWith(t, s, "AWS/Lambda", "Duration", "p99", fn, 0.8*float64(f.Timeout.Milliseconds()), 3)
-		if f.Uses.Has(ConsumeAuditStream) {
+		if f.Uses.Has(deploy.ConsumeAuditStream) {
 			alarmWith(t, s, "AWS/Lambda", "IteratorAge", "Maximum", fn, 15*60*1000, 3)
 		}
 	}

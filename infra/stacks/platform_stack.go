@@ -34,6 +34,7 @@ import (
 
 	"platformapi/shared/audit"
 	"platformapi/shared/awsenv"
+	"platformapi/shared/deploy"
 	"platformapi/shared/work"
 )
 
@@ -158,7 +159,7 @@ func (s *PlatformStack) addData() {
 	s.ArtifactsBucket = s.bucket("ArtifactsBucket")
 
 	s.Queues, s.DLQs = map[string]awssqs.Queue{}, map[string]awssqs.Queue{}
-	for _, q := range work.Queues {
+	for _, q := range Queues {
 		s.Queues[q.Name], s.DLQs[q.Name] = s.queue(q)
 	}
 
@@ -195,7 +196,7 @@ func (s *PlatformStack) addData() {
 		RemovalPolicy: s.removal(),
 	})
 
-	for _, q := range work.Queues {
+	for _, q := range Queues {
 		s.alarm(q.Stack+"DLQDepth", s.DLQs[q.Name].MetricApproximateNumberOfMessagesVisible(period("Maximum")), q.DeadLettered)
 	}
 	s.AuditRollupDLQ = awssqs.NewQueue(s.Stack, jsii.String("AuditRollupDLQ"), &awssqs.QueueProps{
@@ -316,7 +317,7 @@ var envelopeKeyActions = []*string{jsii.String("kms:GenerateDataKey"), jsii.Stri
 // access it grants. Keeping both in one row is what makes "a function sees
 // only what it may use" hold by construction.
 type wiring struct {
-	use   Use
+	use   deploy.Use
 	env   map[string]*string
 	grant func(f Function, fn awslambda.Function)
 }
@@ -324,33 +325,33 @@ type wiring struct {
 func (s *PlatformStack) wirings() []wiring {
 	x := s.settings.X402
 	return append([]wiring{
-		{UseTable, map[string]*string{"TABLE_NAME": s.Table.TableName()},
+		{deploy.UseTable, map[string]*string{"TABLE_NAME": s.Table.TableName()},
 			func(_ Function, fn awslambda.Function) { s.Table.GrantReadWriteData(fn) }},
-		{UseFiles, map[string]*string{"FILES_BUCKET": s.FilesBucket.BucketName()},
+		{deploy.UseFiles, map[string]*string{"FILES_BUCKET": s.FilesBucket.BucketName()},
 			func(_ Function, fn awslambda.Function) { s.FilesBucket.GrantReadWrite(fn, nil) }},
-		{UseArchives, map[string]*string{"ARCHIVES_BUCKET": s.ArchivesBucket.BucketName()},
+		{deploy.UseArchives, map[string]*string{"ARCHIVES_BUCKET": s.ArchivesBucket.BucketName()},
 			func(_ Function, fn awslambda.Function) { s.ArchivesBucket.GrantReadWrite(fn, nil) }},
-		{UseArtifactsRead, map[string]*string{"ARTIFACTS_BUCKET": s.ArtifactsBucket.BucketName()},
+		{deploy.UseArtifactsRead, map[string]*string{"ARTIFACTS_BUCKET": s.ArtifactsBucket.BucketName()},
 			func(_ Function, fn awslambda.Function) { s.ArtifactsBucket.GrantRead(fn, nil) }},
-		{UseArtifactsWrite, map[string]*string{"ARTIFACTS_BUCKET": s.ArtifactsBucket.BucketName()},
+		{deploy.UseArtifactsWrite, map[string]*string{"ARTIFACTS_BUCKET": s.ArtifactsBucket.BucketName()},
 			func(_ Function, fn awslambda.Function) { s.ArtifactsBucket.GrantReadWrite(fn, nil) }},
-		{UseKMS, map[string]*string{"KMS_KEY_ID": s.EnvelopeKey.KeyArn()},
+		{deploy.UseKMS, map[string]*string{"KMS_KEY_ID": s.EnvelopeKey.KeyArn()},
 			func(_ Function, fn awslambda.Function) { s.EnvelopeKey.Grant(fn, envelopeKeyActions...) }},
-		{UseCreditSecret, map[string]*string{"CREDIT_TOKEN_SECRET_ARN": s.CreditTokenSecret.SecretArn()},
+		{deploy.UseCreditSecret, map[string]*string{"CREDIT_TOKEN_SECRET_ARN": s.CreditTokenSecret.SecretArn()},
 			func(_ Function, fn awslambda.Function) { s.CreditTokenSecret.GrantRead(fn, nil) }},
-		{UseX402, map[string]*string{
+		{deploy.UseX402, map[string]*string{
 			"X402_NETWORK":         &x.Network,
 			"X402_ASSET":           &x.Asset,
 			"X402_PAY_TO":          &x.PayTo,
 			"X402_FACILITATOR_URL": &x.FacilitatorURL,
 			"X402_RPC_URL":         &x.RPCURL,
 		}, nil},
-		{UseArchiveSecret, map[string]*string{"ARCHIVE_SIGNING_SECRET_ARN": s.ArchiveSecret.SecretArn()},
+		{deploy.UseArchiveSecret, map[string]*string{"ARCHIVE_SIGNING_SECRET_ARN": s.ArchiveSecret.SecretArn()},
 			func(_ Function, fn awslambda.Function) { s.ArchiveSecret.GrantRead(fn, nil) }},
-		{UseChains, s.rpcEnv(), nil},
-		{UseLiFi, map[string]*string{"LIFI_BASE_URL": &s.settings.LiFi.BaseURL, "LIFI_API_KEY": &s.settings.LiFi.APIKey}, nil},
-		{ConsumeAuditStream, nil, s.consumeAuditStream},
-		{IngestAuditLogs, nil, s.ingestAuditLogs},
+		{deploy.UseChains, s.rpcEnv(), nil},
+		{deploy.UseLiFi, map[string]*string{"LIFI_BASE_URL": &s.settings.LiFi.BaseURL, "LIFI_API_KEY": &s.settings.LiFi.APIKey}, nil},
+		{deploy.ConsumeAuditStream, nil, s.consumeAuditStream},
+		{deploy.IngestAuditLogs, nil, s.ingestAuditLogs},
 	}, s.queueWirings()...)
 }
 
@@ -358,12 +359,12 @@ func (s *PlatformStack) wirings() []wiring {
 // being triggered by it.
 func (s *PlatformStack) queueWirings() []wiring {
 	var out []wiring
-	for _, decl := range work.Queues {
+	for _, decl := range Queues {
 		q := s.Queues[decl.Name]
 		env := map[string]*string{awsenv.QueueURLEnv(decl): q.QueueUrl()}
 		out = append(out,
-			wiring{Send(decl), env, func(_ Function, fn awslambda.Function) { q.GrantSendMessages(fn) }},
-			wiring{Consume(decl), env, func(f Function, fn awslambda.Function) { s.consume(f, fn, q) }})
+			wiring{deploy.Send(decl), env, func(_ Function, fn awslambda.Function) { q.GrantSendMessages(fn) }},
+			wiring{deploy.Consume(decl), env, func(f Function, fn awslambda.Function) { s.consume(f, fn, q) }})
 	}
 	return out
 }
@@ -437,7 +438,7 @@ func (s *PlatformStack) ingestAuditLogs(_ Function, fn awslambda.Function) {
 func (s *PlatformStack) subscribeAuditLogs() {
 	var ingest awslambda.Function
 	for _, f := range Functions {
-		if f.Uses.Has(IngestAuditLogs) {
+		if f.Uses.Has(deploy.IngestAuditLogs) {
 			ingest = s.Functions[f.Name]
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 	"platformapi/shared/audit"
 	"platformapi/shared/awsenv"
-	"platformapi/shared/work"
+	"platformapi/shared/deploy"
 )
 
 // TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies proves nothing
@@ -37,7 +37,7 @@ func TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies(t *testing.T) {
 			publicRoutes = len(f.Routes())
 		}
 	}
-	n, q := len(Functions), len(work.Queues)
+	n, q := len(Functions), len(Queues)
 	want := map[string]int{
 		"AWS::Lambda::Function": n,
 		"AWS::IAM::Role":        n,
@@ -165,7 +165,7 @@ func TestEveryBucketPolicyRefusesRequestsWithoutTLS(t *testing.T) {
 
 func TestWorkQueuesRedriveToTheirDeadLetterQueues(t *testing.T) {
 	s := defaults(t)
-	for _, q := range work.Queues {
+	for _, q := range Queues {
 		queue, dlq := s.logicalID(t, s.stack.Queues[q.Name].QueueName()), s.logicalID(t, s.stack.DLQs[q.Name].QueueName())
 		p := s.resources[queue].Properties
 		redrive, _ := p["RedrivePolicy"].(map[string]any)
@@ -187,9 +187,9 @@ func TestWorkQueuesRedriveToTheirDeadLetterQueues(t *testing.T) {
 
 func TestWorkersReportBatchItemFailures(t *testing.T) {
 	s := defaults(t)
-	queues := map[Use]*string{}
-	for _, q := range work.Queues {
-		queues[Consume(q)] = s.stack.Queues[q.Name].QueueName()
+	queues := map[deploy.Use]*string{}
+	for _, q := range Queues {
+		queues[deploy.Consume(q)] = s.stack.Queues[q.Name].QueueName()
 	}
 	for _, f := range Functions {
 		if !f.Worker() {
@@ -295,8 +295,11 @@ func TestEveryRouteReachesItsOwnFunction(t *testing.T) {
 	})
 }
 
-// wantEnv is the contract with the function code, written out by hand so a
-// change to the wiring cannot silently change what a function is told.
+// wantEnv is the contract with the code of the functions declared in this
+// package, written out by hand so that a change to the wiring, or to a
+// shared set of uses, cannot silently change what an existing function is
+// told. A function a group declares has no row: it is held to what its
+// declared uses mean (expected).
 var wantEnv = func() map[string][]string {
 	base := []string{"LOG_LEVEL", "STAGE"}
 	group := append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL")
@@ -348,7 +351,7 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 		"CREDIT_TOKEN_SECRET_ARN":    st.CreditTokenSecret.SecretArn(),
 		"ARCHIVE_SIGNING_SECRET_ARN": st.ArchiveSecret.SecretArn(),
 	}
-	for _, q := range work.Queues {
+	for _, q := range Queues {
 		refs[awsenv.QueueURLEnv(q)] = st.Queues[q.Name].QueueName()
 	}
 	literal := map[string]any{
@@ -357,15 +360,12 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 		"X402_PAY_TO": "", "X402_FACILITATOR_URL": "https://x402.org/facilitator", "X402_RPC_URL": "",
 		"LIFI_BASE_URL": "https://li.quest/v1", "LIFI_API_KEY": "",
 	}
-	if len(wantEnv) != len(Functions) {
-		t.Fatalf("wantEnv lists %d functions, the table %d", len(wantEnv), len(Functions))
-	}
 	for _, f := range Functions {
 		id := s.logicalID(t, st.Functions[f.Name].FunctionName())
 		env, _ := s.resources[id].Properties["Environment"].(map[string]any)
 		vars, _ := env["Variables"].(map[string]any)
 		got := slices.Sorted(maps.Keys(vars))
-		want := slices.Sorted(slices.Values(wantEnv[f.Name]))
+		want, _ := expected(t, f)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: environment %v, want %v", f.Name, got, want)
 		}
@@ -381,7 +381,9 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 	}
 }
 
-// wantAccess is, per function, every resource its role may touch and how.
+// wantAccess is, per function declared in this package, every resource its
+// role may touch and how (resource:level): its least privilege, which must
+// not change unnoticed. A group's function is held to expected.
 var wantAccess = func() map[string][]string {
 	group := []string{"Table:rw", "WebhookQueue:send"}
 	http := append(slices.Clone(group), "EnvelopeKey:encrypt-decrypt")
@@ -432,7 +434,7 @@ func TestFunctionsMayTouchOnlyWhatTheyUse(t *testing.T) {
 		s.logicalID(t, st.CreditTokenSecret.SecretArn()): "CreditTokenSeed",
 		s.logicalID(t, st.ArchiveSecret.SecretArn()):     "ArchiveSigningSeed",
 	}
-	for _, q := range work.Queues { // as the stack names them: <Stack>Queue, <Stack>DLQ
+	for _, q := range Queues { // as the stack names them: <Stack>Queue, <Stack>DLQ
 		named[s.logicalID(t, st.Queues[q.Name].QueueName())] = q.Stack + "Queue"
 		named[s.logicalID(t, st.DLQs[q.Name].QueueName())] = q.Stack + "DLQ"
 	}
@@ -488,14 +490,113 @@ func TestFunctionsMayTouchOnlyWhatTheyUse(t *testing.T) {
 				t.Errorf("%s: statement on no resource of this stack: %v", f.Name, st)
 			}
 		}
-		want := append([]string{"Logs:write"}, wantAccess[f.Name]...)
-		sort.Strings(want)
+		_, want := expected(t, f)
 		if got := slices.Sorted(maps.Keys(access)); !slices.Equal(got, want) {
 			t.Errorf("%s: may touch %v, want %v", f.Name, got, want)
 		}
 	}
-	if len(wantAccess) != len(Functions) {
-		t.Errorf("wantAccess lists %d functions, the table %d", len(wantAccess), len(Functions))
+}
+
+// useEnv and useAccess are what each use means, written here apart from the
+// stack's wirings so that the stack's translation is checked: the variables
+// it passes (the chains' RPC_URL_<id> only with the rpcUrls setting, none
+// by default) and what it grants, as TestFunctionsMayTouchOnlyWhatTheyUse
+// names access. A queue's two uses follow from its declaration (queueUse).
+var (
+	useEnv = map[deploy.Use][]string{
+		deploy.UseTable: {"TABLE_NAME"}, deploy.UseFiles: {"FILES_BUCKET"}, deploy.UseArchives: {"ARCHIVES_BUCKET"},
+		deploy.UseArtifactsRead: {"ARTIFACTS_BUCKET"}, deploy.UseArtifactsWrite: {"ARTIFACTS_BUCKET"},
+		deploy.UseKMS: {"KMS_KEY_ID"}, deploy.UseCreditSecret: {"CREDIT_TOKEN_SECRET_ARN"},
+		deploy.UseX402:          {"X402_NETWORK", "X402_ASSET", "X402_PAY_TO", "X402_FACILITATOR_URL", "X402_RPC_URL"},
+		deploy.UseArchiveSecret: {"ARCHIVE_SIGNING_SECRET_ARN"}, deploy.UseLiFi: {"LIFI_BASE_URL", "LIFI_API_KEY"},
+		deploy.UseChains: nil, deploy.ConsumeAuditStream: nil, deploy.IngestAuditLogs: nil,
+	}
+	useAccess = map[deploy.Use][]string{
+		deploy.UseTable: {"Table:rw"}, deploy.UseFiles: {"FilesBucket:rw"}, deploy.UseArchives: {"ArchivesBucket:rw"},
+		deploy.UseArtifactsRead: {"ArtifactsBucket:r"}, deploy.UseArtifactsWrite: {"ArtifactsBucket:rw"},
+		deploy.UseKMS: {"EnvelopeKey:encrypt-decrypt"}, deploy.UseCreditSecret: {"CreditTokenSeed:read"},
+		deploy.UseArchiveSecret: {"ArchiveSigningSeed:read"}, deploy.UseX402: nil, deploy.UseLiFi: nil, deploy.UseChains: nil,
+		deploy.ConsumeAuditStream: {"Table:stream", "AuditRollupDLQ:send"}, deploy.IngestAuditLogs: {"AuditIngestDLQ:send"},
+	}
+)
+
+// queueUse is what use means if it is one of a declared queue's: its URL's
+// variable, and sending to or being triggered by it.
+func queueUse(use deploy.Use) (env, access []string, ok bool) {
+	for _, q := range Queues {
+		switch use {
+		case deploy.Send(q):
+			return []string{q.Env + "_QUEUE_URL"}, []string{q.Stack + "Queue:send"}, true
+		case deploy.Consume(q):
+			return []string{q.Env + "_QUEUE_URL"}, []string{q.Stack + "Queue:consume"}, true
+		}
+	}
+	return nil, nil, false
+}
+
+// meaning is the environment and access f's declared uses imply, sorted,
+// with what every function has (STAGE, LOG_LEVEL, its own logs).
+func meaning(t *testing.T, f Function) (env, access []string) {
+	t.Helper()
+	env, access = []string{"LOG_LEVEL", "STAGE"}, []string{"Logs:write"}
+	for _, use := range f.Uses {
+		e, okEnv := useEnv[use]
+		a, okAccess := useAccess[use]
+		if qe, qa, ok := queueUse(use); ok {
+			e, a, okEnv, okAccess = qe, qa, true, true
+		}
+		if !okEnv || !okAccess {
+			t.Errorf("%s: use %q means nothing to this test; add it to useEnv and useAccess", f.Name, use)
+		}
+		env, access = append(env, e...), append(access, a...)
+	}
+	return slices.Compact(slices.Sorted(slices.Values(env))), slices.Compact(slices.Sorted(slices.Values(access)))
+}
+
+// expected is what f must be told and may touch: its golden rows when this
+// package declares it, else what its declared uses mean.
+func expected(t *testing.T, f Function) (env, access []string) {
+	t.Helper()
+	env, access = meaning(t, f)
+	if golden, ok := wantEnv[f.Name]; ok {
+		env = slices.Sorted(slices.Values(golden))
+	}
+	if golden, ok := wantAccess[f.Name]; ok {
+		access = append([]string{"Logs:write"}, golden...)
+		sort.Strings(access)
+	}
+	return env, access
+}
+
+// TestEveryFunctionDeclaredHereHasGoldenRowsItsUsesReproduce: the golden
+// rows cover exactly the functions this package declares, and what their
+// uses mean by useEnv and useAccess is those rows, so the meaning a group's
+// function is held to is itself checked against hand-written rows.
+func TestEveryFunctionDeclaredHereHasGoldenRowsItsUsesReproduce(t *testing.T) {
+	here := map[string]bool{}
+	for _, d := range declared {
+		here[d.Name] = true
+		f := Function{d}
+		env, access := meaning(t, f)
+		golden, ok := wantEnv[f.Name]
+		if !ok {
+			t.Errorf("%s: declared here but wantEnv has no row", f.Name)
+		} else if want := slices.Sorted(slices.Values(golden)); !slices.Equal(env, want) {
+			t.Errorf("%s: its uses mean the environment %v, its golden row is %v", f.Name, env, want)
+		}
+		golden, ok = wantAccess[f.Name]
+		if !ok {
+			t.Errorf("%s: declared here but wantAccess has no row", f.Name)
+		} else if want := slices.Sorted(slices.Values(append([]string{"Logs:write"}, golden...))); !slices.Equal(access, want) {
+			t.Errorf("%s: its uses mean the access %v, its golden row is %v", f.Name, access, want)
+		}
+	}
+	for _, rows := range []map[string][]string{wantEnv, wantAccess} {
+		for name := range rows {
+			if !here[name] {
+				t.Errorf("golden row %s names no function declared here", name)
+			}
+		}
 	}
 }
 

@@ -3,11 +3,13 @@ package api
 import (
 	"fmt"
 
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 )
 
 // Group is one endpoint group as a process runs it: the registration of
-// its operations and its work (queue workers, scheduled passes). Each
+// its operations, its work (queue workers, scheduled passes) and what it
+// deploys beside them (its queues and Lambda functions). Each
 // group package exposes one constructor from ports.Ports to its Group; the
 // local process, the test harness and the OpenAPI generator call every
 // constructor of one list (docs/structure.md).
@@ -15,6 +17,7 @@ type Group struct {
 	Name     string
 	Register func(*Kernel) error
 	Work     ports.Work
+	Deploy   deploy.Unit
 }
 
 // NewGroup is a group's constructor.
@@ -31,6 +34,22 @@ func Build(list []NewGroup, p ports.Ports) ([]Group, error) {
 		out = append(out, built)
 	}
 	return out, nil
+}
+
+// Declared is what the groups of list deploy together: each built on empty
+// ports (no infrastructure, an empty configuration), since a declaration
+// depends on neither.
+func Declared(list []NewGroup) (deploy.Unit, error) {
+	groups, err := Build(list, ports.Ports{Getenv: func(string) string { return "" }})
+	if err != nil {
+		return deploy.Unit{}, err
+	}
+	var u deploy.Unit
+	for _, g := range groups {
+		u.Queues = append(u.Queues, g.Deploy.Queues...)
+		u.Functions = append(u.Functions, g.Deploy.Functions...)
+	}
+	return u, nil
 }
 
 // NewWith is the kernel with groups registered (those cfg.Groups serves).

@@ -99,7 +99,7 @@ type Runtime struct {
 	Config Config
 	Store  store.Store
 	Signer *credittoken.Signer // nil where tokens cannot be redeemed
-	// Queues are the queues package work declares, by name.
+	// Queues are the deployment's queues (platform.Queues), by name.
 	Queues    map[string]queue.Queue
 	Artifacts blob.Bucket
 	Sealer    envelope.Sealer
@@ -137,6 +137,10 @@ func (r *Runtime) Close() error {
 
 // Open builds the runtime for the configured backend.
 func Open(ctx context.Context, c Config) (*Runtime, error) {
+	queues, err := platform.Queues()
+	if err != nil {
+		return nil, err
+	}
 	rt := &Runtime{Config: c, Queues: map[string]queue.Queue{}}
 	switch c.Backend {
 	case "embedded":
@@ -157,7 +161,7 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		rt.Sealer = sealer
 		// Durable queues in the embedded store: work queued when the
 		// server stops is delivered when it starts again.
-		for _, q := range work.Queues {
+		for _, q := range queues {
 			rt.Queues[q.Name] = embeddedQueue(st, q)
 		}
 		artifacts, err := fsblob.Open(filepath.Join(c.DataDir, "artifacts"))
@@ -182,7 +186,7 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		rt.Audit = rec
 		rt.closers = append(rt.closers, func() error { rec.Close(); return nil })
 	case "aws":
-		if err := openAWS(ctx, c, rt); err != nil {
+		if err := openAWS(ctx, c, rt, queues); err != nil {
 			_ = rt.Close()
 			return nil, err
 		}

@@ -20,20 +20,20 @@ import (
 
 // openAWS builds the AWS clients once per process (a Lambda's cold start)
 // from the standard environment and the resource names CDK passes.
-func openAWS(ctx context.Context, c Config, rt *Runtime) error {
+func openAWS(ctx context.Context, c Config, rt *Runtime, queues []work.Queue) error {
 	env, err := awsenv.New(ctx, awsenv.WithSource(sharedconfig.Load))
 	if err != nil {
 		return fmt.Errorf("app: aws config: %w", err)
 	}
 	if c.CreateResources {
-		if err := provision.Create(ctx, env); err != nil {
+		if err := provision.Create(ctx, env, queues); err != nil {
 			return fmt.Errorf("app: create resources: %w", err)
 		}
 	}
 	rt.AWS = env
 	rt.Store = dynamostore.New(env.DynamoDB(), env.Names.Table)
 	rt.Sealer = kmsenvelope.New(env.KMS(), env.Names.KMSKeyID)
-	for _, q := range work.Queues {
+	for _, q := range queues {
 		if rt.Queues[q.Name], err = openQueue(ctx, env, env.Names.Queue(q)); err != nil {
 			return fmt.Errorf("app: %s queue: %w", q.Name, err)
 		}

@@ -43,6 +43,29 @@ func TestNamesHaveLocalDefaultsAndFollowTheEnvironment(t *testing.T) {
 	}
 }
 
+// A group's queue is in no list awsenv reads: its name and URL come from
+// its declaration's variables when its function asks, as the kernel's do.
+func TestAGroupsQueueIsNamedFromItsVariables(t *testing.T) {
+	q := work.Queue{Name: "examples", Env: "EXAMPLES"}
+	t.Setenv("EXAMPLES_QUEUE_URL", "")
+	t.Setenv("EXAMPLES_QUEUE_NAME", "")
+	if got := awsenv.NamesFromEnv().Queue(q); got != (awsenv.Queue{Name: "platform-api-examples"}) {
+		t.Errorf("default = %+v, want platform-api-examples", got)
+	}
+	t.Setenv("EXAMPLES_QUEUE_NAME", "dev-examples")
+	if got := awsenv.NamesFromEnv().Queue(q); got != (awsenv.Queue{Name: "dev-examples"}) {
+		t.Errorf("named = %+v, want dev-examples", got)
+	}
+	t.Setenv("EXAMPLES_QUEUE_URL", "https://sqs.example/123/examples")
+	if got := awsenv.NamesFromEnv().Queue(q); got.URL != "https://sqs.example/123/examples" {
+		t.Errorf("on Lambda = %+v, want the URL CDK passes", got)
+	}
+	recorded := awsenv.Names{Queues: map[string]awsenv.Queue{"examples": {URL: "https://sqs.example/created", Name: "created"}}}
+	if got := recorded.Queue(q); got.URL != "https://sqs.example/created" {
+		t.Errorf("after provisioning = %+v, want the recorded queue", got)
+	}
+}
+
 // TestCallCounterCountsEveryAttempt proves retries are counted: they are
 // round trips, and billed.
 func TestCallCounterCountsEveryAttempt(t *testing.T) {

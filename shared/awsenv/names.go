@@ -13,8 +13,10 @@ type Names struct {
 	FilesBucket     string // FILES_BUCKET
 	ArchivesBucket  string // ARCHIVES_BUCKET
 	ArtifactsBucket string // ARTIFACTS_BUCKET
-	// Queues are the queues work declares, by work.Queue.Name:
-	// <Env>_QUEUE_URL / <Env>_QUEUE_NAME.
+	// Queues are the queues package work declares and those provisioning
+	// created, by work.Queue.Name: <Env>_QUEUE_URL / <Env>_QUEUE_NAME.
+	// Queue names any other declared queue (a group's) from the same
+	// variables when asked.
 	Queues   map[string]Queue
 	KMSKeyID string // KMS_KEY_ID: a key id, ARN or alias
 }
@@ -26,8 +28,15 @@ type Queue struct {
 	Name string
 }
 
-// Queue is the name of declared queue q.
-func (n Names) Queue(q work.Queue) Queue { return n.Queues[q.Name] }
+// Queue is the name of declared queue q: as Queues has it, else from its
+// variables, by default platform-api-<name>. A group's queue thus needs no
+// list here: its function is told its URL like any other.
+func (n Names) Queue(q work.Queue) Queue {
+	if named, ok := n.Queues[q.Name]; ok {
+		return named
+	}
+	return Queue{URL: os.Getenv(QueueURLEnv(q)), Name: env(q.Env+"_QUEUE_NAME", "platform-api-"+q.Name)}
+}
 
 // NamesFromEnv reads the names, falling back to the local defaults.
 func NamesFromEnv() Names {

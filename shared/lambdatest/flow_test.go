@@ -31,7 +31,7 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 		Table: name, FilesBucket: name + "-files", ArchivesBucket: name + "-archives", ArtifactsBucket: name + "-artifacts",
 		Queues: awsenv.QueueNames(name), KMSKeyID: "alias/" + name,
 	}
-	if err := provision.Create(ctx, e); err != nil {
+	if err := provision.Create(ctx, e, work.Queues); err != nil {
 		t.Fatal(err)
 	}
 	queueURL, err := e.QueueURL(ctx, e.Names.Queue(work.Webhooks))

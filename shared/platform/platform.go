@@ -5,6 +5,9 @@
 package platform
 
 import (
+	"slices"
+	"sync"
+
 	"platformapi/shared/api"
 	"platformapi/shared/api/approvalsapi"
 	"platformapi/shared/api/connectionsapi"
@@ -22,7 +25,9 @@ import (
 	"platformapi/shared/api/usageapi"
 	"platformapi/shared/api/walletsapi"
 	"platformapi/shared/api/webhooksapi"
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
+	"platformapi/shared/work"
 )
 
 // Groups are every endpoint group's constructor, in registration order:
@@ -44,6 +49,21 @@ var Groups = []api.NewGroup{
 	usageapi.Group,
 	walletsapi.Group,
 	swapsapi.Group,
+}
+
+// Deployment is what the groups deploy beside the kernel: their queues and
+// their Lambda functions, as each group declares them.
+var Deployment = sync.OnceValues(func() (deploy.Unit, error) { return api.Declared(Groups) })
+
+// Queues are every queue of the deployment: those package work declares,
+// then the groups'. The local process opens them, provisioning creates
+// them and infra deploys them.
+func Queues() ([]work.Queue, error) {
+	u, err := Deployment()
+	if err != nil {
+		return nil, err
+	}
+	return append(slices.Clone(work.Queues), u.Queues...), nil
 }
 
 // New is every group on p and the kernel serving them (those cfg.Groups

@@ -40,3 +40,26 @@ func TestTheDocumentHasEveryRouteOfTheTable(t *testing.T) {
 }
 
 func lower(s string) string { return string(bytes.ToLower([]byte(s))) }
+
+// Each queue's name, variables and stack ids are its own, whether the
+// kernel (package work) or a group declares it, and it has a consumer and
+// a redrive limit: infra, awsenv and the embedded backend key everything by
+// them.
+func TestEveryQueueIsDeclaredOnceWithItsConsumerAndRedriveLimit(t *testing.T) {
+	seen := map[string]string{}
+	queues, err := platform.Queues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range queues {
+		for _, key := range []string{"name " + q.Name, "env " + q.Env, "stack " + q.Stack} {
+			if other, dup := seen[key]; dup {
+				t.Errorf("queues %s and %s share %s", other, q.Name, key)
+			}
+			seen[key] = q.Name
+		}
+		if q.Name == "" || q.Env == "" || q.Stack == "" || q.Consumer == "" || q.MaxReceives < 1 || q.MaxAge <= 0 || q.Stuck == "" || q.DeadLettered == "" {
+			t.Errorf("queue %+v: every field is required", q)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-// Package work declares the deployment's queues and schedules once, and runs
+// Package work declares the shared queues and the schedules once, and runs
 // a group's queue workers and scheduled passes in the local process. Infra
 // (infra/stacks) creates the queues, their dead-letter queues, event sources
 // and EventBridge rules from these declarations; awsenv names them, the
@@ -67,7 +67,10 @@ var (
 		DeadLettered: "A wallet transaction's step failed repeatedly and its message waits in the dead-letter queue (wallets-recheck still advances the transaction)."}
 )
 
-// Queues are every queue, in the order infra creates them.
+// Queues are the queues declared here, in the order infra creates them:
+// the webhook queue every group sends to, and those of the groups that
+// predate group declarations. A new group declares its own in its
+// deploy.Unit, after these (platform.Queues is every queue).
 var Queues = []Queue{Webhooks, Runs, Databases, Wallets}
 
 // Schedule declares one scheduled pass.

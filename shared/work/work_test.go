@@ -15,24 +15,6 @@ import (
 	"platformapi/shared/work"
 )
 
-// Each queue's name, variables and stack ids are its own, and it has a
-// consumer and a redrive limit: infra, awsenv and the embedded backend key
-// everything by them.
-func TestEveryQueueIsDeclaredOnceWithItsConsumerAndRedriveLimit(t *testing.T) {
-	seen := map[string]string{}
-	for _, q := range work.Queues {
-		for _, key := range []string{"name " + q.Name, "env " + q.Env, "stack " + q.Stack} {
-			if other, dup := seen[key]; dup {
-				t.Errorf("queues %s and %s share %s", other, q.Name, key)
-			}
-			seen[key] = q.Name
-		}
-		if q.Name == "" || q.Env == "" || q.Stack == "" || q.Consumer == "" || q.MaxReceives < 1 || q.MaxAge <= 0 || q.Stuck == "" || q.DeadLettered == "" {
-			t.Errorf("queue %+v: every field is required", q)
-		}
-	}
-}
-
 // A schedule runs at a whole number of minutes on AWS (an EventBridge
 // rate), locally never less often, and each function has one.
 func TestEverySchedulePassRunsAtAWholeMinuteRate(t *testing.T) {

@@ -166,8 +166,12 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	declared, err := api.Declared(served())
+	if err != nil {
+		t.Fatal(err)
+	}
 	queues := map[string]queue.Queue{}
-	for _, q := range work.Queues {
+	for _, q := range append(slices.Clone(work.Queues), declared.Queues...) {
 		if slices.Contains(o.NoQueues, q) {
 			continue
 		}

@@ -18,10 +18,11 @@ import (
 )
 
 // Create creates whatever named resource of e is missing: the table, the
-// buckets, the queues with their dead-letter queues (name + "-dlq") and the
+// buckets, the declared queues with their dead-letter queues (name +
+// "-dlq"; the local process passes every queue, platform.Queues) and the
 // KMS key behind its alias. Queues created here get their URLs recorded in
 // e.Names.
-func Create(ctx context.Context, e *awsenv.Env) error {
+func Create(ctx context.Context, e *awsenv.Env, queues []work.Queue) error {
 	if err := dynamostore.CreateTable(ctx, e.DynamoDB(), e.Names.Table); err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func Create(ctx context.Context, e *awsenv.Env) error {
 	if e.Names.Queues == nil {
 		e.Names.Queues = map[string]awsenv.Queue{}
 	}
-	for _, decl := range work.Queues {
+	for _, decl := range queues {
 		q := e.Names.Queue(decl)
 		if q.URL != "" {
 			continue

@@ -42,7 +42,7 @@ func TestCreateMakesWhatIsMissingAndIsRepeatable(t *testing.T) {
 	}
 	ctx := awstest.Context(t)
 	for range 2 {
-		if err := provision.Create(ctx, env); err != nil {
+		if err := provision.Create(ctx, env, work.Queues); err != nil {
 			t.Fatal(err)
 		}
 	}

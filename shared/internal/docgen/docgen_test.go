@@ -28,6 +28,8 @@ func TestTheScannerFindsEveryWayTheCodeReadsAVariable(t *testing.T) {
 		{"not a value in an env function", `func FromEnv() { _ = "USDC"; _ = "eip155:84532" }`, nil},
 		{"not a literal elsewhere", `func f() { _ = "NOT_READ" }`, nil},
 		{"a declared queue", `var Runs = Queue{Name: "runs", Env: "RUNS"}`, []string{"RUNS_QUEUE_URL", "RUNS_QUEUE_NAME"}},
+		{"a group's queue", `var Queue = work.Queue{Name: "examples", Env: "EXAMPLES"}`, []string{"EXAMPLES_QUEUE_URL", "EXAMPLES_QUEUE_NAME"}},
+		{"not another package's Queue", `var q = sqs.Queue{Name: "x", Env: "OTHER"}`, nil},
 		{"not a lowercase argument", `func f() { _ = os.Getenv("path") }`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

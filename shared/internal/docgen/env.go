@@ -26,9 +26,9 @@ var envName = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*_?$`)
 // Env, or a literal with an underscore inside a function whose name
 // mentions Env (a table of names read in a loop, a prefix matched against
 // os.Environ), and the two variables of each queue package work declares
-// (the Env field of a Queue literal: <Env>_QUEUE_URL, <Env>_QUEUE_NAME). It
-// answers each
-// name with the directories that read it.
+// (the Env field of a work.Queue literal, in package work or a group's:
+// <Env>_QUEUE_URL, <Env>_QUEUE_NAME). It answers each name with the
+// directories that read it.
 func scanEnv(root string) (map[string][]string, error) {
 	found := map[string][]string{}
 	add := func(name, dir string) {
@@ -74,6 +74,19 @@ func scanEnv(root string) (map[string][]string, error) {
 	return found, nil
 }
 
+// isQueueType reports whether a composite literal's type is work.Queue:
+// Queue inside package work, work.Queue in a group's package.
+func isQueueType(e ast.Expr) bool {
+	switch t := e.(type) {
+	case *ast.Ident:
+		return t.Name == "Queue"
+	case *ast.SelectorExpr:
+		pkg, ok := t.X.(*ast.Ident)
+		return ok && pkg.Name == "work" && t.Sel.Name == "Queue"
+	}
+	return false
+}
+
 // envReads is the variable names one file reads, by the rules of scanEnv.
 func envReads(f *ast.File) []string {
 	var names []string
@@ -90,7 +103,7 @@ func envReads(f *ast.File) []string {
 		if !ok {
 			return true
 		}
-		if id, named := cl.Type.(*ast.Ident); !named || id.Name != "Queue" {
+		if !isQueueType(cl.Type) {
 			return true
 		}
 		fields := map[string]string{}

@@ -18,24 +18,13 @@ type edit struct {
 }
 
 // edits are everything the group needs outside its folders, as the README
-// lists it: its route row, its queue's declaration, its two functions'
-// lines and expected environment and grants, and its line (with its
-// import) in the list of groups. The local process, the tests and the
-// OpenAPI generator take its routes and worker from that line.
+// lists it: its route row, and its line (with its import) in the list of
+// groups. The local process, the tests, the OpenAPI generator and infra
+// take from that line its routes, its worker, its queue and its functions
+// (the group's deploy.Unit).
 var edits = []edit{
 	{"shared/routes/routes.go", `\tr\(get, "/approvals", "approvals",`,
 		"\tr(post, \"/examples\", \"examples\", \"examples.create\", \"runs:write\", idem, BodyNone, \"Queue an example\"),\n$0"},
-	{"shared/work/work.go", `// Queues are every queue`,
-		"// Examples is the throw-away group's queue.\nvar Examples = Queue{Name: \"examples\", Env: \"EXAMPLES\", Stack: \"Examples\", MaxReceives: 3, Consumer: \"examples-worker\",\n" +
-			"\tMaxAge: time.Hour, Stuck: \"the examples worker is not draining the queue\", DeadLettered: \"An example failed repeatedly.\"}\n\n$0"},
-	{"shared/work/work.go", `var Queues = \[\]Queue\{[^}]*`, "$0, Examples"},
-	{"infra/stacks/functions.go", `var Functions = \[\]Function\{\n`,
-		"$0\t{Name: \"examples\", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: group | Send(work.Examples)},\n" +
-			"\t{Name: \"examples-worker\", MemoryMiB: 256, Timeout: 60 * time.Second, Uses: UseTable | Consume(work.Examples), BatchSize: 10},\n"},
-	{"infra/stacks/platform_stack_test.go", `var wantEnv = [^\n]*\n(?:[^\n]*\n)*?\treturn map\[string\]\[\]string\{\n`,
-		"$0\t\t\"examples\": with(\"EXAMPLES_QUEUE_URL\"),\n\t\t\"examples-worker\": append(slices.Clone(base), \"TABLE_NAME\", \"EXAMPLES_QUEUE_URL\"),\n"},
-	{"infra/stacks/platform_stack_test.go", `var wantAccess = [^\n]*\n(?:[^\n]*\n)*?\treturn map\[string\]\[\]string\{\n`,
-		"$0\t\t\"examples\": with(\"ExamplesQueue:send\"),\n\t\t\"examples-worker\": {\"Table:rw\", \"ExamplesQueue:consume\"},\n"},
 	{"shared/platform/platform.go", `\tswapsapi\.Group,\n`, "$0\texampleapi.Group,\n"},
 	{"shared/platform/platform.go", `\t"platformapi/shared/api/databasesapi"\n`, "$0\t\"platformapi/shared/api/exampleapi\"\n"},
 }
@@ -44,10 +33,11 @@ var edits = []edit{
 var generated = []string{"shared/api/publicapi/openapi.json", "docs/routes.md", "docs/configuration.md"}
 
 // A group with one route, one queue worker and its queue needs, outside its
-// own folders, only its route row and the places the README lists: with
-// just those, the tree builds, its test passes, and so do the checks of the
-// stack, the declarations, the names, the OpenAPI document and the
-// generated pages.
+// own folders, only its route row and its line in the list of groups, as
+// the README says: with just those, the tree builds, its test passes, and
+// so do the checks of the stack (its queue and functions held to what
+// their declared uses mean), the declarations, the names, the OpenAPI
+// document and the generated pages.
 func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies and builds the repository")

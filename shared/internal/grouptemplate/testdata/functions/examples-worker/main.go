@@ -11,6 +11,6 @@ import (
 
 func main() {
 	lambdaedge.ServeWorker("examples-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
-		return example.GroupWork(e.Ports(nil, nil, nil)).Worker(work.Examples.Consumer)
+		return example.GroupWork(e.Ports(nil, nil, nil)).Worker(example.Queue.Consumer)
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/exampleapi"
+	"platformapi/shared/example"
 	"platformapi/shared/lambdaedge/httpedge"
 	"platformapi/shared/queue"
 	"platformapi/shared/work"
@@ -13,11 +14,11 @@ import (
 
 func main() {
 	httpedge.Serve("examples", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		q, err := e.Queue(ctx, e.AWS.Names.Queue(work.Examples))
+		q, err := e.Queue(ctx, e.AWS.Names.Queue(example.Queue))
 		if err != nil {
 			return nil, err
 		}
-		g, err := exampleapi.Group(e.Ports(map[work.Queue]queue.Queue{work.Examples: q}, nil, nil))
+		g, err := exampleapi.Group(e.Ports(map[work.Queue]queue.Queue{example.Queue: q}, nil, nil))
 		return g.Register, err
 	})
 }

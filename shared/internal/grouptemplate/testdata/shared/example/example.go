@@ -7,10 +7,25 @@ import (
 	"log/slog"
 	"time"
 
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 	"platformapi/shared/queue"
 	"platformapi/shared/work"
 )
+
+// Queue is the group's queue.
+var Queue = work.Queue{Name: "examples", Env: "EXAMPLES", Stack: "Examples", MaxReceives: 3, Consumer: "examples-worker",
+	MaxAge: time.Hour, Stuck: "the examples worker is not draining the queue", DeadLettered: "An example failed repeatedly."}
+
+// Deploy is what the group deploys: its queue, its function and its
+// worker's.
+var Deploy = deploy.Unit{
+	Queues: []work.Queue{Queue},
+	Functions: []deploy.Function{
+		{Name: "examples", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP.With(deploy.Send(Queue))},
+		{Name: "examples-worker", MemoryMiB: 256, Timeout: 60 * time.Second, Uses: deploy.Uses{deploy.UseTable, deploy.Consume(Queue)}, BatchSize: 10},
+	},
+}
 
 // Worker handles the examples queue.
 type Worker struct{ Logger *slog.Logger }
@@ -25,10 +40,10 @@ func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string 
 
 // Work is the worker on q.
 func (w *Worker) Work(q queue.Queue) work.Worker {
-	return work.Worker{Name: work.Examples.Consumer, Queue: q, Handle: w.HandleBatch, Batch: 10, Visibility: time.Minute}
+	return work.Worker{Name: Queue.Consumer, Queue: q, Handle: w.HandleBatch, Batch: 10, Visibility: time.Minute}
 }
 
 // GroupWork is the group's work on p: its worker on its queue.
 func GroupWork(p ports.Ports) ports.Work {
-	return ports.Work{Workers: []work.Worker{(&Worker{Logger: p.Log(work.Examples.Consumer)}).Work(p.Queue(work.Examples))}}
+	return ports.Work{Workers: []work.Worker{(&Worker{Logger: p.Log(Queue.Consumer)}).Work(p.Queue(Queue))}}
 }

@@ -10,7 +10,6 @@ import (
 	"platformapi/shared/example"
 	"platformapi/shared/ports"
 	"platformapi/shared/queue"
-	"platformapi/shared/work"
 )
 
 // Deps are the group's ports.
@@ -20,8 +19,8 @@ type Deps struct {
 
 // Group is the group on p, with its worker.
 func Group(p ports.Ports) (api.Group, error) {
-	d := Deps{Queue: p.Queue(work.Examples)}
-	return api.Group{Name: "examples", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(p)}, nil
+	d := Deps{Queue: p.Queue(example.Queue)}
+	return api.Group{Name: "examples", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(p), Deploy: example.Deploy}, nil
 }
 
 // Register adds the group's operation.
