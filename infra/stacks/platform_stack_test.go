@@ -792,8 +792,8 @@ func TestSettingsShapeTheStack(t *testing.T) {
 			})},
 		})
 	})
-	// The chains and the swap router reach exactly the functions that move
-	// wallet funds.
+	// The chains and the swap router reach exactly the functions that use
+	// them; of those declared here, the ones that move wallet funds.
 	var chains, lifi []string
 	for _, f := range Functions {
 		id := s.logicalID(t, s.stack.Functions[f.Name].FunctionName())
@@ -812,11 +812,24 @@ func TestSettingsShapeTheStack(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"swaps", "wallets", "wallets-recheck", "wallets-worker"}; !slices.Equal(slices.Sorted(slices.Values(chains)), want) {
-		t.Errorf("RPC_URL_<id> reaches %v, want %v", chains, want)
-	}
-	if want := []string{"swaps", "wallets", "wallets-recheck", "wallets-worker"}; !slices.Equal(slices.Sorted(slices.Values(lifi)), want) {
-		t.Errorf("LIFI_* reaches %v, want %v", lifi, want)
+	for use, reached := range map[deploy.Use][]string{deploy.UseChains: chains, deploy.UseLiFi: lifi} {
+		var want, here []string
+		for _, f := range Functions {
+			if f.Uses.Has(use) {
+				want = append(want, f.Name)
+			}
+		}
+		for _, f := range declared {
+			if f.Uses.Has(use) {
+				here = append(here, f.Name)
+			}
+		}
+		if got := slices.Sorted(slices.Values(reached)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+			t.Errorf("%s reaches %v, want the functions that use it, %v", use, got, want)
+		}
+		if golden := []string{"swaps", "wallets", "wallets-recheck", "wallets-worker"}; !slices.Equal(slices.Sorted(slices.Values(here)), golden) {
+			t.Errorf("of the functions declared here, %v use %s, want %v", here, use, golden)
+		}
 	}
 }
 
