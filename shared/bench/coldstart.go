@@ -22,6 +22,7 @@ import (
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/sharedconfig"
 	"platformapi/shared/lambdaemu"
+	"platformapi/shared/platform"
 	"platformapi/shared/routes"
 	"platformapi/shared/work"
 )
@@ -119,11 +120,15 @@ var secretEnv = map[string]string{"keys": "CREDIT_TOKEN_SECRET_ARN", "databases"
 // such secret (deleted by cleanup) and names it to every function; without
 // one, those functions cannot start and are left out (skipped names them).
 func coldStartEnv(ctx context.Context, emulator string) (env func(group string) []string, skipped []string, cleanup func(), err error) {
+	queues, err := platform.Queues()
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	if emulator == "" {
-		base := grants("https://sqs." + envOr("AWS_REGION", "us-east-1") + ".amazonaws.com")
+		base := grants("https://sqs."+envOr("AWS_REGION", "us-east-1")+".amazonaws.com", queues)
 		return func(string) []string { return base }, slices.Sorted(maps.Keys(secretEnv)), func() {}, nil
 	}
-	base := append(grants(emulator),
+	base := append(grants(emulator, queues),
 		"AWS_ENDPOINT_URL="+emulator, "AWS_REGION="+envOr("AWS_REGION", "us-east-1"),
 		"AWS_ACCESS_KEY_ID="+envOr("AWS_ACCESS_KEY_ID", "testing"),
 		"AWS_SECRET_ACCESS_KEY="+envOr("AWS_SECRET_ACCESS_KEY", "testing"),
@@ -139,15 +144,15 @@ func coldStartEnv(ctx context.Context, emulator string) (env func(group string) 
 }
 
 // grants is the environment the stack gives the functions granted the
-// envelope key and the queues (infra/stacks: UseKMS, SendWebhooks,
-// SendWallets and so on): a function refuses to start without what its
-// group needs (wallets and swaps: the key, the webhook and wallets queues).
-// Passing a URL makes init look nothing up, as on Lambda; the queues need
-// not exist for a cold start.
-func grants(sqsEndpoint string) []string {
+// envelope key and the queues (deploy.UseKMS, deploy.Send and so on), for
+// every queue of the deployment: a function refuses to start without what
+// its group needs (wallets and swaps: the key, the webhook and wallets
+// queues). Passing a URL makes init look nothing up, as on Lambda; the
+// queues need not exist for a cold start.
+func grants(sqsEndpoint string, queues []work.Queue) []string {
 	n := awsenv.NamesFromEnv()
 	env := []string{"KMS_KEY_ID=" + n.KMSKeyID}
-	for _, q := range work.Queues {
+	for _, q := range queues {
 		env = append(env, awsenv.QueueURLEnv(q)+"="+sqsEndpoint+"/000000000000/"+n.Queue(q).Name)
 	}
 	slices.Sort(env)
