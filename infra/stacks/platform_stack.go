@@ -313,9 +313,9 @@ func (s *PlatformStack) addAPI() {
 // grantEncryptDecrypt's wildcards (kms:ReEncrypt*, kms:GenerateDataKey*).
 var envelopeKeyActions = []*string{jsii.String("kms:GenerateDataKey"), jsii.String("kms:Decrypt")}
 
-// wiring is what one Use bit means: the environment it passes and the
-// access it grants. Keeping both in one row is what makes "a function sees
-// only what it may use" hold by construction.
+// wiring is what one use (deploy.Use) means: the environment it passes and
+// the access it grants. Keeping both in one row is what makes "a function
+// sees only what it may use" hold by construction.
 type wiring struct {
 	use   deploy.Use
 	env   map[string]*string
@@ -355,7 +355,7 @@ func (s *PlatformStack) wirings() []wiring {
 	}, s.queueWirings()...)
 }
 
-// queueWirings are the two bits of each declared queue: sending to it, and
+// queueWirings are the two uses of each declared queue: sending to it, and
 // being triggered by it.
 func (s *PlatformStack) queueWirings() []wiring {
 	var out []wiring
