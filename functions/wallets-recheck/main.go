@@ -11,17 +11,16 @@ import (
 	"context"
 
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/swaps"
 	"platformapi/shared/wallets/walletsenv"
+	"platformapi/shared/work"
 )
 
 func main() {
 	lambdaedge.ServeScheduled("wallets-recheck", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		wc, sc, err := walletsenv.Config(ctx, e)
+		p, err := walletsenv.Ports(ctx, e)
 		if err != nil {
 			return nil, err
 		}
-		ws, _ := swaps.Wire(wc, sc)
-		return ws.Recheck, nil
+		return walletsenv.Work(p).Pass(work.WalletsRecheck.Function)
 	})
 }

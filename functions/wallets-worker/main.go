@@ -10,19 +10,16 @@ import (
 	"context"
 
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/swaps"
-	"platformapi/shared/wallets"
 	"platformapi/shared/wallets/walletsenv"
 	"platformapi/shared/work"
 )
 
 func main() {
 	lambdaedge.ServeWorker("wallets-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
-		wc, sc, err := walletsenv.Config(ctx, e)
+		p, err := walletsenv.Ports(ctx, e)
 		if err != nil {
 			return work.Worker{}, err
 		}
-		ws, _ := swaps.Wire(wc, sc)
-		return wallets.NewWorker(ws).Work(nil), nil
+		return walletsenv.Work(p).Worker(work.Wallets.Consumer)
 	})
 }

@@ -16,11 +16,11 @@ import (
 
 func main() {
 	httpedge.Serve("wallets", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		wc, sc, err := walletsenv.Config(ctx, e.Env)
+		p, err := walletsenv.Ports(ctx, e.Env)
 		if err != nil {
 			return nil, err
 		}
-		d := walletsapi.Deps{Wallets: wc, Swaps: sc}
-		return func(k *api.Kernel) error { return walletsapi.Register(k, d) }, nil
+		g, err := walletsapi.Group(p)
+		return g.Register, err
 	})
 }

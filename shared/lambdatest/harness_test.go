@@ -47,7 +47,7 @@ func binary(t *testing.T, group string) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		args := []string{"build", "-tags", "lambda.norpc", "-o", binDir + string(filepath.Separator)}
-		for _, g := range append(routes.Groups(), routes.MCP.Group, "webhook-worker", "run-worker") {
+		for _, g := range append(routes.Groups(), routes.MCP.Group, "webhook-worker", "run-worker", "wallets-worker", "wallets-recheck", "hold-sweeper", "trading-recheck") {
 			args = append(args, "./functions/"+g)
 		}
 		cmd := exec.Command("go", args...)
