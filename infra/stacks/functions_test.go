@@ -71,11 +71,12 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 	}
 }
 
-// maxBatch is the largest batch a worker takes: 10 SQS messages, or 100
-// stream records (a rollup of 100 events is 4 transactions).
+// maxBatch is the largest batch a worker takes: 10 SQS messages, or 1,000
+// stream records (a rollup of 1,000 events is 31 transactions, well within
+// its timeout).
 func maxBatch(f Function) int {
 	if f.Uses.Has(deploy.ConsumeAuditStream) {
-		return 100
+		return 1000
 	}
 	return 10
 }

@@ -886,7 +886,7 @@ func TestTheAuditRollupReadsOnlyAuditInsertsFromTheTableStream(t *testing.T) {
 			"FunctionName":          map[string]any{"Ref": fn},
 			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{table, "StreamArn"}},
 			"StartingPosition":      "TRIM_HORIZON",
-			"BatchSize":             100,
+			"BatchSize":             1000,
 			"MaximumRetryAttempts":  auditRetries,
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 			"DestinationConfig":     map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}}},
