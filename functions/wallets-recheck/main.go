@@ -12,12 +12,13 @@ import (
 
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/wallets/walletsenv"
+	"platformapi/shared/wallets/walletslambda"
 	"platformapi/shared/work"
 )
 
 func main() {
 	lambdaedge.ServeScheduled("wallets-recheck", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		p, err := walletsenv.Ports(ctx, e)
+		p, err := walletslambda.Ports(ctx, e)
 		if err != nil {
 			return nil, err
 		}

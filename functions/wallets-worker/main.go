@@ -11,12 +11,13 @@ import (
 
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/wallets/walletsenv"
+	"platformapi/shared/wallets/walletslambda"
 	"platformapi/shared/work"
 )
 
 func main() {
 	lambdaedge.ServeWorker("wallets-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
-		p, err := walletsenv.Ports(ctx, e)
+		p, err := walletslambda.Ports(ctx, e)
 		if err != nil {
 			return work.Worker{}, err
 		}

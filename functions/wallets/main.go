@@ -11,12 +11,12 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/walletsapi"
 	"platformapi/shared/lambdaedge/httpedge"
-	"platformapi/shared/wallets/walletsenv"
+	"platformapi/shared/wallets/walletslambda"
 )
 
 func main() {
 	httpedge.Serve("wallets", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		p, err := walletsenv.Ports(ctx, e.Env)
+		p, err := walletslambda.Ports(ctx, e.Env)
 		if err != nil {
 			return nil, err
 		}

@@ -1,3 +1,7 @@
+// Package walletsenv builds the ports of managed wallets and swaps from
+// ports.Ports, for every process that serves or advances them: the chains
+// among its resources, the envelope key, the wallets and webhook queues, the
+// LI.FI router (LIFI_BASE_URL, LIFI_API_KEY) and the catalogue's prices.
 package walletsenv
 
 import (

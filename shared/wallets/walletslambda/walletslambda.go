@@ -1,10 +1,9 @@
-// Package walletsenv builds the ports of managed wallets and swaps: for
-// every process from ports.Ports (FromPorts, Work), and for the Lambda
-// functions that serve or advance them (wallets, swaps, wallets-worker,
-// wallets-recheck) from their environment (Ports): the chains of
-// RPC_URL_<chainId>, the envelope key, the wallets and webhook queues and
-// the LI.FI router.
-package walletsenv
+// Package walletslambda gives the Lambda functions that serve or advance
+// managed wallets and swaps (wallets, swaps, wallets-worker,
+// wallets-recheck) their ports from the function's environment. It is its
+// own package so that the groups, which every process links, do not link
+// the Lambda runtime.
+package walletslambda
 
 import (
 	"context"
@@ -20,7 +19,7 @@ import (
 )
 
 // Ports are a wallet function's ports, on which it builds its group
-// (walletsapi.Group, swapsapi.Group) or its work (Work). Each dependency
+// (walletsapi.Group, swapsapi.Group) or its work (walletsenv.Work). Each dependency
 // is required: CDK grants them all to these functions, so a missing one is
 // a broken deployment, better refused at cold start than found half-way
 // through a transaction. The swap router is LI.FI at LIFI_BASE_URL, which a
