@@ -28,7 +28,7 @@ type meter struct {
 	mu    sync.Mutex
 	ops   map[string]opUsage
 	items map[string]*itemUsage // by Key.String()
-	sizes map[string]int        // last known size of each item, by key
+	sizes throttlestore.Sizes
 }
 
 // itemUsage is what one item was billed and how many calls touched it. A
@@ -49,7 +49,7 @@ type opUsage struct {
 }
 
 func newMeter(st store.Store) *meter {
-	return &meter{Store: st, ops: map[string]opUsage{}, items: map[string]*itemUsage{}, sizes: map[string]int{}}
+	return &meter{Store: st, ops: map[string]opUsage{}, items: map[string]*itemUsage{}}
 }
 
 // Snapshot returns the calls per operation, named as the SDK's counter names
@@ -115,27 +115,17 @@ func (m *meter) record(op string, items int, rru, wru float64) {
 	m.ops[op] = u
 }
 
-// seen records an item's size and returns it.
-func (m *meter) seen(it store.Item) int {
-	n := throttlestore.ItemSize(it)
-	m.mu.Lock()
-	m.sizes[it.Key().String()] = n
-	m.mu.Unlock()
-	return n
-}
-
 // known is the size last seen of the item at k, at least floor.
 func (m *meter) known(k store.Key, floor int) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return max(m.sizes[k.String()], floor)
+	n, _ := m.sizes.Known(k)
+	return max(n, floor)
 }
 
 func (m *meter) Get(ctx context.Context, k store.Key) (store.Item, error) {
 	it, err := m.Store.Get(ctx, k)
 	size := 0
 	if err == nil {
-		size = m.seen(it)
+		size = m.sizes.Seen(it)
 	}
 	m.bill(k, throttlestore.ReadUnits(size), 0)
 	m.record("DynamoDB.GetItem", 1, throttlestore.ReadUnits(size), 0)
@@ -148,7 +138,7 @@ func (m *meter) BatchGet(ctx context.Context, keys []store.Key) (map[string]stor
 	for _, k := range keys {
 		size := 0
 		if it, ok := got[k.String()]; ok {
-			size = m.seen(it)
+			size = m.sizes.Seen(it)
 		}
 		m.bill(k, throttlestore.ReadUnits(size), 0)
 		rru += throttlestore.ReadUnits(size)
@@ -161,7 +151,7 @@ func (m *meter) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	page, err := m.Store.Query(ctx, q)
 	size := 0
 	for _, it := range page.Items {
-		size += m.seen(it)
+		size += m.sizes.Seen(it)
 	}
 	// A query is billed on the sum of what it read, rounded up once.
 	m.bill(store.Key{PK: q.PK, SK: "(query)"}, throttlestore.ReadUnits(size), 0)
@@ -173,7 +163,7 @@ func (m *meter) Put(ctx context.Context, it store.Item, conds ...store.Cond) err
 	size := m.known(it.Key(), throttlestore.ItemSize(it))
 	err := m.Store.Put(ctx, it, conds...)
 	if err == nil {
-		m.seen(it)
+		m.sizes.Seen(it)
 	}
 	m.bill(it.Key(), 0, throttlestore.WriteUnits(size))
 	m.record("DynamoDB.PutItem", 1, 0, throttlestore.WriteUnits(size))
@@ -184,7 +174,7 @@ func (m *meter) Update(ctx context.Context, k store.Key, u store.Update, conds .
 	size := m.known(k, throttlestore.UpdateSize(k, u))
 	it, err := m.Store.Update(ctx, k, u, conds...)
 	if err == nil {
-		size = max(size, m.seen(it))
+		size = max(size, m.sizes.Seen(it))
 	}
 	m.bill(k, 0, throttlestore.WriteUnits(size))
 	m.record("DynamoDB.UpdateItem", 1, 0, throttlestore.WriteUnits(size))
@@ -208,13 +198,7 @@ func (m *meter) Transact(ctx context.Context, ops []store.Op) error {
 	}
 	wru := 0.0
 	for _, op := range ops {
-		size := m.known(op.Key, throttlestore.KeySize(op.Key))
-		switch op.Kind {
-		case store.OpPut:
-			size = max(size, throttlestore.ItemSize(op.Item))
-		case store.OpUpdate:
-			size = max(size, throttlestore.UpdateSize(op.Key, op.Update))
-		}
+		size := throttlestore.MemberSize(op, m.known(op.Key, 0))
 		m.bill(op.Key, 0, 2*throttlestore.WriteUnits(size))
 		wru += 2 * throttlestore.WriteUnits(size)
 	}
@@ -222,7 +206,7 @@ func (m *meter) Transact(ctx context.Context, ops []store.Op) error {
 	if err == nil {
 		for _, op := range ops {
 			if op.Kind == store.OpPut {
-				m.seen(op.Item)
+				m.sizes.Seen(op.Item)
 			}
 		}
 	}

@@ -51,7 +51,7 @@ type Store struct {
 
 	mu    sync.Mutex
 	parts map[string]*partition // by partition key
-	sizes map[string]int        // last seen size of each item, by Key.String()
+	sizes Sizes
 }
 
 // partition is one partition key's two token buckets, each holding at most
@@ -87,7 +87,7 @@ func WithUnits(read, write float64) Option {
 
 // New wraps inner with the default budgets (DefaultFactor).
 func New(inner store.Store, opts ...Option) *Store {
-	s := &Store{Store: inner, now: time.Now, parts: map[string]*partition{}, sizes: map[string]int{}}
+	s := &Store{Store: inner, now: time.Now, parts: map[string]*partition{}}
 	WithFactor(DefaultFactor)(s)
 	for _, o := range opts {
 		o(s)
@@ -196,53 +196,33 @@ func (s *Store) settle(pk string, read, write float64) {
 	s.spend(pk, read, write)
 }
 
-// seen records an item's size and returns it.
-func (s *Store) seen(it store.Item) int {
-	n := ItemSize(it)
-	s.mu.Lock()
-	s.sizes[it.Key().String()] = n
-	s.mu.Unlock()
+// known is the size last seen of the item at k (0 if never seen): a read's
+// estimate, settled once the item is in hand.
+func (s *Store) known(k store.Key) int {
+	n, _ := s.sizes.Known(k)
 	return n
 }
 
-// known is the size last seen of the item at k (0 if never seen), at least
-// floor: a read's estimate, settled once the item is in hand.
-func (s *Store) known(k store.Key, floor int) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return max(s.sizes[k.String()], floor)
-}
-
-// before is the size of the item at k as a write finds it, at least floor:
-// DynamoDB bills a write on the larger of the item before and after. An item
-// this wrapper has not seen is read from the inner store, unbilled.
+// before is the size of the item at k before a write, read unbilled from
+// the inner store when it was never seen, at least floor.
 func (s *Store) before(ctx context.Context, k store.Key, floor int) int {
-	s.mu.Lock()
-	n, ok := s.sizes[k.String()]
-	s.mu.Unlock()
+	n, ok := s.sizes.Known(k)
 	if !ok {
 		if it, err := s.Store.Get(ctx, k); err == nil {
-			n = s.seen(it)
+			n = s.sizes.Seen(it)
 		}
 	}
 	return max(n, floor)
 }
 
-// gone records that the item at k is absent.
-func (s *Store) gone(k store.Key) {
-	s.mu.Lock()
-	s.sizes[k.String()] = 0
-	s.mu.Unlock()
-}
-
 func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
-	est := ReadUnits(s.known(k, 0))
+	est := ReadUnits(s.known(k))
 	if err := s.take("GetItem", []charge{{pk: k.PK, read: est}}); err != nil {
 		return nil, err
 	}
 	it, err := s.Store.Get(ctx, k)
 	if err == nil {
-		s.settle(k.PK, ReadUnits(s.seen(it))-est, 0)
+		s.settle(k.PK, ReadUnits(s.sizes.Seen(it))-est, 0)
 	}
 	return it, err
 }
@@ -250,7 +230,7 @@ func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
 func (s *Store) BatchGet(ctx context.Context, keys []store.Key) (map[string]store.Item, error) {
 	charges := make([]charge, len(keys))
 	for i, k := range keys {
-		charges[i] = charge{pk: k.PK, read: ReadUnits(s.known(k, 0))}
+		charges[i] = charge{pk: k.PK, read: ReadUnits(s.known(k))}
 	}
 	if err := s.take("BatchGetItem", charges); err != nil {
 		return nil, err
@@ -259,7 +239,7 @@ func (s *Store) BatchGet(ctx context.Context, keys []store.Key) (map[string]stor
 	if err == nil {
 		for i, k := range keys {
 			if it, ok := got[k.String()]; ok {
-				s.settle(k.PK, ReadUnits(s.seen(it))-charges[i].read, 0)
+				s.settle(k.PK, ReadUnits(s.sizes.Seen(it))-charges[i].read, 0)
 			}
 		}
 	}
@@ -274,7 +254,7 @@ func (s *Store) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	if err == nil {
 		size := 0
 		for _, it := range page.Items {
-			size += s.seen(it)
+			size += s.sizes.Seen(it)
 		}
 		s.settle(q.PK, ReadUnits(size)-1, 0)
 	}
@@ -288,7 +268,7 @@ func (s *Store) Put(ctx context.Context, it store.Item, conds ...store.Cond) err
 	}
 	err := s.Store.Put(ctx, it, conds...)
 	if err == nil {
-		s.seen(it)
+		s.sizes.Seen(it)
 	}
 	return err
 }
@@ -300,7 +280,7 @@ func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds .
 	}
 	it, err := s.Store.Update(ctx, k, u, conds...)
 	if err == nil {
-		s.settle(k.PK, 0, max(0, WriteUnits(s.seen(it))-est))
+		s.settle(k.PK, 0, max(0, WriteUnits(s.sizes.Seen(it))-est))
 	}
 	return it, err
 }
@@ -311,7 +291,7 @@ func (s *Store) Delete(ctx context.Context, k store.Key, conds ...store.Cond) er
 	}
 	err := s.Store.Delete(ctx, k, conds...)
 	if err == nil {
-		s.gone(k)
+		s.sizes.Gone(k)
 	}
 	return err
 }
@@ -326,13 +306,7 @@ func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
 	}
 	charges := make([]charge, len(ops))
 	for i, op := range ops {
-		size := s.before(ctx, op.Key, KeySize(op.Key))
-		switch op.Kind {
-		case store.OpPut:
-			size = max(size, ItemSize(op.Item))
-		case store.OpUpdate:
-			size = max(size, UpdateSize(op.Key, op.Update))
-		}
+		size := MemberSize(op, s.before(ctx, op.Key, 0))
 		charges[i] = charge{pk: op.Key.PK, write: per * WriteUnits(size)}
 	}
 	if err := s.take("TransactWriteItems", charges); err != nil {
@@ -343,9 +317,9 @@ func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
 		for _, op := range ops {
 			switch op.Kind {
 			case store.OpPut:
-				s.seen(op.Item)
+				s.sizes.Seen(op.Item)
 			case store.OpDelete:
-				s.gone(op.Key)
+				s.sizes.Gone(op.Key)
 			}
 		}
 	}
