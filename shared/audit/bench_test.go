@@ -20,12 +20,12 @@ func BenchmarkRecord(b *testing.B) {
 		name string
 		open func(b *testing.B, w *world) *audit.Recorder
 	}{
-		{"put", func(_ *testing.B, w *world) *audit.Recorder { return audit.NewRecorder(w.st, w.clock) }},
+		{"put", func(_ *testing.B, w *world) *audit.Recorder { return audit.NewRecorder(w.st, w.clock.Now) }},
 		{"embedded-journal", func(b *testing.B, w *world) *audit.Recorder { return embedded(b, w, b.TempDir()) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			w := keyTree()
-			st, err := boltstore.Open(filepath.Join(b.TempDir(), "platform.db"), boltstore.WithClock(w.clock))
+			st, err := boltstore.Open(filepath.Join(b.TempDir(), "platform.db"), boltstore.WithClock(w.clock.Now))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"platformapi/shared/audit"
 	"platformapi/shared/ids"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 )
@@ -26,38 +26,25 @@ type world struct {
 	repo           *audit.Repo
 	acct           string
 	root, a, a1, b []string // key paths
-	now            time.Time
-	mu             sync.Mutex
+	clock          *testclock.Clock
 }
 
 func newWorld(t *testing.T, be teststores.Backend) *world {
 	w := keyTree()
-	w.st = be.Open(t, w.clock)
-	w.repo = audit.NewRepo(w.st, w.clock)
+	w.st = be.Open(t, w.clock.Now)
+	w.repo = audit.NewRepo(w.st, w.clock.Now)
 	return w
 }
 
 // keyTree is a world without its store.
 func keyTree() *world {
-	w := &world{acct: ids.New("acct", t0), now: t0.Add(72 * time.Hour)}
+	w := &world{acct: ids.New("acct", t0), clock: testclock.New(t0.Add(72 * time.Hour))}
 	root := ids.New("key", t0)
 	w.root = []string{root}
 	w.a = []string{root, ids.New("key", t0)}
 	w.a1 = append(append([]string{}, w.a...), ids.New("key", t0))
 	w.b = []string{root, ids.New("key", t0)}
 	return w
-}
-
-func (w *world) clock() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.now
-}
-
-func (w *world) setNow(t time.Time) {
-	w.mu.Lock()
-	w.now = t
-	w.mu.Unlock()
 }
 
 func (w *world) viewer(path []string, project string) audit.Viewer {
@@ -121,7 +108,7 @@ func requestIDs(evs []audit.Event) map[string]bool {
 // end of the test.
 func embedded(t testing.TB, w *world, dir string) *audit.Recorder {
 	t.Helper()
-	rec, err := audit.NewEmbeddedRecorder(w.st, w.clock, dir)
+	rec, err := audit.NewEmbeddedRecorder(w.st, w.clock.Now, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

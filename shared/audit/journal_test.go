@@ -127,7 +127,7 @@ func TestOnlyTheEmbeddedRecorderJournals(t *testing.T) {
 		want bool
 	}{
 		"embedded": {embedded(t, w, t.TempDir()), true},
-		"put":      {audit.NewRecorder(w.st, w.clock), false},
+		"put":      {audit.NewRecorder(w.st, w.clock.Now), false},
 	} {
 		if got := c.rec.Journals(); got != c.want {
 			t.Errorf("%s: Journals() = %v, want %v", name, got, c.want)

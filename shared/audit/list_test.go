@@ -17,7 +17,7 @@ import (
 func TestAKeySeesItselfAndItsDescendantsOnly(t *testing.T) {
 	eachBackend(t, func(t *testing.T, be teststores.Backend) {
 		w := newWorld(t, be)
-		rec := audit.NewRecorder(w.st, w.clock)
+		rec := audit.NewRecorder(w.st, w.clock.Now)
 		ctx := context.Background()
 		byKey := map[string][]audit.Event{}
 		for i, path := range [][]string{w.root, w.a, w.a1, w.b} {
@@ -71,7 +71,7 @@ func TestAKeySeesItselfAndItsDescendantsOnly(t *testing.T) {
 func TestTheEventListIsNewestFirstAcrossShardsAndDays(t *testing.T) {
 	eachBackend(t, func(t *testing.T, be teststores.Backend) {
 		w := newWorld(t, be)
-		rec := audit.NewRecorder(w.st, w.clock)
+		rec := audit.NewRecorder(w.st, w.clock.Now)
 		ctx := context.Background()
 		var recorded []audit.Event
 		for i := range 41 {
@@ -135,7 +135,7 @@ func TestTheEventListIsNewestFirstAcrossShardsAndDays(t *testing.T) {
 
 func TestFiltersSelectByKeyOperationAndStatus(t *testing.T) {
 	w := newWorld(t, teststores.Embedded)
-	rec := audit.NewRecorder(w.st, w.clock)
+	rec := audit.NewRecorder(w.st, w.clock.Now)
 	ctx := context.Background()
 	evs := []audit.Event{
 		w.event(w.a, "", "cloud-superbrain", "services.invoke.cloud-superbrain.memory.write", 200, 10_000, t0),
@@ -253,7 +253,7 @@ func assertInvalid(t *testing.T, err error, location string) {
 
 func TestAnEventRendersTheContractFieldsAndNothingElse(t *testing.T) {
 	w := newWorld(t, teststores.Embedded)
-	rec := audit.NewRecorder(w.st, w.clock)
+	rec := audit.NewRecorder(w.st, w.clock.Now)
 	e := w.event(w.a1, "prj_one", "cloud-superbrain", "services.invoke.cloud-superbrain.memory.write", 200, 1_500, t0)
 	if err := rec.Record(context.Background(), e); err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func TestAnEventRendersTheContractFieldsAndNothingElse(t *testing.T) {
 
 func TestANarrowFilterEndsAPageAtTheScanBudgetAndGoesOn(t *testing.T) {
 	w := newWorld(t, teststores.Embedded)
-	rec := audit.NewRecorder(w.st, w.clock)
+	rec := audit.NewRecorder(w.st, w.clock.Now)
 	ctx := context.Background()
 	var wanted []audit.Event
 	for i := range 12 {

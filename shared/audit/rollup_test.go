@@ -22,7 +22,7 @@ func interleaved(t *testing.T, w *world) []audit.Event {
 	for i := range 99 {
 		evs = append(evs, w.event(w.a, "", "", ops[i%3], 200, 0, t0.Add(time.Duration(i)*time.Millisecond)))
 	}
-	recordConcurrently(t, audit.NewRecorder(w.st, w.clock), evs)
+	recordConcurrently(t, audit.NewRecorder(w.st, w.clock.Now), evs)
 	byOp := map[string][]audit.Event{}
 	for _, e := range w.all(t, w.window(w.viewer(w.root, ""))) {
 		byOp[e.Operation] = append(byOp[e.Operation], e)

@@ -15,7 +15,7 @@ import (
 func TestAShippedLineCarriesEveryFieldOfTheEvent(t *testing.T) {
 	w := keyTree()
 	var out bytes.Buffer
-	rec := audit.NewShippingRecorder(&out, w.clock)
+	rec := audit.NewShippingRecorder(&out, w.clock.Now)
 	project, code, endUser := "prj_one", "limit_exceeded", "eu_3f9c"
 	for _, e := range []audit.Event{
 		w.event(w.a1, "", "", "credits.balance.read", 200, 0, t0),
@@ -46,7 +46,7 @@ func TestAShippedLineCarriesEveryFieldOfTheEvent(t *testing.T) {
 // (a refusal before the key was known, a path the line redacts otherwise).
 func TestAnEventFoldedIntoTheAccessLineDecodesWhole(t *testing.T) {
 	w := keyTree()
-	rec := audit.NewShippingRecorder(io.Discard, w.clock)
+	rec := audit.NewShippingRecorder(io.Discard, w.clock.Now)
 	project, code, endUser := "prj_one", "limit_exceeded", "eu_3f9c"
 	full := audit.Event{RequestID: "req_1", AccountID: w.acct, KeyPath: w.a1, Operation: "services.invoke.cloud-superbrain.memory.write",
 		Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", Status: 429, ProjectID: &project, Code: &code,

@@ -100,7 +100,7 @@ func TestUsageAgreesExactlyWithTheAuditEvents(t *testing.T) {
 				w := newWorld(t, be)
 				traffic := w.traffic(n)
 				if strings.HasPrefix(mode, "stream") {
-					recordConcurrently(t, audit.NewRecorder(w.st, w.clock), traffic)
+					recordConcurrently(t, audit.NewRecorder(w.st, w.clock.Now), traffic)
 				} else {
 					// Killed with everything still in its journal, which
 					// is then replayed three times, twice at once.
@@ -115,7 +115,7 @@ func TestUsageAgreesExactlyWithTheAuditEvents(t *testing.T) {
 					var wg sync.WaitGroup
 					for _, c := range copies {
 						wg.Go(func() {
-							again, err := audit.NewEmbeddedRecorder(w.st, w.clock, c)
+							again, err := audit.NewEmbeddedRecorder(w.st, w.clock.Now, c)
 							if err != nil {
 								t.Error(err)
 								return
@@ -239,7 +239,7 @@ func TestARedeliveredEventIsCountedOnce(t *testing.T) {
 	eachBackend(t, func(t *testing.T, be teststores.Backend) {
 		w := newWorld(t, be)
 		ctx := context.Background()
-		recordConcurrently(t, audit.NewRecorder(w.st, w.clock), w.traffic(10))
+		recordConcurrently(t, audit.NewRecorder(w.st, w.clock.Now), w.traffic(10))
 		evs := w.all(t, w.window(w.viewer(w.root, "")))
 		r := audit.NewRollup(w.st)
 		batches := [][]audit.Event{
@@ -308,7 +308,7 @@ func TestUsagePagesHoldAtMost168HourlyOr31DailyBuckets(t *testing.T) {
 	for d := range 40 {
 		evs = append(evs, w.event(w.a, "", "", "projects.list", 200, 0, start.Add(time.Duration(d)*24*time.Hour+90*time.Minute)))
 	}
-	w.setNow(start.Add(45 * 24 * time.Hour))
+	w.clock.Set(start.Add(45 * 24 * time.Hour))
 	recordConcurrently(t, rec, evs)
 	rec.Close()
 	for _, c := range []struct {
@@ -345,7 +345,7 @@ func TestEventsAndUsageExpireAfterNinetyDays(t *testing.T) {
 	eachBackend(t, func(t *testing.T, be teststores.Backend) {
 		w := newWorld(t, be)
 		ctx := context.Background()
-		rec := audit.NewRecorder(w.st, w.clock)
+		rec := audit.NewRecorder(w.st, w.clock.Now)
 		if err := rec.Record(ctx, w.event(w.a, "", "", "projects.list", 200, 0, t0)); err != nil {
 			t.Fatal(err)
 		}
@@ -357,15 +357,15 @@ func TestEventsAndUsageExpireAfterNinetyDays(t *testing.T) {
 			}
 			return events, requests
 		}
-		w.setNow(t0.Add(audit.Retention - time.Second))
+		w.clock.Set(t0.Add(audit.Retention - time.Second))
 		if e, r := visible(); e != 1 || r != 1 {
 			t.Fatalf("just before 90 days: %d events, %d requests; want 1, 1", e, r)
 		}
-		w.setNow(t0.Add(audit.Retention))
+		w.clock.Set(t0.Add(audit.Retention))
 		if e, _ := visible(); e != 0 {
 			t.Fatalf("at 90 days: %d events, want none", e)
 		}
-		w.setNow(t0.Add(audit.Retention + time.Hour))
+		w.clock.Set(t0.Add(audit.Retention + time.Hour))
 		if e, r := visible(); e != 0 || r != 0 {
 			t.Fatalf("after 90 days: %d events, %d requests; want none", e, r)
 		}
