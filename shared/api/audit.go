@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"sync"
-	"time"
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/audit"
@@ -16,7 +15,9 @@ import (
 
 // AuditRecorder keeps the audit event of a request. Record is
 // what auditing adds to a request: *audit.Recorder is one Put on DynamoDB
-// (its stream feeds the rollup) and one journal write(2) embedded.
+// (its stream feeds the rollup) and one journal write(2) embedded. The
+// kernel calls it once the answer is known, without the request's
+// deadline, so Record bounds its own waits.
 type AuditRecorder interface {
 	Record(ctx context.Context, e audit.Event) error
 }
@@ -38,11 +39,6 @@ func (k *Kernel) FlushAudit(ctx context.Context) error {
 	}
 	return nil
 }
-
-// auditTimeout bounds the event's write after the response is known (a
-// journaling recorder bounds its own); it runs even when the request's own
-// deadline has passed.
-const auditTimeout = 5 * time.Second
 
 // outcome is what the request path learns about a response that the
 // status alone does not say: the error code of the problem it answered and
@@ -161,21 +157,11 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 			return
 		}
 	}
-	ctx := context.WithoutCancel(r.Context())
-	if j, ok := k.cfg.Audit.(journaling); !ok || !j.Journals() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, auditTimeout)
-		defer cancel()
-	}
-	if err := k.cfg.Audit.Record(ctx, e); err != nil {
+	// The answer is known: the event is written even when the request's
+	// own deadline has passed, within the recorder's own bound.
+	if err := k.cfg.Audit.Record(context.WithoutCancel(r.Context()), e); err != nil {
 		Logger(r.Context()).Error("audit record failed", "error", err.Error())
 	}
-}
-
-// journaling is a recorder whose Record bounds its own waits (the embedded
-// journal): the kernel then makes no deadline and timer per event.
-type journaling interface {
-	Journals() bool
 }
 
 // lineShipper is a recorder that ships events on log lines

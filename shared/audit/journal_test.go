@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"platformapi/shared/audit"
+	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 )
 
@@ -117,20 +118,28 @@ func TestAFlushLargerThanATransactionCountsEveryEventOnce(t *testing.T) {
 	}
 }
 
-// Only the embedded recorder journals: its Record waits on the store for a
-// full backlog alone, bounded by itself, so the kernel makes no deadline
-// for it; a recorder that puts or ships each event does not say so.
-func TestOnlyTheEmbeddedRecorderJournals(t *testing.T) {
+// deadlineSeen is a store that records whether a put came with a deadline.
+type deadlineSeen struct {
+	store.Store
+	put bool
+}
+
+func (d *deadlineSeen) Put(ctx context.Context, it store.Item, conds ...store.Cond) error {
+	_, d.put = ctx.Deadline()
+	return d.Store.Put(ctx, it, conds...)
+}
+
+// Record bounds its own waits on the store, since the kernel calls it with
+// no deadline once the answer is known: a recorder that puts each event
+// puts it under a deadline.
+func TestARecorderBoundsItsOwnWaitOnTheStore(t *testing.T) {
 	w := newWorld(t, teststores.Embedded)
-	for name, c := range map[string]struct {
-		rec  *audit.Recorder
-		want bool
-	}{
-		"embedded": {embedded(t, w, t.TempDir()), true},
-		"put":      {audit.NewRecorder(w.st, w.clock.Now), false},
-	} {
-		if got := c.rec.Journals(); got != c.want {
-			t.Errorf("%s: Journals() = %v, want %v", name, got, c.want)
-		}
+	st := &deadlineSeen{Store: w.st}
+	e := w.event(w.a, "", "", "projects.list", 200, 0, t0)
+	if err := audit.NewRecorder(st, w.clock.Now).Record(context.Background(), e); err != nil {
+		t.Fatal(err)
+	}
+	if !st.put {
+		t.Fatal("the event was put without a deadline")
 	}
 }

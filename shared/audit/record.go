@@ -123,6 +123,8 @@ func (r *Recorder) Record(ctx context.Context, e Event) error {
 		return r.ship.send(e)
 	}
 	if r.journal == nil {
+		ctx, cancel := context.WithTimeout(ctx, recordTimeout)
+		defer cancel()
 		if err := r.st.Put(ctx, prepare(&e)); err != nil {
 			return fmt.Errorf("audit: record: %w", err)
 		}
@@ -134,21 +136,18 @@ func (r *Recorder) Record(ctx context.Context, e Event) error {
 		return err
 	}
 	if waiting >= maxBacklog {
-		ctx, cancel := context.WithTimeout(ctx, backlogFlushTimeout)
+		ctx, cancel := context.WithTimeout(ctx, recordTimeout)
 		defer cancel()
 		return r.Flush(ctx)
 	}
 	return nil
 }
 
-// backlogFlushTimeout bounds the commit a request makes when it finds the
-// backlog full: the only time a journaling Record waits on the store.
-const backlogFlushTimeout = 5 * time.Second
-
-// Journals reports whether Record appends to the embedded journal: it then
-// waits on the store only for a full backlog, which it bounds itself, so a
-// caller need not make a deadline of its own for every event.
-func (r *Recorder) Journals() bool { return r.journal != nil }
+// recordTimeout bounds what Record waits on the store (a Put, or the commit
+// a full journal backlog forces; an append to the journal makes no timer):
+// its caller passes no deadline, because the event of an answered request
+// is written even after the request's own deadline.
+const recordTimeout = 5 * time.Second
 
 // check refuses an event that lacks what every event has.
 func check(e *Event) error {
