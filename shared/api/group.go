@@ -2,9 +2,11 @@ package api
 
 import (
 	"fmt"
+	"slices"
 
 	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
+	"platformapi/shared/work"
 )
 
 // Group is one endpoint group as a process runs it: the registration of
@@ -50,6 +52,16 @@ func Declared(list []NewGroup) (deploy.Unit, error) {
 		u.Functions = append(u.Functions, g.Deploy.Functions...)
 	}
 	return u, nil
+}
+
+// Queues are the queues of a process serving list: those package work
+// declares, then the groups'.
+func Queues(list []NewGroup) ([]work.Queue, error) {
+	u, err := Declared(list)
+	if err != nil {
+		return nil, err
+	}
+	return append(slices.Clone(work.Queues), u.Queues...), nil
 }
 
 // NewWith is the kernel with groups registered (those cfg.Groups serves).

@@ -5,7 +5,6 @@
 package platform
 
 import (
-	"slices"
 	"sync"
 
 	"platformapi/shared/api"
@@ -58,13 +57,7 @@ var Deployment = sync.OnceValues(func() (deploy.Unit, error) { return api.Declar
 // Queues are every queue of the deployment: those package work declares,
 // then the groups'. The local process opens them, provisioning creates
 // them and infra deploys them.
-func Queues() ([]work.Queue, error) {
-	u, err := Deployment()
-	if err != nil {
-		return nil, err
-	}
-	return append(slices.Clone(work.Queues), u.Queues...), nil
-}
+var Queues = sync.OnceValues(func() ([]work.Queue, error) { return api.Queues(Groups) })
 
 // New is every group on p and the kernel serving them (those cfg.Groups
 // names). The kernel publishes webhook events to p.Events and seals with

@@ -166,12 +166,12 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	declared, err := api.Declared(served())
+	declared, err := servedQueues()
 	if err != nil {
 		t.Fatal(err)
 	}
 	queues := map[string]queue.Queue{}
-	for _, q := range append(slices.Clone(work.Queues), declared.Queues...) {
+	for _, q := range declared {
 		if slices.Contains(o.NoQueues, q) {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"platformapi/shared/api/keysapi"
 	"platformapi/shared/api/projectsapi"
 	"platformapi/shared/api/publicapi"
+	"platformapi/shared/work"
 )
 
 // Core are the groups every test server has: public (health, the
@@ -46,6 +47,10 @@ func served() []api.NewGroup {
 	}
 	return out
 }
+
+// servedQueues are the queues of the groups this binary serves, declared
+// once: Serve is called only while the test packages initialise.
+var servedQueues = sync.OnceValues(func() ([]work.Queue, error) { return api.Queues(served()) })
 
 // same reports whether g and h are the same constructor.
 func same(g, h api.NewGroup) bool {
