@@ -23,6 +23,6 @@ func main() {
 		if e.Webhooks == nil {
 			return work.Worker{}, errors.New("databases-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
 		}
-		return databases.Work(e.Ports(nil, nil, nil, svc)).Worker(work.Databases.Consumer)
+		return databases.Work(e.Ports(nil, nil, nil, svc)).Worker(databases.Queue.Consumer)
 	})
 }

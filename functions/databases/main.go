@@ -8,6 +8,7 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/api/databasesapi"
+	"platformapi/shared/databases"
 	"platformapi/shared/databases/dbsetup"
 	"platformapi/shared/lambdaedge/httpedge"
 	"platformapi/shared/queue"
@@ -20,11 +21,11 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		q, err := e.Queue(ctx, e.AWS.Names.Queue(work.Databases))
+		q, err := e.Queue(ctx, e.AWS.Names.Queue(databases.Queue))
 		if err != nil {
 			return nil, err
 		}
-		g, err := databasesapi.Group(e.Ports(map[work.Queue]queue.Queue{work.Databases: q}, nil, nil, svc))
+		g, err := databasesapi.Group(e.Ports(map[work.Queue]queue.Queue{databases.Queue: q}, nil, nil, svc))
 		return g.Register, err
 	})
 }

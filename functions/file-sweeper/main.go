@@ -2,8 +2,8 @@
 // no record owns (files.Repo.Sweep): those of uploads whose process died,
 // or whose commit failed, between the object and the record, and those of
 // deletions that died between the record and the object. An EventBridge
-// rule invokes it on work.FileSweeper's schedule; the local server runs the
-// same pass on a ticker (work.Run).
+// rule invokes it on files.SweeperFunction's schedule; the local server
+// runs the same pass on a ticker (work.Run).
 package main
 
 import (
@@ -12,11 +12,10 @@ import (
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/files"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/work"
 )
 
 func main() {
 	lambdaedge.ServeScheduled("file-sweeper", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		return files.Work(e.Ports(nil, nil, s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket))).Pass(work.FileSweeper.Function)
+		return files.Work(e.Ports(nil, nil, s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket))).Pass(files.SweeperFunction.Name)
 	})
 }

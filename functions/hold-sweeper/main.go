@@ -2,9 +2,9 @@
 // holds a crash orphaned (credits.Ledger.SweepHolds): a function that died
 // between taking a hold and capturing or releasing it left the hold's
 // amount out of the balance. An EventBridge rule invokes it on
-// work.HoldSweeper's schedule; it releases each hold still held credits.GraceAfterDeadline
-// after its holder's deadline, with its ledger entry. The local server runs
-// the same pass on a ticker (work.Run).
+// credits.SweeperFunction's schedule; it releases each hold still held
+// credits.GraceAfterDeadline after its holder's deadline, with its ledger
+// entry. The local server runs the same pass on a ticker (work.Run).
 package main
 
 import (
@@ -12,7 +12,6 @@ import (
 
 	"platformapi/shared/credits"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/work"
 )
 
 func main() {
@@ -21,6 +20,6 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		return w.Pass(work.HoldSweeper.Function)
+		return w.Pass(credits.SweeperFunction.Name)
 	})
 }

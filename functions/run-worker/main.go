@@ -16,7 +16,7 @@ import (
 
 func main() {
 	lambdaedge.ServeWorker("run-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
-		q, err := e.Queue(ctx, e.AWS.Names.Queue(work.Runs))
+		q, err := e.Queue(ctx, e.AWS.Names.Queue(runs.Queue))
 		if err != nil {
 			return work.Worker{}, err
 		}
@@ -24,12 +24,12 @@ func main() {
 			return work.Worker{}, errors.New("run-worker: the runs queue is not configured (RUNS_QUEUE_URL)")
 		}
 		// The envelope key opens the connections a run names.
-		p := e.Ports(map[work.Queue]queue.Queue{work.Runs: q}, s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket), nil)
+		p := e.Ports(map[work.Queue]queue.Queue{runs.Queue: q}, s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket), nil)
 		p.Services = superbrain.Router(e.Store, p.Clock())
 		w, err := runs.Work(p)
 		if err != nil {
 			return work.Worker{}, err
 		}
-		return w.Worker(work.Runs.Consumer)
+		return w.Worker(runs.Queue.Consumer)
 	})
 }

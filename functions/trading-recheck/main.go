@@ -13,7 +13,6 @@ import (
 
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/trading/tradingenv"
-	"platformapi/shared/work"
 )
 
 func main() {
@@ -22,6 +21,6 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		return w.Pass(work.TradingRecheck.Function)
+		return w.Pass(tradingenv.RecheckFunction.Name)
 	})
 }

@@ -13,7 +13,6 @@ import (
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/wallets/walletsenv"
 	"platformapi/shared/wallets/walletslambda"
-	"platformapi/shared/work"
 )
 
 func main() {
@@ -22,6 +21,6 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		return walletsenv.Work(p).Pass(work.WalletsRecheck.Function)
+		return walletsenv.Work(p).Pass(walletsenv.RecheckFunction.Name)
 	})
 }

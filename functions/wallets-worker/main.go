@@ -10,6 +10,7 @@ import (
 	"context"
 
 	"platformapi/shared/lambdaedge"
+	"platformapi/shared/wallets"
 	"platformapi/shared/wallets/walletsenv"
 	"platformapi/shared/wallets/walletslambda"
 	"platformapi/shared/work"
@@ -21,6 +22,6 @@ func main() {
 		if err != nil {
 			return work.Worker{}, err
 		}
-		return walletsenv.Work(p).Worker(work.Wallets.Consumer)
+		return walletsenv.Work(p).Worker(wallets.Queue.Consumer)
 	})
 }

@@ -54,7 +54,7 @@ func TestFunctionTableIsConsistent(t *testing.T) {
 		switch {
 		case f.Worker() && (len(f.Routes()) > 0 || consumes != 1 || f.BatchSize < 1 || f.BatchSize > maxBatch(f)):
 			t.Errorf("%s: a worker consumes one queue or stream, in batches of 1-%d, and has no routes", f.Name, maxBatch(f))
-		case f.Scheduled() && (f.Worker() || len(f.Routes()) > 0 || f.Schedule()%time.Minute != 0 || f.Timeout >= f.Schedule()):
+		case f.Scheduled() && (f.Worker() || len(f.Routes()) > 0 || f.Rate()%time.Minute != 0 || f.Timeout >= f.Rate()):
 			t.Errorf("%s: a scheduled function has no routes nor queue, a rate of whole minutes and a timeout under it", f.Name)
 		case f.Scheduled():
 		case f.Subscribed() && (f.Worker() || len(f.Routes()) > 0):

@@ -535,8 +535,8 @@ func (s *PlatformStack) schedule(f Function, fn awslambda.Function) {
 		return
 	}
 	awsevents.NewRule(s.Stack, jsii.String(f.Name+"-schedule"), &awsevents.RuleProps{
-		Description: jsii.String(fmt.Sprintf("platformapi %s: run %s every %v", s.settings.Stage, f.Name, f.Schedule())),
-		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(f.Schedule().Minutes()))),
+		Description: jsii.String(fmt.Sprintf("platformapi %s: run %s every %v", s.settings.Stage, f.Name, f.Rate())),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(f.Rate().Minutes()))),
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
 	})
 }

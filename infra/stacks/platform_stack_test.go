@@ -229,11 +229,11 @@ func TestScheduledFunctionsRunAtTheirRate(t *testing.T) {
 		}
 		n++
 		fn := s.logicalID(t, s.stack.Functions[f.Name].FunctionName())
-		rate := fmt.Sprintf("rate(%d minutes)", int(f.Schedule().Minutes()))
-		if f.Schedule().Minutes() == 1 {
+		rate := fmt.Sprintf("rate(%d minutes)", int(f.Rate().Minutes()))
+		if f.Rate().Minutes() == 1 {
 			rate = "rate(1 minute)"
 		}
-		if f.Schedule().Minutes() == 60 {
+		if f.Rate().Minutes() == 60 {
 			rate = "rate(1 hour)"
 		}
 		must(t, func() {
@@ -295,11 +295,12 @@ func TestEveryRouteReachesItsOwnFunction(t *testing.T) {
 	})
 }
 
-// wantEnv is the contract with the code of the functions declared in this
-// package, written out by hand so that a change to the wiring, or to a
-// shared set of uses, cannot silently change what an existing function is
-// told. A function a group declares has no row: it is held to what its
-// declared uses mean (expected).
+// wantEnv is the contract with the code of every function deployed today,
+// by name wherever it is declared (its group's folder or the kernel's
+// list), written out by hand so that a change to the wiring, to a shared
+// set of uses or to a declaration cannot silently change what an existing
+// function is told. A function added since has no row: it is held to what
+// its declared uses mean (expected).
 var wantEnv = func() map[string][]string {
 	base := []string{"LOG_LEVEL", "STAGE"}
 	group := append(slices.Clone(base), "TABLE_NAME", "WEBHOOK_QUEUE_URL")
@@ -381,9 +382,10 @@ func TestFunctionsAreToldOnlyAboutWhatTheyUse(t *testing.T) {
 	}
 }
 
-// wantAccess is, per function declared in this package, every resource its
-// role may touch and how (resource:level): its least privilege, which must
-// not change unnoticed. A group's function is held to expected.
+// wantAccess is, per function deployed today (by name, as wantEnv), every
+// resource its role may touch and how (resource:level): its least
+// privilege, which must not change unnoticed. A function added since is
+// held to what its declared uses mean (expected).
 var wantAccess = func() map[string][]string {
 	group := []string{"Table:rw", "WebhookQueue:send"}
 	http := append(slices.Clone(group), "EnvelopeKey:encrypt-decrypt")
@@ -553,8 +555,8 @@ func meaning(t *testing.T, f Function) (env, access []string) {
 	return slices.Compact(slices.Sorted(slices.Values(env))), slices.Compact(slices.Sorted(slices.Values(access)))
 }
 
-// expected is what f must be told and may touch: its golden rows when this
-// package declares it, else what its declared uses mean.
+// expected is what f must be told and may touch: its golden rows when it
+// has them, else what its declared uses mean.
 func expected(t *testing.T, f Function) (env, access []string) {
 	t.Helper()
 	env, access = meaning(t, f)
@@ -568,34 +570,37 @@ func expected(t *testing.T, f Function) (env, access []string) {
 	return env, access
 }
 
-// TestEveryFunctionDeclaredHereHasGoldenRowsItsUsesReproduce: the golden
-// rows cover exactly the functions this package declares, and what their
-// uses mean by useEnv and useAccess is those rows, so the meaning a group's
-// function is held to is itself checked against hand-written rows.
-func TestEveryFunctionDeclaredHereHasGoldenRowsItsUsesReproduce(t *testing.T) {
-	here := map[string]bool{}
-	for _, d := range declared {
-		here[d.Name] = true
-		f := Function{d}
-		env, access := meaning(t, f)
-		golden, ok := wantEnv[f.Name]
-		if !ok {
-			t.Errorf("%s: declared here but wantEnv has no row", f.Name)
-		} else if want := slices.Sorted(slices.Values(golden)); !slices.Equal(env, want) {
-			t.Errorf("%s: its uses mean the environment %v, its golden row is %v", f.Name, env, want)
-		}
-		golden, ok = wantAccess[f.Name]
-		if !ok {
-			t.Errorf("%s: declared here but wantAccess has no row", f.Name)
-		} else if want := slices.Sorted(slices.Values(append([]string{"Logs:write"}, golden...))); !slices.Equal(access, want) {
-			t.Errorf("%s: its uses mean the access %v, its golden row is %v", f.Name, access, want)
+// TestEveryGoldenRowNamesADeployedFunctionItsUsesReproduce: each golden
+// row names a function the stack deploys, has its twin in the other table,
+// and is what that function's declared uses mean by useEnv and useAccess;
+// so a declaration moved, renamed or changed without its rows fails here,
+// and the meaning a new function is held to is itself checked against
+// hand-written rows.
+func TestEveryGoldenRowNamesADeployedFunctionItsUsesReproduce(t *testing.T) {
+	deployed := map[string]Function{}
+	for _, f := range Functions {
+		deployed[f.Name] = f
+	}
+	for _, name := range slices.Sorted(maps.Keys(wantEnv)) {
+		if _, ok := wantAccess[name]; !ok {
+			t.Errorf("%s: wantEnv has a row, wantAccess none", name)
 		}
 	}
-	for _, rows := range []map[string][]string{wantEnv, wantAccess} {
-		for name := range rows {
-			if !here[name] {
-				t.Errorf("golden row %s names no function declared here", name)
-			}
+	for _, name := range slices.Sorted(maps.Keys(wantAccess)) {
+		f, ok := deployed[name]
+		if !ok {
+			t.Errorf("golden row %s names no deployed function", name)
+			continue
+		}
+		env, access := meaning(t, f)
+		golden, ok := wantEnv[name]
+		if !ok {
+			t.Errorf("%s: wantAccess has a row, wantEnv none", name)
+		} else if want := slices.Sorted(slices.Values(golden)); !slices.Equal(env, want) {
+			t.Errorf("%s: its uses mean the environment %v, its golden row is %v", name, env, want)
+		}
+		if want := slices.Sorted(slices.Values(append([]string{"Logs:write"}, wantAccess[name]...))); !slices.Equal(access, want) {
+			t.Errorf("%s: its uses mean the access %v, its golden row is %v", name, access, want)
 		}
 	}
 }
@@ -793,7 +798,7 @@ func TestSettingsShapeTheStack(t *testing.T) {
 		})
 	})
 	// The chains and the swap router reach exactly the functions that use
-	// them; of those declared here, the ones that move wallet funds.
+	// them; of those with golden rows, the ones that move wallet funds.
 	var chains, lifi []string
 	for _, f := range Functions {
 		id := s.logicalID(t, s.stack.Functions[f.Name].FunctionName())
@@ -819,8 +824,8 @@ func TestSettingsShapeTheStack(t *testing.T) {
 				want = append(want, f.Name)
 			}
 		}
-		for _, f := range declared {
-			if f.Uses.Has(use) {
+		for _, f := range Functions {
+			if _, golden := wantAccess[f.Name]; golden && f.Uses.Has(use) {
 				here = append(here, f.Name)
 			}
 		}
@@ -828,7 +833,7 @@ func TestSettingsShapeTheStack(t *testing.T) {
 			t.Errorf("%s reaches %v, want the functions that use it, %v", use, got, want)
 		}
 		if golden := []string{"swaps", "wallets", "wallets-recheck", "wallets-worker"}; !slices.Equal(slices.Sorted(slices.Values(here)), golden) {
-			t.Errorf("of the functions declared here, %v use %s, want %v", here, use, golden)
+			t.Errorf("of the functions with golden rows, %v use %s, want %v", here, use, golden)
 		}
 	}
 }

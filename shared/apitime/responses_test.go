@@ -17,6 +17,7 @@ import (
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/api/apitest/dbtest"
 	"platformapi/shared/routes"
+	"platformapi/shared/runs"
 	"platformapi/shared/work"
 )
 
@@ -121,7 +122,7 @@ func TestEveryTimeTheAPIWritesIsUTCMillisecondsZ(t *testing.T) {
 		Body: map[string]any{"url": receiver.URL, "events": []string{"*"}, "description": "2026-01-02T03:04:05Z, as the client wrote it"}}, 201)
 	e.Clock.Advance(time.Millisecond)
 	e.StartWorker(work.Webhooks.Consumer)
-	e.StartWorker(work.Runs.Consumer)
+	e.StartWorker(runs.Queue.Consumer)
 	do(apitest.Req{Method: "POST", Path: "/v1/api-keys", Key: root, Idem: apitest.Idem(),
 		Body: map[string]any{"scopes": []string{"services:read", "services:invoke"}, "expiresAt": "2099-01-01T00:00:00Z"}}, 201)
 	project := do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: apitest.Idem(), Body: map[string]any{"name": "times"}}, 201)

@@ -10,6 +10,7 @@ import (
 
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
+	"platformapi/shared/runs"
 	"platformapi/shared/store"
 	"platformapi/shared/store/dynamostore"
 	"platformapi/shared/work"
@@ -28,7 +29,7 @@ func TestNamesHaveLocalDefaultsAndFollowTheEnvironment(t *testing.T) {
 		t.Setenv(q.Env+"_QUEUE_NAME", "")
 		want.Queues[q.Name] = awsenv.Queue{Name: "platform-api-" + q.Name}
 	}
-	if want.Queues["webhooks"].Name != "platform-api-webhooks" || want.Queues["runs"].Name != "platform-api-runs" {
+	if want.Queues["webhooks"].Name != "platform-api-webhooks" {
 		t.Fatalf("the queues are not named by their declarations: %v", want.Queues)
 	}
 	if got := awsenv.NamesFromEnv(); !reflect.DeepEqual(got, want) {
@@ -38,7 +39,7 @@ func TestNamesHaveLocalDefaultsAndFollowTheEnvironment(t *testing.T) {
 	t.Setenv("RUNS_QUEUE_URL", "https://sqs.example/123/runs")
 	t.Setenv("KMS_KEY_ID", "arn:aws:kms:eu-west-1:123:key/abc")
 	got := awsenv.NamesFromEnv()
-	if got.Table != "prod-table" || got.Queue(work.Runs).URL != "https://sqs.example/123/runs" || got.KMSKeyID != "arn:aws:kms:eu-west-1:123:key/abc" {
+	if got.Table != "prod-table" || got.Queue(runs.Queue).URL != "https://sqs.example/123/runs" || got.KMSKeyID != "arn:aws:kms:eu-west-1:123:key/abc" {
 		t.Fatalf("overrides = %+v", got)
 	}
 }

@@ -13,10 +13,10 @@ type Names struct {
 	FilesBucket     string // FILES_BUCKET
 	ArchivesBucket  string // ARCHIVES_BUCKET
 	ArtifactsBucket string // ARTIFACTS_BUCKET
-	// Queues are the queues package work declares and those provisioning
-	// created, by work.Queue.Name: <Env>_QUEUE_URL / <Env>_QUEUE_NAME.
-	// Queue names any other declared queue (a group's) from the same
-	// variables when asked.
+	// Queues are the queues package work declares (or those a test names,
+	// QueueNames) and those provisioning created, by work.Queue.Name:
+	// <Env>_QUEUE_URL / <Env>_QUEUE_NAME. Queue names any other declared
+	// queue (a group's) from the same variables when asked.
 	Queues   map[string]Queue
 	KMSKeyID string // KMS_KEY_ID: a key id, ARN or alias
 }
@@ -45,7 +45,7 @@ func NamesFromEnv() Names {
 		FilesBucket:     env("FILES_BUCKET", "platform-api-files"),
 		ArchivesBucket:  env("ARCHIVES_BUCKET", "platform-api-archives"),
 		ArtifactsBucket: env("ARTIFACTS_BUCKET", "platform-api-artifacts"),
-		Queues:          QueueNames("platform-api"),
+		Queues:          QueueNames("platform-api", work.Queues),
 		KMSKeyID:        env("KMS_KEY_ID", "alias/platform-api"),
 	}
 	for _, q := range work.Queues {
@@ -54,11 +54,12 @@ func NamesFromEnv() Names {
 	return n
 }
 
-// QueueNames names every declared queue prefix-<name>, with no URL: a test's
-// own set of queues, which provisioning creates.
-func QueueNames(prefix string) map[string]Queue {
-	out := make(map[string]Queue, len(work.Queues))
-	for _, q := range work.Queues {
+// QueueNames names each of queues prefix-<name>, with no URL: a test's own
+// set of queues (the deployment's, platform.Queues), which provisioning
+// creates.
+func QueueNames(prefix string, queues []work.Queue) map[string]Queue {
+	out := make(map[string]Queue, len(queues))
+	for _, q := range queues {
 		out[q.Name] = Queue{Name: prefix + "-" + q.Name}
 	}
 	return out

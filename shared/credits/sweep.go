@@ -141,7 +141,7 @@ func (l *Ledger) sweepBucket(ctx context.Context, pk string, cutoff time.Time) (
 	}
 }
 
-// SweepPass is the scheduled pass (work.HoldSweeper): it releases the holds
+// SweepPass is the scheduled pass (SweeperFunction): it releases the holds
 // older than grace past their deadline. A failed pass is retried at the next
 // tick, from the cursor this one left.
 func (l *Ledger) SweepPass(grace time.Duration, logger *slog.Logger) func(context.Context) error {

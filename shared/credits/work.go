@@ -4,9 +4,16 @@ import (
 	"fmt"
 	"time"
 
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 	"platformapi/shared/work"
 )
+
+// SweeperFunction is the hold sweeper's Lambda: it releases credit holds a
+// crash orphaned, each with its ledger entry, once their holder's deadline
+// and GraceAfterDeadline passed (Ledger.SweepHolds); locally every minute.
+var SweeperFunction = deploy.Function{Name: "hold-sweeper", MemoryMiB: 256, Timeout: 2 * time.Minute, Uses: deploy.Uses{deploy.UseTable},
+	Schedule: work.Schedule{Every: 5 * time.Minute, Local: time.Minute}}
 
 // Work is the credits group's work on p: the sweep that releases orphaned
 // holds HOLD_GRACE (default GraceAfterDeadline) after their holder's
@@ -21,6 +28,6 @@ func Work(p ports.Ports) (ports.Work, error) {
 		}
 		grace = d
 	}
-	sweep := NewLedger(p.Store, p.Clock()).SweepPass(grace, p.Log(work.HoldSweeper.Function))
-	return ports.Work{Passes: []work.Pass{{Name: work.HoldSweeper.Function, Every: min(work.HoldSweeper.LocalEvery(), grace), Run: sweep}}}, nil
+	sweep := NewLedger(p.Store, p.Clock()).SweepPass(grace, p.Log(SweeperFunction.Name))
+	return ports.Work{Passes: []work.Pass{{Name: SweeperFunction.Name, Every: min(SweeperFunction.Schedule.LocalEvery(), grace), Run: sweep}}}, nil
 }

@@ -1,9 +1,27 @@
 package databases
 
 import (
+	"time"
+
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 	"platformapi/shared/work"
 )
+
+// Queue is the databases queue: its transfers (snapshots, restores,
+// validations). One that failed three times fails for a reason a fourth
+// attempt will not fix.
+var Queue = work.Queue{Name: "databases", Env: "DATABASES", Stack: "Databases", MaxReceives: 3, Consumer: "databases-worker",
+	MaxAge: 4 * time.Hour, Stuck: "the oldest database transfer is older than three attempts and their visibility timeouts: the databases worker is not draining the queue",
+	DeadLettered: "A database transfer job failed repeatedly and waits in the dead-letter queue."}
+
+// WorkerFunction is the transfer worker's Lambda. One transfer per
+// invocation: a snapshot or a validation of a 256 MiB database takes
+// minutes and its /tmp space. The timeout stays above the worker's job
+// timeout (DefaultJobTimeout, 10 minutes).
+var WorkerFunction = deploy.Function{Name: Queue.Consumer, MemoryMiB: 2048, Timeout: 12 * time.Minute,
+	Uses:      deploy.Uses{deploy.UseTable, deploy.Consume(Queue), deploy.UseArchives, deploy.UseArchiveSecret, deploy.Send(work.Webhooks)},
+	BatchSize: 1, EphemeralMiB: 4096}
 
 // Work is the databases group's work on p: the transfer worker on the
 // databases queue, for the service among p's resources (none without it).
@@ -12,6 +30,6 @@ func Work(p ports.Ports) ports.Work {
 	if !ok {
 		return ports.Work{}
 	}
-	w := NewWorker(WorkerConfig{Service: svc, Events: p.Events, Logger: p.Log(work.Databases.Consumer)})
-	return ports.Work{Workers: []work.Worker{w.Work(p.Queue(work.Databases))}}
+	w := NewWorker(WorkerConfig{Service: svc, Events: p.Events, Logger: p.Log(Queue.Consumer)})
+	return ports.Work{Workers: []work.Worker{w.Work(p.Queue(Queue))}}
 }

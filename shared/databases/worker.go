@@ -71,7 +71,7 @@ type Publisher interface {
 // DefaultMaxAttempts is the databases queue's redrive limit: the last
 // delivery before the dead-letter queue fails the transfer instead of
 // leaving it preparing or validating.
-var DefaultMaxAttempts = work.Databases.MaxReceives
+var DefaultMaxAttempts = Queue.MaxReceives
 
 // Worker defaults.
 const (
@@ -190,5 +190,5 @@ func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string 
 // Work is the worker on q: a received message stays hidden for a job's
 // timeout and a minute more.
 func (w *Worker) Work(q queue.Queue) work.Worker {
-	return work.Worker{Name: work.Databases.Consumer, Queue: q, Handle: w.HandleBatch, Batch: 2, Visibility: w.c.Timeout + time.Minute}
+	return work.Worker{Name: Queue.Consumer, Queue: q, Handle: w.HandleBatch, Batch: 2, Visibility: w.c.Timeout + time.Minute}
 }

@@ -1,6 +1,6 @@
 // Package deploy declares what an endpoint group deploys beside its code:
-// its Lambda functions (memory, timeout, batch size, /tmp, and what each
-// touches) and its queues. A group returns its declaration with the rest of
+// its Lambda functions (memory, timeout, batch size, /tmp, schedule, and
+// what each touches) and its queues. A group returns its declaration with the rest of
 // what it contributes (api.Group's Deploy); infra (infra/stacks) derives
 // every function's resource, role, grants, environment, routes, log group
 // and alarms from it, and awsenv, the embedded backend and
@@ -39,6 +39,10 @@ type Function struct {
 	// EphemeralMiB is the size of /tmp (Lambda's default 512 when 0): the
 	// databases functions keep SQLite files and archives there.
 	EphemeralMiB int
+	// Schedule is how often a rule invokes the function (none when zero):
+	// the pass it runs reads the same declaration for the local process's
+	// loop, so the two cannot drift apart.
+	Schedule work.Schedule
 }
 
 // Use is one resource a function touches, and how. Each grants exactly one

@@ -77,7 +77,7 @@ func (r *Repo) Sweep(ctx context.Context, olderThan time.Duration) (int, error) 
 	return swept, flush()
 }
 
-// SweepPass is the scheduled pass (work.FileSweeper): it takes the
+// SweepPass is the scheduled pass (SweeperFunction): it takes the
 // objects older than MinOrphanAge. A failed sweep is retried at the next
 // tick: what it did not delete, the next one finds.
 func (r *Repo) SweepPass(logger *slog.Logger) func(context.Context) error {

@@ -16,7 +16,7 @@ import (
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/awsenv/provision"
 	"platformapi/shared/credittoken"
-	"platformapi/shared/work"
+	"platformapi/shared/platform"
 )
 
 // awsFunctions provisions one set of emulator resources and returns the
@@ -27,19 +27,15 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 	e := awstest.Env(t)
 	ctx := awstest.Context(t)
 	name := awstest.Name(t, "fn")
+	queues, err := platform.Queues()
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.Names = awsenv.Names{
 		Table: name, FilesBucket: name + "-files", ArchivesBucket: name + "-archives", ArtifactsBucket: name + "-artifacts",
-		Queues: awsenv.QueueNames(name), KMSKeyID: "alias/" + name,
+		Queues: awsenv.QueueNames(name, queues), KMSKeyID: "alias/" + name,
 	}
-	if err := provision.Create(ctx, e, work.Queues); err != nil {
-		t.Fatal(err)
-	}
-	queueURL, err := e.QueueURL(ctx, e.Names.Queue(work.Webhooks))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runsURL, err := e.QueueURL(ctx, e.Names.Queue(work.Runs))
-	if err != nil {
+	if err := provision.Create(ctx, e, queues); err != nil {
 		t.Fatal(err)
 	}
 	secretValue := strings.Repeat("s3cr3t", 11)
@@ -52,14 +48,6 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	databasesURL, err := e.QueueURL(ctx, e.Names.Queue(work.Databases))
-	if err != nil {
-		t.Fatal(err)
-	}
-	walletsURL, err := e.QueueURL(ctx, e.Names.Queue(work.Wallets))
-	if err != nil {
-		t.Fatal(err)
-	}
 	seed := sha256.Sum256([]byte(secretValue))
 	signer, err = credittoken.NewSigner(seed[:])
 	if err != nil {
@@ -68,10 +56,19 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 	env = []string{
 		"AWS_ENDPOINT_URL=" + os.Getenv("AWS_ENDPOINT_URL"), "AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
-		"TABLE_NAME=" + name, "WEBHOOK_QUEUE_URL=" + queueURL, "KMS_KEY_ID=alias/" + name,
-		"CREDIT_TOKEN_SECRET_ARN=" + *sec.ARN, "ARTIFACTS_BUCKET=" + e.Names.ArtifactsBucket, "RUNS_QUEUE_URL=" + runsURL,
+		"TABLE_NAME=" + name, "KMS_KEY_ID=alias/" + name,
+		"CREDIT_TOKEN_SECRET_ARN=" + *sec.ARN, "ARTIFACTS_BUCKET=" + e.Names.ArtifactsBucket,
 		"FILES_BUCKET=" + e.Names.FilesBucket, "ARCHIVES_BUCKET=" + e.Names.ArchivesBucket,
-		"ARCHIVE_SIGNING_SECRET_ARN=" + *archive.ARN, "DATABASES_QUEUE_URL=" + databasesURL, "WALLETS_QUEUE_URL=" + walletsURL,
+		"ARCHIVE_SIGNING_SECRET_ARN=" + *archive.ARN,
+	}
+	// Every function is told every queue's URL, as CDK tells each the
+	// queues it uses.
+	for _, q := range queues {
+		url, err := e.QueueURL(ctx, e.Names.Queue(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, awsenv.QueueURLEnv(q)+"="+url)
 	}
 	return env, signer
 }

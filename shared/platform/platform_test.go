@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
+	"platformapi/shared/api"
 	"platformapi/shared/api/publicapi"
+	"platformapi/shared/deploy"
 	"platformapi/shared/platform"
+	"platformapi/shared/ports"
 	"platformapi/shared/routes"
+	"platformapi/shared/work"
 )
 
 // The public function serves the document embedded at build time; it must
@@ -60,6 +65,47 @@ func TestEveryQueueIsDeclaredOnceWithItsConsumerAndRedriveLimit(t *testing.T) {
 		}
 		if q.Name == "" || q.Env == "" || q.Stack == "" || q.Consumer == "" || q.MaxReceives < 1 || q.MaxAge <= 0 || q.Stuck == "" || q.DeadLettered == "" {
 			t.Errorf("queue %+v: every field is required", q)
+		}
+	}
+}
+
+// A schedule runs at a whole number of minutes on AWS (an EventBridge
+// rate) and locally never less often, and every pass the local process
+// runs is a scheduled function's, at that declaration's local rate: the
+// rule and the loop read one declaration.
+func TestEveryPassRunsAtItsFunctionsScheduleAWholeMinuteRateOnAWS(t *testing.T) {
+	d, err := platform.Deployment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheduled := map[string]deploy.Function{}
+	for _, f := range d.Functions {
+		s := f.Schedule
+		if s == (work.Schedule{}) {
+			continue
+		}
+		scheduled[f.Name] = f
+		if s.Every < time.Minute || s.Every%time.Minute != 0 || s.LocalEvery() <= 0 || s.LocalEvery() > s.Every {
+			t.Errorf("%s: every %v on AWS, %v locally", f.Name, s.Every, s.LocalEvery())
+		}
+	}
+	if len(scheduled) == 0 {
+		t.Fatal("no group declares a scheduled function: the file sweeper should be one")
+	}
+	groups, err := api.Build(platform.Groups, ports.Ports{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	passes := api.WorkOf(groups).Passes
+	if len(passes) == 0 {
+		t.Fatal("the local process runs no pass")
+	}
+	for _, p := range passes {
+		f, ok := scheduled[p.Name]
+		if !ok {
+			t.Errorf("pass %s: no scheduled function of that name declares its rate", p.Name)
+		} else if p.Every != f.Schedule.LocalEvery() {
+			t.Errorf("pass %s: every %v locally, its declaration says %v", p.Name, p.Every, f.Schedule.LocalEvery())
 		}
 	}
 }

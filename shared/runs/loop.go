@@ -19,5 +19,5 @@ func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string 
 // an attempt's timeout. A received message stays hidden for twice an
 // attempt's lease, so a live attempt is never handed to a second receiver.
 func (w *Worker) Work() work.Worker {
-	return work.Worker{Name: work.Runs.Consumer, Queue: w.repo.q, Handle: w.HandleBatch, Batch: 4, Visibility: 2 * w.lease}
+	return work.Worker{Name: Queue.Consumer, Queue: w.repo.q, Handle: w.HandleBatch, Batch: 4, Visibility: 2 * w.lease}
 }

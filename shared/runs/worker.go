@@ -18,13 +18,12 @@ import (
 	"platformapi/shared/projects"
 	"platformapi/shared/queue"
 	"platformapi/shared/upstream"
-	"platformapi/shared/work"
 )
 
 // DefaultMaxAttempts is the runs queue's redrive limit, so that the last
 // delivery before the dead-letter queue settles the run instead of leaving
 // it queued.
-var DefaultMaxAttempts = work.Runs.MaxReceives
+var DefaultMaxAttempts = Queue.MaxReceives
 
 // Worker defaults.
 const (

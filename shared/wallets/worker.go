@@ -12,6 +12,16 @@ import (
 	"platformapi/shared/work"
 )
 
+// Queue is the wallets queue. A transaction's step mostly fails for its
+// chain's reasons (an RPC endpoint down or rate limiting), which pass, and
+// the transaction's own state, not the receive count, decides whether it is
+// broadcast again. A waiting receipt is a new, delayed message each time,
+// so the oldest message is at most ten receives of one step old (10 x 6
+// minutes).
+var Queue = work.Queue{Name: "wallets", Env: "WALLETS", Stack: "Wallets", MaxReceives: 10, Consumer: "wallets-worker",
+	MaxAge: 2 * time.Hour, Stuck: "the oldest wallet transaction step is older than ten attempts and their visibility timeouts: the wallets worker is not draining the queue",
+	DeadLettered: "A wallet transaction's step failed repeatedly and its message waits in the dead-letter queue (wallets-recheck still advances the transaction)."}
+
 // message is a worker's job: advance one transaction.
 type message struct {
 	AccountID string `json:"a"`
@@ -105,7 +115,7 @@ func (w *Worker) handle(ctx context.Context, m queue.Received) error {
 // Work is the worker on q (on Lambda the event source mapping calls
 // HandleBatch).
 func (w *Worker) Work(q queue.Queue) work.Worker {
-	return work.Worker{Name: work.Wallets.Consumer, Queue: q, Handle: w.HandleBatch, Batch: 10, Visibility: time.Minute}
+	return work.Worker{Name: Queue.Consumer, Queue: q, Handle: w.HandleBatch, Batch: 10, Visibility: time.Minute}
 }
 
 // recheckPage is how many open transactions one query of Recheck reads;

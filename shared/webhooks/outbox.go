@@ -171,7 +171,7 @@ func (r *Repo) SweepOutbox(ctx context.Context, before time.Time) (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// OutboxPass is the scheduled outbox sweep (work.WebhookOutbox): each
+// OutboxPass is the scheduled outbox sweep (OutboxFunction): each
 // pass fans out the events recorded more than OutboxGrace ago, whose
 // request should long have fanned them out, and every event recorded before
 // leftBefore: a process passes its start, so that its first pass takes at

@@ -1,9 +1,10 @@
-// Package work declares the shared queues and the schedules once, and runs
-// a group's queue workers and scheduled passes in the local process. Infra
-// (infra/stacks) creates the queues, their dead-letter queues, event sources
-// and EventBridge rules from these declarations; awsenv names them, the
-// embedded backend opens them, and the workers count their attempts against
-// the same MaxReceives. On Lambda the event source mapping and the rule play
+// Package work declares what a queue and a schedule are, and the webhook
+// queue every group sends to, and runs a group's queue workers and
+// scheduled passes in the local process. Infra (infra/stacks) creates the
+// queues, their dead-letter queues, event sources and EventBridge rules
+// from the declarations (this package's and the groups', docs/structure.md);
+// awsenv names them, the embedded backend opens them, and the workers count
+// their attempts against the same MaxReceives. On Lambda the event source mapping and the rule play
 // the part of Run's loops (package lambdaedge). It links no AWS client and
 // no HTTP kernel, so that every function and infra may read it.
 package work
@@ -44,41 +45,26 @@ type Queue struct {
 	DeadLettered string
 }
 
-// The queues. Webhook deliveries get several attempts because a receiver
-// being down for a while is normal; a run or a database transfer that
-// failed three times fails for a reason a fourth attempt will not fix; a
-// wallet transaction's step mostly fails for its chain's reasons (an RPC
-// endpoint down or rate limiting), which pass, and the transaction's own
-// state, not the receive count, decides whether it is broadcast again.
-var (
-	Webhooks = Queue{Name: "webhooks", Env: "WEBHOOK", Stack: "Webhook", MaxReceives: 8, Consumer: "webhook-worker",
-		MaxAge: 3 * time.Hour, Stuck: "the oldest webhook delivery is older than its whole retry schedule (about 2 h): the webhook worker is not draining the queue",
-		DeadLettered: "A webhook delivery exhausted its retries and waits in the dead-letter queue."}
-	Runs = Queue{Name: "runs", Env: "RUNS", Stack: "Runs", MaxReceives: 3, Consumer: "run-worker",
-		MaxAge: time.Hour, Stuck: "the oldest run message is older than three attempts and their backoffs: the run worker is not draining the queue",
-		DeadLettered: "A durable run failed repeatedly and waits in the dead-letter queue."}
-	Databases = Queue{Name: "databases", Env: "DATABASES", Stack: "Databases", MaxReceives: 3, Consumer: "databases-worker",
-		MaxAge: 4 * time.Hour, Stuck: "the oldest database transfer is older than three attempts and their visibility timeouts: the databases worker is not draining the queue",
-		DeadLettered: "A database transfer job failed repeatedly and waits in the dead-letter queue."}
-	// A waiting receipt is a new, delayed message each time, so the oldest
-	// message is at most ten receives of one step old (10 x 6 minutes).
-	Wallets = Queue{Name: "wallets", Env: "WALLETS", Stack: "Wallets", MaxReceives: 10, Consumer: "wallets-worker",
-		MaxAge: 2 * time.Hour, Stuck: "the oldest wallet transaction step is older than ten attempts and their visibility timeouts: the wallets worker is not draining the queue",
-		DeadLettered: "A wallet transaction's step failed repeatedly and its message waits in the dead-letter queue (wallets-recheck still advances the transaction)."}
-)
+// Webhooks is the webhook queue: every group publishes its events to it,
+// so the kernel declares it rather than the webhooks group that consumes
+// it. Deliveries get several attempts because a receiver being down for a
+// while is normal.
+var Webhooks = Queue{Name: "webhooks", Env: "WEBHOOK", Stack: "Webhook", MaxReceives: 8, Consumer: "webhook-worker",
+	MaxAge: 3 * time.Hour, Stuck: "the oldest webhook delivery is older than its whole retry schedule (about 2 h): the webhook worker is not draining the queue",
+	DeadLettered: "A webhook delivery exhausted its retries and waits in the dead-letter queue."}
 
-// Queues are the queues declared here, in the order infra creates them:
-// the webhook queue every group sends to, and those of the groups that
-// predate group declarations. A new group declares its own in its
-// deploy.Unit, after these (platform.Queues is every queue).
-var Queues = []Queue{Webhooks, Runs, Databases, Wallets}
+// Queues are the queues declared here: the webhook queue. A group declares
+// its own in its deploy.Unit, after this one (platform.Queues is every
+// queue, docs/structure.md).
+var Queues = []Queue{Webhooks}
 
-// Schedule declares one scheduled pass.
+// Schedule is how often a scheduled pass runs. The function that runs it
+// declares it (deploy.Function's Schedule): an EventBridge rule invokes
+// that function every Every, and the local process's loop of the same name
+// runs the pass every LocalEvery.
 type Schedule struct {
-	// Function is the Lambda function an EventBridge rule invokes every
-	// Every (whole minutes); the local process's loop has the same name.
-	Function string
-	Every    time.Duration
+	// Every is the rule's rate, whole minutes; 0 is no schedule.
+	Every time.Duration
 	// Local is how often the local process runs the pass (Every when 0):
 	// more often where a developer waits for its effect.
 	Local time.Duration
@@ -90,30 +76,6 @@ func (s Schedule) LocalEvery() time.Duration {
 		return s.Local
 	}
 	return s.Every
-}
-
-// The schedules. A recheck runs each minute on AWS (the paper tape's
-// resolution) and every five seconds locally, so that a limit order fills,
-// or a decided wallet approval goes out, within seconds of it becoming due.
-var (
-	FileSweeper    = Schedule{Function: "file-sweeper", Every: time.Hour}
-	HoldSweeper    = Schedule{Function: "hold-sweeper", Every: 5 * time.Minute, Local: time.Minute}
-	TradingRecheck = Schedule{Function: "trading-recheck", Every: time.Minute, Local: 5 * time.Second}
-	WalletsRecheck = Schedule{Function: "wallets-recheck", Every: time.Minute, Local: 5 * time.Second}
-	WebhookOutbox  = Schedule{Function: "webhook-outbox", Every: time.Minute}
-)
-
-// Schedules are every schedule.
-var Schedules = []Schedule{FileSweeper, HoldSweeper, TradingRecheck, WalletsRecheck, WebhookOutbox}
-
-// ScheduleOf is the schedule of a function, if a schedule invokes it.
-func ScheduleOf(function string) (Schedule, bool) {
-	for _, s := range Schedules {
-		if s.Function == function {
-			return s, true
-		}
-	}
-	return Schedule{}, false
 }
 
 // Worker consumes one queue: Handle takes a batch and returns the ids of

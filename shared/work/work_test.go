@@ -15,27 +15,6 @@ import (
 	"platformapi/shared/work"
 )
 
-// A schedule runs at a whole number of minutes on AWS (an EventBridge
-// rate), locally never less often, and each function has one.
-func TestEverySchedulePassRunsAtAWholeMinuteRate(t *testing.T) {
-	seen := map[string]bool{}
-	for _, s := range work.Schedules {
-		if seen[s.Function] {
-			t.Errorf("%s has two schedules", s.Function)
-		}
-		seen[s.Function] = true
-		if s.Every < time.Minute || s.Every%time.Minute != 0 || s.LocalEvery() <= 0 || s.LocalEvery() > s.Every {
-			t.Errorf("%s: every %v on AWS, %v locally", s.Function, s.Every, s.LocalEvery())
-		}
-		if got, ok := work.ScheduleOf(s.Function); !ok || got != s {
-			t.Errorf("ScheduleOf(%s) = %+v, %v", s.Function, got, ok)
-		}
-	}
-	if _, ok := work.ScheduleOf("keys"); ok {
-		t.Error("an HTTP function has a schedule")
-	}
-}
-
 // A pass runs at once (a restarted process catches up before its first
 // tick), then again each tick; a failing pass is logged and tried again.
 func TestAPassRunsAtStartAndAgainAfterAFailure(t *testing.T) {

@@ -42,6 +42,7 @@ import (
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/memqueue"
 	"platformapi/shared/routes"
+	"platformapi/shared/runs"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 	"platformapi/shared/superbrain"
@@ -457,7 +458,7 @@ func Holds(raw []byte, secret string) bool {
 // returns it.
 func (e *Env) WaitRun(key, id string) *Resp {
 	e.T.Helper()
-	e.StartWorker(work.Runs.Consumer)
+	e.StartWorker(runs.Queue.Consumer)
 	for range 1000 {
 		r := e.Must(e.Do(Req{Method: "GET", Path: "/v1/runs/" + id, Key: key}), 200)
 		if s := r.Str("status"); s != "queued" && s != "running" {

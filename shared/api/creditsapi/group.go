@@ -1,8 +1,11 @@
 package creditsapi
 
 import (
+	"time"
+
 	"platformapi/shared/api"
 	"platformapi/shared/credits"
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 	"platformapi/shared/topup"
 )
@@ -19,5 +22,11 @@ func Group(p ports.Ports) (api.Group, error) {
 		return api.Group{}, err
 	}
 	d := Deps{Store: p.Store, TopUp: cfg, Facilitator: fac}
-	return api.Group{Name: "credits", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w}, nil
+	return api.Group{Name: "credits", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy}, nil
 }
+
+// Deploy is the credits group's function and its hold sweeper.
+var Deploy = deploy.Unit{Functions: []deploy.Function{
+	{Name: "credits", MemoryMiB: 256, Timeout: 29 * time.Second, Uses: deploy.HTTP.With(deploy.UseX402)},
+	credits.SweeperFunction,
+}}

@@ -15,7 +15,6 @@ import (
 	"platformapi/shared/databases/archive"
 	"platformapi/shared/ports"
 	"platformapi/shared/webhooks"
-	"platformapi/shared/work"
 )
 
 var withDatabases = apitest.Options{Parts: []apitest.Part{dbtest.On(0)}}
@@ -103,7 +102,7 @@ func waitFor(t *testing.T, c caller, id string, statuses ...string) *apitest.Res
 func TestEveryEndpointReachesOnlyTheRequestsOwnScope(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		owner, project := setup(t, e)
-		e.StartWorker(work.Databases.Consumer)
+		e.StartWorker(databases.Queue.Consumer)
 		export := e.Must(owner.do("POST", "/transfers", map[string]any{"direction": "export"}), 202).Str("id")
 		imp := e.Must(owner.do("POST", "/transfers", map[string]any{"direction": "import", "partCount": 1, "sha256": hex.EncodeToString(make([]byte, 32))}), 202).Str("id")
 		waitFor(t, owner, export, "ready")
@@ -285,7 +284,7 @@ func TestABalanceBelowTheMaximumChargeIs402BeforeAnythingRuns(t *testing.T) {
 func TestAnExportImportsBackThroughHTTPWithAVerifiedSignature(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		src, _ := setup(t, e)
-		e.StartWorker(work.Databases.Consumer)
+		e.StartWorker(databases.Queue.Consumer)
 		key := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/health"}), 200).Str("archivePublicKey")
 		if want, _ := ports.Resource[publicapi.ArchiveKey](e.Ports); key == "" || key != string(want) {
 			t.Fatalf("/health archivePublicKey %q", key)
@@ -335,7 +334,7 @@ func TestAnExportImportsBackThroughHTTPWithAVerifiedSignature(t *testing.T) {
 func TestAHostileArchiveFailsTheImportWith422AndLeavesTheDataAlone(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		c, _ := setup(t, e)
-		e.StartWorker(work.Databases.Consumer)
+		e.StartWorker(databases.Queue.Consumer)
 		for name, body := range map[string][]byte{
 			"not a zip":  []byte("definitely not a zip archive"),
 			"not sqlite": zipOf(t, map[string][]byte{archive.DatabaseEntry: []byte("hello, not a database"), archive.ManifestEntry: []byte("{}")}),

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/databases"
 	"platformapi/shared/databases/archive"
 	"platformapi/shared/databases/engine"
 	"platformapi/shared/store"
@@ -167,7 +168,7 @@ func sqliteFile(t *testing.T, sql string) []byte {
 func TestAnImportWhoseMigrationsTableIsUnusableFailsWith422(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		c, _ := setup(t, e)
-		e.StartWorker(work.Databases.Consumer)
+		e.StartWorker(databases.Queue.Consumer)
 		for name, sql := range map[string]string{
 			"a view":        "CREATE TABLE u(a); CREATE VIEW _migrations AS SELECT 'x' AS id, 'y' AS appliedAt",
 			"other columns": "CREATE TABLE _migrations(id TEXT PRIMARY KEY, appliedAt TEXT NOT NULL, who TEXT NOT NULL)",

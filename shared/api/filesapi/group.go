@@ -1,7 +1,10 @@
 package filesapi
 
 import (
+	"time"
+
 	"platformapi/shared/api"
+	"platformapi/shared/deploy"
 	"platformapi/shared/files"
 	"platformapi/shared/ports"
 )
@@ -14,5 +17,11 @@ func Group(p ports.Ports) (api.Group, error) {
 		return api.Group{}, err
 	}
 	d := Deps{Store: p.Store, Bucket: p.Files, Quota: quota}
-	return api.Group{Name: "files", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: files.Work(p)}, nil
+	return api.Group{Name: "files", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: files.Work(p), Deploy: Deploy}, nil
 }
+
+// Deploy is the files group's function and its sweeper.
+var Deploy = deploy.Unit{Functions: []deploy.Function{
+	{Name: "files", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP.With(deploy.UseFiles)},
+	files.SweeperFunction,
+}}

@@ -1,12 +1,21 @@
 package keysapi
 
 import (
+	"time"
+
 	"platformapi/shared/api"
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 )
 
 // Group is the keys group on p.
 func Group(p ports.Ports) (api.Group, error) {
 	d := Deps{Store: p.Store}
-	return api.Group{Name: "keys", Register: func(k *api.Kernel) error { return Register(k, d) }}, nil
+	return api.Group{Name: "keys", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
 }
+
+// Deploy is the keys group's function: it seals the secrets it answers for
+// replay, and signs credit tokens.
+var Deploy = deploy.Unit{Functions: []deploy.Function{
+	{Name: "keys", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP.With(deploy.UseCreditSecret)},
+}}

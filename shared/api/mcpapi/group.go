@@ -1,13 +1,22 @@
 package mcpapi
 
 import (
+	"time"
+
 	"platformapi/shared/api"
 	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 )
 
 // Group is the MCP group on p.
 func Group(p ports.Ports) (api.Group, error) {
 	d := servicesapi.PortsDeps(p)
-	return api.Group{Name: "mcp", Register: func(k *api.Kernel) error { return Register(k, d) }}, nil
+	return api.Group{Name: "mcp", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
 }
+
+// Deploy is the MCP group's function: it opens the connections a tool
+// call names.
+var Deploy = deploy.Unit{Functions: []deploy.Function{
+	{Name: "mcp", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP},
+}}

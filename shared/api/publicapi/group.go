@@ -1,7 +1,10 @@
 package publicapi
 
 import (
+	"time"
+
 	"platformapi/shared/api"
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 )
 
@@ -13,5 +16,11 @@ type ArchiveKey string
 func Group(p ports.Ports) (api.Group, error) {
 	key, _ := ports.Resource[ArchiveKey](p)
 	d := Deps{Backend: p.Backend, ArchivePublicKey: string(key)}
-	return api.Group{Name: "public", Register: func(k *api.Kernel) error { return Register(k, d) }}, nil
+	return api.Group{Name: "public", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
 }
+
+// Deploy is the public group's function: /health publishes the databases'
+// archive key.
+var Deploy = deploy.Unit{Functions: []deploy.Function{
+	{Name: "public", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.Uses{deploy.UseArchiveSecret}},
+}}

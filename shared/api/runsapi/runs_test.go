@@ -91,7 +91,7 @@ func TestIdempotentRunCreateEnqueuesOnce(t *testing.T) {
 		if first.Str("id") != second.Str("id") || second.Header.Get("Idempotent-Replayed") != "true" || second.Header.Get("Location") == "" {
 			t.Fatalf("replay = %s %v", second.Raw, second.Header)
 		}
-		ms, err := e.Queue(work.Runs).Receive(context.Background(), 10, time.Minute, 0)
+		ms, err := e.Queue(runs.Queue).Receive(context.Background(), 10, time.Minute, 0)
 		if err != nil || len(ms) != 1 {
 			t.Fatalf("%d messages (%v), want 1", len(ms), err)
 		}
@@ -123,13 +123,13 @@ func TestRunCreateAcceptsOnlyDurableOperationsOfAvailableServices(t *testing.T) 
 			e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/runs", Key: root, Idem: apitest.Idem(), Body: tc.body}), tc.status, tc.code)
 		})
 	}
-	if ms, _ := e.Queue(work.Runs).Receive(context.Background(), 10, time.Minute, 0); len(ms) != 0 {
+	if ms, _ := e.Queue(runs.Queue).Receive(context.Background(), 10, time.Minute, 0); len(ms) != 0 {
 		t.Errorf("%d messages queued by refused creates", len(ms))
 	}
 }
 
 func TestRunCreateWithoutRunsQueueIsUnavailable(t *testing.T) {
-	e := apitest.New(t, apitest.Options{NoQueues: []work.Queue{work.Runs}})
+	e := apitest.New(t, apitest.Options{NoQueues: []work.Queue{runs.Queue}})
 	root, _ := e.RootKey(1, nil)
 	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/runs", Key: root, Idem: apitest.Idem(),
 		Body: map[string]any{"serviceId": "cloud-superbrain", "operationId": "memory.search", "input": map[string]any{"query": "x"}}}), 503, "service_unavailable")

@@ -1,7 +1,10 @@
 package servicesapi
 
 import (
+	"time"
+
 	"platformapi/shared/api"
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 )
 
@@ -16,5 +19,11 @@ func PortsDeps(p ports.Ports) Deps {
 // Group is the services group on p.
 func Group(p ports.Ports) (api.Group, error) {
 	d := PortsDeps(p)
-	return api.Group{Name: "services", Register: func(k *api.Kernel) error { return Register(k, d) }}, nil
+	return api.Group{Name: "services", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
 }
+
+// Deploy is the services group's function: it opens the connections a
+// call names.
+var Deploy = deploy.Unit{Functions: []deploy.Function{
+	{Name: "services", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP},
+}}

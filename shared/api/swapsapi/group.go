@@ -1,7 +1,10 @@
 package swapsapi
 
 import (
+	"time"
+
 	"platformapi/shared/api"
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 	"platformapi/shared/wallets/walletsenv"
 )
@@ -11,5 +14,11 @@ import (
 func Group(p ports.Ports) (api.Group, error) {
 	wc, sc := walletsenv.FromPorts(p)
 	d := Deps{Wallets: wc, Swaps: sc}
-	return api.Group{Name: "swaps", Register: func(k *api.Kernel) error { return Register(k, d) }}, nil
+	return api.Group{Name: "swaps", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
 }
+
+// Deploy is the swaps group's function: it executes swaps as wallet
+// transactions (walletsenv.Uses); quotes come from the router.
+var Deploy = deploy.Unit{Functions: []deploy.Function{
+	{Name: "swaps", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: walletsenv.Uses},
+}}

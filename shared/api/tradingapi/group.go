@@ -1,7 +1,10 @@
 package tradingapi
 
 import (
+	"time"
+
 	"platformapi/shared/api"
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 	"platformapi/shared/trading/tradingenv"
 )
@@ -19,5 +22,11 @@ func Group(p ports.Ports) (api.Group, error) {
 	}
 	venue.Logger = p.Logger
 	d := Deps{Store: p.Store, Trading: venue}
-	return api.Group{Name: "trading", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w}, nil
+	return api.Group{Name: "trading", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy}, nil
 }
+
+// Deploy is the trading group's function and its recheck.
+var Deploy = deploy.Unit{Functions: []deploy.Function{
+	{Name: "trading", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP},
+	tradingenv.RecheckFunction,
+}}

@@ -2,11 +2,22 @@ package tradingenv
 
 import (
 	"context"
+	"time"
 
+	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 	"platformapi/shared/trading"
 	"platformapi/shared/work"
 )
+
+// RecheckFunction is the recheck's Lambda: it advances resting orders each
+// minute (the paper tape's resolution), every five seconds locally so
+// that a limit order fills within seconds of it becoming due, and
+// publishes their trading.order.<status> events. Its timeout stays under
+// the period so passes rarely overlap (an overlap is harmless: every order
+// write is conditional on its revision).
+var RecheckFunction = deploy.Function{Name: "trading-recheck", MemoryMiB: 256, Timeout: 55 * time.Second,
+	Uses: deploy.Uses{deploy.UseTable, deploy.Send(work.Webhooks)}, Schedule: work.Schedule{Every: time.Minute, Local: 5 * time.Second}}
 
 // Service is the trading service on p's table and the venue p's
 // configuration names.
@@ -22,10 +33,10 @@ func Service(p ports.Ports, logger string) (*trading.Service, error) {
 // Work is the trading group's work on p: the recheck that fills due orders
 // and publishes their events.
 func Work(p ports.Ports) (ports.Work, error) {
-	orders, err := Service(p, work.TradingRecheck.Function)
+	orders, err := Service(p, RecheckFunction.Name)
 	if err != nil {
 		return ports.Work{}, err
 	}
 	recheck := func(ctx context.Context) error { return orders.RecheckAndPublish(ctx, p.Events) }
-	return ports.Work{Passes: []work.Pass{{Name: work.TradingRecheck.Function, Every: work.TradingRecheck.LocalEvery(), Run: recheck}}}, nil
+	return ports.Work{Passes: []work.Pass{{Name: RecheckFunction.Name, Every: RecheckFunction.Schedule.LocalEvery(), Run: recheck}}}, nil
 }

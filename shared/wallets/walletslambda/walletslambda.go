@@ -15,6 +15,7 @@ import (
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/ports"
 	"platformapi/shared/queue"
+	"platformapi/shared/wallets"
 	"platformapi/shared/work"
 )
 
@@ -35,12 +36,12 @@ func Ports(ctx context.Context, e *lambdaedge.Env) (ports.Ports, error) {
 	if e.Webhooks == nil {
 		return ports.Ports{}, errors.New("wallets: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
 	}
-	q, err := e.Queue(ctx, e.AWS.Names.Queue(work.Wallets))
+	q, err := e.Queue(ctx, e.AWS.Names.Queue(wallets.Queue))
 	if err != nil {
 		return ports.Ports{}, fmt.Errorf("wallets: wallets queue: %w", err)
 	}
 	if q == nil {
 		return ports.Ports{}, errors.New("wallets: the wallets queue is not configured (WALLETS_QUEUE_URL)")
 	}
-	return e.Ports(map[work.Queue]queue.Queue{work.Wallets: q}, nil, nil, nets), nil
+	return e.Ports(map[work.Queue]queue.Queue{wallets.Queue: q}, nil, nil, nets), nil
 }

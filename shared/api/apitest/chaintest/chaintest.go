@@ -14,7 +14,7 @@ import (
 	"platformapi/shared/chain/devchain"
 	"platformapi/shared/ports"
 	"platformapi/shared/store/teststores"
-	"platformapi/shared/work"
+	"platformapi/shared/wallets"
 )
 
 var (
@@ -62,6 +62,6 @@ func On(dev *devchain.Chain) apitest.Part {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return []any{nets}, []string{work.Wallets.Consumer}
+		return []any{nets}, []string{wallets.Queue.Consumer}
 	}
 }
