@@ -19,8 +19,8 @@ type Prices struct {
 	// LambdaArmPerGBSecond is Lambda arm64 duration (first 7.5 billion GB-s
 	// a month), billed per 1 ms.
 	LambdaArmPerGBSecond float64
-	// LambdaMemoryMB is what infra/stacks/functions.go configures for the
-	// credits function, which serves the measured read. It is copied rather
+	// LambdaMemoryMB is what the credits group declares for its function
+	// (creditsapi.Deploy), which serves the measured read. It is copied rather
 	// than imported: the infra module pulls in CDK and jsii.
 	LambdaMemoryMB int
 	// DynamoDB on-demand, standard table class: a read request unit is one
@@ -41,7 +41,7 @@ var USEast1 = Prices{
 	APIGatewayPerMillion:  1.00,
 	LambdaPerMillion:      0.20,
 	LambdaArmPerGBSecond:  0.0000133334,
-	LambdaMemoryMB:        256, // infra/stacks/functions.go: Functions, Name "credits"
+	LambdaMemoryMB:        256, // creditsapi.Deploy: Name "credits"
 	DynamoDBPerMillionRRU: 0.125,
 	DynamoDBPerMillionWRU: 0.625,
 	CloudWatchLogsPerGB:   0.50,
