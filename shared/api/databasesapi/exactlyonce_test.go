@@ -17,7 +17,6 @@ import (
 	"platformapi/shared/databases/archive"
 	"platformapi/shared/databases/engine"
 	"platformapi/shared/store"
-	"platformapi/shared/work"
 )
 
 // The crash point of an idempotent batch: SQLite has committed but the
