@@ -19,8 +19,9 @@ type Function struct{ deploy.Function }
 var Queues []work.Queue
 
 // Functions is the deployment's one list of Lambdas: each group's
-// (platform.Groups, deploy.Unit), in the groups' order, then the kernel's. The stack derives each
-// one's resource, role, grants, environment, routes, log group and alarms.
+// (platform.Groups, deploy.Unit), in the groups' order, then the kernel's.
+// The stack derives each one's resource, role, grants, environment, routes,
+// log group and alarms.
 var Functions []Function
 
 func init() {

@@ -2,11 +2,12 @@
 // queue every group sends to, and runs a group's queue workers and
 // scheduled passes in the local process. Infra (infra/stacks) creates the
 // queues, their dead-letter queues, event sources and EventBridge rules
-// from the declarations (this package's and the groups', docs/structure.md);
-// awsenv names them, the embedded backend opens them, and the workers count
-// their attempts against the same MaxReceives. On Lambda the event source mapping and the rule play
-// the part of Run's loops (package lambdaedge). It links no AWS client and
-// no HTTP kernel, so that every function and infra may read it.
+// from the declarations (this package's and the groups',
+// docs/structure.md); awsenv names them, the embedded backend opens them,
+// and the workers count their attempts against the same MaxReceives. On
+// Lambda the event source mapping and the rule play the part of Run's
+// loops (package lambdaedge). It links no AWS client and no HTTP kernel, so
+// that every function and infra may read it.
 package work
 
 import (
