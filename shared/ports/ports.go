@@ -1,5 +1,5 @@
 // Package ports is what a process offers every endpoint group: the shared
-// infrastructure (the table, the queues package work declares, the buckets,
+// infrastructure (the table, every declared queue, the buckets,
 // the envelope key, the clock, the logger, the webhook publisher) and the
 // configuration, from which each group builds its part (docs/structure.md).
 // The local process, the test harness and the OpenAPI generator fill one
@@ -40,7 +40,7 @@ type Ports struct {
 	Logger *slog.Logger
 	// Sealer is the envelope key.
 	Sealer envelope.Sealer
-	// Queues are the queues package work declares, by name.
+	// Queues are every queue of the deployment (api.Queues), by name.
 	Queues map[string]queue.Queue
 	// Artifacts holds runs' artifacts, Files uploaded files.
 	Artifacts, Files blob.Bucket
