@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"platformapi/shared/accounts"
@@ -27,8 +28,43 @@ type Hold struct {
 	Deadline time.Time
 }
 
+// holdKey is where a hold taken on an account of one slice is, in its
+// partition; slicedHoldKey where one taken on a sliced account is, in a
+// partition of its own, so that a busy account's holds spread.
 func holdKey(accountID, id string) store.Key {
 	return store.Key{PK: "acct#" + accountID, SK: "hold#" + id}
+}
+
+func slicedHoldKey(accountID, id string) store.Key {
+	return store.Key{PK: "hold#" + accountID + "#" + id, SK: "hold"}
+}
+
+// holdAt is where a hold taken on a as read is kept.
+func holdAt(a Account, id string) store.Key {
+	if a.Slices > 1 {
+		return slicedHoldKey(a.ID, id)
+	}
+	return holdKey(a.ID, id)
+}
+
+// findHold reads a hold wherever it was taken: first where this process
+// expects it (an account it knows to be sliced keeps new holds apart),
+// then, if asked, the other place.
+func (l *Ledger) findHold(ctx context.Context, accountID, id string, both bool) (store.Item, error) {
+	at := []store.Key{holdKey(accountID, id), slicedHoldKey(accountID, id)}
+	if l.known.get(accountID) > 1 {
+		at[0], at[1] = at[1], at[0]
+	}
+	if !both {
+		at = at[:1]
+	}
+	for _, k := range at {
+		it, err := l.st.Get(ctx, k)
+		if !errors.Is(err, store.ErrNotFound) {
+			return it, err
+		}
+	}
+	return nil, store.ErrNotFound
 }
 
 // ErrHoldEnded means the hold was already captured or released: ending it
@@ -44,13 +80,15 @@ var ErrHoldEnded = errors.New("credits: hold already ended")
 // GraceAfterDeadline later was orphaned by a crash and SweepHolds releases
 // it. ErrInsufficient means the balance cannot cover the hold; a failed
 // condition on the change's Ops[0] (IsRace) means another change
-// committed first: read the account again and rebuild.
+// committed first: read the account again and rebuild. a is what
+// AccountFor read for amountMicro, so that on a sliced account its slice
+// covers the hold.
 func HoldOps(ctx context.Context, a Account, holdID string, amountMicro int64, reference string, now, deadline time.Time) ([]store.Op, *Change, error) {
 	ch, err := a.Change(ctx, now, Move{Type: TypeHold, Amount: -amountMicro, Reference: holdID})
 	if err != nil {
 		return nil, nil, err
 	}
-	rec := store.NewItem(holdKey(a.ID, holdID))
+	rec := store.NewItem(holdAt(a, holdID))
 	rec["amount"] = amountMicro
 	rec["state"] = "held"
 	rec["reference"] = reference
@@ -83,7 +121,10 @@ func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, 
 func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int64, reference, callID string, lifetime time.Duration) (*Hold, error) {
 	id := "hld_" + callID
 	for range 2 {
-		it, err := l.st.Get(ctx, holdKey(accountID, id))
+		// A hold a first attempt took on a sliced account this process
+		// did not know of is found on the second turn: taking it again
+		// failed, and the account read meanwhile said where it is.
+		it, err := l.findHold(ctx, accountID, id, false)
 		switch {
 		case err == nil && it.String("state") == "released":
 			return l.Hold(ctx, accountID, amountMicro, reference, lifetime)
@@ -114,6 +155,7 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 	h := &Hold{l: l, accountID: accountID, ID: id, Amount: amountMicro, Deadline: time.Unix(now.Add(lifetime).Unix(), 0)}
 	var iRec int
 	err := l.Apply(ctx, accountID, func(a Account) ([]store.Op, *Change, error) {
+		iRec = -1
 		ops, ch, err := HoldOps(ctx, a, h.ID, amountMicro, reference, now, h.Deadline)
 		if err == nil {
 			iRec = len(ch.Ops)
@@ -152,14 +194,12 @@ func (h *Hold) Release(ctx context.Context) error { return h.end(ctx, "released"
 // attributed to whoever took the hold, with its own audit event named by
 // SettledBy.
 func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error {
-	hk, ak := holdKey(h.accountID, h.ID), accounts.Key(h.accountID)
 	for n := 0; ; n++ {
-		got, err := h.l.st.BatchGet(ctx, []store.Key{ak, hk})
+		a, rec, hk, err := h.l.readHold(ctx, h.accountID, h.ID)
 		if err != nil {
 			return fmt.Errorf("credits: %s hold %s: %w", state, h.ID, err)
 		}
-		rec, ok := got[hk.String()]
-		if !ok || rec.String("state") != "held" {
+		if rec == nil || rec.String("state") != "held" {
 			return ErrHoldEnded
 		}
 		attr, note, event := attributionFrom(ctx), noteFrom(ctx), ""
@@ -178,7 +218,7 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 		if refund := h.Amount - chargedMicro; refund > 0 {
 			moves = append(moves, Move{Type: TypeRelease, Amount: refund, Reference: h.ID})
 		}
-		ch, err := AccountOf(h.accountID, got[ak.String()]).change(h.l.now(), attr, note, event, moves)
+		ch, err := a.change(h.l.now(), attr, note, event, moves)
 		if err != nil {
 			return err
 		}
@@ -204,30 +244,88 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 	}
 }
 
+// readHold reads a hold and the slice its end will credit, in one batch:
+// on an account of one slice the account item beside the hold as always;
+// on a sliced one the slice whose turn it is beside the hold's own item,
+// falling back to where a hold taken before the account was sliced is.
+// A hold that is nowhere is nil.
+func (l *Ledger) readHold(ctx context.Context, accountID, id string) (Account, store.Item, store.Key, error) {
+	n := l.known.get(accountID)
+	if n <= 1 {
+		ak, hk := accounts.Key(accountID), holdKey(accountID, id)
+		got, err := l.st.BatchGet(ctx, []store.Key{ak, hk})
+		if err != nil {
+			return Account{}, nil, hk, err
+		}
+		a := AccountOf(accountID, got[ak.String()])
+		l.known.set(accountID, a.Slices)
+		if rec, ok := got[hk.String()]; ok || a.Slices <= 1 {
+			return a, rec, hk, nil
+		}
+		sk := slicedHoldKey(accountID, id)
+		rec, err := l.st.Get(ctx, sk)
+		if errors.Is(err, store.ErrNotFound) {
+			return a, nil, sk, nil
+		}
+		return a, rec, sk, err
+	}
+	slice := l.known.next(n)
+	sk, hk := sliceKey(accountID, slice), slicedHoldKey(accountID, id)
+	got, err := l.st.BatchGet(ctx, []store.Key{sk, hk})
+	if err != nil {
+		return Account{}, nil, hk, err
+	}
+	a := sliceOf(accountID, slice, n, got[sk.String()])
+	if slice == 0 {
+		a = AccountOf(accountID, got[sk.String()])
+	}
+	if rec, ok := got[hk.String()]; ok {
+		return a, rec, hk, nil
+	}
+	hk = holdKey(accountID, id)
+	rec, err := l.st.Get(ctx, hk)
+	if errors.Is(err, store.ErrNotFound) {
+		return a, nil, hk, nil
+	}
+	return a, rec, hk, err
+}
+
 // Charged is what an ended hold charged (0 for one released, by its
 // holder or by the sweeper): the truth a holder reads when ending it again
 // reports ErrHoldEnded.
 func (l *Ledger) Charged(ctx context.Context, accountID, holdID string) (int64, error) {
-	it, err := l.st.Get(ctx, holdKey(accountID, holdID))
+	it, err := l.findHold(ctx, accountID, holdID, true)
 	if err != nil {
 		return 0, fmt.Errorf("credits: read hold %s: %w", holdID, err)
 	}
 	return it.Int("charged"), nil
 }
 
-// Entries lists the account's ledger, oldest first (for audits and tests).
+// Entries lists the account's ledger, oldest first (for audits and tests):
+// on a sliced account every slice's entries, by (time, slice, sequence),
+// each with its slice's balance after it.
 func (l *Ledger) Entries(ctx context.Context, accountID string, limit int) ([]Entry, error) {
-	page, err := l.st.Query(ctx, store.Query{PK: "acct#" + accountID, Prefix: "lgr#", Limit: limit})
+	it, err := l.st.Get(ctx, accounts.Key(accountID))
 	if err != nil {
 		return nil, fmt.Errorf("credits: entries: %w", err)
 	}
-	out := make([]Entry, 0, len(page.Items))
-	for _, it := range page.Items {
-		e, err := decodeEntry(it)
+	n := SlicesOf(it)
+	var out []Entry
+	for slice := range n {
+		page, err := l.st.Query(ctx, store.Query{PK: slicePK(accountID, slice), Prefix: "lgr#", Limit: limit})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("credits: entries: %w", err)
 		}
-		out = append(out, e)
+		for _, it := range page.Items {
+			e, err := decodeEntry(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+	}
+	if n > 1 {
+		slices.SortStableFunc(out, compareOrder)
 	}
 	return out, nil
 }

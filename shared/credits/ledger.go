@@ -13,6 +13,10 @@
 //	                                            sequence alike (ledgerAt never
 //	                                            goes back)
 //	acct#<acct> | hold#<holdId>                 a hold, with who took it
+//
+// That is an account of one slice. A busy account's balance is split into
+// slices that change independently (slices.go, docs/storage-design.md
+// "Charged calls"); then the ledger's order is fixed by cuts (cuts.go).
 package credits
 
 import (
@@ -44,7 +48,7 @@ const (
 // Attributes of the account item the ledger keeps beside the balance.
 const (
 	attrSeq = "ledgerSeq" // entries written so far
-	attrAt  = "ledgerAt"  // unix ms of the newest entry
+	attrAt  = "ledgerAt"  // unix ms of the newest entry (or move, on a slice)
 )
 
 // Entry is one ledger line: one change of the balance and what caused it.
@@ -55,8 +59,13 @@ type Entry struct {
 	// Charged is what a capture made final: money that left the balance
 	// already with its hold.
 	Charged      int64     `json:"charged,omitempty"`
-	BalanceAfter int64     `json:"balanceAfter"`
-	Seq          int64     `json:"seq"`
+	// BalanceAfter is the account's balance once the entry committed. On
+	// an account of several slices the stored value is its slice's, and
+	// List computes the account's from the cuts.
+	BalanceAfter int64 `json:"balanceAfter"`
+	Seq          int64 `json:"seq"`
+	// Slice is the slice whose sequence Seq counts (0 on an account of one).
+	Slice        int       `json:"slice,omitempty"`
 	OccurredAt   time.Time `json:"occurredAt"`
 	Reference    string    `json:"reference,omitempty"`
 	Attribution
@@ -67,8 +76,10 @@ type Entry struct {
 func (e Entry) Funding() bool { return e.Type == TypeGrant || e.Type == TypeTopUp }
 
 func entryKey(accountID string, e Entry) store.Key {
-	return store.Key{PK: "acct#" + accountID, SK: fmt.Sprintf("lgr#%013d#%012d", e.OccurredAt.UnixMilli(), e.Seq)}
+	return store.Key{PK: slicePK(accountID, e.Slice), SK: entrySK(e.OccurredAt.UnixMilli(), e.Seq)}
 }
+
+func entrySK(ms, seq int64) string { return fmt.Sprintf("lgr#%013d#%012d", ms, seq) }
 
 func entryOp(accountID string, e Entry) store.Op {
 	it := store.NewItem(entryKey(accountID, e))
@@ -84,18 +95,29 @@ func decodeEntry(it store.Item) (Entry, error) {
 	return e, nil
 }
 
-// Account is the part of an account item the ledger reads before it
-// changes the balance.
+// Account is the part of an account item (or of one slice of its balance)
+// the ledger reads before it changes the balance.
 type Account struct {
 	ID      string
 	Balance int64
 	Seq     int64
 	At      int64 // unix ms of the newest entry
+	// Slice is the slice read (0: the account item); Slices how many the
+	// account had when it was read.
+	Slice, Slices int
+	// exists, hasSeq and hasAt pin the exact version read, which a change
+	// of a sliced account is conditional on.
+	exists, hasSeq, hasAt bool
 }
 
 // AccountOf reads the account item (as authentication already has it).
 func AccountOf(accountID string, it store.Item) Account {
-	return Account{ID: accountID, Balance: it.Int(accounts.AttrBalance), Seq: it.Int(attrSeq), At: it.Int(attrAt)}
+	return sliceOf(accountID, 0, SlicesOf(it), it)
+}
+
+func sliceOf(accountID string, slice, slices int, it store.Item) Account {
+	return Account{ID: accountID, Balance: it.Int(accounts.AttrBalance), Seq: it.Int(attrSeq), At: it.Int(attrAt),
+		Slice: slice, Slices: slices, exists: len(it) > 0, hasSeq: it.Has(attrSeq), hasAt: it.Has(attrAt)}
 }
 
 // Move is one entry of a change.
@@ -138,23 +160,19 @@ func (a Account) change(now time.Time, attr Attribution, note func(int64), event
 	for i, m := range moves {
 		delta += m.Amount
 		e := Entry{ID: ids.New("led", occurred), Type: m.Type, Amount: m.Amount, Charged: m.Charged,
-			BalanceAfter: a.Balance + delta, Seq: a.Seq + int64(i) + 1, OccurredAt: occurred, Reference: m.Reference, Attribution: attr}
+			BalanceAfter: a.Balance + delta, Seq: a.Seq + int64(i) + 1, Slice: a.Slice, OccurredAt: occurred, Reference: m.Reference, Attribution: attr}
 		if !e.Funding() {
 			ch.charged -= m.Amount
 		}
 		ch.Entries = append(ch.Entries, e)
 	}
 	if a.Balance+delta < 0 {
-		return nil, ErrInsufficient
+		return nil, &shortError{by: -(a.Balance + delta)}
 	}
-	seq := store.AttrEquals(attrSeq, a.Seq)
-	if a.Seq == 0 {
-		seq = store.AttrNotExists(attrSeq)
-	}
-	ch.Ops = append(ch.Ops, store.UpdateOp(accounts.Key(a.ID), store.Update{
+	ch.Ops = append(ch.Ops, store.UpdateOp(a.key(), store.Update{
 		Add: map[string]int64{accounts.AttrBalance: delta},
 		Set: map[string]any{attrSeq: a.Seq + int64(len(moves)), attrAt: at},
-	}, store.Exists(), seq))
+	}, a.changeConds()...))
 	for _, e := range ch.Entries {
 		ch.Ops = append(ch.Ops, entryOp(a.ID, e))
 	}
@@ -189,26 +207,37 @@ func OpenAccountOps(accountID string, grantMicro int64, reference string, now ti
 
 // Ledger reads and moves balances.
 type Ledger struct {
-	st  store.Store
-	now func() time.Time
+	st    store.Store
+	now   func() time.Time
+	known sliceCounts
 }
 
 // NewLedger builds a ledger on the item store.
-func NewLedger(st store.Store, now func() time.Time) *Ledger { return &Ledger{st: st, now: now} }
-
-// Account reads the account's balance and ledger position.
-func (l *Ledger) Account(ctx context.Context, accountID string) (Account, error) {
-	it, err := l.st.Get(ctx, accounts.Key(accountID))
-	if err != nil {
-		return Account{}, fmt.Errorf("credits: read account: %w", err)
-	}
-	return AccountOf(accountID, it), nil
+func NewLedger(st store.Store, now func() time.Time) *Ledger {
+	return &Ledger{st: st, now: now, known: sliceCounts{n: map[string]int{}, turn: rand.Uint64()}}
 }
 
-// Balance returns the account's balance in micro-credits.
+// Account reads the account's balance and ledger position: the account
+// item, or on an account of several slices the next slice this process
+// takes in turn. A caller about to take an amount reads AccountFor.
+func (l *Ledger) Account(ctx context.Context, accountID string) (Account, error) {
+	return l.account(ctx, accountID, -1)
+}
+
+// Balance returns the account's balance in micro-credits: on an account of
+// several slices, the sum of one consistent snapshot of them.
 func (l *Ledger) Balance(ctx context.Context, accountID string) (int64, error) {
-	a, err := l.Account(ctx, accountID)
-	return a.Balance, err
+	it, err := l.st.Get(ctx, accounts.Key(accountID))
+	if err != nil {
+		return 0, fmt.Errorf("credits: read account: %w", err)
+	}
+	a := AccountOf(accountID, it)
+	l.known.set(accountID, a.Slices)
+	if a.Slices <= 1 {
+		return a.Balance, nil
+	}
+	snap, err := l.snapshot(ctx, accountID)
+	return snap.total, err
 }
 
 // maxRaces bounds how often one change is rebuilt because others committed
@@ -237,13 +266,34 @@ func Raced(ctx context.Context, n int) error {
 // account, built again while other changes of the account commit first.
 // build returns the whole transaction and the change inside it; a failed
 // condition of any other member is returned as build's caller left it.
+//
+// On an account of several slices a change that its slice cannot cover
+// first borrows from the others (refill), and fails with ErrInsufficient
+// only when a consistent snapshot of all of them cannot cover it.
 func (l *Ledger) Apply(ctx context.Context, accountID string, build func(Account) ([]store.Op, *Change, error)) error {
+	slice := -1
 	for n := 0; ; n++ {
-		a, err := l.Account(ctx, accountID)
+		a, err := l.account(ctx, accountID, slice)
 		if err != nil {
 			return err
 		}
 		ops, ch, err := build(a)
+		var short *shortError
+		if errors.As(err, &short) && a.Slices > 1 {
+			moved, err := l.refill(ctx, a, a.Balance+short.by)
+			if err != nil {
+				return err
+			}
+			slice = a.Slice
+			if !moved {
+				if err := Raced(ctx, n); err != nil {
+					return err
+				}
+			} else if n >= maxRaces {
+				return Raced(ctx, n)
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -255,6 +305,7 @@ func (l *Ledger) Apply(ctx context.Context, accountID string, build func(Account
 		if !IsRace(err, ops, ch) {
 			return err
 		}
+		slice = -1 // another slice may be less busy
 		if err := Raced(ctx, n); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"platformapi/shared/accounts"
 	"platformapi/shared/apierr"
 	"platformapi/shared/audit"
 	"platformapi/shared/store"
@@ -31,10 +32,18 @@ const scanBound = 1000
 // sees (a key: those its requests and its descendants' caused; the root
 // key: all; a project-bound key: only its project's), one page and the
 // cursor of the next. The account's partition is read backwards from the
-// range's end; its sort keys are times, so the range bounds the read.
+// range's end; its sort keys are times, so the range bounds the read. A
+// sliced account's ledger is read by its cuts (listSliced).
 func (l *Ledger) List(ctx context.Context, f ListFilter) ([]Entry, string, error) {
 	if f.Type != "" && !slices.Contains(Types, f.Type) {
 		return nil, "", apierr.Invalid("Invalid ledger filter.", apierr.Field("query.type", "one of %s", strings.Join(Types, ", ")))
+	}
+	acct, err := l.st.Get(ctx, accounts.Key(f.AccountID))
+	if err != nil {
+		return nil, "", fmt.Errorf("credits: list ledger: %w", err)
+	}
+	if SlicesOf(acct) > 1 {
+		return l.listSliced(ctx, f)
 	}
 	after := fmt.Sprintf("lgr#%013d", f.Until.UnixMilli())
 	if f.Cursor != "" {

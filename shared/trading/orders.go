@@ -255,12 +255,11 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 	ops, iCoid, iDedupe = s.uniqueness(ops, sc, &o, sub, now)
 	var hold *credits.Change
 	if o.HoldID != "" {
-		a, err := s.ledger.Account(ctx, sc.AccountID)
-		if err != nil {
-			return nil, false, err
-		}
+		a, err := s.ledger.AccountFor(ctx, sc.AccountID, o.CreditsMicro)
 		var holdOps []store.Op
-		holdOps, hold, err = credits.HoldOps(ctx, a, o.HoldID, o.CreditsMicro, "trading.orders.create "+o.ID, now, o.ExpiresAt)
+		if err == nil {
+			holdOps, hold, err = credits.HoldOps(ctx, a, o.HoldID, o.CreditsMicro, "trading.orders.create "+o.ID, now, o.ExpiresAt)
+		}
 		if errors.Is(err, credits.ErrInsufficient) {
 			return nil, false, errNoCredits
 		}

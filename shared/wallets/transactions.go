@@ -337,12 +337,11 @@ func (s *Service) commitSend(ctx context.Context, sd *send) (bool, error) {
 	var hold *credits.Change
 	for _, t := range sd.txs {
 		if t.HoldID != "" {
-			a, err := s.ledger.Account(ctx, sd.sc.AccountID)
-			if err != nil {
-				return false, err
-			}
+			a, err := s.ledger.AccountFor(ctx, sd.sc.AccountID, t.Credits)
 			var holdOps []store.Op
-			holdOps, hold, err = credits.HoldOps(ctx, a, t.HoldID, t.Credits, "wallets "+t.ID, now, t.holdDeadline())
+			if err == nil {
+				holdOps, hold, err = credits.HoldOps(ctx, a, t.HoldID, t.Credits, "wallets "+t.ID, now, t.holdDeadline())
+			}
 			if errors.Is(err, credits.ErrInsufficient) {
 				return false, errNoCredits
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"platformapi/shared/accounts"
@@ -51,13 +52,19 @@ type balanceBody struct {
 }
 
 // balance answers from the account item: a strongly consistent read made
-// by this very request.
+// by this very request; a sliced account's from one consistent snapshot of
+// its slices (docs/credits.md).
 func (h *handlers) balance(ctx context.Context, _ *struct{}) (*api.Body[balanceBody], error) {
 	acct, err := api.PrincipalFrom(ctx).AccountItem(ctx)
 	if err != nil {
 		return nil, err
 	}
 	micro := acct.Int(accounts.AttrBalance)
+	if credits.SlicesOf(acct) > 1 {
+		if micro, err = h.ledger.Balance(ctx, strings.TrimPrefix(acct.Key().PK, "acct#")); err != nil {
+			return nil, err
+		}
+	}
 	return api.Reply(balanceBody{Balance: float64(micro) / catalog.MicroPerCredit, Unit: "credits"}), nil
 }
 
