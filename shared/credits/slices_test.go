@@ -1,0 +1,450 @@
+package credits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"platformapi/shared/audit"
+	"platformapi/shared/store"
+	"platformapi/shared/store/teststores"
+)
+
+// recorder is a real store that writes down every operation's keys.
+type recorder struct {
+	store.Store
+	mu  sync.Mutex
+	ops []string
+}
+
+func (r *recorder) note(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ops = append(r.ops, s)
+}
+
+func (r *recorder) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	r.note("get " + k.String())
+	return r.Store.Get(ctx, k)
+}
+
+func (r *recorder) BatchGet(ctx context.Context, keys []store.Key) (map[string]store.Item, error) {
+	s := make([]string, len(keys))
+	for i, k := range keys {
+		s[i] = k.String()
+	}
+	r.note("batchget " + strings.Join(s, " "))
+	return r.Store.BatchGet(ctx, keys)
+}
+
+func (r *recorder) Query(ctx context.Context, q store.Query) (store.Page, error) {
+	r.note("query " + q.PK)
+	return r.Store.Query(ctx, q)
+}
+
+func (r *recorder) Put(ctx context.Context, it store.Item, conds ...store.Cond) error {
+	r.note("put " + it.Key().String())
+	return r.Store.Put(ctx, it, conds...)
+}
+
+func (r *recorder) Update(ctx context.Context, k store.Key, u store.Update, conds ...store.Cond) (store.Item, error) {
+	r.note("update " + k.String())
+	return r.Store.Update(ctx, k, u, conds...)
+}
+
+func (r *recorder) Transact(ctx context.Context, ops []store.Op) error {
+	kinds := map[store.OpKind]string{store.OpPut: "put", store.OpUpdate: "update", store.OpDelete: "delete", store.OpCheck: "check"}
+	s := make([]string, len(ops))
+	for i, op := range ops {
+		s[i] = kinds[op.Kind] + " " + op.Key.String()
+	}
+	r.note("transact " + strings.Join(s, "; "))
+	return r.Store.Transact(ctx, ops)
+}
+
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	times := regexp.MustCompile(`lgr#\d{13}#`)
+	index := regexp.MustCompile(`holds#[^|]*\|[^ ;]*`)
+	out := make([]string, len(r.ops))
+	for i, s := range r.ops {
+		out[i] = index.ReplaceAllString(times.ReplaceAllString(s, "lgr#T#"), "holds#H|D")
+	}
+	r.ops = nil
+	return out
+}
+
+func open(t *testing.T, st store.Store, micro int64) string {
+	t.Helper()
+	if err := st.Transact(context.Background(), OpenAccountOps("acct_s", micro, "test", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	return "acct_s"
+}
+
+// listAll pages through the root key's ledger, newest first.
+func listAll(t *testing.T, l *Ledger, acct string, limit int) []Entry {
+	t.Helper()
+	f := ListFilter{Filter: audit.Filter{Viewer: audit.Viewer{AccountID: acct, KeyPath: []string{"key_root"}},
+		Since: time.Now().Add(-time.Hour), Until: time.Now().Add(time.Hour), Limit: limit}}
+	var out []Entry
+	for {
+		page, next, err := l.List(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, page...)
+		if next == "" {
+			return out
+		}
+		f.Cursor = next
+	}
+}
+
+// reconciles checks the root ledger: newest first, each entry leaves what
+// the older one left plus its amount, never below zero, the newest leaves
+// balance and the oldest started from nothing.
+func reconciles(t *testing.T, entries []Entry, balance int64) {
+	t.Helper()
+	if len(entries) == 0 || entries[0].BalanceAfter != balance {
+		t.Fatalf("newest of %d entries %+v, balance %d", len(entries), entries, balance)
+	}
+	seen := map[string]bool{}
+	for i, e := range entries {
+		before := int64(0)
+		if i+1 < len(entries) {
+			before = entries[i+1].BalanceAfter
+		}
+		if e.BalanceAfter < 0 || e.BalanceAfter != before+e.Amount || seen[e.ID] {
+			t.Fatalf("entry %d of %d %+v after %d (seen %v)", i, len(entries), e, before, seen[e.ID])
+		}
+		seen[e.ID] = true
+	}
+}
+
+// slicesNeverNegative reads every slice as it is now.
+func slicesNeverNegative(t *testing.T, l *Ledger, acct string) int64 {
+	t.Helper()
+	s, err := l.snapshot(context.Background(), acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range s.slices {
+		if a.Balance < 0 {
+			t.Fatalf("slice %d at %d", a.Slice, a.Balance)
+		}
+	}
+	return s.total
+}
+
+func TestAnAccountOfOneSliceReadsAndWritesWhatItAlwaysDid(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			rec := &recorder{Store: b.Open(t, time.Now)}
+			acct := open(t, rec, 1_000_000)
+			l := NewLedger(rec, time.Now)
+			ctx := context.Background()
+			rec.take()
+			h, err := l.HoldOnce(ctx, acct, 300_000, "invoke", "c1", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Capture(ctx, 100_000); err != nil {
+				t.Fatal(err)
+			}
+			if bal, err := l.Balance(ctx, acct); err != nil || bal != 900_000 {
+				t.Fatalf("balance %d (%v)", bal, err)
+			}
+			want := []string{
+				"get acct#acct_s|hold#hld_c1",
+				"get acct#acct_s|account",
+				"transact update acct#acct_s|account; put acct#acct_s|lgr#T#000000000002; put acct#acct_s|hold#hld_c1; put holds#H|D",
+				"batchget acct#acct_s|account acct#acct_s|hold#hld_c1",
+				"transact update acct#acct_s|hold#hld_c1; delete holds#H|D; update acct#acct_s|account; put acct#acct_s|lgr#T#000000000003; put acct#acct_s|lgr#T#000000000004",
+				"get acct#acct_s|account",
+			}
+			if got := rec.take(); !slices.Equal(got, want) {
+				t.Fatalf("operations\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			page, err := rec.Query(ctx, store.Query{PK: "acct#" + acct})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var attrs []string
+			for _, it := range page.Items {
+				if it.Key().SK == "account" {
+					for k := range it {
+						attrs = append(attrs, k)
+					}
+				}
+			}
+			sort.Strings(attrs)
+			if len(page.Items) != 6 || strings.Join(attrs, ",") != "balance,createdAt,ledgerAt,ledgerSeq,pk,sk" {
+				t.Fatalf("%d items, account attributes %v", len(page.Items), attrs)
+			}
+			reconciles(t, listAll(t, l, acct, 2), 900_000)
+		})
+	}
+}
+
+// charge takes a hold and captures all of it, as a charged call does.
+func charge(ctx context.Context, l *Ledger, acct string, micro int64) error {
+	h, err := l.Hold(ctx, acct, micro, "op", time.Minute)
+	if err != nil {
+		return err
+	}
+	return h.Capture(ctx, micro)
+}
+
+func TestConcurrentChargesOnEightSlicesNeverTakeASliceOrTheTotalBelowZero(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			acct := open(t, st, 1_000_000)
+			l := NewLedger(st, time.Now)
+			ctx := context.Background()
+			if err := l.SetSlices(ctx, acct, 8); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			charged, refused := 0, 0
+			for range 48 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					// Each goroutine its own process: slices taken in its own turn.
+					err := charge(ctx, NewLedger(st, time.Now), acct, 25_000)
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil:
+						charged++
+					case errors.Is(err, ErrInsufficient):
+						refused++
+					default:
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			bal, err := l.Balance(ctx, acct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if charged != 40 || refused != 8 || bal != 0 || slicesNeverNegative(t, l, acct) != 0 {
+				t.Fatalf("charged %d, refused %d, balance %d; want 40, 8, 0", charged, refused, bal)
+			}
+			entries := listAll(t, l, acct, 50)
+			reconciles(t, entries, 0)
+			sum := int64(0)
+			for _, e := range entries {
+				sum += e.Amount
+			}
+			if all, _ := l.Entries(ctx, acct, 0); sum != bal || len(all) != len(entries) {
+				t.Fatalf("ledger sums to %d over %d entries (%d written), balance %d", sum, len(entries), len(all), bal)
+			}
+		})
+	}
+}
+
+func TestInsufficientExactlyWhenTheTotalIsShort(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			acct := open(t, st, 10)
+			l := NewLedger(st, time.Now)
+			ctx := context.Background()
+			if err := l.SetSlices(ctx, acct, 4); err != nil {
+				t.Fatal(err)
+			}
+			if err := charge(ctx, l, acct, 11); !errors.Is(err, ErrInsufficient) {
+				t.Fatalf("11 of 10: %v", err)
+			}
+			// 10 is spread 3, 3, 2, 2: the slice charged borrows from all three others.
+			if err := charge(ctx, l, acct, 10); err != nil {
+				t.Fatalf("10 of 10: %v", err)
+			}
+			if bal, _ := l.Balance(ctx, acct); bal != 0 || slicesNeverNegative(t, l, acct) != 0 {
+				t.Fatalf("balance %d", bal)
+			}
+			reconciles(t, listAll(t, l, acct, 3), 0)
+		})
+	}
+}
+
+// Refill under contention: slices run dry one after another while others
+// charge, and every charge the total covers is made.
+func TestRefillUnderContentionChargesEverythingTheTotalCovers(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			acct := open(t, st, 100_000)
+			l := NewLedger(st, time.Now)
+			ctx := context.Background()
+			if err := l.SetSlices(ctx, acct, 4); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, 21)
+			for range 21 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs <- charge(ctx, NewLedger(st, time.Now), acct, 5_000)
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			refused := 0
+			for err := range errs {
+				switch {
+				case errors.Is(err, ErrInsufficient):
+					refused++
+				case err != nil:
+					t.Fatal(err)
+				}
+			}
+			if bal, _ := l.Balance(ctx, acct); refused != 1 || bal != 0 {
+				t.Fatalf("refused %d, balance %d; want 1, 0", refused, bal)
+			}
+			reconciles(t, listAll(t, l, acct, 10), 0)
+		})
+	}
+}
+
+func TestAShownBalanceAfterNeverChangesWhileChangesCommit(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			acct := open(t, st, 10_000_000)
+			l := NewLedger(st, time.Now)
+			ctx := context.Background()
+			if err := l.SetSlices(ctx, acct, 8); err != nil {
+				t.Fatal(err)
+			}
+			shown := map[string]int64{}
+			for round := range 4 {
+				var wg sync.WaitGroup
+				for range 6 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if err := charge(ctx, NewLedger(st, time.Now), acct, 1_000); err != nil {
+							t.Error(err)
+						}
+					}()
+				}
+				// Read while they commit: what is shown is fixed.
+				entries := listAll(t, l, acct, 4)
+				wg.Wait()
+				for _, e := range entries {
+					if was, ok := shown[e.ID]; ok && was != e.BalanceAfter {
+						t.Fatalf("round %d: %s showed %d, now %d", round, e.ID, was, e.BalanceAfter)
+					}
+					shown[e.ID] = e.BalanceAfter
+				}
+			}
+			bal, _ := l.Balance(ctx, acct)
+			entries := listAll(t, l, acct, 5)
+			reconciles(t, entries, bal)
+			for _, e := range entries {
+				if was, ok := shown[e.ID]; ok && was != e.BalanceAfter {
+					t.Fatalf("%s showed %d, now %d", e.ID, was, e.BalanceAfter)
+				}
+			}
+		})
+	}
+}
+
+func TestPagingAcrossIntervalsIsGaplessAndDuplicateFree(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			acct := open(t, st, 1_000_000)
+			l := NewLedger(st, time.Now)
+			ctx := context.Background()
+			if err := l.SetSlices(ctx, acct, 3); err != nil {
+				t.Fatal(err)
+			}
+			// Each round ends with a cut (the first page of a list), so
+			// the ledger is several intervals of entries on every slice.
+			for round := range 4 {
+				for i := range 5 {
+					if err := charge(ctx, l, acct, int64(100*(round+1)+i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				listAll(t, l, acct, 1000)
+			}
+			all, err := l.Entries(ctx, acct, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bal, _ := l.Balance(ctx, acct)
+			for _, limit := range []int{1, 2, 7, 100} {
+				t.Run(fmt.Sprint(limit), func(t *testing.T) {
+					got := listAll(t, l, acct, limit)
+					reconciles(t, got, bal)
+					if len(got) != len(all) {
+						t.Fatalf("%d entries listed, %d written", len(got), len(all))
+					}
+				})
+			}
+		})
+	}
+}
+
+// A hold taken before the account was sliced is found where it is, by a
+// process that never saw the account, and a retried call finds the hold
+// its first attempt took on the sliced account.
+func TestHoldsAreFoundWhereverTheyWereTaken(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			acct := open(t, st, 1_000_000)
+			ctx := context.Background()
+			l := NewLedger(st, time.Now)
+			before, err := l.Hold(ctx, acct, 100_000, "invoke", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.SetSlices(ctx, acct, 4); err != nil {
+				t.Fatal(err)
+			}
+			if err := NewLedger(st, time.Now).HoldOf(acct, before.ID, before.Amount, before.Deadline).Capture(ctx, 40_000); err != nil {
+				t.Fatal(err)
+			}
+			if c, err := NewLedger(st, time.Now).Charged(ctx, acct, before.ID); err != nil || c != 40_000 {
+				t.Fatalf("charged %d (%v)", c, err)
+			}
+			first, err := l.HoldOnce(ctx, acct, 50_000, "invoke", "call_1", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			retry, err := NewLedger(st, time.Now).HoldOnce(ctx, acct, 50_000, "invoke", "call_1", time.Minute)
+			if err != nil || retry.ID != first.ID || retry.Captured {
+				t.Fatalf("retry found %+v (%v)", retry, err)
+			}
+			if err := retry.Capture(ctx, 50_000); err != nil {
+				t.Fatal(err)
+			}
+			if err := first.Capture(ctx, 50_000); !errors.Is(err, ErrHoldEnded) {
+				t.Fatalf("second capture: %v", err)
+			}
+			bal, _ := l.Balance(ctx, acct)
+			if bal != 1_000_000-40_000-50_000 {
+				t.Fatalf("balance %d", bal)
+			}
+			reconciles(t, listAll(t, l, acct, 3), bal)
+		})
+	}
+}
