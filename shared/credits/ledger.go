@@ -58,16 +58,16 @@ type Entry struct {
 	Amount int64  `json:"amount"` // signed change of the balance
 	// Charged is what a capture made final: money that left the balance
 	// already with its hold.
-	Charged      int64     `json:"charged,omitempty"`
+	Charged int64 `json:"charged,omitempty"`
 	// BalanceAfter is the account's balance once the entry committed. On
 	// an account of several slices the stored value is its slice's, and
 	// List computes the account's from the cuts.
 	BalanceAfter int64 `json:"balanceAfter"`
 	Seq          int64 `json:"seq"`
 	// Slice is the slice whose sequence Seq counts (0 on an account of one).
-	Slice        int       `json:"slice,omitempty"`
-	OccurredAt   time.Time `json:"occurredAt"`
-	Reference    string    `json:"reference,omitempty"`
+	Slice      int       `json:"slice,omitempty"`
+	OccurredAt time.Time `json:"occurredAt"`
+	Reference  string    `json:"reference,omitempty"`
 	Attribution
 }
 
