@@ -134,6 +134,42 @@ func (a scaledAccount) charge(i int) error {
 	return h.Capture(ctx, 5)
 }
 
+// chargeSlices is N for the sliced run: a charged call writes 10 units on
+// slice partitions (a hold: its slice and entry, 2 + 2; a capture: its
+// slice and two entries, 2 + 2 + 2, all transaction members), so 3,000
+// calls a second need 30 slices at 1,000 units each. 41 leave a quarter
+// spare, and being odd they let one process's holds and captures, taken
+// in turn, alternate on every slice (docs/storage-design.md, "Charged
+// calls").
+const chargeSlices = 41
+
+// slicedCharge is a charged call on the account split into chargeSlices
+// slices, by one process that takes slices in turn. Its holds' index
+// shards are taken in turn too, as the audit shards are: a shard is a hash
+// of the hold's id, which at real rates spreads evenly (3,000 holds a
+// second put 94 ± 10 on each of 32 shards) and at rates 100 times smaller
+// would not.
+func (a scaledAccount) slicedCharge(t *testing.T) func(int) error {
+	l := credits.NewLedger(a.throttled, a.clock.Now)
+	if err := l.SetSlices(context.Background(), a.keys.accountID, chargeSlices); err != nil {
+		t.Fatal(err)
+	}
+	return func(i int) error {
+		call := ""
+		for j := 0; call == ""; j++ {
+			if id := fmt.Sprintf("scaled-%d-%d", i, j); credits.OpenHoldShard("hld_"+id) == uint32(i%credits.OpenHoldShards) {
+				call = id
+			}
+		}
+		ctx := context.Background()
+		h, err := l.HoldOnce(ctx, a.keys.accountID, 10, "scaled", call, time.Minute)
+		if err != nil {
+			return err
+		}
+		return h.Capture(ctx, 5)
+	}
+}
+
 // ingest stores one event as audit-ingest does. The shards are taken in
 // turn: a shard is the event id's random last character, which at
 // DynamoDB's real rates spreads evenly (12,000 events a second put 750 ± 27
@@ -176,9 +212,10 @@ func runScaled(t *testing.T, runs []scaledRun) {
 // of docs/storage-design.md divided by 100: 12,000 requests a second for one
 // key and for one account (any request that does not read the balance),
 // 10,000 for a key with a requestsPerMinute limit, 12,000 audit events a
-// second. None is throttled: authentication reads one copy of each key
-// record of the chain and not the account item, the window is spread over
-// 16 shards, the day's events over 16.
+// second, 3,000 charged calls a second for one account. None is throttled:
+// authentication reads one copy of each key record of the chain and not
+// the account item, the window is spread over 16 shards, the day's events
+// over 16, the account's balance over 41 slices.
 func TestTheScaledTargetsPassWithoutThrottles(t *testing.T) {
 	runScaled(t, []scaledRun{
 		{"one key at 120 req/s (12,000)", 120, func(a scaledAccount) func(int) error {
@@ -192,13 +229,13 @@ func TestTheScaledTargetsPassWithoutThrottles(t *testing.T) {
 			return a.limited(c, []limits.Owner{{ID: "key_scaled", Limits: limits.Set{"*": {RequestsPerMinute: ptr(int64(600_000))}}}})
 		}, false},
 		{"audit events, one account, at 120/s (12,000)", 120, func(a scaledAccount) func(int) error { return a.ingest }, false},
+		{"charged calls, one account of 41 slices, at 30/s (3,000)", 30, func(a scaledAccount) func(int) error { return a.slicedCharge(t) }, false},
 	})
 }
 
 // TestWhatStillHasOneHotItemIsThrottledPastItsCeiling: the balance read and
-// charged calls still go through the account item (see docs/credits.md for
-// why the balance stays one item), so past its scaled ceiling they are
-// throttled, and under it they are not.
+// charged calls of an account of one slice go through the account item, so
+// past its scaled ceiling they are throttled, and under it they are not.
 func TestWhatStillHasOneHotItemIsThrottledPastItsCeiling(t *testing.T) {
 	balance := func(a scaledAccount) func(int) error {
 		return func(i int) error { return a.get(balancePath, a.keys.plain[i%len(a.keys.plain)]) }
