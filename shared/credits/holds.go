@@ -35,6 +35,10 @@ func holdKey(accountID, id string) store.Key {
 	return store.Key{PK: "acct#" + accountID, SK: "hold#" + id}
 }
 
+// attrHoldSlice is the slice a hold on a sliced account was taken from,
+// which its end changes too.
+const attrHoldSlice = "slice"
+
 func slicedHoldKey(accountID, id string) store.Key {
 	return store.Key{PK: "hold#" + accountID + "#" + id, SK: "hold"}
 }
@@ -89,6 +93,9 @@ func HoldOps(ctx context.Context, a Account, holdID string, amountMicro int64, r
 		return nil, nil, err
 	}
 	rec := store.NewItem(holdAt(a, holdID))
+	if a.Slices > 1 {
+		rec[attrHoldSlice] = int64(a.Slice)
+	}
 	rec["amount"] = amountMicro
 	rec["state"] = "held"
 	rec["reference"] = reference
@@ -244,50 +251,36 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 	}
 }
 
-// readHold reads a hold and the slice its end will credit, in one batch:
-// on an account of one slice the account item beside the hold as always;
-// on a sliced one the slice whose turn it is beside the hold's own item,
-// falling back to where a hold taken before the account was sliced is.
-// A hold that is nowhere is nil.
+// readHold reads a hold and the slice its end will change: the slice the
+// hold was taken from. The end reads the hold, so it depends on it, and on
+// one slice that dependency is the slice's own order: a cut never counts
+// an end without its hold. On an account of one slice both are read in
+// one batch as always; a hold taken on a sliced account is read first,
+// then its slice. A hold that is nowhere is nil.
 func (l *Ledger) readHold(ctx context.Context, accountID, id string) (Account, store.Item, store.Key, error) {
-	n := l.known.get(accountID)
-	if n <= 1 {
-		ak, hk := accounts.Key(accountID), holdKey(accountID, id)
-		got, err := l.st.BatchGet(ctx, []store.Key{ak, hk})
-		if err != nil {
-			return Account{}, nil, hk, err
-		}
-		a := AccountOf(accountID, got[ak.String()])
-		l.known.set(accountID, a.Slices)
-		if rec, ok := got[hk.String()]; ok || a.Slices <= 1 {
-			return a, rec, hk, nil
-		}
+	if l.known.get(accountID) > 1 {
 		sk := slicedHoldKey(accountID, id)
 		rec, err := l.st.Get(ctx, sk)
-		if errors.Is(err, store.ErrNotFound) {
-			return a, nil, sk, nil
+		switch {
+		case err == nil:
+			a, err := l.account(ctx, accountID, int(rec.Int(attrHoldSlice)))
+			return a, rec, sk, err
+		case !errors.Is(err, store.ErrNotFound):
+			return Account{}, nil, sk, err
 		}
-		return a, rec, sk, err
 	}
-	slice := l.known.next(n)
-	sk, hk := sliceKey(accountID, slice), slicedHoldKey(accountID, id)
-	got, err := l.st.BatchGet(ctx, []store.Key{sk, hk})
+	ak, hk := accounts.Key(accountID), holdKey(accountID, id)
+	got, err := l.st.BatchGet(ctx, []store.Key{ak, hk})
 	if err != nil {
 		return Account{}, nil, hk, err
 	}
-	a := sliceOf(accountID, slice, n, got[sk.String()])
-	if slice == 0 {
-		a = AccountOf(accountID, got[sk.String()])
-	}
-	if rec, ok := got[hk.String()]; ok {
+	a := AccountOf(accountID, got[ak.String()])
+	known := l.known.get(accountID) > 1
+	l.known.set(accountID, a.Slices)
+	if rec, ok := got[hk.String()]; ok || a.Slices <= 1 || known {
 		return a, rec, hk, nil
 	}
-	hk = holdKey(accountID, id)
-	rec, err := l.st.Get(ctx, hk)
-	if errors.Is(err, store.ErrNotFound) {
-		return a, nil, hk, nil
-	}
-	return a, rec, hk, err
+	return l.readHold(ctx, accountID, id)
 }
 
 // Charged is what an ended hold charged (0 for one released, by its

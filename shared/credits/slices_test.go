@@ -448,3 +448,46 @@ func TestHoldsAreFoundWhereverTheyWereTaken(t *testing.T) {
 		})
 	}
 }
+
+// The scheduled pass cuts every sliced account, so that an interval is
+// short whether or not anyone lists the ledger, and writes nothing for an
+// account whose slices did not move.
+func TestTheScheduledPassCutsEverySlicedAccount(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			acct := open(t, st, 1_000_000)
+			l := NewLedger(st, time.Now)
+			ctx := context.Background()
+			if err := l.SetSlices(ctx, acct, 4); err != nil {
+				t.Fatal(err)
+			}
+			for range 6 {
+				if err := charge(ctx, l, acct, 1_000); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for pass := range 2 {
+				if err := l.CutSliced(ctx); err != nil {
+					t.Fatal(err)
+				}
+				c, err := l.latestCut(ctx, acct)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := l.snapshot(ctx, acct)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, a := range s.slices {
+					if c.head(i) != a.Seq {
+						t.Fatalf("pass %d: cut %d heads %v, slice %d at %d", pass, c.K, c.Heads, i, a.Seq)
+					}
+				}
+				if c.K != 1 || c.Total != 1_000_000-6_000 {
+					t.Fatalf("pass %d: cut %+v", pass, c)
+				}
+			}
+		})
+	}
+}

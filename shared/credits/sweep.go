@@ -153,8 +153,9 @@ func (l *Ledger) sweepBucket(ctx context.Context, pk string, cutoff time.Time) (
 }
 
 // SweepPass is the scheduled pass (SweeperFunction): it releases the holds
-// older than grace past their deadline. A failed pass is retried at the next
-// tick, from the cursor this one left.
+// older than grace past their deadline, and cuts every sliced account's
+// ledger so that its intervals stay short whether or not anyone reads it.
+// A failed pass is retried at the next tick, from the cursor this one left.
 func (l *Ledger) SweepPass(grace time.Duration, logger *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
 		n, err := l.SweepHolds(ctx, grace)
@@ -164,6 +165,29 @@ func (l *Ledger) SweepPass(grace time.Duration, logger *slog.Logger) func(contex
 		if n > 0 {
 			logger.Info("hold sweep", "released", n)
 		}
-		return nil
+		return l.CutSliced(ctx)
+	}
+}
+
+// CutSliced cuts the ledger of every sliced account (cuts.go); an account
+// whose slices did not move since its last cut costs one snapshot and no
+// write.
+func (l *Ledger) CutSliced(ctx context.Context) error {
+	var errs []error
+	after := ""
+	for {
+		page, err := l.st.Query(ctx, store.Query{PK: slicedKey("").PK, After: after, Limit: 100})
+		if err != nil {
+			return fmt.Errorf("credits: sliced accounts: %w", err)
+		}
+		for _, it := range page.Items {
+			after = it.Key().SK
+			if _, err := l.Cut(ctx, after); err != nil {
+				errs = append(errs, fmt.Errorf("credits: cut %s: %w", after, err))
+			}
+		}
+		if !page.More {
+			return errors.Join(errs...)
+		}
 	}
 }
