@@ -38,7 +38,7 @@ const (
 	attrMoves  = "n"
 	// MaxSlices bounds N: a consistent snapshot reads every slice in one
 	// batch of at most 100 keys, and a move fits one transaction.
-	MaxSlices = 64
+	MaxSlices = 96
 )
 
 func slicePK(accountID string, slice int) string {
