@@ -306,7 +306,7 @@ func (l *Ledger) Apply(ctx context.Context, accountID string, build func(Account
 			return err
 		}
 		slice = -1 // another slice may be less busy
-		if err := Raced(ctx, n); err != nil {
+		if err := l.raced(ctx, accountID, n); err != nil {
 			return err
 		}
 	}

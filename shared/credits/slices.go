@@ -347,10 +347,37 @@ func (l *Ledger) moveOps(accountID string, from []Account, delta map[int]int64, 
 }
 
 // SetSlices splits the account's balance into n slices (2 to MaxSlices),
-// spread evenly in one move. It is how a busy account is sliced
-// (docs/storage-design.md says when); N never shrinks, so asking for fewer
-// slices than there are changes nothing.
+// spread evenly in one move: an operator's way to slice an account known
+// to be busy before it is (the load rule, grow, slices it once it is). N
+// never shrinks, so asking for fewer slices than there are changes nothing.
 func (l *Ledger) SetSlices(ctx context.Context, accountID string, n int) error {
+	return l.setSlices(ctx, accountID, n, maxRaces)
+}
+
+// growFrom is the first N the load rule gives an account of one slice.
+const growFrom = 8
+
+// grow is the load rule (docs/storage-design.md, "Charged calls"): a
+// change that lost maxRaces races in a row on its slice (the request then
+// answers 503) shows that the slice takes more changes than round trips
+// allow, so the account's N doubles (1 to 8 first), up to MaxSlices. It
+// tries a few times only: its caller is already failing.
+func (l *Ledger) grow(ctx context.Context, accountID string) error {
+	n := l.known.get(accountID)
+	return l.setSlices(ctx, accountID, min(max(2*n, growFrom), MaxSlices), 8)
+}
+
+// raced is Raced for a change of accountID whose slice condition failed:
+// past maxRaces the account grows, and the change fails as before.
+func (l *Ledger) raced(ctx context.Context, accountID string, n int) error {
+	err := Raced(ctx, n)
+	if err != nil && n >= maxRaces {
+		return errors.Join(err, l.grow(ctx, accountID))
+	}
+	return err
+}
+
+func (l *Ledger) setSlices(ctx context.Context, accountID string, n, attempts int) error {
 	if n < 2 || n > MaxSlices {
 		return fmt.Errorf("credits: %d slices: want 2 to %d", n, MaxSlices)
 	}
@@ -385,6 +412,8 @@ func (l *Ledger) SetSlices(ctx context.Context, accountID string, n int) error {
 			return nil
 		case !errors.Is(err, store.ErrConditionFailed):
 			return fmt.Errorf("credits: slice account: %w", err)
+		case try+1 >= attempts:
+			return fmt.Errorf("credits: slice account: %d attempts: %w", attempts, store.ErrUnavailable)
 		}
 		if err := Raced(ctx, try); err != nil {
 			return err
