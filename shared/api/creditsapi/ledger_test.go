@@ -16,7 +16,9 @@ import (
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/api/apitest/chaintest"
 	"platformapi/shared/api/apitest/dbtest"
+	"platformapi/shared/credits"
 	"platformapi/shared/decimal"
+	"platformapi/shared/store"
 	"platformapi/shared/trading"
 )
 
@@ -106,6 +108,17 @@ func reconcile(t *testing.T, e *apitest.Env, root string, granted int64, since, 
 // later by a worker, captured or released, the balance spent, the audit
 // events, the usage and the ledger agree to the micro-credit.
 func TestEveryChargeReconcilesAcrossBalanceAuditUsageAndLedger(t *testing.T) {
+	everyChargeReconciles(t, 1)
+}
+
+// The same on an account whose balance is split into slices
+// (docs/storage-design.md, "Charged calls"): every group's holds, captures
+// and releases land on slices, and the four views still agree.
+func TestEveryChargeReconcilesOnASlicedAccount(t *testing.T) {
+	everyChargeReconciles(t, 8)
+}
+
+func everyChargeReconciles(t *testing.T, slices int) {
 	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		const granted = 20_000_000
@@ -130,7 +143,22 @@ func TestEveryChargeReconcilesAcrossBalanceAuditUsageAndLedger(t *testing.T) {
 		}
 
 		since := e.Clock.Now().Add(-time.Second)
-		root, _ := e.RootKey(granted/1_000_000, nil)
+		root, rec := e.RootKey(granted/1_000_000, nil)
+		if slices > 1 {
+			it, err := e.Store.Get(context.Background(), store.Key{PK: "key#" + rec.Str("id"), SK: "key"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var k struct {
+				AccountID string `json:"accountId"`
+			}
+			if err := it.Doc(&k); err != nil {
+				t.Fatal(err)
+			}
+			if err := credits.NewLedger(e.Store, e.Clock.Now).SetSlices(context.Background(), k.AccountID, slices); err != nil {
+				t.Fatal(err)
+			}
+		}
 		project := e.Must(post(e, root, "/projects", map[string]any{"name": "ledger"}, nil), 201).Str("id")
 		inProject := map[string]string{"X-Service-Project": project}
 		wallet := e.Must(post(e, root, "/wallets", map[string]any{"label": "ledger"}, nil), 201)
