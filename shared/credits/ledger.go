@@ -236,6 +236,13 @@ func (l *Ledger) Balance(ctx context.Context, accountID string) (int64, error) {
 	if a.Slices <= 1 {
 		return a.Balance, nil
 	}
+	return l.Total(ctx, accountID)
+}
+
+// Total is a sliced account's balance: the sum of one consistent snapshot
+// of its slices (slices.go), for a caller that has read the account item
+// and found it sliced.
+func (l *Ledger) Total(ctx context.Context, accountID string) (int64, error) {
 	snap, err := l.snapshot(ctx, accountID)
 	return snap.total, err
 }

@@ -61,7 +61,7 @@ func (h *handlers) balance(ctx context.Context, _ *struct{}) (*api.Body[balanceB
 	}
 	micro := acct.Int(accounts.AttrBalance)
 	if credits.SlicesOf(acct) > 1 {
-		if micro, err = h.ledger.Balance(ctx, strings.TrimPrefix(acct.Key().PK, "acct#")); err != nil {
+		if micro, err = h.ledger.Total(ctx, strings.TrimPrefix(acct.Key().PK, "acct#")); err != nil {
 			return nil, err
 		}
 	}
