@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/apierr"
 	"platformapi/shared/audit"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 )
@@ -537,6 +539,75 @@ func TestAnAccountWhoseChangesKeepLosingRacesIsSliced(t *testing.T) {
 				t.Fatal(err)
 			}
 			reconciles(t, listAll(t, l, acct, 10), 999_000)
+		})
+	}
+}
+
+// A sliced account's ledger selects by occurredAt across intervals, and
+// refuses a cursor it did not make, including one from before the account
+// was sliced.
+func TestASlicedLedgerSelectsByTimeAndRefusesForeignCursors(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			clk := testclock.New(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+			st := b.Open(t, clk.Now)
+			acct := "acct_s"
+			if err := st.Transact(context.Background(), OpenAccountOps(acct, 1_000_000, "test", clk.Now())); err != nil {
+				t.Fatal(err)
+			}
+			l := NewLedger(st, clk.Now)
+			ctx := context.Background()
+			viewer := audit.Viewer{AccountID: acct, KeyPath: []string{"key_root"}}
+			list := func(since, until time.Time, limit int, cursor string) ([]Entry, string, error) {
+				return l.List(ctx, ListFilter{Filter: audit.Filter{Viewer: viewer, Since: since, Until: until, Limit: limit, Cursor: cursor}})
+			}
+			_, old, err := list(clk.Now().Add(-time.Hour), clk.Now().Add(time.Hour), 1, "")
+			if err != nil || old == "" {
+				t.Fatalf("cursor %q (%v)", old, err)
+			}
+			if err := l.SetSlices(ctx, acct, 3); err != nil {
+				t.Fatal(err)
+			}
+			// A charge a minute, a cut every other minute.
+			start := clk.Now()
+			for i := range 6 {
+				clk.Advance(time.Minute)
+				if err := charge(ctx, l, acct, 1_000); err != nil {
+					t.Fatal(err)
+				}
+				if i%2 == 1 {
+					if _, err := l.Cut(ctx, acct); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			clk.Advance(time.Minute)
+			// Minutes 2 to 4 hold the charges of minutes 2, 3 and 4: a hold and a capture each.
+			var got []Entry
+			for cursor := ""; ; {
+				page, next, err := list(start.Add(2*time.Minute), start.Add(5*time.Minute), 1, cursor)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, page...)
+				if cursor = next; cursor == "" {
+					break
+				}
+			}
+			if len(got) != 6 {
+				t.Fatalf("%d entries in minutes 2 to 4", len(got))
+			}
+			for _, e := range got {
+				if m := e.OccurredAt.Sub(start); m < 2*time.Minute || m >= 5*time.Minute {
+					t.Fatalf("entry at %v", m)
+				}
+			}
+			for _, cursor := range []string{old, "bm90IGEgY3Vyc29y", sliceCursor{K: 99, Top: true}.encode(), sliceCursor{K: 1, Slice: 7}.encode()} {
+				var apiErr *apierr.Error
+				if _, _, err := list(start, clk.Now(), 10, cursor); !errors.As(err, &apiErr) || apiErr.GetStatus() != 400 {
+					t.Fatalf("cursor %q: %v", cursor, err)
+				}
+			}
 		})
 	}
 }
