@@ -611,3 +611,65 @@ func TestASlicedLedgerSelectsByTimeAndRefusesForeignCursors(t *testing.T) {
 		})
 	}
 }
+
+// Slicing an account while its changes commit loses nothing: changes read
+// before a move retry, holds taken before are ended where they are, and
+// the ledger still adds up to what was charged.
+func TestSlicingWhileChargesCommitLosesNothing(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			acct := open(t, st, 10_000_000)
+			l := NewLedger(st, time.Now)
+			ctx := context.Background()
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			captured := int64(0)
+			for i := range 24 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					p := NewLedger(st, time.Now)
+					for j := range 3 {
+						h, err := p.Hold(ctx, acct, 50_000, "op", time.Minute)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						// Ended by yet another process, as a worker would.
+						end := NewLedger(st, time.Now).HoldOf(acct, h.ID, h.Amount, h.Deadline)
+						if (i+j)%3 == 0 {
+							err = end.Release(ctx)
+						} else {
+							err = end.Capture(ctx, 20_000)
+							mu.Lock()
+							captured += 20_000
+							mu.Unlock()
+						}
+						if err != nil {
+							t.Error(err)
+						}
+					}
+				}()
+			}
+			for _, n := range []int{4, 8} {
+				if err := l.SetSlices(ctx, acct, n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wg.Wait()
+			bal, err := l.Balance(ctx, acct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bal != 10_000_000-captured || slicesNeverNegative(t, l, acct) != bal {
+				t.Fatalf("balance %d, captured %d", bal, captured)
+			}
+			entries := listAll(t, l, acct, 9)
+			reconciles(t, entries, bal)
+			if all, _ := l.Entries(ctx, acct, 0); len(all) != len(entries) || len(entries) != 1+24*3*2+24*2 {
+				t.Fatalf("%d entries listed, %d written", len(entries), len(all))
+			}
+		})
+	}
+}
