@@ -84,6 +84,15 @@ func (l *Ledger) readCut(ctx context.Context, accountID string, k int64) (cut, b
 	return c, err == nil, err
 }
 
+// mustCut is cut k, which exists: cuts are numbered without gaps.
+func (l *Ledger) mustCut(ctx context.Context, accountID string, k int64) (cut, error) {
+	c, ok, err := l.readCut(ctx, accountID, k)
+	if err == nil && !ok {
+		err = fmt.Errorf("credits: cut %d of %s missing", k, accountID)
+	}
+	return c, err
+}
+
 // Cut fixes the order of every entry committed so far and returns the
 // newest cut: a new one when any slice's head moved since the last, made
 // with one conditional put; when another process made it first, this one
@@ -263,13 +272,16 @@ func (m *merger) next(ctx context.Context) (Entry, bool, error) {
 // stamped by another process's clock): the order is the ledger's, and
 // since and until select by occurredAt.
 func (l *Ledger) listSliced(ctx context.Context, f ListFilter) ([]Entry, string, error) {
+	since, until := f.Since.UnixMilli(), f.Until.UnixMilli()
 	var cur sliceCursor
 	if f.Cursor == "" {
 		top, err := l.Cut(ctx, f.AccountID)
 		if err != nil {
 			return nil, "", err
 		}
-		cur = sliceCursor{K: top.K, Top: true, Bal: top.Total}
+		if cur, err = l.before(ctx, f.AccountID, top, until); err != nil {
+			return nil, "", err
+		}
 	} else {
 		var err error
 		if cur, err = decodeSliceCursor(f.Cursor); err != nil {
@@ -283,15 +295,18 @@ func (l *Ledger) listSliced(ctx context.Context, f ListFilter) ([]Entry, string,
 	case !ok || !cur.Top && cur.Slice >= len(hi.Heads):
 		return nil, "", errCursor
 	}
-	since, until := f.Since.UnixMilli(), f.Until.UnixMilli()
 	root := len(f.KeyPath) == 1
 	read := 0
 	var out []Entry
 	for cur.K > 0 {
+		if read >= scanBound {
+			return out, cur.encode(), nil
+		}
 		lo, _, err := l.readCut(ctx, f.AccountID, cur.K-1)
 		if err != nil {
 			return nil, "", err
 		}
+		read++
 		if newest(hi) < since {
 			return out, "", nil // this interval and every older one are before since
 		}
@@ -334,6 +349,49 @@ func (l *Ledger) listSliced(ctx context.Context, f ListFilter) ([]Entry, string,
 		cur, hi = sliceCursor{K: cur.K - 1, Top: true, Bal: lo.Total}, lo
 	}
 	return out, "", nil
+}
+
+// before is where a list ending at until starts: the newest interval
+// that may hold an entry before until. Every slice's ledgerAt only grows,
+// so once every slice of cut k-1 is at or past until, interval k and every
+// newer one hold nothing before it: a binary search over the cuts finds
+// the first such k in a few reads, however long the ledger.
+func (l *Ledger) before(ctx context.Context, accountID string, top cut, until int64) (sliceCursor, error) {
+	earliest := func(c cut) int64 {
+		e := int64(0)
+		for i, at := range c.Ats {
+			if i == 0 || at < e {
+				e = at
+			}
+		}
+		return e
+	}
+	at := top
+	if top.K > 1 {
+		if prev, _, err := l.readCut(ctx, accountID, top.K-1); err != nil || earliest(prev) < until {
+			return sliceCursor{K: top.K, Top: true, Bal: top.Total}, err
+		}
+		// Interval lo may hold an entry before until, interval hi not.
+		lo, hi := int64(1), top.K
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			c, err := l.mustCut(ctx, accountID, mid-1)
+			if err != nil {
+				return sliceCursor{}, err
+			}
+			if earliest(c) < until {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		c, err := l.mustCut(ctx, accountID, lo)
+		if err != nil {
+			return sliceCursor{}, err
+		}
+		at = c
+	}
+	return sliceCursor{K: at.K, Top: true, Bal: at.Total}, nil
 }
 
 // newest bounds the time of every entry up to cut c: a slice's entries

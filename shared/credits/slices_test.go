@@ -673,3 +673,64 @@ func TestSlicingWhileChargesCommitLosesNothing(t *testing.T) {
 		})
 	}
 }
+
+// A list that ends long before now starts at the interval that holds its
+// end, found among many cuts in a few reads, and lists exactly the
+// entries before it.
+func TestAListEndingInThePastStartsAtItsInterval(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			clk := testclock.New(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+			rec := &recorder{Store: b.Open(t, clk.Now)}
+			acct := "acct_s"
+			if err := rec.Transact(context.Background(), OpenAccountOps(acct, 1_000_000, "test", clk.Now())); err != nil {
+				t.Fatal(err)
+			}
+			l := NewLedger(rec, clk.Now)
+			ctx := context.Background()
+			if err := l.SetSlices(ctx, acct, 2); err != nil {
+				t.Fatal(err)
+			}
+			start := clk.Now()
+			for range 40 {
+				clk.Advance(time.Minute)
+				for range 2 {
+					if err := charge(ctx, l, acct, 1_000); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := l.Cut(ctx, acct); err != nil {
+					t.Fatal(err)
+				}
+			}
+			until := start.Add(5*time.Minute + 30*time.Second)
+			rec.take()
+			got, _, err := l.List(ctx, ListFilter{Filter: audit.Filter{Viewer: audit.Viewer{AccountID: acct, KeyPath: []string{"key_root"}},
+				Since: start.Add(-time.Hour), Until: until, Limit: 100}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gets := 0
+			for _, op := range rec.take() {
+				if strings.HasPrefix(op, "get acct#acct_s#cut") {
+					gets++
+				}
+			}
+			all, _ := l.Entries(ctx, acct, 0)
+			want := 0
+			for _, e := range all {
+				if e.OccurredAt.Before(until) {
+					want++
+				}
+			}
+			if len(got) != want || want != 1+5*2*2 || gets > 16 {
+				t.Fatalf("%d entries before %v, want %d; %d cuts read", len(got), until, want, gets)
+			}
+			for i, e := range got {
+				if !e.OccurredAt.Before(until) || i > 0 && e.BalanceAfter != got[i-1].BalanceAfter-got[i-1].Amount {
+					t.Fatalf("entry %d %+v", i, e)
+				}
+			}
+		})
+	}
+}
