@@ -355,9 +355,13 @@ func (l *Ledger) listSliced(ctx context.Context, f ListFilter) ([]Entry, string,
 // that may hold an entry before until. Every slice's ledgerAt only grows,
 // so once every slice of cut k-1 is at or past until, interval k and every
 // newer one hold nothing before it: a binary search over the cuts finds
-// the first such k in a few reads, however long the ledger.
+// the first such k in a few reads, however long the ledger. A slice that
+// did not exist at a cut counts as at 0 there.
 func (l *Ledger) before(ctx context.Context, accountID string, top cut, until int64) (sliceCursor, error) {
 	earliest := func(c cut) int64 {
+		if len(c.Ats) < len(top.Ats) {
+			return 0
+		}
 		e := int64(0)
 		for i, at := range c.Ats {
 			if i == 0 || at < e {
