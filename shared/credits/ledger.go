@@ -292,12 +292,8 @@ func (l *Ledger) Apply(ctx context.Context, accountID string, build func(Account
 				return err
 			}
 			slice = a.Slice
-			if !moved {
-				if err := Raced(ctx, n); err != nil {
-					return err
-				}
-			} else if n >= maxRaces {
-				return Raced(ctx, n)
+			if err := l.again(ctx, n, moved); err != nil {
+				return err
 			}
 			continue
 		}
