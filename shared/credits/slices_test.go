@@ -734,3 +734,34 @@ func TestAListEndingInThePastStartsAtItsInterval(t *testing.T) {
 		})
 	}
 }
+
+// A hold a crash left on a sliced account is released by the sweeper,
+// on the slice it came from, like any other.
+func TestAnOrphanedHoldOnASlicedAccountIsSwept(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			clk := testclock.New(time.Now())
+			st := b.Open(t, clk.Now)
+			if err := st.Transact(context.Background(), OpenAccountOps("acct_s", 1_000_000, "test", clk.Now())); err != nil {
+				t.Fatal(err)
+			}
+			l := NewLedger(st, clk.Now)
+			ctx := context.Background()
+			if err := l.SetSlices(ctx, "acct_s", 4); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Hold(ctx, "acct_s", 300_000, "invoke", 30*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(30*time.Second + GraceAfterDeadline + time.Second)
+			n, err := NewLedger(st, clk.Now).SweepHolds(ctx, GraceAfterDeadline)
+			if err != nil || n != 1 {
+				t.Fatalf("released %d (%v)", n, err)
+			}
+			if bal, _ := l.Balance(ctx, "acct_s"); bal != 1_000_000 || slicesNeverNegative(t, l, "acct_s") != bal {
+				t.Fatalf("balance %d", bal)
+			}
+			reconciles(t, listAll(t, l, "acct_s", 2), 1_000_000)
+		})
+	}
+}
