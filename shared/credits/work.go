@@ -11,7 +11,8 @@ import (
 
 // SweeperFunction is the hold sweeper's Lambda: it releases credit holds a
 // crash orphaned, each with its ledger entry, once their holder's deadline
-// and GraceAfterDeadline passed (Ledger.SweepHolds); locally every minute.
+// and GraceAfterDeadline passed (Ledger.SweepHolds), and cuts the ledger of
+// every sliced account (Ledger.CutSliced); locally every minute.
 var SweeperFunction = deploy.Function{Name: "hold-sweeper", MemoryMiB: 256, Timeout: 2 * time.Minute, Uses: deploy.Uses{deploy.UseTable},
 	Schedule: work.Schedule{Every: 5 * time.Minute, Local: time.Minute}}
 
