@@ -48,13 +48,14 @@ type Counter struct {
 	// start, so one process spreads a hot window evenly over its shards
 	// (random picks would leave some shards busier), and processes do not
 	// move in step.
-	turn atomic.Uint64
+	turn   atomic.Uint64
+	fences fences
 }
 
 // Sharded request windows. DynamoDB writes one item at most 1,000 units a
-// second, and a window's increment is a transaction (two units: see
-// dynamostore.SentAlone), so one window item would cap a limited key at 500
-// requests a second whatever its limit. A window of N requests is spread
+// second, and a window's increment is at least one unit (two when it goes
+// out in a transaction), so one window item would cap a limited key at 500
+// to 1,000 requests a second whatever its limit. A window of N requests is spread
 // over windowShards(N) items in their own partitions, each admitting its
 // share (the shares sum to N, so the limit is never exceeded). A request
 // counts on the next shard in turn; a shard that refuses is full until the
@@ -95,8 +96,8 @@ func shardKey(owner, selector string, shard, shards, minute int64) store.Key {
 	return store.Key{PK: pk, SK: "rpm#" + strconv.FormatInt(minute, 10)}
 }
 
-// Batched window tokens. A counted request costs a transaction (two write
-// units), so a busy process counts several requests at once: it adds a
+// Batched window tokens. A counted request costs a write, so a busy process
+// counts several requests at once: it adds a
 // batch of tokens to the window in one write and admits the next requests
 // from them without writing. The window still never admits more than its
 // limit (every token was counted under the same condition); a token a
@@ -123,19 +124,58 @@ type held struct {
 }
 
 // minuteState is this process's view of the current minute's windows: the
-// shards it saw refuse and the tokens it holds. Both end with the minute.
+// shards it saw refuse, those it counts on in transactions, the fences it
+// set, and the tokens it holds. All end with the minute.
 type minuteState struct {
-	mu     sync.Mutex
-	minute int64
-	full   map[store.Key]bool
-	held   map[window]*held
+	mu      sync.Mutex
+	minute  int64
+	full    map[store.Key]bool
+	crowded map[store.Key]bool
+	fenced  map[fenceAt]bool
+	held    map[window]*held
+}
+
+// fenceAt is one fence attribute on one window item.
+type fenceAt struct {
+	key  store.Key
+	attr string
 }
 
 // at resets the state when minute is a new one; callers hold mu.
 func (m *minuteState) at(minute int64) {
 	if m.minute != minute || m.full == nil {
-		m.minute, m.full, m.held = minute, map[store.Key]bool{}, map[window]*held{}
+		m.minute, m.full, m.crowded, m.held = minute, map[store.Key]bool{}, map[store.Key]bool{}, map[window]*held{}
+		m.fenced = map[fenceAt]bool{}
 	}
+}
+
+func (m *minuteState) isCrowded(minute int64, k store.Key) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at(minute)
+	return m.crowded[k]
+}
+
+func (m *minuteState) markCrowded(minute int64, k store.Key) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at(minute)
+	m.crowded[k] = true
+}
+
+// hasFence reports whether attr is a fence this process already set on k.
+func (m *minuteState) hasFence(minute int64, k store.Key, attr string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at(minute)
+	return m.fenced[fenceAt{k, attr}]
+}
+
+func (m *minuteState) markFence(minute int64, k store.Key, attr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at(minute)
+	m.fenced[fenceAt{k, attr}] = true
 }
 
 func (m *minuteState) isFull(minute int64, k store.Key) bool {
@@ -217,7 +257,7 @@ func (m *minuteState) unused() int64 {
 // NewCounter builds a counter; leaseTTL bounds how long a dead process's
 // concurrency lease can hold its slot (the request deadline plus a margin).
 func NewCounter(st store.Store, now func() time.Time, leaseTTL time.Duration) *Counter {
-	c := &Counter{st: st, requests: st, now: now, leaseTTL: leaseTTL}
+	c := &Counter{st: st, requests: st, now: now, leaseTTL: leaseTTL, fences: fences{id: newFenceID()}}
 	c.turn.Store(mrand.Uint64())
 	return c
 }
@@ -388,7 +428,17 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 			// ReserveCredits), admit without a write.
 			return admitted()
 		}
-		err := c.requests.Transact(ctx, txOps)
+		var err error
+		if len(txOps) == 1 && len(windows) == 1 && !c.minute.isCrowded(minute, txOps[0].Key) {
+			var added bool
+			if added, err = c.countAlone(ctx, minute, txOps[0]); added && errors.Is(err, store.ErrConditionFailed) {
+				// Full, or crowded with fences: a transaction tells.
+				c.minute.markCrowded(minute, txOps[0].Key)
+				continue
+			}
+		} else {
+			err = c.requests.Transact(ctx, txOps)
+		}
 		if err == nil {
 			return admitted()
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"platformapi/shared/awsenv/awserr"
 	"platformapi/shared/store"
 	"platformapi/shared/store/internal/itemrules"
 )
@@ -138,26 +139,33 @@ func (s *Store) Delete(ctx context.Context, k store.Key, conds ...store.Cond) er
 
 // Update first tries UpdateItem on the condition that the item is not
 // expired, which is the one-round-trip path for live and absent items. When
-// that fails, a consistent read tells an expired item (replaced by a fresh
-// item with a PutItem conditioned on it still being expired) from a
-// condition that really failed.
+// that fails, the item it was checked against (returned with the failure,
+// so no second read) tells an expired item (replaced by a fresh item with a
+// PutItem conditioned on it still being expired) from a condition that
+// really failed.
+//
+// A fenced update (see fenceOf) that fails on finding its own fence value
+// was already applied: by an earlier attempt of this very call, since the
+// SDK resends a call whose answer was lost and the resend then fails the
+// fence. Update answers it as applied, so an increment sent this way counts
+// once at one write unit, where a transaction's client request token costs
+// two.
 func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds ...store.Cond) (store.Item, error) {
 	if err := errors.Join(itemrules.CheckKey(k), itemrules.CheckUpdate(u), itemrules.CheckConds(conds)); err != nil {
 		return nil, err
 	}
 	for range maxRaces {
-		it, err := s.updateLive(ctx, k, u, conds)
+		it, cur, err := s.updateLive(ctx, k, u, conds)
 		if !errors.Is(err, store.ErrConditionFailed) {
 			return it, err
 		}
-		cur, err := s.getRaw(ctx, k)
-		if err != nil {
-			return nil, err
-		}
 		now := s.unix()
 		if cur == nil || !cur.Expired(now) {
+			if appliedFence(u, conds, cur) {
+				return cur, nil
+			}
 			if itemrules.Holds(conds, cur) {
-				continue // the item changed between the two calls
+				continue // it passed after all, by a clock that moved on: send again
 			}
 			return nil, fmt.Errorf("%w: update %s", store.ErrConditionFailed, k)
 		}
@@ -179,24 +187,64 @@ func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds .
 	return nil, unavailable("UpdateItem", errors.New("lost the race for an expired item too often"))
 }
 
-func (s *Store) updateLive(ctx context.Context, k store.Key, u store.Update, conds []store.Cond) (store.Item, error) {
+// fenceOf finds an update's fence: an attribute it sets to v on the
+// condition that the attribute is below v. Its writer uses each value once
+// and in increasing order (limits gives each process its own attribute),
+// so the update can apply only once, and finding the attribute at v means
+// it did.
+func fenceOf(u store.Update, conds []store.Cond) (attr string, v int64, ok bool) {
+	for _, c := range conds {
+		if c.Kind != store.CondNumBelow {
+			continue
+		}
+		if set, isInt := u.Set[c.Attr].(int64); isInt && set == c.Value.(int64) {
+			return c.Attr, set, true
+		}
+	}
+	return "", 0, false
+}
+
+// appliedFence reports whether cur, the live item a fenced update's
+// condition failed on, already holds the update's fence value.
+func appliedFence(u store.Update, conds []store.Cond, cur store.Item) bool {
+	attr, v, ok := fenceOf(u, conds)
+	if !ok || cur == nil || !cur.Has(attr) {
+		return false
+	}
+	return cur.Int(attr) == v
+}
+
+// updateLive sends one UpdateItem. When its condition fails, cur is the item
+// it was checked against, expired or not (nil: none).
+func (s *Store) updateLive(ctx context.Context, k store.Key, u store.Update, conds []store.Cond) (it, cur store.Item, err error) {
 	now := s.unix()
 	e, err := compile(condition(conds, now, expression.Not(expired(now))), update(u))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: keyRecord(k),
-		ConditionExpression:       e.condition(),
-		UpdateExpression:          e.update(),
-		ExpressionAttributeNames:  e.Names(),
-		ExpressionAttributeValues: e.Values(),
-		ReturnValues:              types.ReturnValueAllNew,
+		ConditionExpression:                 e.condition(),
+		UpdateExpression:                    e.update(),
+		ExpressionAttributeNames:            e.Names(),
+		ExpressionAttributeValues:           e.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if err != nil {
-		return nil, classify("UpdateItem", err)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && !awserr.Canceled(err) {
+		if ccf.Item != nil {
+			if cur, err = fromRecord(ccf.Item); err != nil {
+				return nil, nil, err
+			}
+		}
+		return nil, cur, fmt.Errorf("dynamostore: UpdateItem: %w", store.ErrConditionFailed)
 	}
-	return fromRecord(out.Attributes)
+	if err != nil {
+		return nil, nil, classify("UpdateItem", err)
+	}
+	it, err = fromRecord(out.Attributes)
+	return it, nil, err
 }
 
 // replaceExpired overwrites an item only while it is still expired at now.

@@ -3,6 +3,7 @@ package dynamostore_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 
 	"platformapi/shared/awsenv"
@@ -65,27 +66,81 @@ func TestOutagesAnswerUnavailableAndWriteNothing(t *testing.T) {
 }
 
 // A write whose answer was lost after DynamoDB applied it is sent again by
-// the SDK. An increment must still count once: it goes out as
-// TransactWriteItems, whose client request token makes the second attempt a
-// no-op, where a plain UpdateItem would apply it twice.
+// the SDK. An increment must still count once: as a fenced UpdateItem, the
+// resend fails its fence and finds the fence at its own value, so it was
+// applied; as TransactWriteItems, the client request token makes the resend
+// a no-op.
 func TestAnIncrementWhoseAnswerWasLostCountsOnce(t *testing.T) {
-	faults := awsenv.NewFaults()
-	env := awstest.Env(t, awsenv.WithAPIOptions(faults.APIOption()))
-	db, table := awstest.Table(t, env)
-	s := dynamostore.New(db, table)
-	ctx := awstest.Context(t)
 	k := store.Key{PK: "p", SK: "counter"}
-	faults.Set("DynamoDB.TransactWriteItems", awsenv.LostAnswer)
-	faults.Set("DynamoDB.UpdateItem", awsenv.LostAnswer)
-	err := s.Transact(ctx, []store.Op{store.UpdateOp(k, store.Update{Add: map[string]int64{"n": 1}}, store.NumBelow("n", 10))})
-	hits := faults.Hits("DynamoDB.TransactWriteItems")
-	faults.Clear()
-	if err != nil || hits != 1 {
-		t.Fatalf("transact: %v after %d lost answers", err, hits)
+	inc := store.Update{Add: map[string]int64{"n": 1}}
+	fenced := store.Update{Add: map[string]int64{"n": 1}, Set: map[string]any{"~proc0": int64(1)}}
+	for _, tc := range []struct {
+		name, op string
+		write    func(s *dynamostore.Store) error
+	}{
+		{"fenced UpdateItem", "DynamoDB.UpdateItem", func(s *dynamostore.Store) error {
+			_, err := s.Update(t.Context(), k, fenced, store.NumBelow("n", 10), store.NumBelow("~proc0", 1))
+			return err
+		}},
+		{"TransactWriteItems", "DynamoDB.TransactWriteItems", func(s *dynamostore.Store) error {
+			return s.Transact(t.Context(), []store.Op{store.UpdateOp(k, inc, store.NumBelow("n", 10))})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			faults := awsenv.NewFaults()
+			env := awstest.Env(t, awsenv.WithAPIOptions(faults.APIOption()))
+			db, table := awstest.Table(t, env)
+			s := dynamostore.New(db, table)
+			faults.Set(tc.op, awsenv.LostAnswer)
+			err := tc.write(s)
+			hits := faults.Hits(tc.op)
+			faults.Clear()
+			if err != nil || hits != 1 {
+				t.Fatalf("write: %v after %d lost answers", err, hits)
+			}
+			it, err := s.Get(t.Context(), k)
+			if err != nil || it.Int("n") != 1 {
+				t.Fatalf("counter = %v (%v); want 1", it, err)
+			}
+		})
 	}
-	it, err := s.Get(ctx, k)
-	if err != nil || it.Int("n") != 1 {
-		t.Fatalf("counter = %v (%v); want 1", it, err)
+}
+
+// A fenced update refused by its condition is taken for an applied resend
+// only when the item holds its own fence at its own value: not another
+// writer's fence at that value, nor its own fence below it.
+func TestAFencedUpdateIsAppliedOnlyWhenItsOwnFenceHoldsItsValue(t *testing.T) {
+	env := awstest.Env(t)
+	ctx := awstest.Context(t)
+	for _, tc := range []struct {
+		name    string
+		item    store.Item // the window before the update
+		applied bool
+	}{
+		{"its own fence at its value: a resend", store.Item{"n": int64(10), "~a": int64(7)}, true},
+		{"another writer's fence at its value", store.Item{"n": int64(10), "~b": int64(7)}, false},
+		{"its own fence below its value", store.Item{"n": int64(10), "~a": int64(6)}, false},
+		{"no fence", store.Item{"n": int64(10)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, table := awstest.Table(t, env)
+			s := dynamostore.New(db, table)
+			k := store.Key{PK: "p", SK: "w"}
+			it := store.NewItem(k)
+			maps.Copy(it, tc.item)
+			if err := s.Put(ctx, it); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.Update(ctx, k, store.Update{Add: map[string]int64{"n": 1}, Set: map[string]any{"~a": int64(7)}},
+				store.NumBelow("n", 10), store.NumBelow("~a", 7))
+			if tc.applied != (err == nil) || !tc.applied && !errors.Is(err, store.ErrConditionFailed) {
+				t.Fatalf("err = %v; applied should be %v", err, tc.applied)
+			}
+			got, err := s.Get(ctx, k)
+			if err != nil || got.Int("n") != 10 {
+				t.Fatalf("window = %v (%v); want it unchanged at 10", got, err)
+			}
+		})
 	}
 }
 

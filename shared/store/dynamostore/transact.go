@@ -140,6 +140,8 @@ func transactItems(table string, ops []store.Op, fresh []store.Item, now int64) 
 // bills two per item). Not an increment (Add): the SDK resends a call whose
 // answer was lost after DynamoDB applied it, which would count it twice,
 // where TransactWriteItems' client request token makes the resend a no-op.
+// An increment that must cost one unit carries a fence and goes to Update
+// instead, which recognises the resend (see Store.Update).
 func SentAlone(ops []store.Op) bool {
 	return len(ops) == 1 && ops[0].Kind != store.OpCheck && len(ops[0].Update.Add) == 0
 }
