@@ -119,7 +119,10 @@ func (r *Recorder) Record(ctx context.Context, e Event) error {
 		e.OccurredAt = r.now()
 	}
 	if r.ship != nil {
-		stamp(&e)
+		e, err := r.Prepare(e)
+		if err != nil {
+			return err
+		}
 		return r.ship.send(e)
 	}
 	if r.journal == nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,33 +48,33 @@ type shippedLine struct {
 }
 
 // shipped is the event's part of the line: short names, and nothing the
-// line or the id already says. The time and the shard come from the id
-// (its first ten characters are its millisecond), the key id is the line's
-// keyId (k holds its ancestors), the credits are the micro-credits. The
-// path, end user, status and operation appear only where the event's
-// differ from the line's.
+// line or the key's record already says. The id is the event's millisecond
+// (t: its first ten characters, the time the event occurred) and the
+// request id's digest (eventID); the shard comes from the id. The account
+// and the ancestor keys are those of the line's keyId, read from its record
+// by the ingest (Resolve); only a line that does not name the event's key
+// (a refusal before the key was known) carries them, the whole key path in
+// k. The credits are the micro-credits. The path, end user, status and
+// operation appear only where the event's differ from the line's.
 type shipped struct {
-	ID        string   `json:"id"`
-	Account   string   `json:"a"`
-	Ancestors []string `json:"k,omitempty"`
-	Project   *string  `json:"pj,omitempty"`
-	Op        string   `json:"op,omitempty"`
-	Path      *string  `json:"p,omitempty"`
-	Status    int      `json:"s,omitempty"`
-	Code      *string  `json:"c,omitempty"`
-	EndUser   *string  `json:"eu,omitempty"`
-	Replayed  bool     `json:"r,omitempty"`
-	Service   string   `json:"sv,omitempty"`
-	Micro     int64    `json:"mc,omitempty"`
-	// KeyID is set when the line names another key (none, when the
-	// request was refused before its key was known); k is then the
-	// whole key path.
-	KeyID string `json:"kid,omitempty"`
+	At       string   `json:"t"`
+	Account  string   `json:"a,omitempty"`
+	KeyPath  []string `json:"k,omitempty"`
+	Project  *string  `json:"pj,omitempty"`
+	Op       string   `json:"op,omitempty"`
+	Path     *string  `json:"p,omitempty"`
+	Status   int      `json:"s,omitempty"`
+	Code     *string  `json:"c,omitempty"`
+	EndUser  *string  `json:"eu,omitempty"`
+	Replayed bool     `json:"r,omitempty"`
+	Service  string   `json:"sv,omitempty"`
+	Micro    int64    `json:"mc,omitempty"`
 }
 
 // ShipFilterPattern is the CloudWatch Logs subscription filter that selects
-// the lines that carry an event.
-const ShipFilterPattern = `{ $.audit.id = "aud_*" }`
+// the lines that carry an event: only they have an "audit" object, and its
+// time is always there.
+const ShipFilterPattern = `{ $.audit.t = "*" }`
 
 // NewShippingRecorder ships events on log lines: the kernel folds each
 // request's event into its access line (Prepare, Fold); Record, for an
@@ -98,16 +100,55 @@ func (r *Recorder) Prepare(e Event) (Event, error) {
 	if err := check(&e); err != nil {
 		return Event{}, err
 	}
+	if e.RequestID == "" {
+		return Event{}, fmt.Errorf("audit: a shipped event needs its request id")
+	}
 	if e.OccurredAt.IsZero() {
 		e.OccurredAt = r.now()
 	}
 	stamp(&e)
+	e.ID = eventID(e.OccurredAt, e.RequestID)
 	return e, nil
+}
+
+// eventID is the id of a request's event: its millisecond, as every event
+// id begins, then 80 bits of the request id's SHA-256 where other ids have
+// random ones. The line need not carry it (the ingest computes it from the
+// line's request id and t), and a request has one event, so a redelivered
+// line still maps to the one item the ingest's conditional put keeps.
+func eventID(at time.Time, requestID string) string {
+	sum := sha256.Sum256([]byte(requestID))
+	var b strings.Builder
+	b.Grow(len("aud_") + 26)
+	b.WriteString("aud_")
+	b.WriteString(idTimeText(at))
+	bits := binary.BigEndian.Uint64(sum[:8])
+	for range 12 { // 60 bits
+		b.WriteByte(crockford[bits>>59])
+		bits <<= 5
+	}
+	bits = uint64(binary.BigEndian.Uint32(sum[8:12])) << 32
+	for range 4 { // 20 more
+		b.WriteByte(crockford[bits>>59])
+		bits <<= 5
+	}
+	return b.String()
+}
+
+// idTimeText is the ten characters an id of a millisecond begins with.
+func idTimeText(at time.Time) string {
+	var out [10]byte
+	ms := uint64(at.UnixMilli())
+	for i := 9; i >= 0; i-- {
+		out[i] = crockford[ms&31]
+		ms >>= 5
+	}
+	return string(out[:])
 }
 
 // Fold is the "audit" object of a prepared event on the access line l.
 func Fold(e Event, l Line) json.RawMessage {
-	s := shipped{ID: e.ID, Account: e.AccountID, Ancestors: e.KeyPath[:len(e.KeyPath)-1], Project: e.ProjectID,
+	s := shipped{At: e.ID[len("aud_") : len("aud_")+10], Project: e.ProjectID,
 		Code: e.Code, Replayed: e.IdempotentReplayed, Service: e.ServiceID, Micro: e.ChargedMicro}
 	if e.Operation != l.Operation {
 		s.Op = e.Operation
@@ -122,7 +163,7 @@ func Fold(e Event, l Line) json.RawMessage {
 		s.EndUser = &eu
 	}
 	if e.KeyID != l.KeyID {
-		s.Ancestors, s.KeyID = e.KeyPath, e.KeyID
+		s.Account, s.KeyPath = e.AccountID, e.KeyPath
 	}
 	raw, _ := json.Marshal(s) // strings, ints and a bool: cannot fail
 	return raw
@@ -154,30 +195,33 @@ func (s *shipper) send(e Event) error {
 
 // Shipped decodes the event a log line carries; ok is false for a line
 // without one. The line may carry a prefix before the JSON (a runtime's
-// timestamp and request id).
+// timestamp and request id). Unless the line carried them, the event's
+// account and ancestors are left to its key's record: its KeyPath is the
+// key alone and its AccountID empty until Resolve.
 func Shipped(message string) (e Event, shard int, ok bool) {
 	raw := []byte(message)
 	if i := bytes.IndexByte(raw, '{'); i > 0 {
 		raw = raw[i:]
 	}
 	var l shippedLine
-	if json.Unmarshal(raw, &l) != nil || l.Audit == nil {
+	if json.Unmarshal(raw, &l) != nil || l.Audit == nil || l.RequestID == "" || l.Method == "" {
 		return Event{}, 0, false
 	}
 	a := l.Audit
-	at, ok := idTime(a.ID)
-	if !ok || a.Account == "" || l.RequestID == "" || l.Method == "" {
+	id := "aud_" + a.At + eventID(time.Time{}, l.RequestID)[len("aud_")+10:]
+	at, ok := idTime(id)
+	if !ok {
 		return Event{}, 0, false
 	}
-	keyPath := a.Ancestors
-	if a.KeyID == "" {
-		keyPath = append(slices.Clip(keyPath), l.KeyID)
+	keyPath := a.KeyPath
+	if a.Account == "" {
+		keyPath = []string{l.KeyID}
 	}
-	if len(keyPath) == 0 || keyPath[len(keyPath)-1] == "" {
+	if len(keyPath) == 0 || keyPath[len(keyPath)-1] == "" || a.Account == "" && len(a.KeyPath) > 0 {
 		return Event{}, 0, false
 	}
 	e = Event{
-		ID: a.ID, OccurredAt: at, RequestID: l.RequestID, ProjectID: a.Project, KeyID: keyPath[len(keyPath)-1],
+		ID: id, OccurredAt: at, RequestID: l.RequestID, ProjectID: a.Project, KeyID: keyPath[len(keyPath)-1],
 		Operation: cmp.Or(a.Op, l.Operation), Method: l.Method, Path: l.Path, Status: cmp.Or(a.Status, l.Status), Code: a.Code,
 		IdempotentReplayed: a.Replayed, AccountID: a.Account, KeyPath: keyPath, ServiceID: a.Service,
 	}
@@ -191,11 +235,54 @@ func Shipped(message string) (e Event, shard int, ok bool) {
 		return Event{}, 0, false
 	}
 	e.setCharged(a.Micro)
-	return e, shardOf(a.ID), true
+	return e, shardOf(id), true
 }
 
-// idTime is the millisecond an event id carries (ids.New: the first ten
-// base32 characters of its body).
+// Chain is what a key's record says of every request the key makes: its
+// account and its ancestors, root first. Neither ever changes (a key's
+// secret names its ancestors), and records are never deleted, so the ingest
+// may keep what it read.
+type Chain struct {
+	AccountID string
+	Ancestors []string
+}
+
+// Unresolved lists, once each, the keys whose chains the events lack.
+func Unresolved(evs []Event) []string {
+	var out []string
+	for _, e := range evs {
+		if e.AccountID == "" && !slices.Contains(out, e.KeyID) {
+			out = append(out, e.KeyID)
+		}
+	}
+	return out
+}
+
+// Resolve completes the events that lack their key's chain from chains and
+// keeps them in place; it returns the events and shards it could not
+// complete removed, and the keys it had no chain of.
+func Resolve(evs []Event, shards []int, chains map[string]Chain) ([]Event, []int, []string) {
+	var missing []string
+	n := 0
+	for i, e := range evs {
+		if e.AccountID == "" {
+			c, ok := chains[e.KeyID]
+			if !ok {
+				if !slices.Contains(missing, e.KeyID) {
+					missing = append(missing, e.KeyID)
+				}
+				continue
+			}
+			e.AccountID, e.KeyPath = c.AccountID, append(slices.Clip(c.Ancestors), e.KeyID)
+		}
+		evs[n], shards[n] = e, shards[i]
+		n++
+	}
+	return evs[:n], shards[:n], missing
+}
+
+// idTime is the millisecond an event id carries (its first ten base32
+// characters).
 func idTime(id string) (time.Time, bool) {
 	if !ids.Valid("aud", id) {
 		return time.Time{}, false

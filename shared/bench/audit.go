@@ -155,8 +155,9 @@ func delivery(lines []string) (events.CloudwatchLogsEvent, error) {
 // auditLag sends reads one at a time and times each from its answer to its
 // event in the list: the shipped line goes through the ingest's adapter
 // (audit-ingest) at once, as a subscription delivery would.
-func auditLag(ctx context.Context, st store.Store, lines *shippedLines, read func(int) error, n int) ([]time.Duration, error) {
+func auditLag(ctx context.Context, st store.Store, accountID string, lines *shippedLines, read func(int) error, n int) ([]time.Duration, error) {
 	repo := audit.NewRepo(st, nil)
+	in := auditlogs.New(st)
 	var out []time.Duration
 	for i := range n {
 		lines.take()
@@ -176,10 +177,11 @@ func auditLag(ctx context.Context, st store.Store, lines *shippedLines, read fun
 		if err != nil {
 			return nil, err
 		}
-		if err := auditlogs.Handle(ctx, st, ev); err != nil {
+		if err := in.Handle(ctx, ev); err != nil {
 			return nil, err
 		}
-		f := audit.Filter{Viewer: audit.Viewer{AccountID: e.AccountID, KeyPath: e.KeyPath}, KeyID: e.KeyID,
+		// The key itself views its events; the line names no ancestor.
+		f := audit.Filter{Viewer: audit.Viewer{AccountID: accountID, KeyPath: []string{e.KeyID}}, KeyID: e.KeyID,
 			Since: e.OccurredAt, Until: e.OccurredAt.Add(time.Millisecond), Limit: audit.MaxLimit}
 		for {
 			evs, _, err := repo.List(ctx, f)

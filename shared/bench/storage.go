@@ -22,6 +22,7 @@ import (
 
 	"platformapi/shared/app"
 	"platformapi/shared/audit"
+	"platformapi/shared/audit/auditlogs"
 	"platformapi/shared/awsenv"
 )
 
@@ -225,27 +226,30 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 			res.LogBytes = float64(n) / float64(samples)
 		}
 	}
-	evs, shards := make([]audit.Event, 0, len(readLines)), make([]int, 0, len(readLines))
 	for _, l := range readLines {
-		e, shard, ok := audit.Shipped(l)
-		if !ok {
+		if _, _, ok := audit.Shipped(l); !ok {
 			return res, fmt.Errorf("bench: an undecodable audit line %q", l)
 		}
-		evs, shards = append(evs, e), append(shards, shard)
+	}
+	// The read lines go to a fresh ingest instance in one delivery: it
+	// reads the key's record once for all of them.
+	ev, err := delivery(readLines)
+	if err != nil {
+		return res, err
 	}
 	calls.Reset()
 	m.Reset()
-	if err := audit.Ingest(ctx, m, evs, shards); err != nil {
+	if err := auditlogs.New(m).Handle(ctx, ev); err != nil {
 		return res, err
 	}
-	res.Ingest = perRequest(calls.Snapshot(), m.Usage(), max(len(evs), 1))
-	ingested := capacityOf(capacityLabels[capAuditAccount], m.Items(), max(len(evs), 1), false)
+	res.Ingest = perRequest(calls.Snapshot(), m.Usage(), max(len(readLines), 1))
+	ingested := capacityOf(capacityLabels[capAuditAccount], m.Items(), max(len(readLines), 1), false)
 	res.Capacity, err = measureCapacity(ctx, apiClient{h: unaudited}, m, accountKeys{accountID: accountID, limited: secret, plain: plain}, samples)
 	if err != nil {
 		return res, err
 	}
 	res.Capacity[capAuditAccount] = ingested
-	res.Lag, err = auditLag(ctx, m, shipped, read, samples)
+	res.Lag, err = auditLag(ctx, m, accountID, shipped, read, samples)
 	return res, err
 }
 

@@ -1,6 +1,7 @@
 // Package auditlogs adapts a CloudWatch Logs subscription to the audit
 // ingest: it unpacks a delivery (base64 of gzip of JSON), keeps the lines
-// that hold a shipped event and hands them to audit.Ingest. It is the only
+// that hold a shipped event, completes each event's account and ancestors
+// from its key's record and hands them to audit.Ingest. It is the only
 // audit code that sees this AWS type.
 package auditlogs
 
@@ -8,20 +9,42 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"platformapi/shared/audit"
+	"platformapi/shared/keys"
 	"platformapi/shared/store"
 )
+
+// maxChains bounds the key chains an Ingester keeps; past it, it starts
+// over, reading each key again once.
+const maxChains = 1 << 16
+
+// Ingester stores the events of deliveries. A line names its key, not the
+// key's account and ancestors (audit.Fold): the ingest reads each key's
+// record once and keeps its chain for the next deliveries, since a key's
+// account and ancestors never change and its record is never deleted.
+type Ingester struct {
+	st     store.Store
+	mu     sync.Mutex
+	chains map[string]audit.Chain
+}
+
+// New returns an ingester that stores events and reads keys on st.
+func New(st store.Store) *Ingester {
+	return &Ingester{st: st, chains: map[string]audit.Chain{}}
+}
 
 // Handle stores the events of one delivery. CloudWatch Logs invokes the
 // function asynchronously: an error makes Lambda retry the delivery, then
 // send it to the function's dead-letter queue, and a retry stores nothing
-// twice (audit.Ingest). A line that is not an event is logged and skipped:
-// the filter pattern lets only events through, so it is a bug, not a loss
+// twice (audit.Ingest). A line that is not an event, or names a key that
+// has no record, is logged and skipped: the filter pattern lets only
+// events through and records are never deleted, so it is a bug, not a loss
 // a retry could mend.
-func Handle(ctx context.Context, st store.Store, ev events.CloudwatchLogsEvent) error {
+func (in *Ingester) Handle(ctx context.Context, ev events.CloudwatchLogsEvent) error {
 	data, err := ev.AWSLogs.Parse()
 	if err != nil {
 		return fmt.Errorf("auditlogs: %w", err)
@@ -39,5 +62,46 @@ func Handle(ctx context.Context, st store.Store, ev events.CloudwatchLogsEvent) 
 		}
 		evs, shards = append(evs, e), append(shards, shard)
 	}
-	return audit.Ingest(ctx, st, evs, shards)
+	chains, err := in.chainsOf(ctx, audit.Unresolved(evs))
+	if err != nil {
+		return err
+	}
+	evs, shards, missing := audit.Resolve(evs, shards, chains)
+	if len(missing) > 0 {
+		slog.Warn("auditlogs: delivered events name keys without a record", "logGroup", data.LogGroup, "keys", missing)
+	}
+	return audit.Ingest(ctx, in.st, evs, shards)
+}
+
+// chainsOf is the chain of every key of ids that has a record: those
+// already read, and the others in one batched read.
+func (in *Ingester) chainsOf(ctx context.Context, ids []string) (map[string]audit.Chain, error) {
+	out := make(map[string]audit.Chain, len(ids))
+	var unread []string
+	in.mu.Lock()
+	for _, id := range ids {
+		if c, ok := in.chains[id]; ok {
+			out[id] = c
+		} else {
+			unread = append(unread, id)
+		}
+	}
+	in.mu.Unlock()
+	if len(unread) == 0 {
+		return out, nil
+	}
+	loaded, err := keys.Load(ctx, in.st, unread)
+	if err != nil {
+		return nil, fmt.Errorf("auditlogs: %w", err)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.chains)+len(loaded) > maxChains {
+		clear(in.chains)
+	}
+	for id, k := range loaded {
+		c := audit.Chain{AccountID: k.AccountID, Ancestors: k.Ancestors}
+		in.chains[id], out[id] = c, c
+	}
+	return out, nil
 }
