@@ -432,8 +432,11 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 		if len(txOps) == 1 && len(windows) == 1 && !c.minute.isCrowded(minute, txOps[0].Key) {
 			var added bool
 			if added, err = c.countAlone(ctx, minute, txOps[0]); added && errors.Is(err, store.ErrConditionFailed) {
-				// Full, or crowded with fences: a transaction tells.
+				// Full, or crowded with fences: the request alone in a
+				// transaction tells, and is the second refused write of
+				// a full shard.
 				c.minute.markCrowded(minute, txOps[0].Key)
+				windows[0].batch = 1
 				continue
 			}
 		} else {
