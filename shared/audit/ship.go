@@ -117,22 +117,28 @@ func (r *Recorder) Prepare(e Event) (Event, error) {
 // line's request id and t), and a request has one event, so a redelivered
 // line still maps to the one item the ingest's conditional put keeps.
 func eventID(at time.Time, requestID string) string {
+	return "aud_" + idTimeText(at) + requestDigest(requestID)
+}
+
+// requestDigest is 80 bits of the request id's SHA-256 in 16 base32
+// characters: the rest of its event's id.
+func requestDigest(requestID string) string {
 	sum := sha256.Sum256([]byte(requestID))
-	var b strings.Builder
-	b.Grow(len("aud_") + 26)
-	b.WriteString("aud_")
-	b.WriteString(idTimeText(at))
-	bits := binary.BigEndian.Uint64(sum[:8])
-	for range 12 { // 60 bits
-		b.WriteByte(crockford[bits>>59])
-		bits <<= 5
+	var out [16]byte
+	hi, lo := binary.BigEndian.Uint64(sum[:8]), binary.BigEndian.Uint16(sum[8:10])
+	for i := range out {
+		// Bit 79-5i down: the first 64 from hi, the last 16 from lo.
+		shift := 75 - 5*i
+		var v uint64
+		switch {
+		case shift >= 16:
+			v = hi >> (shift - 16)
+		default:
+			v = hi<<(16-shift) | uint64(lo)>>shift
+		}
+		out[i] = crockford[v&31]
 	}
-	bits = uint64(binary.BigEndian.Uint32(sum[8:12])) << 32
-	for range 4 { // 20 more
-		b.WriteByte(crockford[bits>>59])
-		bits <<= 5
-	}
-	return b.String()
+	return string(out[:])
 }
 
 // idTimeText is the ten characters an id of a millisecond begins with.
@@ -208,7 +214,7 @@ func Shipped(message string) (e Event, shard int, ok bool) {
 		return Event{}, 0, false
 	}
 	a := l.Audit
-	id := "aud_" + a.At + eventID(time.Time{}, l.RequestID)[len("aud_")+10:]
+	id := "aud_" + a.At + requestDigest(l.RequestID)
 	at, ok := idTime(id)
 	if !ok {
 		return Event{}, 0, false

@@ -30,7 +30,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"platformapi/shared/awsenv/awserr"
 	"platformapi/shared/store"
 	"platformapi/shared/store/internal/itemrules"
 )
@@ -165,7 +164,7 @@ func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds .
 				return cur, nil
 			}
 			if itemrules.Holds(conds, cur) {
-				continue // it passed after all, by a clock that moved on: send again
+				continue // a failure that showed no item it failed on: send again
 			}
 			return nil, fmt.Errorf("%w: update %s", store.ErrConditionFailed, k)
 		}
@@ -232,7 +231,7 @@ func (s *Store) updateLive(ctx context.Context, k store.Key, u store.Update, con
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) && !awserr.Canceled(err) {
+	if errors.As(err, &ccf) {
 		if ccf.Item != nil {
 			if cur, err = fromRecord(ccf.Item); err != nil {
 				return nil, nil, err
