@@ -20,7 +20,7 @@ import (
 // this process's own to a number it never used before, on the condition
 // that the attribute is below that number. The resend fails that condition
 // and finds the attribute at its own number, which the store answers as
-// applied (dynamostore.Store.Update); a refusal finds it below. A fence
+// applied (store.Fence); a refusal finds it below. A fence
 // attribute is written by one lane of one process, one write at a time and
 // in increasing order, so a late copy of an old write can never pass it.
 //
@@ -92,7 +92,7 @@ func (c *Counter) countAlone(ctx context.Context, minute int64, op store.Op) (ad
 	l := c.fences.take()
 	defer c.fences.put(l)
 	l.seq++
-	u, conds := op.Update, append(slices.Clip(op.Conds), store.NumBelow(l.attr, l.seq))
+	u, conds := op.Update, append(slices.Clip(op.Conds), store.Fence(l.attr, l.seq))
 	u.Set = maps.Clone(u.Set)
 	u.Set[l.attr] = l.seq
 	added = !c.minute.hasFence(minute, op.Key, l.attr)

@@ -87,6 +87,7 @@ const (
 	CondAttrNotExist                     // Attr is absent (item may or may not exist)
 	CondNumBelow                         // Attr (absent counts as 0) < Value
 	CondNumAtLeast                       // Attr (absent counts as 0) >= Value
+	CondFence                            // as CondNumBelow; see Fence
 )
 
 // Cond is one condition; a write's conditions are ANDed. An absent or
@@ -106,6 +107,16 @@ func AttrEquals(attr string, v any) Cond   { return Cond{Kind: CondAttrEquals, A
 func AttrNotExists(attr string) Cond       { return Cond{Kind: CondAttrNotExist, Attr: attr} }
 func NumBelow(attr string, n int64) Cond   { return Cond{Kind: CondNumBelow, Attr: attr, Value: n} }
 func NumAtLeast(attr string, n int64) Cond { return Cond{Kind: CondNumAtLeast, Attr: attr, Value: n} }
+
+// Fence holds where NumBelow(attr, v) does. An Update that sets attr to v
+// under it is applied at most once however often it is sent: when its
+// conditions fail on an item whose attr already is v, Update answers that
+// item as applied. Its writer uses each v once and in increasing order, so
+// finding attr at v means an earlier attempt of this very write applied:
+// on DynamoDB, the SDK resends a call whose answer was lost, and a plain
+// ADD would then count twice where a fenced one costs one write unit and
+// counts once (a transaction's client request token costs two).
+func Fence(attr string, v int64) Cond { return Cond{Kind: CondFence, Attr: attr, Value: v} }
 
 // Update changes some attributes of one item. An update of an absent or
 // expired item creates it fresh (only the key plus Set and Add), like

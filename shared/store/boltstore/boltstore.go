@@ -192,6 +192,10 @@ func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds .
 			return err
 		}
 		if !itemrules.Holds(conds, cur) {
+			if itemrules.AppliedFence(u, conds, cur) {
+				next = cur
+				return nil
+			}
 			return fmt.Errorf("%w: update %s", store.ErrConditionFailed, k)
 		}
 		if next, err = itemrules.Apply(k, cur, u); err != nil {

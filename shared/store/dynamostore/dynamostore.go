@@ -143,12 +143,9 @@ func (s *Store) Delete(ctx context.Context, k store.Key, conds ...store.Cond) er
 // PutItem conditioned on it still being expired) from a condition that
 // really failed.
 //
-// A fenced update (see fenceOf) that fails on finding its own fence value
-// was already applied: by an earlier attempt of this very call, since the
-// SDK resends a call whose answer was lost and the resend then fails the
-// fence. Update answers it as applied, so an increment sent this way counts
-// once at one write unit, where a transaction's client request token costs
-// two.
+// A fenced update (store.Fence) that fails on finding its own fence value
+// was already applied, by an earlier attempt of this very call that the SDK
+// resent: Update answers it as applied.
 func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds ...store.Cond) (store.Item, error) {
 	if err := errors.Join(itemrules.CheckKey(k), itemrules.CheckUpdate(u), itemrules.CheckConds(conds)); err != nil {
 		return nil, err
@@ -160,7 +157,7 @@ func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds .
 		}
 		now := s.unix()
 		if cur == nil || !cur.Expired(now) {
-			if appliedFence(u, conds, cur) {
+			if itemrules.AppliedFence(u, conds, cur) {
 				return cur, nil
 			}
 			if itemrules.Holds(conds, cur) {
@@ -184,33 +181,6 @@ func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds .
 		}
 	}
 	return nil, unavailable("UpdateItem", errors.New("lost the race for an expired item too often"))
-}
-
-// fenceOf finds an update's fence: an attribute it sets to v on the
-// condition that the attribute is below v. Its writer uses each value once
-// and in increasing order (limits gives each process its own attribute),
-// so the update can apply only once, and finding the attribute at v means
-// it did.
-func fenceOf(u store.Update, conds []store.Cond) (attr string, v int64, ok bool) {
-	for _, c := range conds {
-		if c.Kind != store.CondNumBelow {
-			continue
-		}
-		if set, isInt := u.Set[c.Attr].(int64); isInt && set == c.Value.(int64) {
-			return c.Attr, set, true
-		}
-	}
-	return "", 0, false
-}
-
-// appliedFence reports whether cur, the live item a fenced update's
-// condition failed on, already holds the update's fence value.
-func appliedFence(u store.Update, conds []store.Cond, cur store.Item) bool {
-	attr, v, ok := fenceOf(u, conds)
-	if !ok || cur == nil || !cur.Has(attr) {
-		return false
-	}
-	return cur.Int(attr) == v
 }
 
 // updateLive sends one UpdateItem. When its condition fails, cur is the item

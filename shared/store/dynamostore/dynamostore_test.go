@@ -79,7 +79,7 @@ func TestAnIncrementWhoseAnswerWasLostCountsOnce(t *testing.T) {
 		write    func(s *dynamostore.Store) error
 	}{
 		{"fenced UpdateItem", "DynamoDB.UpdateItem", func(s *dynamostore.Store) error {
-			_, err := s.Update(t.Context(), k, fenced, store.NumBelow("n", 10), store.NumBelow("~proc0", 1))
+			_, err := s.Update(t.Context(), k, fenced, store.NumBelow("n", 10), store.Fence("~proc0", 1))
 			return err
 		}},
 		{"TransactWriteItems", "DynamoDB.TransactWriteItems", func(s *dynamostore.Store) error {
@@ -132,7 +132,7 @@ func TestAFencedUpdateIsAppliedOnlyWhenItsOwnFenceHoldsItsValue(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := s.Update(ctx, k, store.Update{Add: map[string]int64{"n": 1}, Set: map[string]any{"~a": int64(7)}},
-				store.NumBelow("n", 10), store.NumBelow("~a", 7))
+				store.NumBelow("n", 10), store.Fence("~a", 7))
 			if tc.applied != (err == nil) || !tc.applied && !errors.Is(err, store.ErrConditionFailed) {
 				t.Fatalf("err = %v; applied should be %v", err, tc.applied)
 			}

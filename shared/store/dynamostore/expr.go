@@ -49,7 +49,7 @@ func condOne(c store.Cond, now int64) expression.ConditionBuilder {
 		return live(now).And(attr.Equal(expression.Value(toAV(c.Value))))
 	case store.CondAttrNotExist:
 		return attr.AttributeNotExists().Or(expired(now))
-	case store.CondNumBelow:
+	case store.CondNumBelow, store.CondFence:
 		n := c.Value.(int64)
 		return numeric(attr.LessThan(expression.Value(toAV(n))), attr, 0 < n, now)
 	default: // store.CondNumAtLeast; checkConds refused anything else

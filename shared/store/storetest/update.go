@@ -38,6 +38,36 @@ var updateRules = []rule{
 		}
 		wantAttrs(t, got, item(key("a"), "s", "v", "n", int64(-2)))
 	}},
+	{"AFencedUpdateSentAgainAfterItAppliedAnswersAppliedAndCountsOnce", func(t *testing.T, s store.Store) {
+		mustPut(t, s, item(key("a"), "n", int64(0), "other", int64(5)))
+		u := store.Update{Add: map[string]int64{"n": 1}, Set: map[string]any{"f": int64(5)}}
+		for range 2 { // the second send is the SDK's resend of a lost answer
+			got, err := s.Update(ctx(t), key("a"), u, store.Fence("f", 5), store.NumBelow("n", 10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantAttrs(t, got, item(key("a"), "n", int64(1), "other", int64(5), "f", int64(5)))
+		}
+		// A late copy of an older write finds a greater value, and a fence
+		// the update does not set to its value proves nothing: both are
+		// refused.
+		_, err := s.Update(ctx(t), key("a"), store.Update{Add: map[string]int64{"n": 1}, Set: map[string]any{"f": int64(4)}},
+			store.Fence("f", 4))
+		wantCondFailed(t, err)
+		_, err = s.Update(ctx(t), key("a"), store.Update{Add: map[string]int64{"n": 1}}, store.Fence("f", 5))
+		wantCondFailed(t, err)
+		wantAttrs(t, mustGet(t, s, key("a")), item(key("a"), "n", int64(1), "other", int64(5), "f", int64(5)))
+	}},
+	{"AFencedUpdateBelowItsFenceAppliesAndAboveIsRefused", func(t *testing.T, s store.Store) {
+		mustPut(t, s, item(key("a"), "f", int64(3)))
+		_, err := s.Update(ctx(t), key("a"), store.Update{Set: map[string]any{"f": int64(2)}}, store.Fence("f", 2))
+		wantCondFailed(t, err)
+		got, err := s.Update(ctx(t), key("a"), store.Update{Set: map[string]any{"f": int64(4)}}, store.Fence("f", 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantAttrs(t, got, item(key("a"), "f", int64(4)))
+	}},
 	{"UpdateAddRefusesNonNumericAttribute", func(t *testing.T, s store.Store) {
 		mustPut(t, s, item(key("a"), "s", "v"))
 		_, err := s.Update(ctx(t), key("a"), store.Update{Add: map[string]int64{"s": 1}})

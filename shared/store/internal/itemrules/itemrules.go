@@ -102,7 +102,7 @@ func CheckConds(conds []store.Cond) error {
 			if err := CheckValue(c.Attr, c.Value); err != nil {
 				return err
 			}
-		case store.CondNumBelow, store.CondNumAtLeast:
+		case store.CondNumBelow, store.CondNumAtLeast, store.CondFence:
 			if _, ok := c.Value.(int64); !ok {
 				return Invalid("condition on %q needs an int64, got %T", c.Attr, c.Value)
 			}
@@ -130,7 +130,7 @@ func holdsOne(c store.Cond, it store.Item) bool {
 		return it == nil
 	case store.CondAttrNotExist:
 		return it == nil || !it.Has(c.Attr)
-	case store.CondNumBelow:
+	case store.CondNumBelow, store.CondFence:
 		n, ok := number(it, c.Attr)
 		return ok && n < c.Value.(int64)
 	case store.CondNumAtLeast:
@@ -232,4 +232,20 @@ func CheckOps(ops []store.Op) error {
 		seen[op.Key] = true
 	}
 	return nil
+}
+
+// AppliedFence reports whether cur, the live item an update's conditions
+// failed on, shows that the update already applied: one of its conditions
+// is a store.Fence whose attribute the update sets to the fence's value,
+// and cur holds that value (store.Fence).
+func AppliedFence(u store.Update, conds []store.Cond, cur store.Item) bool {
+	for _, c := range conds {
+		if c.Kind != store.CondFence || cur == nil || !cur.Has(c.Attr) {
+			continue
+		}
+		if set, ok := u.Set[c.Attr].(int64); ok && set == c.Value.(int64) && cur.Int(c.Attr) == set {
+			return true
+		}
+	}
+	return false
 }
