@@ -129,15 +129,24 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 				endUser = redact.Secrets(info.endUser)
 				attrs = append(attrs, slog.String("endUser", endUser))
 			}
+			at := time.Now()
 			if st.shipped != nil {
-				attrs = append(attrs, slog.Any("audit", audit.Fold(*st.shipped, audit.Line{RequestID: st.id, Method: r.Method,
-					Path: path, Status: rec.status, Operation: info.operation, KeyID: info.keyID, EndUser: endUser})))
+				// The line is written at its event's time, which the
+				// ingest reads back as the event's millisecond: the event
+				// adds only its marker to a plain read's line.
+				at = st.shipped.OccurredAt
+				attrs = audit.Fold(attrs, *st.shipped, audit.Line{RequestID: st.id, Method: r.Method,
+					Path: path, Status: rec.status, Operation: info.operation, KeyID: info.keyID, EndUser: endUser})
 			}
 			for _, a := range st.invocation {
 				attrs = append(attrs, a.(slog.Attr))
 			}
-			attrs = requestMetrics(r.Context(), rec, info, time.Since(start)).AppendAttrs(attrs, time.Now())
-			k.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			attrs = requestMetrics(r.Context(), rec, info, time.Since(start)).AppendAttrs(attrs, at)
+			if h := k.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
+				line := slog.NewRecord(at, slog.LevelInfo, "request", 0)
+				line.AddAttrs(attrs...)
+				_ = h.Handle(r.Context(), line)
+			}
 		}()
 		next.ServeHTTP(rec, r)
 	})

@@ -10,12 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"platformapi/shared/ids"
 	"platformapi/shared/store"
 )
 
@@ -26,7 +26,8 @@ import (
 // The table's stream then counts it as it counts any event. A request pays
 // no round trip and no second line: the event adds to the access line only
 // what the line does not already say, because CloudWatch Logs bills every
-// byte it ingests.
+// byte it ingests: a plain read adds a seven-byte marker, and its line's
+// time is the event's.
 
 // Line is what a request's access-log line says that its event says too:
 // the event is folded into it without repeating these.
@@ -40,24 +41,28 @@ type Line struct {
 	EndUser   string `json:"endUser,omitempty"`
 }
 
-// shippedLine is a line that carries an event: the access line's fields
-// and the event's "audit" object (ShipFilterPattern selects it).
+// shippedLine is a line that carries an event: the access line's fields,
+// its time (the event's), the marker (ShipFilterPattern selects it) and,
+// when the event says more than the line, the event's "audit" object.
 type shippedLine struct {
 	Line
-	Audit *shipped `json:"audit"`
+	Time   string   `json:"time"`
+	Marker int      `json:"au"`
+	Audit  *shipped `json:"audit"`
 }
 
-// shipped is the event's part of the line: short names, and nothing the
-// line or the key's record already says. The id is the event's millisecond
-// (t: its first ten characters, the time the event occurred) and the
+// shipped is the event's part of the line beyond the marker: short names,
+// and nothing the line or the key's record already says. The id is the
+// event's millisecond, which is the line's own time (the kernel writes the
+// line of a request whose event it ships at the event's time), and the
 // request id's digest (eventID); the shard comes from the id. The account
 // and the ancestor keys are those of the line's keyId, read from its record
 // by the ingest (Resolve); only a line that does not name the event's key
 // (a refusal before the key was known) carries them, the whole key path in
 // k. The credits are the micro-credits. The path, end user, status and
-// operation appear only where the event's differ from the line's.
+// operation appear only where the event's differ from the line's. A plain
+// read says nothing more, and its line has no "audit" object at all.
 type shipped struct {
-	At       string   `json:"t"`
 	Account  string   `json:"a,omitempty"`
 	KeyPath  []string `json:"k,omitempty"`
 	Project  *string  `json:"pj,omitempty"`
@@ -71,10 +76,14 @@ type shipped struct {
 	Micro    int64    `json:"mc,omitempty"`
 }
 
+// marker is the attribute only a line that carries an event has: seven
+// bytes (`,"au":1`) where an object holding the event's time took 27, since
+// CloudWatch Logs bills every byte it ingests.
+const marker = "au"
+
 // ShipFilterPattern is the CloudWatch Logs subscription filter that selects
-// the lines that carry an event: only they have an "audit" object, and its
-// time is always there.
-const ShipFilterPattern = `{ $.audit.t = "*" }`
+// the lines that carry an event: only they have the marker, always 1.
+const ShipFilterPattern = `{ $.au = 1 }`
 
 // NewShippingRecorder ships events on log lines: the kernel folds each
 // request's event into its access line (Prepare, Fold); Record, for an
@@ -114,7 +123,7 @@ func (r *Recorder) Prepare(e Event) (Event, error) {
 // eventID is the id of a request's event: its millisecond, as every event
 // id begins, then 80 bits of the request id's SHA-256 where other ids have
 // random ones. The line need not carry it (the ingest computes it from the
-// line's request id and t), and a request has one event, so a redelivered
+// line's request id and time), and a request has one event, so a redelivered
 // line still maps to the one item the ingest's conditional put keeps.
 func eventID(at time.Time, requestID string) string {
 	return "aud_" + idTimeText(at) + requestDigest(requestID)
@@ -152,10 +161,22 @@ func idTimeText(at time.Time) string {
 	return string(out[:])
 }
 
-// Fold is the "audit" object of a prepared event on the access line l.
-func Fold(e Event, l Line) json.RawMessage {
-	s := shipped{At: e.ID[len("aud_") : len("aud_")+10], Project: e.ProjectID,
-		Code: e.Code, Replayed: e.IdempotentReplayed, Service: e.ServiceID, Micro: e.ChargedMicro}
+// Fold appends to the attributes of the access line l what its prepared
+// event e adds: the marker and, only when the event says more than the
+// line, its "audit" object. The line's record must carry e.OccurredAt as
+// its time: the ingest takes the event's millisecond from it.
+func Fold(attrs []slog.Attr, e Event, l Line) []slog.Attr {
+	attrs = append(attrs, slog.Int(marker, 1))
+	if raw := fold(e, l); raw != nil {
+		attrs = append(attrs, slog.Any("audit", raw))
+	}
+	return attrs
+}
+
+// fold is the "audit" object of a prepared event on the access line l, nil
+// when the line and the key's record say it all.
+func fold(e Event, l Line) json.RawMessage {
+	s := shipped{Project: e.ProjectID, Code: e.Code, Replayed: e.IdempotentReplayed, Service: e.ServiceID, Micro: e.ChargedMicro}
 	if e.Operation != l.Operation {
 		s.Op = e.Operation
 	}
@@ -172,6 +193,9 @@ func Fold(e Event, l Line) json.RawMessage {
 		s.Account, s.KeyPath = e.AccountID, e.KeyPath
 	}
 	raw, _ := json.Marshal(s) // strings, ints and a bool: cannot fail
+	if string(raw) == "{}" {
+		return nil
+	}
 	return raw
 }
 
@@ -185,9 +209,11 @@ func deref(p *string) string {
 func (s *shipper) send(e Event) error {
 	l := Line{RequestID: e.RequestID, Method: e.Method, Path: e.Path, Status: e.Status, Operation: e.Operation, KeyID: e.KeyID, EndUser: deref(e.EndUser)}
 	line, err := json.Marshal(struct {
+		Time string `json:"time"`
 		Line
-		Audit json.RawMessage `json:"audit"`
-	}{l, Fold(e, l)})
+		Marker int             `json:"au"`
+		Audit  json.RawMessage `json:"audit,omitempty"`
+	}{e.OccurredAt.Format(time.RFC3339Nano), l, 1, fold(e, l)})
 	if err != nil {
 		return fmt.Errorf("audit: ship: %w", err)
 	}
@@ -200,7 +226,7 @@ func (s *shipper) send(e Event) error {
 }
 
 // Shipped decodes the event a log line carries; ok is false for a line
-// without one. The line may carry a prefix before the JSON (a runtime's
+// without one. The event's millisecond is the line's time. The line may carry a prefix before the JSON (a runtime's
 // timestamp and request id). Unless the line carried them, the event's
 // account and ancestors are left to its key's record: its KeyPath is the
 // key alone and its AccountID empty until Resolve.
@@ -210,14 +236,19 @@ func Shipped(message string) (e Event, shard int, ok bool) {
 		raw = raw[i:]
 	}
 	var l shippedLine
-	if json.Unmarshal(raw, &l) != nil || l.Audit == nil || l.RequestID == "" || l.Method == "" {
+	if json.Unmarshal(raw, &l) != nil || l.Marker != 1 || l.RequestID == "" || l.Method == "" {
 		return Event{}, 0, false
 	}
-	a := l.Audit
-	id := "aud_" + a.At + requestDigest(l.RequestID)
-	at, ok := idTime(id)
-	if !ok {
+	at, err := time.Parse(time.RFC3339Nano, l.Time)
+	if err != nil || at.UnixMilli() < 0 {
+		// An id's time is the milliseconds since 1970.
 		return Event{}, 0, false
+	}
+	at = time.UnixMilli(at.UnixMilli()).UTC()
+	id := eventID(at, l.RequestID)
+	a := l.Audit
+	if a == nil {
+		a = &shipped{}
 	}
 	keyPath := a.KeyPath
 	if a.Account == "" {
@@ -285,19 +316,6 @@ func Resolve(evs []Event, shards []int, chains map[string]Chain) ([]Event, []int
 		n++
 	}
 	return evs[:n], shards[:n], missing
-}
-
-// idTime is the millisecond an event id carries (its first ten base32
-// characters).
-func idTime(id string) (time.Time, bool) {
-	if !ids.Valid("aud", id) {
-		return time.Time{}, false
-	}
-	var ms uint64
-	for _, c := range []byte(id[len("aud_") : len("aud_")+10]) {
-		ms = ms<<5 | uint64(strings.IndexByte(crockford, c))
-	}
-	return time.UnixMilli(int64(ms)).UTC(), true
 }
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

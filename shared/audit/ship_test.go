@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"platformapi/shared/audit"
 )
@@ -75,14 +76,10 @@ func TestAnEventFoldedIntoTheAccessLineDecodesWhole(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := c.line(e)
-			var out bytes.Buffer
-			attrs := []slog.Attr{slog.String("requestId", l.RequestID), slog.String("method", l.Method), slog.String("path", l.Path),
-				slog.Int("status", l.Status), slog.String("operation", l.Operation), slog.String("keyId", l.KeyID), slog.String("endUser", l.EndUser),
-				slog.Any("audit", audit.Fold(e, l))}
-			slog.New(slog.NewJSONHandler(&out, nil)).LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
-			got, shard, ok := audit.Shipped(strings.TrimSpace(out.String()))
+			line := accessLine(e.OccurredAt, l, func(attrs []slog.Attr) []slog.Attr { return audit.Fold(attrs, e, l) })
+			got, shard, ok := audit.Shipped(line)
 			if !ok || shard < 0 || shard >= audit.Shards {
-				t.Fatalf("the line %s does not decode", out.String())
+				t.Fatalf("the line %s does not decode", line)
 			}
 			got = w.resolve(t, got)
 			if got.ID != e.ID {
@@ -92,7 +89,7 @@ func TestAnEventFoldedIntoTheAccessLineDecodesWhole(t *testing.T) {
 			want.ID, want.OccurredAt, want.KeyID = e.ID, e.OccurredAt, e.KeyPath[len(e.KeyPath)-1]
 			want.ChargedCredits = float64(e.ChargedMicro) / 1e6
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("folded and decoded\n %+v\nwant\n %+v\nline %s", got, want, out.String())
+				t.Errorf("folded and decoded\n %+v\nwant\n %+v\nline %s", got, want, line)
 			}
 		})
 	}
@@ -113,19 +110,119 @@ func (w *world) resolve(t *testing.T, e audit.Event) audit.Event {
 	return evs[0]
 }
 
-// The line carries only what neither the line nor the key's record says:
-// with a line that names the event's key, the event's time alone, a few
-// dozen bytes where the account, the key path and the id took 158.
-func TestAnAuditedReadAddsOnlyItsTimeToTheAccessLine(t *testing.T) {
+// accessLine is the access line the kernel writes at time at for a request
+// that l describes, with what fold adds to its attributes.
+func accessLine(at time.Time, l audit.Line, fold func([]slog.Attr) []slog.Attr) string {
+	attrs := []slog.Attr{slog.String("requestId", l.RequestID), slog.String("method", l.Method), slog.String("path", l.Path),
+		slog.Int("status", l.Status), slog.Int64("latencyMicros", 812)}
+	if l.Operation != "" {
+		attrs = append(attrs, slog.String("operation", l.Operation))
+	}
+	if l.KeyID != "" {
+		attrs = append(attrs, slog.String("keyId", l.KeyID))
+	}
+	if l.EndUser != "" {
+		attrs = append(attrs, slog.String("endUser", l.EndUser))
+	}
+	attrs = fold(attrs)
+	var out bytes.Buffer
+	r := slog.NewRecord(at, slog.LevelInfo, "request", 0)
+	r.AddAttrs(attrs...)
+	_ = slog.NewJSONHandler(&out, nil).Handle(context.Background(), r)
+	return strings.TrimSpace(out.String())
+}
+
+// A plain audited read's line is the line the same read writes unaudited,
+// at the event's time, plus the seven bytes of the marker: the time, the
+// account, the key path and the id all come from the line and the key's
+// record.
+func TestAPlainAuditedReadsLineAddsOnlyTheMarker(t *testing.T) {
 	w := keyTree()
 	rec := audit.NewShippingRecorder(io.Discard, w.clock.Now)
-	e, err := rec.Prepare(w.event(w.a1, "", "", "credits.balance.read", 200, 0, t0))
+	e, err := rec.Prepare(w.event(w.a1, "", "", "credits.balance.read", 200, 0, t0.Add(1234*time.Microsecond)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := audit.Line{RequestID: e.RequestID, Method: e.Method, Path: e.Path, Status: e.Status, Operation: e.Operation, KeyID: e.KeyID}
-	if got, want := string(audit.Fold(e, l)), `{"t":"`+e.ID[4:14]+`"}`; got != want {
-		t.Fatalf("audit attribute %s, want %s", got, want)
+	plain := accessLine(e.OccurredAt, l, func(attrs []slog.Attr) []slog.Attr { return attrs })
+	audited := accessLine(e.OccurredAt, l, func(attrs []slog.Attr) []slog.Attr { return audit.Fold(attrs, e, l) })
+	if got, want := audited, strings.TrimSuffix(plain, "}")+`,"au":1}`; got != want {
+		t.Fatalf("audited line\n %s\nwant the plain line and the marker\n %s", got, want)
+	}
+	if len(audited)-len(plain) != 7 {
+		t.Fatalf("the event adds %d bytes, want 7", len(audited)-len(plain))
+	}
+	got, _, ok := audit.Shipped(audited)
+	if !ok {
+		t.Fatalf("the line %s does not decode", audited)
+	}
+	if got = w.resolve(t, got); !reflect.DeepEqual(got, e) {
+		t.Fatalf("decoded\n %+v\nwant\n %+v", got, e)
+	}
+}
+
+// The ingest takes the event's time from the line's own: to the
+// millisecond, whatever the line's clock or zone says below or beside it,
+// and with the id the request prepared. A millisecond of .000 or .120 is
+// written without its trailing zeros (RFC 3339 as slog writes it).
+func TestTheIngestTakesTheEventsTimeFromTheLinesTime(t *testing.T) {
+	w := keyTree()
+	east := time.FixedZone("UTC+05:30", 5*3600+1800)
+	for _, c := range []struct {
+		name string
+		at   time.Time
+		line func(time.Time) time.Time
+	}{
+		{"a whole second (.000)", t0, time.Time.UTC},
+		{"the first millisecond", t0.Add(time.Millisecond), time.Time.UTC},
+		{"a millisecond with a trailing zero", t0.Add(120 * time.Millisecond), time.Time.UTC},
+		{"the last millisecond", t0.Add(999 * time.Millisecond), time.Time.UTC},
+		{"below the millisecond, dropped", t0.Add(42*time.Millisecond + 999_999*time.Nanosecond), time.Time.UTC},
+		{"a line in another zone", t0.Add(7 * time.Millisecond), func(at time.Time) time.Time { return at.In(east) }},
+		{"the last second of a year", time.Date(2019, 12, 31, 23, 59, 59, 1e6, time.UTC), time.Time.UTC},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := audit.NewShippingRecorder(io.Discard, w.clock.Now)
+			e, err := rec.Prepare(w.event(w.a1, "", "", "credits.balance.read", 200, 0, c.at))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := c.at.UTC().Truncate(time.Millisecond); !e.OccurredAt.Equal(want) {
+				t.Fatalf("prepared at %v, want %v", e.OccurredAt, want)
+			}
+			l := audit.Line{RequestID: e.RequestID, Method: e.Method, Path: e.Path, Status: e.Status, Operation: e.Operation, KeyID: e.KeyID}
+			line := accessLine(c.line(e.OccurredAt), l, func(attrs []slog.Attr) []slog.Attr { return audit.Fold(attrs, e, l) })
+			got, _, ok := audit.Shipped(line)
+			if !ok {
+				t.Fatalf("the line %s does not decode", line)
+			}
+			if got.ID != e.ID || got.OccurredAt != e.OccurredAt {
+				t.Fatalf("line %s: decoded %s at %v, want %s at %v", line, got.ID, got.OccurredAt, e.ID, e.OccurredAt)
+			}
+		})
+	}
+}
+
+// Only a line with the marker and a time is an event: the filter selects
+// exactly the marked lines, and a marked line whose time is gone or garbled
+// names no event rather than a wrong one.
+func TestOnlyAMarkedLineWithItsTimeIsAnEvent(t *testing.T) {
+	const fields = `"requestId":"req_1","method":"GET","path":"/v1/credits/balance","status":200,"operation":"credits.balance.read","keyId":"key_01KB0000000000000000000000"`
+	for _, c := range []struct {
+		line string
+		ok   bool
+	}{
+		{`{"time":"2026-03-10T20:00:00.001Z",` + fields + `,"au":1}`, true},
+		{`{"time":"2026-03-10T20:00:00.001Z",` + fields + `}`, false},
+		{`{"time":"2026-03-10T20:00:00.001Z",` + fields + `,"au":2}`, false},
+		{`{"time":"2026-03-10T20:00:00.001Z",` + fields + `,"audit":{"t":"01KB000000"}}`, false},
+		{`{` + fields + `,"au":1}`, false},
+		{`{"time":"2026-03-10 20:00:00.001",` + fields + `,"au":1}`, false},
+		{`{"time":"1969-12-31T23:59:59.999Z",` + fields + `,"au":1}`, false},
+	} {
+		if _, _, ok := audit.Shipped(c.line); ok != c.ok {
+			t.Errorf("%s: an event %v, want %v", c.line, ok, c.ok)
+		}
 	}
 }
 
