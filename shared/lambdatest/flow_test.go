@@ -126,6 +126,10 @@ func TestFunctionsShareOneAccountThroughDynamoDB(t *testing.T) {
 	if ev, _, ok := audit.Shipped(lines[0]); !ok || ev.RequestID != bal.header("X-Request-Id") || ev.Operation != "credits.balance.read" || ev.Status != 200 {
 		t.Fatalf("the access line carries no whole audit event: %s (%+v)", lines[0], ev)
 	}
+	// A plain read's event adds only the marker: its time is the line's.
+	if !strings.Contains(lines[0], `"au":1`) || strings.Contains(lines[0], `"audit"`) {
+		t.Fatalf("a plain read's access line carries more than the audit marker: %s", lines[0])
+	}
 
 	create := withHeader(fixture(t, "projects-create.json"), "authorization", bearer)
 	first := invoke(t, projectsFn, create)
