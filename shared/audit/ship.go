@@ -226,10 +226,11 @@ func (s *shipper) send(e Event) error {
 }
 
 // Shipped decodes the event a log line carries; ok is false for a line
-// without one. The event's millisecond is the line's time. The line may carry a prefix before the JSON (a runtime's
-// timestamp and request id). Unless the line carried them, the event's
-// account and ancestors are left to its key's record: its KeyPath is the
-// key alone and its AccountID empty until Resolve.
+// without one. The event's millisecond is the line's time. The line may
+// carry a prefix before the JSON (a runtime's timestamp and request id).
+// Unless the line carried them, the event's account and ancestors are left
+// to its key's record: its KeyPath is the key alone and its AccountID empty
+// until Resolve.
 func Shipped(message string) (e Event, shard int, ok bool) {
 	raw := []byte(message)
 	if i := bytes.IndexByte(raw, '{'); i > 0 {
