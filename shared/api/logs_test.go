@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -128,4 +129,26 @@ func TestThePseudonymIsKeyedPerAccountInLogsAndAuditEvents(t *testing.T) {
 			t.Fatalf("two accounts give end user user-42 the same pseudonym %s", anons[0])
 		}
 	})
+}
+
+// An audit event shipped on its request's access line is never lost to the
+// log level: the line is written even when the logger keeps only warnings,
+// while a line that carries no event is not.
+func TestAnAuditedRequestsLineIsWrittenWhateverTheLogLevel(t *testing.T) {
+	e := apitest.New(t, apitest.Options{ShipAudit: true, LogLevel: slog.LevelWarn})
+	root, _ := e.RootKey(1, nil)
+	r := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/credits/balance", Key: root}), 200)
+	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/health"}), 200)
+	var audited, plain int
+	for _, l := range strings.Split(strings.TrimSpace(e.Logs.String()), "\n") {
+		switch {
+		case strings.Contains(l, `"au":1`) && strings.Contains(l, r.Header.Get("X-Request-Id")):
+			audited++
+		case strings.Contains(l, `"path":"/health"`):
+			plain++
+		}
+	}
+	if audited != 1 || plain != 0 {
+		t.Fatalf("%d audited and %d unaudited access lines at level WARN; want 1 and 0:\n%s", audited, plain, e.Logs.String())
+	}
 }

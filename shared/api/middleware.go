@@ -142,7 +142,9 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 				attrs = append(attrs, a.(slog.Attr))
 			}
 			attrs = requestMetrics(r.Context(), rec, info, time.Since(start)).AppendAttrs(attrs, at)
-			if h := k.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
+			// A line that carries its request's audit event is written
+			// whatever the log level: the event exists nowhere else.
+			if h := k.log.Handler(); st.shipped != nil || h.Enabled(r.Context(), slog.LevelInfo) {
 				line := slog.NewRecord(at, slog.LevelInfo, "request", 0)
 				line.AddAttrs(attrs...)
 				_ = h.Handle(r.Context(), line)

@@ -111,6 +111,10 @@ type Options struct {
 	// deprecated one, without one in the production table.
 	Routes   []routes.Route
 	Register func(*api.Kernel)
+	// ShipAudit ships audit events on the access lines (as on Lambda)
+	// instead of journaling them, and LogLevel is the logger's level.
+	ShipAudit bool
+	LogLevel  slog.Level
 }
 
 // A Part adds to a test server's ports: resources the groups find by type
@@ -186,7 +190,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		services["core-research"] = remote
 	}
 	logs := &testlog.Buffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: o.LogLevel}))
 	config := maps.Clone(env)
 	maps.Copy(config, o.Env)
 	p := ports.Ports{
@@ -212,6 +216,9 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(auditRec.Close)
+	if o.ShipAudit {
+		auditRec = audit.NewShippingRecorder(logs, c.Now)
+	}
 	groups, err := api.Build(served(), p)
 	if err != nil {
 		t.Fatal(err)
