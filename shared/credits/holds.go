@@ -242,7 +242,7 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 		case errors.As(err, &tx) && tx.Index == 0:
 			return ErrHoldEnded
 		case IsRace(err, ops, ch):
-			if err := h.l.raced(ctx, h.accountID, n); err != nil {
+			if err := h.l.Raced(ctx, h.accountID, n); err != nil {
 				return err
 			}
 		default:

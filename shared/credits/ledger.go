@@ -252,8 +252,10 @@ func (l *Ledger) Total(ctx context.Context, accountID string) (int64, error) {
 // of changes on one account spreads out instead of colliding again.
 const maxRaces = 64
 
-// Raced waits before attempt n+1 of a change whose account update lost
-// its condition, or reports that it has tried long enough.
+// Raced waits before attempt n+1 of a write that lost a race, or reports
+// that it has tried long enough. A change of the balance that lost its
+// condition calls the ledger's Raced instead, which also applies the load
+// rule.
 func Raced(ctx context.Context, n int) error {
 	if n >= maxRaces {
 		return fmt.Errorf("credits: %d concurrent changes of one account in a row: %w", n, store.ErrUnavailable)
@@ -309,7 +311,7 @@ func (l *Ledger) Apply(ctx context.Context, accountID string, build func(Account
 			return err
 		}
 		slice = -1 // another slice may be less busy
-		if err := l.raced(ctx, accountID, n); err != nil {
+		if err := l.Raced(ctx, accountID, n); err != nil {
 			return err
 		}
 	}

@@ -367,9 +367,13 @@ func (l *Ledger) grow(ctx context.Context, accountID string) error {
 	return l.setSlices(ctx, accountID, min(max(2*n, growFrom), MaxSlices), 8)
 }
 
-// raced is Raced for a change of accountID whose slice condition failed:
-// past maxRaces the account grows, and the change fails as before.
-func (l *Ledger) raced(ctx context.Context, accountID string, n int) error {
+// Raced is the retry rule of every change of accountID's balance that
+// lost its slice's condition, in the ledger (Apply, holds) or in a
+// caller's own transaction (HoldOps under AccountFor): it waits before
+// attempt n+1 as the package's Raced does, and past maxRaces, when the
+// change fails, the load rule grows the account. n counts the change's
+// lost balance races in a row, from 0.
+func (l *Ledger) Raced(ctx context.Context, accountID string, n int) error {
 	err := Raced(ctx, n)
 	if err != nil && n >= maxRaces {
 		return errors.Join(err, l.grow(ctx, accountID))

@@ -78,16 +78,35 @@ func (s *Service) CreateOrder(ctx context.Context, sc Scope, sub Submission) (*R
 	if err != nil {
 		return nil, err
 	}
+	// The balance's races go through the ledger's rule, which slices an
+	// account whose changes keep losing (docs/credits.md); the position's
+	// are the book's own.
+	races := 0
 	for attempt := 0; ; attempt++ {
 		res, retry, err := s.tryCreate(ctx, sc, o, sub, now)
-		if err != nil || !retry {
+		if err != nil || retry == retryNone {
 			return res, err
 		}
-		if credits.Raced(ctx, attempt) != nil {
+		if retry == retryBalance {
+			err = s.ledger.Raced(ctx, sc.AccountID, races)
+			races++
+		} else {
+			err = credits.Raced(ctx, attempt)
+		}
+		if err != nil {
 			return nil, errBusy
 		}
 	}
 }
+
+// retryReason is why an attempt of CreateOrder is to be made again.
+type retryReason int
+
+const (
+	retryNone     retryReason = iota
+	retryPosition             // the position changed since it was read
+	retryBalance              // another change of the balance came first
+)
 
 // prepare validates the request and builds the order before any execution.
 func (s *Service) prepare(ctx context.Context, sc Scope, sub Submission, now time.Time) (*orderRec, error) {
@@ -192,23 +211,23 @@ func collar(touch int64, side string) int64 {
 	return max(v, 1)
 }
 
-// tryCreate runs one attempt; retry is true when a concurrent change to
-// the position invalidated what the attempt computed.
-func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub Submission, now time.Time) (*Result, bool, error) {
+// tryCreate runs one attempt; retry says which concurrent change, if any,
+// invalidated what the attempt computed.
+func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub Submission, now time.Time) (*Result, retryReason, error) {
 	o := *base
 	o.Fills = []fillRec{}
 	var pos position
 	if o.Side == SideSell {
 		it, err := s.st.Get(ctx, sc.key("pos#"+o.Symbol))
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, false, fmt.Errorf("trading: read position: %w", err)
+			return nil, retryNone, fmt.Errorf("trading: read position: %w", err)
 		}
 		if err == nil {
 			pos = decodePosition(it)
 		}
 		if pos.Free < o.Qty {
 			res, err := s.reject(ctx, sc, &o, sub, RejectPosition)
-			return res, false, err
+			return res, retryNone, err
 		}
 	}
 	if o.Side == SideBuy {
@@ -216,7 +235,7 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 	}
 	ex, err := s.venue.Submit(ctx, o.venueOrder(), now)
 	if err != nil {
-		return nil, false, fmt.Errorf("trading: submit to %s: %w", s.venue.Name(), err)
+		return nil, retryNone, fmt.Errorf("trading: submit to %s: %w", s.venue.Name(), err)
 	}
 	ch := s.advance(&o, ex, now)
 	ops := []store.Op{store.PutOp(encodeOrder(&o, 1), store.NotExists())}
@@ -261,10 +280,10 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 			holdOps, hold, err = credits.HoldOps(ctx, a, o.HoldID, o.CreditsMicro, "trading.orders.create "+o.ID, now, o.ExpiresAt)
 		}
 		if errors.Is(err, credits.ErrInsufficient) {
-			return nil, false, errNoCredits
+			return nil, retryNone, errNoCredits
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, retryNone, err
 		}
 		ops = append(ops, holdOps...)
 	}
@@ -280,32 +299,32 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 		}
 		t := s.transition(&o, "", ch)
 		s.settle(ctx, &o, 1)
-		return &Result{Order: o.view(), Transitions: []Transition{t}}, false, nil
+		return &Result{Order: o.view(), Transitions: []Transition{t}}, retryNone, nil
 	case !errors.As(err, &tx):
-		return nil, false, fmt.Errorf("trading: create order: %w", err)
+		return nil, retryNone, fmt.Errorf("trading: create order: %w", err)
 	case tx.Index == iCash:
 		res, err := s.reject(ctx, sc, &o, sub, RejectBuyingPower)
-		return res, false, err
+		return res, retryNone, err
 	case tx.Index == iPos:
-		return nil, true, nil // re-read the position and decide again
+		return nil, retryPosition, nil // re-read the position and decide again
 	case tx.Index == iQuote:
 		_, used, err := s.getQuote(ctx, sc, o.QuoteID)
 		if err != nil {
-			return nil, false, err
+			return nil, retryNone, err
 		}
 		if used {
-			return nil, false, errQuoteUsed
+			return nil, retryNone, errQuoteUsed
 		}
-		return nil, false, errQuoteExpired
+		return nil, retryNone, errQuoteExpired
 	case tx.Index == iCoid:
-		return nil, false, apierr.New(apierr.Conflict, "clientOrderId %q is already used by another order in this book.", o.ClientOrderID)
+		return nil, retryNone, apierr.New(apierr.Conflict, "clientOrderId %q is already used by another order in this book.", o.ClientOrderID)
 	case tx.Index == iDedupe:
 		res, err := s.replay(ctx, sc, sub.DedupeKey)
-		return res, false, err
+		return res, retryNone, err
 	case credits.IsRace(err, ops, hold):
-		return nil, true, nil // another change of the balance came first
+		return nil, retryBalance, nil // another change of the balance came first
 	default:
-		return nil, false, fmt.Errorf("trading: create order: %w", err)
+		return nil, retryNone, fmt.Errorf("trading: create order: %w", err)
 	}
 }
 

@@ -25,6 +25,12 @@ import (
 // no queue: the test drives every step itself.
 func crashEnv(t *testing.T) (*Service, *devchain.Chain, store.Store) {
 	t.Helper()
+	return envOn(t, func(st store.Store) store.Store { return st })
+}
+
+// envOn is crashEnv whose service uses wrap's store over the embedded one.
+func envOn(t *testing.T, wrap func(store.Store) store.Store) (*Service, *devchain.Chain, store.Store) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "wallets-crash-")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +52,7 @@ func crashEnv(t *testing.T) (*Service, *devchain.Chain, store.Store) {
 	if err := st.Transact(context.Background(), credits.OpenAccountOps("acct_1", 10_000_000, "test", time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	return New(Config{Store: st, Sealer: sealer, Networks: nets, PriceMicro: 100_000}), dev, st
+	return New(Config{Store: wrap(st), Sealer: sealer, Networks: nets, PriceMicro: 100_000}), dev, st
 }
 
 // queuedSend creates a funded wallet and a queued USDC send of 1 USDC.

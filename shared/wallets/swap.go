@@ -70,8 +70,9 @@ type SwapSend struct {
 // transactions and the swap's first status: pending_approval or pending.
 func (s *Service) SendForSwap(ctx context.Context, sc Scope, walletID string, sw SwapSend) ([]*WalletTransaction, string, error) {
 	var requested *approvals.Approval // requested once, whatever the attempts
-	for attempt := 0; attempt < 64; attempt++ {
-		txs, status, retry, err := s.trySwap(ctx, sc, walletID, sw, &requested)
+	races := 0
+	for attempt := 0; attempt <= 64; attempt++ {
+		txs, status, retry, err := s.trySwap(ctx, sc, walletID, sw, &requested, &races)
 		if !retry {
 			return txs, status, err
 		}
@@ -79,7 +80,7 @@ func (s *Service) SendForSwap(ctx context.Context, sc Scope, walletID string, sw
 	return nil, "", apierr.New(apierr.Conflict, "The wallet is busy with concurrent sends; retry.").WithHeader("Retry-After", "1")
 }
 
-func (s *Service) trySwap(ctx context.Context, sc Scope, walletID string, sw SwapSend, requested **approvals.Approval) ([]*WalletTransaction, string, bool, error) {
+func (s *Service) trySwap(ctx context.Context, sc Scope, walletID string, sw SwapSend, requested **approvals.Approval, races *int) ([]*WalletTransaction, string, bool, error) {
 	w, err := s.load(ctx, sc, walletID)
 	if err != nil {
 		return nil, "", false, err
@@ -134,7 +135,7 @@ func (s *Service) trySwap(ctx context.Context, sc Scope, walletID string, sw Swa
 		status = StatusPendingApproval
 	}
 	sd := &send{sc: sc, w: w, txs: txs, spend: &spend{Asset: sw.Intent.Asset, Amount: sw.Intent.Amount.String(), At: now, TxID: last.ID},
-		quoteKey: &sw.QuoteKey, quoteUsed: sw.SwapID, callID: sw.CallID, extra: sw.Records(views, status)}
+		quoteKey: &sw.QuoteKey, quoteUsed: sw.SwapID, callID: sw.CallID, extra: sw.Records(views, status), races: races}
 	retry, err := s.commitSend(ctx, sd)
 	if err != nil || retry {
 		return nil, "", retry, s.giveBack(ctx, undo, err)

@@ -167,6 +167,8 @@ type send struct {
 	callID    string
 	// extra are the caller's own records, committed with the send.
 	extra []store.Op
+	// races counts the call's attempts that lost the balance's race.
+	races *int
 }
 
 // approvalInput is what a send's approval is bound to: the quote's intent.
@@ -183,8 +185,9 @@ func approvalInput(q *TxQuote) json.RawMessage {
 // the same call finds the transaction its first attempt created.
 func (s *Service) CreateTransaction(ctx context.Context, sc Scope, walletID string, req TxCreateRequest, requester, callID string) (*WalletTransaction, bool, error) {
 	var requested *approvals.Approval // requested once, whatever the attempts
+	races := 0
 	for attempt := 0; ; attempt++ {
-		t, replay, retry, err := s.tryCreate(ctx, sc, walletID, req, requester, callID, &requested)
+		t, replay, retry, err := s.tryCreate(ctx, sc, walletID, req, requester, callID, &requested, &races)
 		if !retry || attempt >= 64 {
 			if retry {
 				return nil, false, apierr.New(apierr.Conflict, "The wallet is busy with concurrent sends; retry.").WithHeader("Retry-After", "1")
@@ -195,7 +198,7 @@ func (s *Service) CreateTransaction(ctx context.Context, sc Scope, walletID stri
 	}
 }
 
-func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req TxCreateRequest, requester, callID string, requested **approvals.Approval) (*WalletTransaction, bool, bool, error) {
+func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req TxCreateRequest, requester, callID string, requested **approvals.Approval, races *int) (*WalletTransaction, bool, bool, error) {
 	w, err := s.load(ctx, sc, walletID)
 	if err != nil {
 		return nil, false, false, err
@@ -256,7 +259,7 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 	}
 	sp := &spend{Asset: q.Asset, Amount: q.Amount, At: now, TxID: t.ID}
 	qk := qit.Key()
-	retry, err := s.commitSend(ctx, &send{sc: sc, w: w, txs: []*txRec{t}, spend: sp, quoteKey: &qk, quoteUsed: t.ID, callID: callID})
+	retry, err := s.commitSend(ctx, &send{sc: sc, w: w, txs: []*txRec{t}, spend: sp, quoteKey: &qk, quoteUsed: t.ID, callID: callID, races: races})
 	if err != nil || retry {
 		if undo != nil {
 			if uerr := undo(context.WithoutCancel(ctx)); uerr != nil {
@@ -310,7 +313,9 @@ func projectPtr(sc Scope) *string {
 // revision unchanged since the policy was evaluated, so the decision and
 // the reservation are of the same state), the quote marked used, the
 // transactions, the credit hold and the open index. retry means the
-// wallet changed meanwhile: decide again.
+// wallet or the balance changed meanwhile: decide again. A balance that
+// keeps changing first fails the call as the ledger's own changes fail,
+// and slices the account (docs/credits.md, "Busy accounts: slices").
 func (s *Service) commitSend(ctx context.Context, sd *send) (bool, error) {
 	now := s.now()
 	spends := pruneSpends(sd.w.spends, now)
@@ -371,9 +376,9 @@ func (s *Service) commitSend(ctx context.Context, sd *send) (bool, error) {
 		}
 		return false, errQuoteExpired
 	case credits.IsRace(err, ops, hold):
-		// Another change of the balance came first: wait a moment (the
-		// caller's loop bounds the attempts) and decide again.
-		return true, credits.Raced(ctx, 2)
+		err := s.ledger.Raced(ctx, sd.sc.AccountID, *sd.races)
+		*sd.races++
+		return err == nil, err
 	}
 	return false, fmt.Errorf("wallets: create transaction: %w", err)
 }
