@@ -50,6 +50,15 @@ type capacityItem struct {
 	PartitionWriteUnits float64 `json:"partitionWriteUnits"`
 	CeilingPerItem      float64 `json:"ceilingPerItem"`
 	CeilingPerPartition float64 `json:"ceilingPerPartition"`
+	// ReadPerCall and WritePerCall are what one operation on one part
+	// billed, on average; CeilingOneCall the requests a second the parts
+	// allow when each request makes one such call. Batches make a window
+	// shard's units per request a fraction of its units per write, and a
+	// key served by many processes at a few requests a second each counts
+	// every request alone: this is its ceiling then (docs/limits.md).
+	ReadPerCall    float64 `json:"readPerCall"`
+	WritePerCall   float64 `json:"writePerCall"`
+	CeilingOneCall float64 `json:"ceilingOneCall"`
 }
 
 // itemClass names an item by the fixed parts of its key: a '#'-separated
@@ -85,12 +94,20 @@ func ceiling(read, write float64) float64 {
 // spreadPK is the partition key a sharded or replicated item is a part of:
 // its own, less a trailing numeric segment (key#k_1#3 is copy 3 of
 // key#k_1, lim#k_1#*#5 shard 5 of a window, aud#a#20261126#2 shard 2 of a
-// day). Every such spread in this design picks its part evenly (in turn,
-// or by a random id), so the model takes the load as even over the parts
-// it saw.
+// day) or a balance slice's (acct#a#s5 is slice 5 of acct#a, whose slice 0
+// is acct#a itself). Every such spread in this design picks its part
+// evenly (in turn, or by a random id), so the model takes the load as even
+// over the parts it saw.
 func spreadPK(pk string) string {
 	i := strings.LastIndexByte(pk, '#')
-	if i < 0 || i == len(pk)-1 || strings.Trim(pk[i+1:], "0123456789") != "" {
+	if i < 0 || i == len(pk)-1 {
+		return pk
+	}
+	part := pk[i+1:]
+	if strings.HasPrefix(pk, "acct#") && len(part) > 1 && part[0] == 's' {
+		part = part[1:]
+	}
+	if strings.Trim(part, "0123456789") != "" {
 		return pk
 	}
 	return pk[:i]
@@ -105,6 +122,7 @@ func capacityOf(name string, items []itemUsage, n int, shared bool) capacityCase
 	per := float64(n)
 	type load struct {
 		read, write, calls float64
+		billedR, billedW   float64
 		parts              map[string]bool
 	}
 	add := func(m map[store.Key]*load, k store.Key, u itemUsage) {
@@ -116,6 +134,8 @@ func capacityOf(name string, items []itemUsage, n int, shared bool) capacityCase
 		l.read += u.ReadUnits / per
 		l.write += u.WriteUnits / per
 		l.calls += u.Calls
+		l.billedR += u.ReadUnits
+		l.billedW += u.WriteUnits
 		l.parts[u.Key.PK] = true
 	}
 	spreads, parts := map[store.Key]*load{}, map[store.Key]*load{}
@@ -138,6 +158,10 @@ func capacityOf(name string, items []itemUsage, n int, shared bool) capacityCase
 		}
 		it.CeilingPerItem = ceiling(it.ReadUnits, it.WriteUnits)
 		it.CeilingPerPartition = ceiling(it.PartitionReadUnits, it.PartitionWriteUnits)
+		if l.calls > 0 {
+			it.ReadPerCall, it.WritePerCall = l.billedR/l.calls, l.billedW/l.calls
+			it.CeilingOneCall = round(copies*ceiling(it.ReadPerCall, it.WritePerCall), 0)
+		}
 		if old, ok := byClass[it.Class]; !ok || it.CeilingPerPartition < old.CeilingPerPartition ||
 			it.CeilingPerPartition == old.CeilingPerPartition && it.CeilingPerItem < old.CeilingPerItem {
 			byClass[it.Class] = it
@@ -175,10 +199,16 @@ const (
 	capLimitedKey   = "perLimitedKey"
 	capBalance      = "balancePerAccount"
 	capChargedCall  = "perChargedCall"
+	capChargedSlice = "perChargedCallSliced"
 	capAuditAccount = "auditPerAccount"
 )
 
-var capacityOrder = []string{capKey, capAccount, capLimitedKey, capBalance, capChargedCall, capAuditAccount}
+var capacityOrder = []string{capKey, capAccount, capLimitedKey, capBalance, capChargedCall, capChargedSlice, capAuditAccount}
+
+// benchSlices is the N of the sliced account the model charges: the N
+// docs/storage-design.md prices, 30 slices carrying 3,000 charged calls a
+// second by units with a quarter spare.
+const benchSlices = 41
 
 // The authenticated classes are GET /v1/services: authentication (and the
 // limit) alone, the catalogue being in memory.
@@ -188,6 +218,7 @@ var capacityLabels = map[string]string{
 	capLimitedKey:   "authenticated request, one key with a requestsPerMinute limit",
 	capBalance:      "GET /v1/credits/balance, one account (reads the account item)",
 	capChargedCall:  "charged call, one account (hold + capture)",
+	capChargedSlice: fmt.Sprintf("charged call, one account of %d slices (hold + capture)", benchSlices),
 	capAuditAccount: "audit event stored by audit-ingest, one account",
 }
 
@@ -223,7 +254,9 @@ func siblingKeys(c apiClient, parent string, n int) ([]string, error) {
 
 // measureCapacity drives each request class samples times through the
 // unaudited server (the audit event's store is its own class) and the
-// ledger, each on a reset meter, and makes the capacity cases.
+// ledger (on the bench account, and on an account of its own sliced into
+// benchSlices, as an operator or the load rule slices a busy one), each on
+// a reset meter, and makes the capacity cases.
 func measureCapacity(ctx context.Context, c apiClient, m *meter, ak accountKeys, samples int) (map[string]capacityCase, error) {
 	read := func(secret string) error {
 		_, err := c.expect(http.StatusOK, http.MethodGet, "/v1/services", map[string]string{"Authorization": "Bearer " + secret}, nil)
@@ -234,6 +267,20 @@ func measureCapacity(ctx context.Context, c apiClient, m *meter, ak accountKeys,
 		return err
 	}
 	ledger := credits.NewLedger(m, time.Now)
+	sliced := ak.accountID + "_sliced"
+	if err := m.Transact(ctx, credits.OpenAccountOps(sliced, 1e12, "bench", time.Now())); err != nil {
+		return nil, fmt.Errorf("bench: capacity %s: %w", capChargedSlice, err)
+	}
+	if err := ledger.SetSlices(ctx, sliced, benchSlices); err != nil {
+		return nil, fmt.Errorf("bench: capacity %s: %w", capChargedSlice, err)
+	}
+	charge := func(accountID string, i int) error {
+		h, err := ledger.Hold(ctx, accountID, 1000, fmt.Sprintf("bench-charge-%d", i), time.Minute)
+		if err != nil {
+			return err
+		}
+		return h.Capture(ctx, 600)
+	}
 	cases := []struct {
 		name   string
 		shared bool
@@ -243,13 +290,8 @@ func measureCapacity(ctx context.Context, c apiClient, m *meter, ak accountKeys,
 		{capAccount, true, func(i int) error { return read(ak.plain[i%len(ak.plain)]) }},
 		{capLimitedKey, false, func(int) error { return read(ak.limited) }},
 		{capBalance, true, func(i int) error { return balance(ak.plain[i%len(ak.plain)]) }},
-		{capChargedCall, false, func(i int) error {
-			h, err := ledger.Hold(ctx, ak.accountID, 1000, fmt.Sprintf("bench-charge-%d", i), time.Minute)
-			if err != nil {
-				return err
-			}
-			return h.Capture(ctx, 600)
-		}},
+		{capChargedCall, false, func(i int) error { return charge(ak.accountID, i) }},
+		{capChargedSlice, false, func(i int) error { return charge(sliced, i) }},
 	}
 	out := map[string]capacityCase{}
 	for _, cs := range cases {
@@ -275,15 +317,16 @@ func writeCapacityTable(p func(string, ...any), r Report) {
 	}
 	p("Capacity: requests a second one item / one partition key allows (DynamoDB: %d RCU and %d WCU a second each), from the units billed above",
 		throttlestore.PartitionReadUnits, throttlestore.PartitionWriteUnits)
-	p("request class\titem class (busiest item)\tspread over\tRRU / WRU per request on one part\ton its partition key\tceiling per item\tper partition key")
+	p("request class\titem class (busiest item)\tspread over\tRRU / WRU per request on one part\ton its partition key\tceiling per item\tper partition key\tRRU / WRU per call on one part\tceiling, one call a request")
 	for _, name := range capacityOrder {
 		c, ok := r.Capacity[name]
 		if !ok {
 			continue
 		}
 		for _, it := range c.Items {
-			p("%s\t%s\t%d\t%g / %g\t%g / %g\t%s\t%s", name, it.Class, it.Spread, round(it.ReadUnits, 3), round(it.WriteUnits, 3),
-				round(it.PartitionReadUnits, 3), round(it.PartitionWriteUnits, 3), rate(it.CeilingPerItem), rate(it.CeilingPerPartition))
+			p("%s\t%s\t%d\t%g / %g\t%g / %g\t%s\t%s\t%g / %g\t%s", name, it.Class, it.Spread, round(it.ReadUnits, 3), round(it.WriteUnits, 3),
+				round(it.PartitionReadUnits, 3), round(it.PartitionWriteUnits, 3), rate(it.CeilingPerItem), rate(it.CeilingPerPartition),
+				round(it.ReadPerCall, 3), round(it.WritePerCall, 3), rate(it.CeilingOneCall))
 		}
 		p("%s\t%s\t\t\t\t%s\t%s", name, "ceiling: "+c.Name, rate(c.CeilingPerItem), rate(c.CeilingPerPartition))
 	}

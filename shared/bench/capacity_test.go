@@ -55,6 +55,39 @@ func TestTheBusiestItemBoundsARequestClass(t *testing.T) {
 	}
 }
 
+// The slices of one account's balance are parts of one spread, as copies
+// and shards are; other partitions of the account are their own.
+func TestTheSlicesOfABalanceAreOneSpread(t *testing.T) {
+	for pk, want := range map[string]string{
+		"acct#a_1#s5":        "acct#a_1",
+		"acct#a_1#s40":       "acct#a_1",
+		"acct#a_1":           "acct#a_1",
+		"acct#a_1#mv":        "acct#a_1#mv",
+		"acct#a_1#cut":       "acct#a_1#cut",
+		"lim#k_1#*#5":        "lim#k_1#*",
+		"aud#a_1#20261126#s": "aud#a_1#20261126#s",
+		"hold#a_1#hld_1":     "hold#a_1#hld_1",
+	} {
+		if got := spreadPK(pk); got != want {
+			t.Errorf("spreadPK(%q) = %q; want %q", pk, got, want)
+		}
+	}
+}
+
+// A batched window bills a fraction of a write a request but a whole one
+// a write: the model keeps both, and the ceiling when every request
+// writes alone follows from the units one write billed.
+func TestTheUnitsOfOneCallGiveTheCeilingOfRequestsCountedAlone(t *testing.T) {
+	c := capacityOf("x", []itemUsage{
+		{Key: store.Key{PK: "lim#k_1#*#0", SK: "rpm#1"}, Calls: 2, WriteUnits: 2},
+		{Key: store.Key{PK: "lim#k_1#*#1", SK: "rpm#1"}, Calls: 2, WriteUnits: 2},
+	}, 40, false)
+	it := c.Items[0]
+	if it.WriteUnits != 0.05 || it.WritePerCall != 1 || it.CeilingOneCall != 2000 || c.CeilingPerPartition != 20000 {
+		t.Fatalf("%+v; want 0.05 WRU a request, 1 a write, 2,000 a second alone over 2 shards, 20,000 batched", c)
+	}
+}
+
 // TestCapacityModelFindsTheHotItemsOfEachClass runs the model's requests
 // counted at the port (against the emulator when the run has one, as make
 // bench does). Authentication reads one copy of each key record of the
@@ -69,8 +102,9 @@ func TestCapacityModelFindsTheHotItemsOfEachClass(t *testing.T) {
 	}
 	for _, name := range capacityOrder {
 		for _, it := range res.Capacity[name].Items {
-			t.Logf("%s\t%s\t%d\t%.3g/%.3g\t%.3g/%.3g\t%g\t%g", name, it.Class, it.Spread, it.ReadUnits, it.WriteUnits,
-				it.PartitionReadUnits, it.PartitionWriteUnits, round(it.CeilingPerItem, 0), round(it.CeilingPerPartition, 0))
+			t.Logf("%s\t%s\t%d\t%.3g/%.3g\t%.3g/%.3g\t%g\t%g\t%.3g/%.3g\t%g", name, it.Class, it.Spread, it.ReadUnits, it.WriteUnits,
+				it.PartitionReadUnits, it.PartitionWriteUnits, round(it.CeilingPerItem, 0), round(it.CeilingPerPartition, 0),
+				it.ReadPerCall, it.WritePerCall, it.CeilingOneCall)
 		}
 	}
 	if _, err := json.Marshal(res.Capacity); err != nil {
@@ -110,6 +144,16 @@ func TestCapacityModelFindsTheHotItemsOfEachClass(t *testing.T) {
 	}
 	if c := res.Capacity[capChargedCall]; c.BusiestItem != "acct#… / account" || c.CeilingPerItem > 500 {
 		t.Errorf("charged call: busiest item %q at %v; want the account item at most 500", c.BusiestItem, c.CeilingPerItem)
+	}
+	if c := res.Capacity[capChargedSlice]; c.CeilingPerPartition < 3000 || classes(capChargedSlice)["acct#… / slice"].Spread != benchSlices-1 {
+		t.Errorf("charged call on %d slices: %v a second, slices seen %d; want every slice and at least 3,000", benchSlices,
+			c.CeilingPerPartition, classes(capChargedSlice)["acct#… / slice"].Spread)
+	}
+	if emulator != "" {
+		// A fenced UpdateItem of a window below 1 KB (docs/limits.md).
+		if w := classes(capLimitedKey)["lim#…#… / rpm#…"]; w.WritePerCall != 1 {
+			t.Errorf("a window write billed %v WRU; want 1", w.WritePerCall)
+		}
 	}
 	if c := res.Capacity[capAuditAccount]; c.BusiestPartition != "aud#…#… / …" {
 		t.Errorf("audit: busiest partition %q; want an audit shard", c.BusiestPartition)
