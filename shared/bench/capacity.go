@@ -268,7 +268,7 @@ func measureCapacity(ctx context.Context, c apiClient, m *meter, ak accountKeys,
 	}
 	ledger := credits.NewLedger(m, time.Now)
 	sliced := ak.accountID + "_sliced"
-	if err := m.Transact(ctx, credits.OpenAccountOps(sliced, 1e12, "bench", time.Now())); err != nil {
+	if err := m.Transact(ctx, credits.OpenAccountOps(sliced, 1_000_000_000_000, "bench", time.Now())); err != nil {
 		return nil, fmt.Errorf("bench: capacity %s: %w", capChargedSlice, err)
 	}
 	if err := ledger.SetSlices(ctx, sliced, benchSlices); err != nil {

@@ -371,8 +371,8 @@ func (l *Ledger) grow(ctx context.Context, accountID string) error {
 // lost its slice's condition, in the ledger (Apply, holds) or in a
 // caller's own transaction (HoldOps under AccountFor): it waits before
 // attempt n+1 as the package's Raced does, and past maxRaces, when the
-// change fails, the load rule grows the account. n counts the change's
-// lost balance races in a row, from 0.
+// change fails, the load rule grows the account. n counts the balance
+// races the change has lost so far, from 0.
 func (l *Ledger) Raced(ctx context.Context, accountID string, n int) error {
 	err := Raced(ctx, n)
 	if err != nil && n >= maxRaces {
