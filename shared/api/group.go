@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"slices"
 
+	"platformapi/shared/catalog"
 	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
+	"platformapi/shared/webhooks/eventdef"
 	"platformapi/shared/work"
 )
 
@@ -20,6 +22,14 @@ type Group struct {
 	Register func(*Kernel) error
 	Work     ports.Work
 	Deploy   deploy.Unit
+
+	// Services and Events are the group's entries in the service catalogue
+	// and in the webhook event catalogue, plain data. A Lambda links only
+	// its own group, yet pricing, subscriptions and the kernel read whole
+	// catalogues: the catalogue generator writes every group's entries
+	// into the tables they read (docs/structure.md).
+	Services []catalog.Service
+	Events   []eventdef.Def
 }
 
 // NewGroup is a group's constructor.

@@ -1,6 +1,9 @@
 // Package catalog is the server-owned registry of managed services: their
 // operations, prices and availability. Selectors, pricing and invocation all
-// read it; prices never come from clients.
+// read it; prices never come from clients. Each group declares its own
+// services (api.Group.Services); the table every process reads is generated
+// from those declarations into zz_services.go (docs/structure.md), since a
+// Lambda links only its own group.
 package catalog
 
 import "sort"
@@ -74,42 +77,12 @@ const (
 	UnitRowWritten = "row_written"
 )
 
-func credits(c float64) int64 { return int64(c * MicroPerCredit) }
+// Credits is c credits in micro-credits, as a declaration spells a price.
+func Credits(c float64) int64 { return int64(c * MicroPerCredit) }
 
 // PlatformAPI is the service id of the API itself (its x402 top-up is
 // priced in the catalogue); every deployment serves it.
 const PlatformAPI = "platform-api"
-
-var services = []Service{
-	{ID: PlatformAPI, Name: "Platform API", Description: "The API itself: keys, projects, files, connections, runs, approvals, artifacts, webhooks.", Available: true,
-		Operations: []Operation{{ID: "credits.x402.topUp", Summary: "Buy credits through x402 (free of charge)"}}},
-	{ID: "cloud-superbrain", Name: "Cloud Superbrain", Description: "Managed memory: write, search, list and delete memories per account, project and end user.", Available: true,
-		Operations: []Operation{
-			{ID: "memory.write", Summary: "Store a memory", PriceMicro: credits(0.01), Invocable: true},
-			{ID: "memory.search", Summary: "Ranked lexical search over memories", PriceMicro: credits(0.02), Invocable: true, Durable: true},
-			{ID: "memory.list", Summary: "List memories", PriceMicro: credits(0.005), Invocable: true},
-			{ID: "memory.delete", Summary: "Permanently delete a memory (approval-gated)", PriceMicro: credits(0.005), Invocable: true, Approval: true},
-		}},
-	{ID: "core-research", Name: "Core Research", Description: "Managed research over an operator-configured upstream.", Available: false,
-		Operations: []Operation{{ID: "research.query", Summary: "Answer a research question", PriceMicro: credits(0.5), Invocable: true, Durable: true}}},
-	{ID: "managed-agents", Name: "Managed Agents", Description: "Hosted agents over an operator-configured upstream.", Available: false,
-		Operations: []Operation{{ID: "agents.run", Summary: "Run an agent task", PriceMicro: credits(1), Invocable: true, Durable: true}}},
-	{ID: "managed-workflows", Name: "Managed Workflows", Description: "Hosted workflows over an operator-configured upstream.", Available: false,
-		Operations: []Operation{{ID: "workflows.run", Summary: "Run a workflow", PriceMicro: credits(1), Invocable: true, Durable: true}}},
-	{ID: "core-database", Name: "Managed Databases", Description: "One managed SQLite database per account or project, with signed portable archives.", Available: true,
-		Operations: []Operation{
-			{ID: "databases.query", Summary: "Run a read query: per row read, at most 50,000 rows' worth", PriceMicro: credits(0.05),
-				Rates: []Rate{{Unit: UnitRowRead, PriceMicro: 1}}},
-			{ID: "databases.actions", Summary: "Change structure or records: per row read and per row written, at most 0.1 credits", PriceMicro: credits(0.1),
-				Rates: []Rate{{Unit: UnitRowRead, PriceMicro: 1}, {Unit: UnitRowWritten, PriceMicro: 10}}},
-		}},
-	{ID: "managed-wallets", Name: "Managed Wallets", Description: "Custodial EVM wallets with policies and approvals.", Available: true,
-		Operations: []Operation{{ID: "wallets.transactions.create", Summary: "Execute a wallet transaction", PriceMicro: credits(0.1)}}},
-	{ID: "managed-trading", Name: "Managed Trading", Description: "Managed spot trading: firm quotes, orders and positions on a paper venue (or an Alpaca-compatible one).", Available: true,
-		Operations: []Operation{{ID: "trading.orders.create", Summary: "Submit a spot trade", PriceMicro: credits(0.1)}}},
-	{ID: "universal-swaps", Name: "Universal Swaps", Description: "Token swaps from managed wallets.", Available: true,
-		Operations: []Operation{{ID: "swaps.execute", Summary: "Execute a swap", PriceMicro: credits(0.1)}}},
-}
 
 // Services returns every service, in a stable order.
 func Services() []Service { return services }

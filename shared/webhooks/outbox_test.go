@@ -91,7 +91,7 @@ func TestAnEventCommittedBeforeACrashIsDeliveredExactlyOnce(t *testing.T) {
 		rc := newReceiver(t)
 		w, _ := f.loopbackHook(f.root, rc)
 		f.inUnit(true, func(ctx context.Context) {
-			if err := f.repo.Publish(ctx, f.account(), "", webhooks.EventFileCreated, map[string]string{"id": "fil_1"}); err != nil {
+			if err := f.repo.Publish(ctx, f.account(), "", "file.created", map[string]string{"id": "fil_1"}); err != nil {
 				t.Fatal(err)
 			}
 		}) // killed: Committed never runs
@@ -109,7 +109,7 @@ func TestAnEventCommittedBeforeACrashIsDeliveredExactlyOnce(t *testing.T) {
 		}
 		f.handleQueued(f.worker(workerOpts{allowPrivate: true}))
 		ds := f.deliveries(webhooks.DeliveryFilter{WebhookID: w.ID})
-		if len(ds) != 1 || ds[0].Event != webhooks.EventFileCreated || ds[0].Status != webhooks.DeliveryDelivered {
+		if len(ds) != 1 || ds[0].Event != "file.created" || ds[0].Status != webhooks.DeliveryDelivered {
 			t.Fatalf("deliveries %+v; want one delivered file.created", ds)
 		}
 		if got := rc.requests(); len(got) != 1 {
@@ -127,7 +127,7 @@ func TestAnEventOfAnUncommittedUnitIsNeverDelivered(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, f *fixture) {
 		w, _ := f.create(as(f.root, ""), publicHost, "*")
 		f.inUnit(false, func(ctx context.Context) {
-			if err := f.repo.Publish(ctx, f.account(), "", webhooks.EventFileCreated, map[string]string{"id": "fil_1"}); err != nil {
+			if err := f.repo.Publish(ctx, f.account(), "", "file.created", map[string]string{"id": "fil_1"}); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -150,7 +150,7 @@ func TestAFanOutRepeatedCreatesNoSecondDelivery(t *testing.T) {
 		w, _ := f.loopbackHook(f.root, rc)
 		other, _ := f.loopbackHook(f.root, rcOther)
 		u := f.inUnit(true, func(ctx context.Context) {
-			if err := f.repo.Publish(ctx, f.account(), "", webhooks.EventFileCreated, map[string]string{"id": "fil_1"}); err != nil {
+			if err := f.repo.Publish(ctx, f.account(), "", "file.created", map[string]string{"id": "fil_1"}); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -186,11 +186,11 @@ func TestARetriedCallRecordsItsEventOnce(t *testing.T) {
 		w, _ := f.create(as(f.root, ""), publicHost, "*")
 		call := webhooks.WithCallID(context.Background(), "call-1")
 		for _, data := range []string{"a", "a", "b"} {
-			if err := f.repo.Publish(call, f.account(), "", webhooks.EventServiceInvoked, map[string]string{"serviceId": data}); err != nil {
+			if err := f.repo.Publish(call, f.account(), "", "service.invoked", map[string]string{"serviceId": data}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := f.repo.Publish(webhooks.WithCallID(context.Background(), "call-2"), f.account(), "", webhooks.EventServiceInvoked, map[string]string{"serviceId": "a"}); err != nil {
+		if err := f.repo.Publish(webhooks.WithCallID(context.Background(), "call-2"), f.account(), "", "service.invoked", map[string]string{"serviceId": "a"}); err != nil {
 			t.Fatal(err)
 		}
 		if ds := f.deliveries(webhooks.DeliveryFilter{WebhookID: w.ID}); len(ds) != 3 {

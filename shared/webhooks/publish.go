@@ -11,6 +11,7 @@ import (
 	"platformapi/shared/idempotency"
 	"platformapi/shared/queue"
 	"platformapi/shared/store"
+	"platformapi/shared/webhooks/eventdef"
 )
 
 // MaxPayload bounds a delivery body, and keeps it within one queue message
@@ -89,7 +90,7 @@ func (r *Repo) fanOut(ctx context.Context, e *outboxEvent) error {
 	}
 	subj := subjectOf(et, e.Payload.Data)
 	var extra []string
-	if et.Subject == SubjectKey && subj.ID != "" {
+	if et.Subject == eventdef.SubjectKey && subj.ID != "" {
 		extra = []string{subj.ID}
 	}
 	now := r.now().UTC()

@@ -46,8 +46,8 @@ func TestPublishReachesActiveSubscribedWebhooksInScope(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, f *fixture) {
 		c := as(f.root, "")
 		all, _ := f.create(c, publicHost, "*")
-		created, _ := f.create(c, publicHost, webhooks.EventProjectCreated)
-		f.create(c, publicHost, webhooks.EventProjectUpdated)
+		created, _ := f.create(c, publicHost, "project.created")
+		f.create(c, publicHost, "project.updated")
 		off, _ := f.create(c, publicHost, "*")
 		if _, err := f.repo.Disable(context.Background(), c, off.ID); err != nil {
 			t.Fatal(err)
@@ -57,9 +57,9 @@ func TestPublishReachesActiveSubscribedWebhooksInScope(t *testing.T) {
 			name, project, event string
 			want                 []string
 		}{
-			{"AccountEventSkipsProjectWebhooks", "", webhooks.EventProjectCreated, sorted(all.ID, created.ID)},
-			{"ProjectEventReachesItsProjectAndAccountWebhooks", "prj_a", webhooks.EventProjectCreated, sorted(all.ID, created.ID, inA.ID)},
-			{"OtherProjectsWebhooksGetNothing", "prj_b", webhooks.EventFileCreated, sorted(all.ID)},
+			{"AccountEventSkipsProjectWebhooks", "", "project.created", sorted(all.ID, created.ID)},
+			{"ProjectEventReachesItsProjectAndAccountWebhooks", "prj_a", "project.created", sorted(all.ID, created.ID, inA.ID)},
+			{"OtherProjectsWebhooksGetNothing", "prj_b", "file.created", sorted(all.ID)},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				if got := f.publishedTo(tc.project, tc.event); !slices.Equal(got, tc.want) {
@@ -74,7 +74,7 @@ func TestPublishReachesActiveSubscribedWebhooksInScope(t *testing.T) {
 func TestDeliveryCarriesTheEventEnvelope(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, f *fixture) {
 		w, _ := f.create(as(f.root, ""), publicHost, "*")
-		if err := f.repo.Publish(context.Background(), f.account(), "prj_a", webhooks.EventProjectCreated, map[string]string{"id": "prj_a"}); err != nil {
+		if err := f.repo.Publish(context.Background(), f.account(), "prj_a", "project.created", map[string]string{"id": "prj_a"}); err != nil {
 			t.Fatal(err)
 		}
 		ds := f.deliveries(webhooks.DeliveryFilter{WebhookID: w.ID})
@@ -86,7 +86,7 @@ func TestDeliveryCarriesTheEventEnvelope(t *testing.T) {
 		if err := json.Unmarshal(d.Payload, &p); err != nil {
 			t.Fatal(err)
 		}
-		if d.Status != webhooks.DeliveryPending || d.Attempts != 0 || d.Event != webhooks.EventProjectCreated ||
+		if d.Status != webhooks.DeliveryPending || d.Attempts != 0 || d.Event != "project.created" ||
 			p.ID != d.EventID || p.Type != d.Event || p.AccountID != f.account() || p.ProjectID == nil || *p.ProjectID != "prj_a" ||
 			string(p.Data) != `{"id":"prj_a"}` || p.CreatedAt.IsZero() {
 			t.Fatalf("delivery %+v payload %s", d, d.Payload)
@@ -116,7 +116,7 @@ func TestRevokedCreatorGetsNoDelivery(t *testing.T) {
 				if _, err := f.keys.Revoke(context.Background(), f.root[0], target[len(target)-1].ID); err != nil {
 					t.Fatal(err)
 				}
-				got := f.publishedTo("", webhooks.EventProjectCreated)
+				got := f.publishedTo("", "project.created")
 				if tc.delivered != slices.Contains(got, w.ID) {
 					t.Fatalf("delivered to %v", got)
 				}
@@ -130,11 +130,11 @@ func TestExpiredCreatorGetsNoDelivery(t *testing.T) {
 		exp := f.clock.Now().Add(time.Hour)
 		a := f.child(f.root, keys.CreateKeyRequest{Label: "a", ExpiresAt: &exp})
 		w, _ := f.create(as(a, ""), publicHost, "*")
-		if got := f.publishedTo("", webhooks.EventProjectCreated); !slices.Equal(got, []string{w.ID}) {
+		if got := f.publishedTo("", "project.created"); !slices.Equal(got, []string{w.ID}) {
 			t.Fatalf("before expiry delivered to %v", got)
 		}
 		f.clock.Advance(time.Hour)
-		if got := f.publishedTo("", webhooks.EventProjectCreated); len(got) != 0 {
+		if got := f.publishedTo("", "project.created"); len(got) != 0 {
 			t.Fatalf("after expiry delivered to %v", got)
 		}
 	})
@@ -144,7 +144,7 @@ func TestPublishWithoutAQueueDoesNothing(t *testing.T) {
 	f := newFixture(t, teststores.Embedded)
 	f.create(as(f.root, ""), publicHost, "*")
 	noQueue := webhooks.NewRepo(webhooks.Config{Store: f.st, Sealer: f.sealer, Now: f.clock.Now})
-	if err := noQueue.Publish(context.Background(), f.account(), "", webhooks.EventProjectCreated, nil); err != nil {
+	if err := noQueue.Publish(context.Background(), f.account(), "", "project.created", nil); err != nil {
 		t.Fatal(err)
 	}
 	if ds := f.deliveries(webhooks.DeliveryFilter{}); len(ds) != 0 {
@@ -168,7 +168,7 @@ func TestReplayQueuesTheSameEventAgain(t *testing.T) {
 		a := f.child(f.root, keys.CreateKeyRequest{Label: "a"})
 		b := f.child(f.root, keys.CreateKeyRequest{Label: "b"})
 		w, _ := f.create(as(a, ""), publicHost, "*")
-		f.publishedTo("", webhooks.EventProjectCreated)
+		f.publishedTo("", "project.created")
 		orig := f.deliveries(webhooks.DeliveryFilter{})[0]
 
 		r, err := f.repo.Replay(ctx, as(a, ""), orig.ID)
@@ -198,9 +198,9 @@ func TestDeliveriesFilterByWebhookAndStatus(t *testing.T) {
 		c := as(f.root, "")
 		w1, _ := f.create(c, publicHost, "*")
 		w2, _ := f.create(c, publicHost, "*")
-		f.publishedTo("", webhooks.EventProjectCreated)
+		f.publishedTo("", "project.created")
 		f.clock.Advance(time.Second)
-		f.publishedTo("", webhooks.EventProjectUpdated)
+		f.publishedTo("", "project.updated")
 		for _, tc := range []struct {
 			name   string
 			filter webhooks.DeliveryFilter

@@ -63,7 +63,7 @@ func TestStandardWebhooksLibraryVerifiesDeliveries(t *testing.T) {
 	wk := f.worker(workerOpts{allowPrivate: true})
 	deliver := func() error {
 		t.Helper()
-		f.publish(webhooks.EventProjectCreated)
+		f.publish("project.created")
 		return wk.Handle(context.Background(), receiveOne(t, f.q))
 	}
 

@@ -8,6 +8,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/keys"
 	"platformapi/shared/routes"
+	"platformapi/shared/webhooks/eventdef"
 )
 
 // A webhook receives only what its creator key could read right now
@@ -23,10 +24,10 @@ import (
 //     creator's bound project.
 
 // eventType finds an event in the catalogue.
-func eventType(name string) (EventType, bool) {
-	i := slices.IndexFunc(Catalogue, func(e EventType) bool { return e.Name == name })
+func eventType(name string) (eventdef.Def, bool) {
+	i := slices.IndexFunc(Catalogue, func(e eventdef.Def) bool { return e.Name == name })
 	if i < 0 {
-		return EventType{}, false
+		return eventdef.Def{}, false
 	}
 	return Catalogue[i], true
 }
@@ -34,7 +35,7 @@ func eventType(name string) (EventType, bool) {
 // cannotRead says why k can never read events of type e, or "" when it
 // may: the scopes and fixed service of the reading operation, operation
 // access to it, and for service events access to at least one service.
-func cannotRead(k *keys.Key, e EventType) string {
+func cannotRead(k *keys.Key, e eventdef.Def) string {
 	rt, ok := routes.ByID(e.ReadBy)
 	if !ok {
 		panic("webhooks: event " + e.Name + " is read by unknown route " + e.ReadBy)
@@ -50,7 +51,7 @@ func cannotRead(k *keys.Key, e EventType) string {
 	if !k.AllowsOperation(rt.Operation) {
 		return fmt.Sprintf("reading %s needs operation %s, which the key may not call", e.Name, rt.Operation)
 	}
-	if e.Subject == SubjectService && k.AllowedServices != nil && len(k.AllowedServices) == 0 {
+	if e.Subject == eventdef.SubjectService && k.AllowedServices != nil && len(k.AllowedServices) == 0 {
 		return fmt.Sprintf("%s concerns a managed service, and the key may use none", e.Name)
 	}
 	return ""
@@ -86,9 +87,9 @@ type subject struct {
 	ServiceID string `json:"serviceId"`
 }
 
-func subjectOf(e EventType, data json.RawMessage) subject {
+func subjectOf(e eventdef.Def, data json.RawMessage) subject {
 	var s subject
-	if e.Subject != SubjectNone {
+	if e.Subject != eventdef.SubjectNone {
 		_ = json.Unmarshal(data, &s) // an undecodable subject matches nobody
 	}
 	return s
@@ -96,8 +97,8 @@ func subjectOf(e EventType, data json.RawMessage) subject {
 
 // receives reports whether webhook w, whose creator is creator, may receive
 // an event of type e about subj in project projectID ("" at account level).
-// hooks are the account's webhooks, for SubjectWebhook.
-func receives(w *Webhook, creator *keys.Key, e EventType, subj subject, projectID string, known map[string]*keys.Key, hooks []*Webhook) bool {
+// hooks are the account's webhooks, for eventdef.SubjectWebhook.
+func receives(w *Webhook, creator *keys.Key, e eventdef.Def, subj subject, projectID string, known map[string]*keys.Key, hooks []*Webhook) bool {
 	if creator.ProjectID != nil && *creator.ProjectID != projectID {
 		return false
 	}
@@ -105,12 +106,12 @@ func receives(w *Webhook, creator *keys.Key, e EventType, subj subject, projectI
 		return false
 	}
 	switch e.Subject {
-	case SubjectService:
+	case eventdef.SubjectService:
 		return subj.ServiceID != "" && creator.AllowsService(subj.ServiceID)
-	case SubjectKey:
+	case eventdef.SubjectKey:
 		k := known[subj.ID]
 		return k != nil && (k.ID == creator.ID || slices.Contains(k.Ancestors, creator.ID))
-	case SubjectWebhook:
+	case eventdef.SubjectWebhook:
 		i := slices.IndexFunc(hooks, func(h *Webhook) bool { return h.ID == subj.ID })
 		scope := ""
 		if w.ProjectID != nil {

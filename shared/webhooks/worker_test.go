@@ -142,7 +142,7 @@ func TestDeliveryIsSignedAndRecorded(t *testing.T) {
 		rc := newReceiver(t)
 		w, secret := f.loopbackHook(f.root, rc)
 		run(t, f.worker(workerOpts{allowPrivate: true}))
-		f.publish(webhooks.EventProjectCreated)
+		f.publish("project.created")
 		d := f.waitFor(w, webhooks.DeliveryDelivered)
 		if d.Attempts != 1 || d.LastStatusCode == nil || *d.LastStatusCode != 200 || d.DeliveredAt == nil || d.NextAttemptAt != nil || d.LastError != nil {
 			t.Fatalf("delivery %+v", d)
@@ -152,7 +152,7 @@ func TestDeliveryIsSignedAndRecorded(t *testing.T) {
 			t.Fatalf("%d requests", len(got))
 		}
 		h := got[0].header
-		if h.Get("Content-Type") != "application/json" || h.Get("X-Service-Event") != webhooks.EventProjectCreated || h.Get("X-Service-Delivery-Id") != d.ID || string(got[0].body) != string(d.Payload) {
+		if h.Get("Content-Type") != "application/json" || h.Get("X-Service-Event") != "project.created" || h.Get("X-Service-Delivery-Id") != d.ID || string(got[0].body) != string(d.Payload) {
 			t.Fatalf("request %v %s", h, got[0].body)
 		}
 		if err := webhooks.Verify(h.Get("X-Service-Signature"), got[0].body, secret, f.clock.Now()); err != nil {
@@ -178,7 +178,7 @@ func TestFailingReceiverIsRetriedWithBackoffUntilItSucceeds(t *testing.T) {
 		waits = append(waits, n)
 		return 20 * time.Millisecond
 	}}))
-	f.publish(webhooks.EventProjectCreated)
+	f.publish("project.created")
 	d := f.waitFor(w, webhooks.DeliveryDelivered)
 	mu.Lock()
 	defer mu.Unlock()
@@ -201,7 +201,7 @@ func TestLastFailedAttemptFailsTheDeliveryAndDeadLettersTheMessage(t *testing.T)
 	rc := newReceiver(t, 500, 500, 500, 500, 500)
 	w, _ := f.loopbackHook(f.root, rc)
 	run(t, f.worker(workerOpts{allowPrivate: true, maxAttempts: 3}))
-	f.publish(webhooks.EventProjectCreated)
+	f.publish("project.created")
 	d := f.waitFor(w, webhooks.DeliveryFailed)
 	if d.Attempts != 3 || *d.LastStatusCode != 500 || d.LastError == nil || !strings.Contains(*d.LastError, "500") || d.NextAttemptAt != nil {
 		t.Fatalf("delivery %+v", d)
@@ -229,7 +229,7 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 	f := newFixture(t, teststores.Embedded)
 	rc := newReceiver(t, http.StatusFound)
 	w, _ := f.loopbackHook(f.root, rc)
-	f.publish(webhooks.EventProjectCreated)
+	f.publish("project.created")
 	if err := f.worker(workerOpts{allowPrivate: true}).Handle(context.Background(), receiveOne(t, f.q)); !errors.Is(err, webhooks.ErrRetry) {
 		t.Fatalf("Handle = %v, want a retry", err)
 	}
@@ -252,7 +252,7 @@ func TestLoopbackIsRefusedAtCreationAndAtDeliveryWithoutTheSwitch(t *testing.T) 
 		}
 	}
 	w, _ := f.loopbackHook(f.root, rc)
-	f.publish(webhooks.EventProjectCreated)
+	f.publish("project.created")
 	if err := f.worker(workerOpts{}).Handle(context.Background(), receiveOne(t, f.q)); !errors.Is(err, webhooks.ErrRetry) {
 		t.Fatalf("Handle = %v, want a retry", err)
 	}
@@ -284,7 +284,7 @@ func TestQueuedDeliveryStopsWhenItsAuthorityEnds(t *testing.T) {
 			rc := newReceiver(t)
 			a := f.child(f.root, keys.CreateKeyRequest{Label: "a"})
 			w, _ := f.loopbackHook(a, rc)
-			f.publish(webhooks.EventProjectCreated)
+			f.publish("project.created")
 			if err := tc.end(f, a, w); err != nil {
 				t.Fatal(err)
 			}
@@ -311,7 +311,7 @@ func TestRotationSignsWithBothSecretsFor24Hours(t *testing.T) {
 	}
 	wk := f.worker(workerOpts{allowPrivate: true})
 	deliver := func() received {
-		f.publish(webhooks.EventProjectCreated)
+		f.publish("project.created")
 		if err := wk.Handle(context.Background(), receiveOne(t, f.q)); err != nil {
 			t.Fatal(err)
 		}
@@ -352,7 +352,7 @@ func TestBatchReportsOnlyTheMessagesToRetry(t *testing.T) {
 	ok, bad := newReceiver(t), newReceiver(t, 500)
 	wOK, _ := f.loopbackHook(f.root, ok)
 	wBad, _ := f.loopbackHook(f.root, bad)
-	f.publish(webhooks.EventProjectCreated)
+	f.publish("project.created")
 	ms, err := f.q.Receive(context.Background(), 10, time.Minute, time.Second)
 	if err != nil || len(ms) != 2 {
 		t.Fatalf("receive %v %v", ms, err)
@@ -404,7 +404,7 @@ func TestEveryDeliveryOutcomeIsAMetricLine(t *testing.T) {
 			w, secret := f.loopbackHook(f.root, rc)
 			logs := &testlog.Buffer{}
 			run(t, f.worker(workerOpts{allowPrivate: true, maxAttempts: tc.maxAttempts, logs: logs}))
-			f.publish(webhooks.EventProjectCreated)
+			f.publish("project.created")
 			d := f.waitFor(w, tc.final)
 			var got map[string]int
 			// The outcome's line is written just after the outcome is

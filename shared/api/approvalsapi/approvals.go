@@ -14,7 +14,6 @@ import (
 	"platformapi/shared/catalog"
 	"platformapi/shared/idempotency"
 	"platformapi/shared/store"
-	"platformapi/shared/webhooks"
 )
 
 // Deps are what the group needs.
@@ -63,7 +62,7 @@ func (h *handlers) create(ctx context.Context, in *api.Body[approvalRequest]) (*
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventApprovalRequested, a)
+	h.k.Publish(ctx, eventApprovalRequested, a)
 	return api.Reply(a), nil
 }
 
@@ -97,6 +96,6 @@ func (h *handlers) decide(ctx context.Context, in *decideInput) (*api.Body[*appr
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventApprovalDecided, a)
+	h.k.Publish(ctx, eventApprovalDecided, a)
 	return api.Reply(a), nil
 }

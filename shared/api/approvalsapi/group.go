@@ -11,7 +11,8 @@ import (
 // Group is the approvals group on p.
 func Group(p ports.Ports) (api.Group, error) {
 	d := Deps{Store: p.Store}
-	return api.Group{Name: "approvals", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
+	return api.Group{Name: "approvals", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+		Events: events}, nil
 }
 
 // Deploy is the approvals group's function.

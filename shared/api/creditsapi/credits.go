@@ -19,7 +19,6 @@ import (
 	"platformapi/shared/decimal"
 	"platformapi/shared/store"
 	"platformapi/shared/topup"
-	"platformapi/shared/webhooks"
 	"platformapi/shared/x402"
 )
 
@@ -178,6 +177,6 @@ func (h *handlers) buy(ctx context.Context, in *topUpInput) (*topUpOutput, error
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventCreditsToppedUp, res)
+	h.k.Publish(ctx, eventCreditsToppedUp, res)
 	return &topUpOutput{PaymentResponse: receipt, Receipt: res.ReceiptID, Body: *res}, nil
 }

@@ -22,7 +22,8 @@ func Group(p ports.Ports) (api.Group, error) {
 		return api.Group{}, err
 	}
 	d := Deps{Store: p.Store, TopUp: cfg, Facilitator: fac}
-	return api.Group{Name: "credits", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy}, nil
+	return api.Group{Name: "credits", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy,
+		Services: services, Events: events}, nil
 }
 
 // Deploy is the credits group's function and its hold sweeper.

@@ -25,7 +25,6 @@ import (
 	"platformapi/shared/limits"
 	"platformapi/shared/queue"
 	"platformapi/shared/store"
-	"platformapi/shared/webhooks"
 )
 
 // ServiceID is the managed service the group's routes belong to.
@@ -127,7 +126,7 @@ func (h *handlers) provision(ctx context.Context, _ *provisionInput) (*databaseO
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventDatabaseProvisioned, db)
+	h.k.Publish(ctx, eventDatabaseProvisioned, db)
 	return &databaseOutput{Location: "/" + api.APIVersion + "/databases/account", Body: db}, nil
 }
 
@@ -159,7 +158,7 @@ func (h *handlers) deprovision(ctx context.Context, _ *struct{}) (*api.Body[dele
 	if err := svc.Deprovision(ctx, scope(ctx)); err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventDatabaseDeprovisioned, map[string]any{"id": db.ID, "status": "deleted"})
+	h.k.Publish(ctx, eventDatabaseDeprovisioned, map[string]any{"id": db.ID, "status": "deleted"})
 	return api.Reply(deleted{Status: "deleted"}), nil
 }
 

@@ -382,7 +382,7 @@ func TestPricingListsTheRowRatesAndTheEventsAreInTheCatalogue(t *testing.T) {
 	if found != 2 {
 		t.Fatalf("pricing: %s", r.Raw)
 	}
-	for _, ev := range []string{webhooks.EventDatabaseProvisioned, webhooks.EventDatabaseDeprovisioned, databases.EventTransferCompleted, databases.EventTransferFailed} {
+	for _, ev := range []string{"database.provisioned", "database.deprovisioned", databases.EventTransferCompleted, databases.EventTransferFailed} {
 		if !webhooks.KnownEvent(ev) {
 			t.Errorf("%s is not in the webhook catalogue", ev)
 		}

@@ -20,7 +20,6 @@ import (
 	"platformapi/shared/files"
 	"platformapi/shared/idempotency"
 	"platformapi/shared/store"
-	"platformapi/shared/webhooks"
 )
 
 // Deps are what the group needs.
@@ -179,7 +178,7 @@ func (h *handlers) create(ctx context.Context, in *uploadInput) (*createOutput, 
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventFileCreated, f)
+	h.k.Publish(ctx, eventFileCreated, f)
 	return &createOutput{Location: "/" + api.APIVersion + "/files/" + f.ID, SHA256: f.SHA256, Body: f}, nil
 }
 
@@ -268,6 +267,6 @@ func (h *handlers) delete(ctx context.Context, in *fileIDInput) (*api.Body[*file
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventFileDeleted, f)
+	h.k.Publish(ctx, eventFileDeleted, f)
 	return api.Reply(f), nil
 }

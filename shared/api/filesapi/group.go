@@ -17,7 +17,8 @@ func Group(p ports.Ports) (api.Group, error) {
 		return api.Group{}, err
 	}
 	d := Deps{Store: p.Store, Bucket: p.Files, Quota: quota}
-	return api.Group{Name: "files", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: files.Work(p), Deploy: Deploy}, nil
+	return api.Group{Name: "files", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: files.Work(p), Deploy: Deploy,
+		Events: events}, nil
 }
 
 // Deploy is the files group's function and its sweeper.

@@ -70,7 +70,7 @@ func (h *handlers) create(ctx context.Context, in *api.Body[keys.CreateKeyReques
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventAPIKeyCreated, c.Key)
+	h.k.Publish(ctx, eventAPIKeyCreated, c.Key)
 	return api.Reply(CreatedKey{Key: *c.Key, Secret: c.Secret}), nil
 }
 
@@ -92,7 +92,7 @@ func (h *handlers) revoke(ctx context.Context, in *keyIDInput) (*api.Body[*keys.
 		return nil, err
 	}
 	k.Status = "revoked"
-	h.k.Publish(ctx, webhooks.EventAPIKeyRevoked, k)
+	h.k.Publish(ctx, eventAPIKeyRevoked, k)
 	return api.Reply(k), nil
 }
 
@@ -128,6 +128,6 @@ func (h *handlers) roll(ctx context.Context, in *rollInput) (*api.Body[rolledKey
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventAPIKeyRolled, rolledEvent{ID: r.Key.ID, Key: r.Key, PreviousKey: r.Previous})
+	h.k.Publish(ctx, eventAPIKeyRolled, rolledEvent{ID: r.Key.ID, Key: r.Key, PreviousKey: r.Previous})
 	return api.Reply(rolledKey{CreatedKey: CreatedKey{Key: *r.Key, Secret: r.Secret}, PreviousKey: r.Previous}), nil
 }

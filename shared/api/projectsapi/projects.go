@@ -12,7 +12,6 @@ import (
 	"platformapi/shared/idempotency"
 	"platformapi/shared/projects"
 	"platformapi/shared/store"
-	"platformapi/shared/webhooks"
 )
 
 // Deps are what the group needs.
@@ -45,7 +44,7 @@ func (h *handlers) create(ctx context.Context, in *api.Body[projects.CreateProje
 	if err != nil {
 		return nil, err
 	}
-	h.k.PublishIn(ctx, pr.ID, webhooks.EventProjectCreated, pr)
+	h.k.PublishIn(ctx, pr.ID, eventProjectCreated, pr)
 	return api.Reply(pr), nil
 }
 
@@ -104,7 +103,7 @@ func (h *handlers) update(ctx context.Context, in *updateInput) (*api.Body[*proj
 	if err != nil {
 		return nil, err
 	}
-	h.k.PublishIn(ctx, pr.ID, webhooks.EventProjectUpdated, pr)
+	h.k.PublishIn(ctx, pr.ID, eventProjectUpdated, pr)
 	return api.Reply(pr), nil
 }
 
@@ -117,6 +116,6 @@ func (h *handlers) archive(ctx context.Context, in *projectIDInput) (*api.Body[*
 	if err != nil {
 		return nil, err
 	}
-	h.k.PublishIn(ctx, pr.ID, webhooks.EventProjectArchived, pr)
+	h.k.PublishIn(ctx, pr.ID, eventProjectArchived, pr)
 	return api.Reply(pr), nil
 }

@@ -19,7 +19,8 @@ func PortsDeps(p ports.Ports) Deps {
 // Group is the services group on p.
 func Group(p ports.Ports) (api.Group, error) {
 	d := PortsDeps(p)
-	return api.Group{Name: "services", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
+	return api.Group{Name: "services", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+		Services: services, Events: events}, nil
 }
 
 // Deploy is the services group's function: it opens the connections a

@@ -28,7 +28,6 @@ import (
 	"platformapi/shared/store"
 	"platformapi/shared/superbrain"
 	"platformapi/shared/upstream"
-	"platformapi/shared/webhooks"
 )
 
 // Deps are what the group needs.
@@ -292,7 +291,7 @@ func (h *handlers) invoke(ctx context.Context, in *invokeInput) (*invokeOutput, 
 		return nil, err
 	}
 	charged := float64(res.ChargedMicro) / catalog.MicroPerCredit
-	h.k.Publish(ctx, webhooks.EventServiceInvoked, map[string]any{
+	h.k.Publish(ctx, eventServiceInvoked, map[string]any{
 		"serviceId": res.ServiceID, "operationId": res.OperationID, "chargedCredits": charged, "upstreamRequestId": res.UpstreamRequestID,
 	})
 	return &invokeOutput{

@@ -14,7 +14,8 @@ import (
 func Group(p ports.Ports) (api.Group, error) {
 	wc, sc := walletsenv.FromPorts(p)
 	d := Deps{Wallets: wc, Swaps: sc}
-	return api.Group{Name: "swaps", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
+	return api.Group{Name: "swaps", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+		Services: services, Events: events}, nil
 }
 
 // Deploy is the swaps group's function: it executes swaps as wallet

@@ -22,7 +22,8 @@ func Group(p ports.Ports) (api.Group, error) {
 	}
 	venue.Logger = p.Logger
 	d := Deps{Store: p.Store, Trading: venue}
-	return api.Group{Name: "trading", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy}, nil
+	return api.Group{Name: "trading", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy,
+		Services: services, Events: events}, nil
 }
 
 // Deploy is the trading group's function and its recheck.

@@ -16,7 +16,8 @@ import (
 func Group(p ports.Ports) (api.Group, error) {
 	wc, sc := walletsenv.FromPorts(p)
 	d := Deps{Wallets: wc, Swaps: sc}
-	return api.Group{Name: "wallets", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: walletsenv.Work(p), Deploy: Deploy}, nil
+	return api.Group{Name: "wallets", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: walletsenv.Work(p), Deploy: Deploy,
+		Services: services, Events: events}, nil
 }
 
 // Deploy is what the managed-wallets group deploys: the wallets queue, its

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"platformapi/shared/api/apitest"
-	"platformapi/shared/webhooks"
 	"platformapi/shared/work"
 )
 
@@ -68,8 +67,8 @@ func TestAWebhookReceivesOnlyWhatItsCreatorCouldRead(t *testing.T) {
 			e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", Key: root, Idem: apitest.Idem(),
 				Body: map[string]any{"operationId": "memory.write", "input": map[string]any{"text": "a secret plan"}}}), 200)
 
-			wantRoot := []string{webhooks.EventAPIKeyCreated, webhooks.EventAPIKeyCreated, webhooks.EventApprovalRequested, webhooks.EventServiceInvoked,
-				webhooks.EventWebhookCreated, webhooks.EventWebhookCreated, webhooks.EventWebhookCreated}
+			wantRoot := []string{"api_key.created", "api_key.created", "approval.requested", "service.invoked",
+				"webhook.created", "webhook.created", "webhook.created"}
 			waitDelivered(e, root, rootHook, len(wantRoot))
 			if got := eventsOf(e, root, rootHook); !slices.Equal(got, wantRoot) {
 				t.Fatalf("the root key's webhook got %v, want %v", got, wantRoot)
@@ -79,9 +78,9 @@ func TestAWebhookReceivesOnlyWhatItsCreatorCouldRead(t *testing.T) {
 				rc              *hookReceiver
 				want            []string
 			}{
-				{"HooksOnlyKeyHearsOnlyItsOwnWebhook", hooksOnly, hooksHook, rcHooks, []string{webhooks.EventWebhookCreated}},
+				{"HooksOnlyKeyHearsOnlyItsOwnWebhook", hooksOnly, hooksHook, rcHooks, []string{"webhook.created"}},
 				{"ManagerHearsItsSubtreesKeysNotTheSiblingsNorOtherServices", manager, managerHook, rcManager,
-					[]string{webhooks.EventAPIKeyCreated, webhooks.EventWebhookCreated}},
+					[]string{"api_key.created", "webhook.created"}},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					waitDelivered(e, tc.key, tc.hook, len(tc.want))
@@ -112,10 +111,10 @@ func TestSubscriptionsTheCreatorCanNeverReceiveAreRefused(t *testing.T) {
 			events []string
 			bad    []string
 		}{
-			{"KeyEventsWithoutApiKeysManage", []string{webhooks.EventWebhookCreated, webhooks.EventAPIKeyCreated}, []string{"body.events[1]"}},
-			{"ApprovalsWithoutApprovalsRead", []string{webhooks.EventApprovalRequested}, []string{"body.events[0]"}},
-			{"ServiceEventsWithoutAnyService", []string{webhooks.EventServiceInvoked, webhooks.EventCreditsToppedUp}, []string{"body.events[0]", "body.events[1]"}},
-			{"DatabaseEventsWithoutCoreDatabase", []string{webhooks.EventDatabaseProvisioned}, []string{"body.events[0]"}},
+			{"KeyEventsWithoutApiKeysManage", []string{"webhook.created", "api_key.created"}, []string{"body.events[1]"}},
+			{"ApprovalsWithoutApprovalsRead", []string{"approval.requested"}, []string{"body.events[0]"}},
+			{"ServiceEventsWithoutAnyService", []string{"service.invoked", "credits.topped_up"}, []string{"body.events[0]", "body.events[1]"}},
+			{"DatabaseEventsWithoutCoreDatabase", []string{"database.provisioned"}, []string{"body.events[0]"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				r := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/webhooks", Key: hooksOnly, Idem: apitest.Idem(),
@@ -131,12 +130,12 @@ func TestSubscriptionsTheCreatorCanNeverReceiveAreRefused(t *testing.T) {
 		}
 		id := hookFor(e, hooksOnly, url, "*")
 		e.Must(e.Do(apitest.Req{Method: "PATCH", Path: "/v1/webhooks/" + id, Key: hooksOnly, Idem: apitest.Idem(),
-			Body: map[string]any{"events": []string{webhooks.EventWebhookUpdated, webhooks.EventProjectCreated}}}), 400, "validation_failed")
+			Body: map[string]any{"events": []string{"webhook.updated", "project.created"}}}), 400, "validation_failed")
 		// The root key edits the webhook, but its creator's rights decide.
 		e.Must(e.Do(apitest.Req{Method: "PATCH", Path: "/v1/webhooks/" + id, Key: root, Idem: apitest.Idem(),
-			Body: map[string]any{"events": []string{webhooks.EventFileCreated}}}), 400, "validation_failed")
+			Body: map[string]any{"events": []string{"file.created"}}}), 400, "validation_failed")
 		e.Must(e.Do(apitest.Req{Method: "PATCH", Path: "/v1/webhooks/" + id, Key: root, Idem: apitest.Idem(),
-			Body: map[string]any{"events": []string{webhooks.EventWebhookUpdated}}}), 200)
+			Body: map[string]any{"events": []string{"webhook.updated"}}}), 200)
 	}, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
 }
 
@@ -162,7 +161,7 @@ func TestAProjectBoundCreatorHearsOnlyItsProject(t *testing.T) {
 			e.Child(root, map[string]any{"label": "account level"})
 			// root: its own webhook.created, two project.updated, api_key.created.
 			waitDelivered(e, root, rootHook, 4)
-			want := []string{webhooks.EventProjectUpdated, webhooks.EventWebhookCreated}
+			want := []string{"project.updated", "webhook.created"}
 			waitDelivered(e, bound, boundHook, len(want))
 			if got := eventsOf(e, root, boundHook); !slices.Equal(got, want) {
 				t.Fatalf("the bound key's webhook got %v, want %v", got, want)

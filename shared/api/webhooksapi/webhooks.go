@@ -91,7 +91,7 @@ func (h *handlers) create(ctx context.Context, in *api.Body[webhookCreateBody]) 
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventWebhookCreated, w)
+	h.k.Publish(ctx, eventWebhookCreated, w)
 	return api.Reply(webhookWithSecret{Webhook: *w, Secret: secret}), nil
 }
 
@@ -125,7 +125,7 @@ func (h *handlers) update(ctx context.Context, in *updateWebhookInput) (*api.Bod
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventWebhookUpdated, w)
+	h.k.Publish(ctx, eventWebhookUpdated, w)
 	return api.Reply(w), nil
 }
 
@@ -134,7 +134,7 @@ func (h *handlers) disable(ctx context.Context, in *webhookIDInput) (*api.Body[*
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventWebhookDisabled, w)
+	h.k.Publish(ctx, eventWebhookDisabled, w)
 	return api.Reply(w), nil
 }
 
@@ -143,7 +143,7 @@ func (h *handlers) rotate(ctx context.Context, in *webhookIDInput) (*api.Body[we
 	if err != nil {
 		return nil, err
 	}
-	h.k.Publish(ctx, webhooks.EventWebhookSecretRotated, w)
+	h.k.Publish(ctx, eventWebhookSecretRotated, w)
 	return api.Reply(webhookWithSecret{Webhook: *w, Secret: secret}), nil
 }
 

@@ -93,7 +93,7 @@ func TestWebhookReceivesSignedEventsAndReplays(t *testing.T) {
 			}
 			first := waitDelivered(e, root, id, 1)[0]
 			reqs, bodies := rc.requests()
-			if len(reqs) != 1 || reqs[0].Header.Get("X-Service-Event") != webhooks.EventWebhookCreated || reqs[0].Header.Get("X-Service-Delivery-Id") != first["id"] {
+			if len(reqs) != 1 || reqs[0].Header.Get("X-Service-Event") != "webhook.created" || reqs[0].Header.Get("X-Service-Delivery-Id") != first["id"] {
 				t.Fatalf("received %v", reqs)
 			}
 			if err := webhooks.Verify(reqs[0].Header.Get("X-Service-Signature"), bodies[0], secret, e.Clock.Now()); err != nil {
