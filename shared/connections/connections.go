@@ -40,8 +40,8 @@ const (
 // credentials clears the reason.
 const ReasonUnauthorized = "upstream_unauthorized"
 
-// Event names the HTTP layer publishes after a committed change (the same
-// strings as webhooks.EventConnection*).
+// Event names the HTTP layer publishes after a committed change; the group
+// declares them in the event catalogue (shared/api/connectionsapi).
 const (
 	EventCreated  = "connection.created"
 	EventRotated  = "connection.rotated"

@@ -21,7 +21,8 @@ type edit struct {
 // lists it: its route row, and its line (with its import) in the list of
 // groups. The local process, the tests, the OpenAPI generator and infra
 // take from that line its routes, its worker, its queue and its functions
-// (the group's deploy.Unit).
+// (the group's deploy.Unit); the catalogue generator its service and its
+// webhook event.
 var edits = []edit{
 	{"shared/routes/routes.go", `\tr\(get, "/approvals", "approvals",`,
 		"\tr(post, \"/examples\", \"examples\", \"examples.create\", \"runs:write\", idem, BodyNone, \"Queue an example\"),\n$0"},
@@ -29,15 +30,18 @@ var edits = []edit{
 	{"shared/platform/platform.go", `\t"platformapi/shared/api/databasesapi"\n`, "$0\t\"platformapi/shared/api/exampleapi\"\n"},
 }
 
-// generated are the files the generators rewrite for a new route or queue.
-var generated = []string{"shared/api/publicapi/openapi.json", "docs/routes.md", "docs/configuration.md"}
+// generated are the files the generators rewrite for a new route, queue,
+// service or event.
+var generated = []string{"shared/api/publicapi/openapi.json", "docs/routes.md", "docs/configuration.md",
+	"shared/catalog/zz_services.go", "shared/webhooks/zz_events.go", "docs/webhooks.md"}
 
-// A group with one route, one queue worker and its queue needs, outside its
-// own folders, only its route row and its line in the list of groups, as
-// the README says: with just those, the tree builds, its test passes, and
-// so do the checks of the stack (its queue and functions held to what
-// their declared uses mean), the declarations, the names, the OpenAPI
-// document and the generated pages.
+// A group with one route, one queue worker and its queue, one managed
+// service and one webhook event needs, outside its own folders, only its
+// route row and its line in the list of groups, as the README says: with
+// just those, the tree builds, its test passes (its service priced, its
+// event known), and so do the checks of the stack (its queue and functions
+// held to what their declared uses mean), the declarations, the names, the
+// catalogues, the OpenAPI document and the generated pages.
 func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies and builds the repository")
@@ -72,6 +76,7 @@ func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 		}
 		outside[e.file] = true
 	}
+	run(t, dir, "go", "run", "./shared/internal/catalogen")
 	doc := run(t, dir, "go", "run", "./functions/local", "print-openapi")
 	if err := os.WriteFile(filepath.Join(dir, generated[0]), []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
@@ -79,7 +84,7 @@ func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 	run(t, dir, "go", "run", "./shared/internal/docgen")
 	run(t, dir, "go", "build", "./...")
 	run(t, dir, "go", "vet", "./shared/example", "./shared/api/exampleapi", "./functions/examples", "./functions/examples-worker")
-	run(t, dir, "go", "test", "-count=1", "./shared/api/exampleapi", "./shared/platform", "./shared/work", "./shared/internal/docgen", "./infra/stacks")
+	run(t, dir, "go", "test", "-count=1", "./shared/api/exampleapi", "./shared/platform", "./shared/work", "./shared/internal/docgen", "./shared/internal/catalogen", "./infra/stacks")
 
 	var changed []string
 	for _, line := range strings.Split(strings.TrimSpace(run(t, dir, "git", "status", "--porcelain", "--untracked-files=all")), "\n") {

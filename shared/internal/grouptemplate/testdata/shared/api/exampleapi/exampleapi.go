@@ -20,7 +20,8 @@ type Deps struct {
 // Group is the group on p, with its worker.
 func Group(p ports.Ports) (api.Group, error) {
 	d := Deps{Queue: p.Queue(example.Queue)}
-	return api.Group{Name: "examples", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(p), Deploy: example.Deploy}, nil
+	return api.Group{Name: "examples", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(p), Deploy: example.Deploy,
+		Services: services, Events: events}, nil
 }
 
 // Register adds the group's operation.
@@ -32,7 +33,9 @@ func Register(k *api.Kernel, d Deps) error {
 		if err := d.Queue.Send(ctx, queue.Message{Body: []byte("{}")}); err != nil {
 			return nil, err
 		}
-		return api.Reply(map[string]string{"status": "queued"}), nil
+		out := map[string]string{"status": "queued"}
+		k.Publish(ctx, eventQueued, out)
+		return api.Reply(out), nil
 	})
 	return nil
 }
