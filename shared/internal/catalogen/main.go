@@ -29,6 +29,7 @@ import (
 	"platformapi/shared/catalog"
 	"platformapi/shared/platform"
 	"platformapi/shared/ports"
+	"platformapi/shared/routes"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/webhooks/eventdef"
 )
@@ -96,6 +97,9 @@ func write(root string, files map[string][]byte) error {
 // gather is every group's services and events, in the order of the groups,
 // refusing a service id, an operation id or an event name declared twice
 // (by two groups, or twice by one): a lookup would silently find only one.
+// It also refuses an event whose emitting or reading operation is no route:
+// the webhook domain decides who may read an event by its reading route,
+// and would find out only on the first publish.
 func gather(groups []api.Group) ([]catalog.Service, []eventdef.Def, error) {
 	var services []catalog.Service
 	var events []eventdef.Def
@@ -123,6 +127,11 @@ func gather(groups []api.Group) ([]catalog.Service, []eventdef.Def, error) {
 		for _, e := range g.Events {
 			if err := claim("event", e.Name, g.Name); err != nil {
 				return nil, nil, err
+			}
+			for _, op := range []string{e.EmittedBy, e.ReadBy} {
+				if _, ok := routes.ByID(op); !ok {
+					return nil, nil, fmt.Errorf("event %q of group %s names %q, which is no route", e.Name, g.Name, op)
+				}
 			}
 			events = append(events, e)
 		}

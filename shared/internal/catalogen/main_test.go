@@ -54,7 +54,8 @@ func TestTheTablesAreWhatTheGroupsDeclare(t *testing.T) {
 
 // A service id, an operation id or an event name is declared once: by one
 // group, once. Lookups find the first, so a second would be silently lost.
-func TestAnEntryIsDeclaredOnce(t *testing.T) {
+// An event's emitting and reading operations are routes.
+func TestAnEntryIsDeclaredOnceAndAnEventNamesRoutes(t *testing.T) {
 	svc := func(id string, ops ...string) catalog.Service {
 		s := catalog.Service{ID: id}
 		for _, o := range ops {
@@ -62,7 +63,9 @@ func TestAnEntryIsDeclaredOnce(t *testing.T) {
 		}
 		return s
 	}
-	ev := func(name string) eventdef.Def { return eventdef.Def{Name: name} }
+	ev := func(name string) eventdef.Def {
+		return eventdef.Def{Name: name, EmittedBy: "projects.create", ReadBy: "projects.read"}
+	}
 	for _, tc := range []struct {
 		name    string
 		groups  []api.Group
@@ -87,6 +90,12 @@ func TestAnEntryIsDeclaredOnce(t *testing.T) {
 			{Name: "a", Events: []eventdef.Def{ev("x.done")}},
 			{Name: "b", Events: []eventdef.Def{ev("x.done")}},
 		}, `event "x.done" is declared by both group a and group b`},
+		{"an event read by no route", []api.Group{
+			{Name: "a", Events: []eventdef.Def{{Name: "x.done", EmittedBy: "projects.create", ReadBy: "projects.peek"}}},
+		}, `event "x.done" of group a names "projects.peek", which is no route`},
+		{"an event emitted by no route", []api.Group{
+			{Name: "a", Events: []eventdef.Def{{Name: "x.done", EmittedBy: "projects.make", ReadBy: "projects.read"}}},
+		}, `event "x.done" of group a names "projects.make", which is no route`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := gather(tc.groups)
