@@ -198,6 +198,19 @@ func TestAnAccountOfOneSliceReadsAndWritesWhatItAlwaysDid(t *testing.T) {
 }
 
 // charge takes a hold and captures all of it, as a charged call does.
+// sliced is a ledger on b whose new account holds grant micro-credits in n
+// slices.
+func sliced(t *testing.T, b teststores.Backend, grant int64, n int) (store.Store, *Ledger, string) {
+	t.Helper()
+	st := b.Open(t, time.Now)
+	acct := open(t, st, grant)
+	l := NewLedger(st, time.Now)
+	if err := l.SetSlices(context.Background(), acct, n); err != nil {
+		t.Fatal(err)
+	}
+	return st, l, acct
+}
+
 func charge(ctx context.Context, l *Ledger, acct string, micro int64) error {
 	h, err := l.Hold(ctx, acct, micro, "op", time.Minute)
 	if err != nil {
@@ -209,13 +222,8 @@ func charge(ctx context.Context, l *Ledger, acct string, micro int64) error {
 func TestConcurrentChargesOnEightSlicesNeverTakeASliceOrTheTotalBelowZero(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			st := b.Open(t, time.Now)
-			acct := open(t, st, 1_000_000)
-			l := NewLedger(st, time.Now)
+			st, l, acct := sliced(t, b, 1_000_000, 8)
 			ctx := context.Background()
-			if err := l.SetSlices(ctx, acct, 8); err != nil {
-				t.Fatal(err)
-			}
 			var wg sync.WaitGroup
 			var mu sync.Mutex
 			charged, refused := 0, 0
@@ -261,13 +269,8 @@ func TestConcurrentChargesOnEightSlicesNeverTakeASliceOrTheTotalBelowZero(t *tes
 func TestInsufficientExactlyWhenTheTotalIsShort(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			st := b.Open(t, time.Now)
-			acct := open(t, st, 10)
-			l := NewLedger(st, time.Now)
+			_, l, acct := sliced(t, b, 10, 4)
 			ctx := context.Background()
-			if err := l.SetSlices(ctx, acct, 4); err != nil {
-				t.Fatal(err)
-			}
 			if err := charge(ctx, l, acct, 11); !errors.Is(err, ErrInsufficient) {
 				t.Fatalf("11 of 10: %v", err)
 			}
@@ -288,13 +291,8 @@ func TestInsufficientExactlyWhenTheTotalIsShort(t *testing.T) {
 func TestRefillUnderContentionChargesEverythingTheTotalCovers(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			st := b.Open(t, time.Now)
-			acct := open(t, st, 100_000)
-			l := NewLedger(st, time.Now)
+			st, l, acct := sliced(t, b, 100_000, 4)
 			ctx := context.Background()
-			if err := l.SetSlices(ctx, acct, 4); err != nil {
-				t.Fatal(err)
-			}
 			var wg sync.WaitGroup
 			errs := make(chan error, 21)
 			for range 21 {
@@ -326,13 +324,8 @@ func TestRefillUnderContentionChargesEverythingTheTotalCovers(t *testing.T) {
 func TestAShownBalanceAfterNeverChangesWhileChangesCommit(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			st := b.Open(t, time.Now)
-			acct := open(t, st, 10_000_000)
-			l := NewLedger(st, time.Now)
+			st, l, acct := sliced(t, b, 10_000_000, 8)
 			ctx := context.Background()
-			if err := l.SetSlices(ctx, acct, 8); err != nil {
-				t.Fatal(err)
-			}
 			shown := map[string]int64{}
 			for round := range 4 {
 				var wg sync.WaitGroup
@@ -370,13 +363,8 @@ func TestAShownBalanceAfterNeverChangesWhileChangesCommit(t *testing.T) {
 func TestPagingAcrossIntervalsIsGaplessAndDuplicateFree(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			st := b.Open(t, time.Now)
-			acct := open(t, st, 1_000_000)
-			l := NewLedger(st, time.Now)
+			_, l, acct := sliced(t, b, 1_000_000, 3)
 			ctx := context.Background()
-			if err := l.SetSlices(ctx, acct, 3); err != nil {
-				t.Fatal(err)
-			}
 			// Each round ends with a cut (the first page of a list), so
 			// the ledger is several intervals of entries on every slice.
 			for round := range 4 {
@@ -457,13 +445,8 @@ func TestHoldsAreFoundWhereverTheyWereTaken(t *testing.T) {
 func TestTheScheduledPassCutsEverySlicedAccount(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			st := b.Open(t, time.Now)
-			acct := open(t, st, 1_000_000)
-			l := NewLedger(st, time.Now)
+			_, l, acct := sliced(t, b, 1_000_000, 4)
 			ctx := context.Background()
-			if err := l.SetSlices(ctx, acct, 4); err != nil {
-				t.Fatal(err)
-			}
 			for range 6 {
 				if err := charge(ctx, l, acct, 1_000); err != nil {
 					t.Fatal(err)
