@@ -14,6 +14,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/audit"
+	"platformapi/shared/credits/creditstest"
 	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
@@ -477,37 +478,16 @@ func TestTheScheduledPassCutsEverySlicedAccount(t *testing.T) {
 	}
 }
 
-// loser is a real store on which the account item's next changes lose
-// their race: the transaction fails its condition and has no effect, as
-// when another change committed first.
-type loser struct {
-	store.Store
-	mu   sync.Mutex
-	left int
-}
-
-func (s *loser) Transact(ctx context.Context, ops []store.Op) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, op := range ops {
-		if op.Kind == store.OpUpdate && op.Key.SK == "account" && op.Update.Set[attrSeq] != nil && s.left > 0 {
-			s.left--
-			return &store.TxError{Index: i}
-		}
-	}
-	return s.Store.Transact(ctx, ops)
-}
-
 // The load rule: a change that loses every race it may (a 503, as before)
 // slices the account, whose next change then commits on a slice.
 func TestAnAccountWhoseChangesKeepLosingRacesIsSliced(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
-			st := &loser{Store: b.Open(t, time.Now)}
+			st := &creditstest.BalanceLoser{Store: b.Open(t, time.Now)}
 			acct := open(t, st, 1_000_000)
 			l := NewLedger(st, time.Now)
 			ctx := context.Background()
-			st.left = maxRaces + 1
+			st.Lose(maxRaces + 1)
 			if _, err := l.Hold(ctx, acct, 1_000, "op", time.Minute); !errors.Is(err, store.ErrUnavailable) {
 				t.Fatalf("hold after %d lost races: %v", maxRaces+1, err)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"platformapi/shared/credits"
+	"platformapi/shared/credits/creditstest"
 	"platformapi/shared/decimal"
 	"platformapi/shared/store"
 )
@@ -132,37 +133,20 @@ func TestARejectedOrderTakesNoCredits(t *testing.T) {
 	})
 }
 
-// balanceLoser is a real store on which the account item's next changes
-// of the balance lose their race: the transaction fails that member's
-// condition and has no effect, as when another change committed first.
-type balanceLoser struct {
-	store.Store
-	left atomic.Int32
-}
-
-func (s *balanceLoser) Transact(ctx context.Context, ops []store.Op) error {
-	for i, op := range ops {
-		if op.Kind == store.OpUpdate && op.Key.SK == "account" && op.Update.Set["ledgerSeq"] != nil && s.left.Add(-1) >= 0 {
-			return &store.TxError{Index: i}
-		}
-	}
-	return s.Store.Transact(ctx, ops)
-}
-
 // The load rule holds for an order's hold as for the ledger's own changes:
 // an order whose hold loses every race it may answers 503 and slices the
 // account, on which the same order then commits.
 func TestAnOrderWhoseHoldKeepsLosingTheBalanceRaceSlicesTheAccount(t *testing.T) {
 	forEachBackend(t, "10000000", func(t *testing.T, f *fixture) {
 		f.openAccount(book.AccountID, 1_000_000)
-		st := &balanceLoser{Store: f.st}
+		st := &creditstest.BalanceLoser{Store: f.st}
 		svc, err := New(Config{Store: st, Venue: &Paper{Tape: f.tape}, PaperCash: "10000000", Now: f.clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
 		sub := Submission{OrderRequest: OrderRequest{Symbol: "ETH-USD", Side: SideBuy, Type: TypeMarket, Qty: "1", TimeInForce: TIFIOC}, CreditsMicro: 100_000}
-		st.left.Store(65)
+		st.Lose(65)
 		if _, err := svc.CreateOrder(ctx, book, sub); code(err) != "service_unavailable" {
 			t.Fatalf("order after 65 lost balance races: %v; want service_unavailable", err)
 		}

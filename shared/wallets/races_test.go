@@ -4,38 +4,21 @@ import (
 	"context"
 	"errors"
 	"math/big"
-	"sync/atomic"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 
 	"platformapi/shared/chain/devchain"
 	"platformapi/shared/credits"
+	"platformapi/shared/credits/creditstest"
 	"platformapi/shared/store"
 )
-
-// balanceLoser is a real store on which the account item's next changes
-// of the balance lose their race: the transaction fails that member's
-// condition and has no effect, as when another change committed first.
-type balanceLoser struct {
-	store.Store
-	left atomic.Int32
-}
-
-func (s *balanceLoser) Transact(ctx context.Context, ops []store.Op) error {
-	for i, op := range ops {
-		if op.Kind == store.OpUpdate && op.Key.SK == "account" && op.Update.Set["ledgerSeq"] != nil && s.left.Add(-1) >= 0 {
-			return &store.TxError{Index: i}
-		}
-	}
-	return s.Store.Transact(ctx, ops)
-}
 
 // The load rule holds for a send's hold as for the ledger's own changes: a
 // send whose hold loses every race it may fails as unavailable and slices
 // the account, on which the same call then commits.
 func TestASendWhoseHoldKeepsLosingTheBalanceRaceSlicesTheAccount(t *testing.T) {
-	loser := &balanceLoser{}
+	loser := &creditstest.BalanceLoser{}
 	s, dev, st := envOn(t, func(st store.Store) store.Store { loser.Store = st; return loser })
 	ctx := context.Background()
 	sc := Scope{AccountID: "acct_1"}
@@ -52,7 +35,7 @@ func TestASendWhoseHoldKeepsLosingTheBalanceRaceSlicesTheAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loser.left.Store(65)
+	loser.Lose(65)
 	if _, _, err := s.CreateTransaction(ctx, sc, w.ID, TxCreateRequest{QuoteID: q.ID}, "key_1", "call-1"); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("send after 65 lost balance races: %v; want unavailable", err)
 	}
