@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
@@ -47,7 +48,9 @@ func eachBackend(t *testing.T, quota Quota, test func(t *testing.T, f *fixture))
 	}}}
 	if os.Getenv("AWS_ENDPOINT_URL") != "" {
 		all = append(all, backend{"aws", func(t *testing.T, now func() time.Time) (store.Store, blob.Bucket) {
-			client, name := awstest.Bucket(t, awstest.Env(t))
+			// A minute per call, as the test stores have: sixteen racing
+			// uploads queue behind one emulator on a loaded machine.
+			client, name := awstest.Bucket(t, awstest.Env(t, awsenv.WithCallTimeout(time.Minute)))
 			return teststores.DynamoDB.Open(t, now), s3blob.New(client, name)
 		}})
 	}
