@@ -354,17 +354,18 @@ func commitNew(batch []journaled, transact func([]store.Op) error) error {
 	fresh := make([]Event, 0, len(batch))
 	items := make([]store.Item, 0, len(batch))
 	ids := make(map[string]bool, len(batch))
+	var parts partitions
 	for i := range batch {
 		if !ids[batch[i].e.ID] {
 			ids[batch[i].e.ID] = true
 			fresh = append(fresh, batch[i].e)
-			items = append(items, batch[i].item())
+			items = append(items, parts.item(&batch[i]))
 		}
 	}
 	for len(fresh) > 0 {
 		ops := make([]store.Op, 0, len(fresh)+1)
 		for _, it := range items {
-			ops = append(ops, store.PutOp(it, store.NotExists()))
+			ops = append(ops, store.PutOp(it, isNew...))
 		}
 		err := transact(append(ops, counterOps(fresh)...))
 		var tx *store.TxError
@@ -378,6 +379,10 @@ func commitNew(batch []journaled, transact func([]store.Op) error) error {
 	}
 	return nil
 }
+
+// isNew is the condition of every event's put, shared: conditions are
+// only read.
+var isNew = []store.Cond{store.NotExists()}
 
 // Settle makes every event recorded, or committed by another
 // transaction, before the call listed and counted: the journal, and

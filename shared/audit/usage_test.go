@@ -95,13 +95,23 @@ func TestUsageAgreesExactlyWithTheAuditEvents(t *testing.T) {
 		if be.Name != teststores.Embedded.Name {
 			n = 120 // the emulator serves one request at a time
 		}
-		for _, mode := range []string{"stream with redelivery", "embedded journal replayed after a kill"} {
+		for _, mode := range []string{"stream with redelivery", "embedded journal replayed after a kill", "embedded journal in one flush"} {
 			t.Run(mode, func(t *testing.T) {
 				w := newWorld(t, be)
 				traffic := w.traffic(n)
-				if strings.HasPrefix(mode, "stream") {
+				switch {
+				case strings.HasPrefix(mode, "stream"):
 					recordConcurrently(t, audit.NewRecorder(w.st, w.clock.Now), traffic)
-				} else {
+				case strings.HasSuffix(mode, "one flush"):
+					// Thirty hours of every key, project, service and
+					// operation counted by one batch's counter updates.
+					rec := embedded(t, w, t.TempDir())
+					rec.StopFlusher()
+					recordConcurrently(t, rec, traffic)
+					if err := rec.Flush(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+				default:
 					// Killed with everything still in its journal, which
 					// is then replayed three times, twice at once.
 					dir := t.TempDir()
