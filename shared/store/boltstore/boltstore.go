@@ -32,6 +32,12 @@ type Store struct {
 	now  func() time.Time
 	stop chan struct{}
 	done chan struct{}
+
+	cache *cache
+	// writing holds the encoded keys the running write transaction marked
+	// pending. Only that transaction's goroutine touches it, under bbolt's
+	// writer lock.
+	writing []string
 }
 
 // Option configures Open.
@@ -44,6 +50,10 @@ var ErrLocked = errors.New("boltstore: the file is in use by another process")
 // nothing, an operating-system crash may lose (or corrupt) recent writes.
 // Only for state that is cheap to lose, such as minute-long rate windows.
 func WithoutSync() Option { return func(s *Store) { s.db.NoSync = true } }
+
+// WithCacheBytes bounds the read cache (see cache) to n bytes of encoded
+// items; 0 turns it off.
+func WithCacheBytes(n int) Option { return func(s *Store) { s.cache.maxBytes = n } }
 
 // WithClock replaces time.Now, so tests can move time and watch items expire.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
@@ -65,7 +75,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("boltstore: init %s: %w", path, err)
 	}
-	s := &Store{db: db, now: time.Now, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{db: db, now: time.Now, stop: make(chan struct{}), done: make(chan struct{}), cache: newCache(defaultCacheBytes)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -98,19 +108,25 @@ type reader struct {
 }
 
 func (r *reader) load(k store.Key, now int64) (store.Item, error) {
+	it, _, err := r.loadSized(k, now)
+	return it, err
+}
+
+// loadSized is load with the length of the item's encoding.
+func (r *reader) loadSized(k store.Key, now int64) (store.Item, int, error) {
 	r.key = appendKey(r.key[:0], k)
 	at, raw := r.c.Seek(r.key)
 	if raw == nil || !bytes.Equal(at, r.key) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	it, err := decodeItem(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w at %s", err, k)
+		return nil, 0, fmt.Errorf("%w at %s", err, k)
 	}
 	if it.Expired(now) {
-		return nil, nil
+		return nil, 0, nil
 	}
-	return it, nil
+	return it, len(raw), nil
 }
 
 func save(b *bolt.Bucket, it store.Item) error {
@@ -125,19 +141,45 @@ func (s *Store) view(ctx context.Context, fn func(b *bolt.Bucket, now int64) err
 	return s.db.View(func(tx *bolt.Tx) error { return fn(tx.Bucket(itemsBucket), now) })
 }
 
+// update runs fn in a write transaction. Every write in fn announces its
+// keys first (willWrite, willWriteOps), so they are pending in the cache
+// before the commit and dropped from it after.
 func (s *Store) update(ctx context.Context, fn func(b *bolt.Bucket, now int64) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error { return fn(tx.Bucket(itemsBucket), s.unix()) })
+	var written []string
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		s.writing = nil
+		err := fn(tx.Bucket(itemsBucket), s.unix())
+		written, s.writing = s.writing, nil
+		return err
+	})
+	s.cache.end(written)
+	return err
+}
+
+// willWrite marks k pending before the running write transaction writes it.
+func (s *Store) willWrite(k store.Key) {
+	ek := string(encodeKey(k))
+	s.writing = append(s.writing, ek)
+	s.cache.begin(s.writing[len(s.writing)-1:])
+}
+
+// willWriteOps marks the keys that ops write pending, as willWrite does.
+func (s *Store) willWriteOps(ops []store.Op) {
+	from := len(s.writing)
+	for _, op := range ops {
+		if op.Kind != store.OpCheck {
+			s.writing = append(s.writing, string(encodeKey(op.Key)))
+		}
+	}
+	s.cache.begin(s.writing[from:])
 }
 
 func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
 	var it store.Item
-	err := s.view(ctx, func(b *bolt.Bucket, now int64) (err error) {
-		it, err = load(b, k, now)
-		return err
-	})
+	err := s.points(ctx, []store.Key{k}, func(_ store.Key, got store.Item) { it = got })
 	if err == nil && it == nil {
 		err = fmt.Errorf("%w: %s", store.ErrNotFound, k)
 	}
@@ -149,20 +191,59 @@ func (s *Store) BatchGet(ctx context.Context, keys []store.Key) (map[string]stor
 		return nil, itemrules.Invalid("BatchGet takes at most 100 keys, got %d", len(keys))
 	}
 	out := make(map[string]store.Item, len(keys))
-	err := s.view(ctx, func(b *bolt.Bucket, now int64) error {
-		rd := reader{c: b.Cursor(), key: make([]byte, 0, 128)}
-		for _, k := range keys {
-			it, err := rd.load(k, now)
+	err := s.points(ctx, keys, func(k store.Key, it store.Item) { out[k.String()] = it })
+	return out, err
+}
+
+// points reads keys, from the cache where it can, and calls found with a
+// copy of each live item, which the caller may change.
+func (s *Store) points(ctx context.Context, keys []store.Key, found func(store.Key, store.Item)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := s.unix()
+	var (
+		hits     [8]store.Item
+		missBuf  [8]int
+		versBuf  [8]uint64
+		hit      = hits[:0]
+		miss     = missBuf[:0]
+		versions = versBuf[:0]
+	)
+	key := make([]byte, 0, 128)
+	s.cache.mu.RLock()
+	for i, k := range keys {
+		key = appendKey(key[:0], k)
+		it, v := s.cache.lookup(key, now)
+		if it == nil {
+			miss, versions = append(miss, i), append(versions, v)
+		}
+		hit = append(hit, it)
+	}
+	s.cache.mu.RUnlock()
+	for i, it := range hit {
+		if it != nil {
+			found(keys[i], clone(it))
+		}
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	return s.db.View(func(tx *bolt.Tx) error {
+		rd := reader{c: tx.Bucket(itemsBucket).Cursor(), key: key}
+		for j, i := range miss {
+			it, size, err := rd.loadSized(keys[i], now)
 			if err != nil {
 				return err
 			}
-			if it != nil {
-				out[k.String()] = it
+			if it == nil {
+				continue
 			}
+			s.cache.fill(string(rd.key), it, size, versions[j])
+			found(keys[i], clone(it))
 		}
 		return nil
 	})
-	return out, err
 }
 
 func (s *Store) Put(ctx context.Context, it store.Item, conds ...store.Cond) error {
@@ -177,6 +258,7 @@ func (s *Store) Put(ctx context.Context, it store.Item, conds ...store.Cond) err
 		if !itemrules.Holds(conds, cur) {
 			return fmt.Errorf("%w: put %s", store.ErrConditionFailed, it.Key())
 		}
+		s.willWrite(it.Key())
 		return save(b, it)
 	})
 }
@@ -201,6 +283,7 @@ func (s *Store) Update(ctx context.Context, k store.Key, u store.Update, conds .
 		if next, err = itemrules.Apply(k, cur, u); err != nil {
 			return err
 		}
+		s.willWrite(k)
 		return save(b, next)
 	})
 	if err != nil {
@@ -221,6 +304,7 @@ func (s *Store) Delete(ctx context.Context, k store.Key, conds ...store.Cond) er
 		if !itemrules.Holds(conds, cur) {
 			return fmt.Errorf("%w: delete %s", store.ErrConditionFailed, k)
 		}
+		s.willWrite(k)
 		return b.Delete(encodeKey(k))
 	})
 }
@@ -232,6 +316,7 @@ func (s *Store) Transact(ctx context.Context, ops []store.Op) error {
 	return s.update(ctx, func(b *bolt.Bucket, now int64) error {
 		// Keys are distinct, so every member's conditions see the state from
 		// before the transaction however the writes are ordered.
+		s.willWriteOps(ops)
 		rd := reader{c: b.Cursor()}
 		for i, op := range ops {
 			cur, err := rd.load(op.Key, now)

@@ -27,6 +27,7 @@ func (s *Store) InOneCommit(ctx context.Context, fn func(transact func(ops []sto
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			s.willWriteOps(ops)
 			return transactAll(b, now, ops)
 		})
 	})

@@ -40,6 +40,7 @@ func (s *Store) sweep() {
 		default:
 		}
 		var next []byte
+		var swept []string
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			now := s.unix()
 			b := tx.Bucket(itemsBucket)
@@ -59,12 +60,17 @@ func (s *Store) sweep() {
 			// Deleting through the cursor while it iterates can skip the
 			// following key, so deletions wait until the scan is over.
 			for _, k := range dead {
+				swept = append(swept, string(k))
+			}
+			s.cache.begin(swept)
+			for _, k := range dead {
 				if err := b.Delete(k); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
+		s.cache.end(swept)
 		if err != nil || next == nil {
 			return
 		}

@@ -28,6 +28,7 @@ func RunConformance(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Query", queryRules},
 		{"Transact", transactRules},
 		{"Concurrency", concurrencyRules},
+		{"ReadAfterWrite", readAfterWriteRules},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
