@@ -203,10 +203,10 @@ func (s *Store) points(ctx context.Context, keys []store.Key, found func(store.K
 	}
 	now := s.unix()
 	var (
-		hits     [8]store.Item
+		hitBuf   [8]entry
 		missBuf  [8]int
 		versBuf  [8]uint64
-		hit      = hits[:0]
+		hits     = hitBuf[:0]
 		miss     = missBuf[:0]
 		versions = versBuf[:0]
 	)
@@ -214,16 +214,16 @@ func (s *Store) points(ctx context.Context, keys []store.Key, found func(store.K
 	s.cache.mu.RLock()
 	for i, k := range keys {
 		key = appendKey(key[:0], k)
-		it, v := s.cache.lookup(key, now)
-		if it == nil {
+		e, ok, v := s.cache.lookup(key, now)
+		if !ok {
 			miss, versions = append(miss, i), append(versions, v)
 		}
-		hit = append(hit, it)
+		hits = append(hits, e)
 	}
 	s.cache.mu.RUnlock()
-	for i, it := range hit {
-		if it != nil {
-			found(keys[i], clone(it))
+	for i, e := range hits {
+		if e.it != nil {
+			found(keys[i], e.clone())
 		}
 	}
 	if len(miss) == 0 {
@@ -239,8 +239,12 @@ func (s *Store) points(ctx context.Context, keys []store.Key, found func(store.K
 			if it == nil {
 				continue
 			}
-			s.cache.fill(string(rd.key), it, size, versions[j])
-			found(keys[i], clone(it))
+			// The caller gets the decoded item itself unless the cache
+			// keeps it.
+			if e := newEntry(it, size); s.cache.fill(rd.key, e, versions[j]) {
+				it = e.clone()
+			}
+			found(keys[i], it)
 		}
 		return nil
 	})

@@ -38,9 +38,41 @@ type cache struct {
 	maxBytes int
 }
 
+// entry is a cached item with what its copies need: the names of its
+// []byte attributes and their total length, so a copy does not look for them.
 type entry struct {
-	it   store.Item
-	size int
+	it    store.Item
+	size  int
+	blobs []string
+	n     int
+}
+
+func newEntry(it store.Item, size int) entry {
+	e := entry{it: it, size: size}
+	for name, v := range it {
+		if b, ok := v.([]byte); ok {
+			e.blobs = append(e.blobs, name)
+			e.n += len(b)
+		}
+	}
+	return e
+}
+
+// clone is a copy of the entry's item for a caller, who may change it: a
+// new map and one new buffer for all its []byte values (strings cannot
+// change).
+func (e entry) clone() store.Item {
+	out := maps.Clone(e.it)
+	if len(e.blobs) == 0 {
+		return out
+	}
+	buf := make([]byte, 0, e.n)
+	for _, name := range e.blobs {
+		start := len(buf)
+		buf = append(buf, e.it[name].([]byte)...)
+		out[name] = buf[start:len(buf):len(buf)]
+	}
+	return out
 }
 
 const cacheStripes = 1 << 12
@@ -65,27 +97,28 @@ func (c *cache) stripe(k string) int {
 // item is live at now; otherwise it returns k's version, for fill. The
 // caller holds c.mu for reading, and hands out a clone of the item: an
 // entry is never changed, only replaced or dropped.
-func (c *cache) lookup(k []byte, now int64) (store.Item, uint64) {
+func (c *cache) lookup(k []byte, now int64) (entry, bool, uint64) {
 	if c.pending[string(k)] == 0 {
 		if e, ok := c.entries[string(k)]; ok && !e.it.Expired(now) {
-			return e.it, 0
+			return e, true, 0
 		}
 	}
-	return nil, c.versions[c.stripe(string(k))]
+	return entry{}, false, c.versions[c.stripe(string(k))]
 }
 
-// fill inserts it (read from bbolt after version was taken) unless a write
-// to its key began or ended since. size is its encoding's length.
-func (c *cache) fill(k string, it store.Item, size int, version uint64) {
+// fill inserts e (read from bbolt after version was taken) unless a write
+// to its key began or ended since, and reports whether it did.
+func (c *cache) fill(k []byte, e entry, version uint64) bool {
+	size := e.size
 	if size > maxCachedItem || size > c.maxBytes {
-		return
+		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pending[k] != 0 || c.versions[c.stripe(k)] != version {
-		return
+	if c.pending[string(k)] != 0 || c.versions[c.stripe(string(k))] != version {
+		return false
 	}
-	if old, ok := c.entries[k]; ok {
+	if old, ok := c.entries[string(k)]; ok {
 		c.bytes -= old.size
 	}
 	// A full cache forgets arbitrary entries (map order is random): the hot
@@ -97,8 +130,9 @@ func (c *cache) fill(k string, it store.Item, size int, version uint64) {
 			break
 		}
 	}
-	c.entries[k] = entry{it: it, size: size}
+	c.entries[string(k)] = e
 	c.bytes += size
+	return true
 }
 
 // begin marks keys pending; the write's commit comes after.
@@ -131,25 +165,4 @@ func (c *cache) end(keys []string) {
 			delete(c.pending, k)
 		}
 	}
-}
-
-// clone is it's copy for a caller, who may change it: a new map and one new
-// buffer for all its []byte values (strings cannot change).
-func clone(it store.Item) store.Item {
-	out := maps.Clone(it)
-	n := 0
-	for _, v := range it {
-		if b, ok := v.([]byte); ok {
-			n += len(b)
-		}
-	}
-	buf := make([]byte, 0, n)
-	for name, v := range it {
-		if b, ok := v.([]byte); ok {
-			start := len(buf)
-			buf = append(buf, b...)
-			out[name] = buf[start:len(buf):len(buf)]
-		}
-	}
-	return out
 }

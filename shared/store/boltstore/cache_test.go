@@ -124,14 +124,14 @@ func TestAPendingKeyIsNeitherAnsweredNorFilled(t *testing.T) {
 	c := newCache(1 << 20)
 	k := string(encodeKey(store.Key{PK: "p", SK: "a"}))
 	it := store.Item{"pk": "p", "sk": "a"}
-	_, v := c.lookup([]byte(k), 0)
-	c.fill(k, it, 10, v)
+	_, _, v := c.lookup([]byte(k), 0)
+	c.fill([]byte(k), newEntry(it, 10), v)
 	c.begin([]string{k})
-	if got, _ := c.lookup([]byte(k), 0); got != nil {
+	if _, ok, _ := c.lookup([]byte(k), 0); ok {
 		t.Fatal("a pending key was answered")
 	}
-	_, v = c.lookup([]byte(k), 0)
-	c.fill(k, store.Item{"pk": "p", "sk": "a", "n": int64(2)}, 20, v)
+	_, _, v = c.lookup([]byte(k), 0)
+	c.fill([]byte(k), newEntry(store.Item{"pk": "p", "sk": "a", "n": int64(2)}, 20), v)
 	if c.entries[k].size != 10 {
 		t.Fatal("a pending key was filled")
 	}
@@ -144,10 +144,10 @@ func TestAPendingKeyIsNeitherAnsweredNorFilled(t *testing.T) {
 func TestAFillThatAWriteOvertookIsNotInserted(t *testing.T) {
 	c := newCache(1 << 20)
 	k := string(encodeKey(store.Key{PK: "p", SK: "a"}))
-	_, v := c.lookup([]byte(k), 0) // the fill takes the version, then reads bbolt
-	c.begin([]string{k})           // a write begins and commits meanwhile
+	_, _, v := c.lookup([]byte(k), 0) // the fill takes the version, then reads bbolt
+	c.begin([]string{k})              // a write begins and commits meanwhile
 	c.end([]string{k})
-	c.fill(k, store.Item{"pk": "p", "sk": "a"}, 10, v) // the read's item is older than the write
+	c.fill([]byte(k), newEntry(store.Item{"pk": "p", "sk": "a"}, 10), v) // the read's item is older than the write
 	if _, ok := c.entries[k]; ok {
 		t.Fatal("an item read before a write was inserted after it")
 	}
