@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/accounts"
 	"platformapi/shared/apierr"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/store"
@@ -68,8 +69,11 @@ func TestRevocationIsOnEveryCopyWhenItAnswers(t *testing.T) {
 			st := b.Open(t, time.Now)
 			r, root, secret := account(t, st, time.Now)
 			h, _ := ParseSecret(secret)
-			if _, err := r.AuthenticateChain(context.Background(), secret); err != nil {
-				t.Fatalf("before revocation: %v", err)
+			// Every copy is read before, so the embedded store caches each.
+			for range 2 * Replicas {
+				if _, err := r.AuthenticateChain(context.Background(), secret); err != nil {
+					t.Fatalf("before revocation: %v", err)
+				}
 			}
 			if _, err := r.Revoke(context.Background(), root[0], h.KeyID); err != nil {
 				t.Fatal(err)
@@ -175,6 +179,27 @@ func TestARollIsOnEveryCopyOfTheOldKey(t *testing.T) {
 			}
 			clock = clock.Add(2 * time.Hour)
 			refused(t, r, secret, apierr.KeyExpired)
+		})
+	}
+}
+
+// Authentication may read items the store shares with later reads; the
+// account item it answers is its caller's to change.
+func TestChangingTheAuthenticatedAccountChangesNoLaterAuthentication(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			r, _, secret := account(t, b.Open(t, time.Now), time.Now)
+			for range 2 {
+				_, acct, err := r.Authenticate(ctx, secret)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if acct.Int(accounts.AttrBalance) != 1 {
+					t.Fatalf("account %v; want the balance as granted", acct)
+				}
+				acct[accounts.AttrBalance] = int64(99)
+			}
 		})
 	}
 }

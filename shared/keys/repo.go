@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -347,7 +348,7 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 	for i, k := range want {
 		names[i] = k.String()
 	}
-	got, err := r.st.BatchGet(ctx, want)
+	got, shared, err := r.readShared(ctx, want)
 	if err != nil {
 		return nil, nil, fmt.Errorf("keys: authenticate: %w", err)
 	}
@@ -378,6 +379,9 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 	var account store.Item
 	if withAccount {
 		account, ok = got[names[len(ids)]]
+		if ok && shared {
+			account = ownCopy(account)
+		}
 	}
 	if !k.Matches(secret) || !ok || k.AccountID != h.AccountID || !slices.Equal(k.Ancestors, h.Ancestors) {
 		return nil, nil, errInvalidKey()
@@ -399,6 +403,36 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 		return nil, nil, err
 	}
 	return chain, account, nil
+}
+
+// sharedReader is a store that can answer items without copying them, to a
+// caller that only reads them (the embedded store answers from its cache).
+type sharedReader interface {
+	BatchGetShared(ctx context.Context, keys []store.Key) (map[string]store.Item, error)
+}
+
+// readShared reads want for authentication, which only reads the key
+// records (decode copies what it keeps) and hands the account item on;
+// shared says the items are the store's own, so the account must be copied
+// before it leaves.
+func (r *Repo) readShared(ctx context.Context, want []store.Key) (map[string]store.Item, bool, error) {
+	if sr, ok := r.st.(sharedReader); ok {
+		got, err := sr.BatchGetShared(ctx, want)
+		return got, true, err
+	}
+	got, err := r.st.BatchGet(ctx, want)
+	return got, false, err
+}
+
+// ownCopy is a copy of it that its holder may change, []byte values included.
+func ownCopy(it store.Item) store.Item {
+	out := maps.Clone(it)
+	for name, v := range out {
+		if b, ok := v.([]byte); ok {
+			out[name] = bytes.Clone(b)
+		}
+	}
+	return out
 }
 
 // errInvalidKey is the one answer to every secret that does not resolve,

@@ -2,6 +2,7 @@ package keysapi_test
 
 import (
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/keys"
 	"platformapi/shared/store"
 	"slices"
 	"strings"
@@ -264,7 +265,12 @@ func TestRevokingAKeyDisablesItsWholeSubtreeAtOnce(t *testing.T) {
 		root, _ := e.RootKey(10, nil)
 		mid, midRec := e.Child(root, map[string]any{"label": "mid"})
 		leaf, _ := e.Child(mid, map[string]any{"label": "leaf"})
-		e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/credits/balance", Key: leaf}), 200)
+		// Every copy of every key of the chain is read before (and so,
+		// embedded, cached): the revocation must still act on the next request.
+		for range 2 * keys.Replicas {
+			e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/credits/balance", Key: leaf}), 200)
+			e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/credits/balance", Key: mid}), 200)
+		}
 		rev := e.Must(e.Do(apitest.Req{Method: "DELETE", Path: "/v1/api-keys/" + midRec.Str("id"), Key: root, Idem: apitest.Idem()}), 200)
 		if rev.Body["revokedAt"] == nil {
 			t.Fatalf("revoke response = %s", rev.Raw)

@@ -286,3 +286,20 @@ func BenchmarkBatchGet(b *testing.B) {
 		})
 	}
 }
+
+func TestASharedReadIsSeenThroughByTheNextWrite(t *testing.T) {
+	ctx := context.Background()
+	s := openInternal(t)
+	k := store.Key{PK: "p", SK: "a"}
+	for n := range int64(3) {
+		if err := s.Put(ctx, store.Item{"pk": "p", "sk": "a", "n": n, "doc": []byte("d")}); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			got, err := s.BatchGetShared(ctx, []store.Key{k})
+			if err != nil || got[k.String()].Int("n") != n {
+				t.Fatalf("shared read after write %d: %v, %v", n, got, err)
+			}
+		}
+	}
+}
