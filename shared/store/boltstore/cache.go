@@ -12,7 +12,7 @@ import (
 // encoded key. Authentication reads a key's copy, its ancestors and its
 // account on every request; from bbolt that is a read transaction, a seek
 // per key and a decode per item, from here a map lookup and a copy
-// (docs/storage.md, "The embedded read cache").
+// (docs/storage-design.md, "The embedded read cache").
 //
 // It is exact because this process holds bbolt's file lock, so every write
 // passes through this Store, and because of the order of events:

@@ -303,3 +303,22 @@ func TestASharedReadIsSeenThroughByTheNextWrite(t *testing.T) {
 		}
 	}
 }
+
+func TestTheSweepDropsTheCachedItemsItDeletes(t *testing.T) {
+	ctx := context.Background()
+	now := atomic.Int64{}
+	now.Store(time.Now().Unix())
+	s := openInternal(t, WithClock(func() time.Time { return time.Unix(now.Load(), 0) }))
+	k := store.Key{PK: "p", SK: "a"}
+	if err := s.Put(ctx, store.Item{"pk": "p", "sk": "a", store.AttrExpiresAt: now.Load() + 10}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, k); err != nil || !cached(s, k) {
+		t.Fatalf("not cached: %v", err)
+	}
+	now.Add(10)
+	s.sweep()
+	if cached(s, k) {
+		t.Fatal("the sweep deleted an item the cache still holds")
+	}
+}
