@@ -210,7 +210,7 @@ func (s *Store) BatchGetShared(ctx context.Context, keys []store.Key) (map[strin
 }
 
 // points reads keys, from the cache where it can, and calls found with
-// each live item: a copy the caller may change, or unless shared, the
+// each live item: a copy the caller may change or, when shared, the
 // cache's own item.
 func (s *Store) points(ctx context.Context, keys []store.Key, shared bool, found func(store.Key, store.Item)) error {
 	if err := ctx.Err(); err != nil {
