@@ -17,6 +17,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/audit"
 	"platformapi/shared/emf"
+	"platformapi/shared/jsonlog"
 	"platformapi/shared/redact"
 )
 
@@ -144,7 +145,12 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 			attrs = requestMetrics(r.Context(), rec, info, time.Since(start)).AppendAttrs(attrs, at)
 			// A line that carries its request's audit event is written
 			// whatever the log level: the event exists nowhere else.
-			if h := k.log.Handler(); st.shipped != nil || h.Enabled(r.Context(), slog.LevelInfo) {
+			h := k.log.Handler()
+			switch j, fast := h.(*jsonlog.Handler); {
+			case st.shipped == nil && !h.Enabled(r.Context(), slog.LevelInfo):
+			case fast:
+				_ = j.Write(r.Context(), at, slog.LevelInfo, "request", attrs...)
+			default:
 				line := slog.NewRecord(at, slog.LevelInfo, "request", 0)
 				line.AddAttrs(attrs...)
 				_ = h.Handle(r.Context(), line)

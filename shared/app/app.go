@@ -24,6 +24,7 @@ import (
 	"platformapi/shared/credittoken"
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
+	"platformapi/shared/jsonlog"
 	"platformapi/shared/platform"
 	"platformapi/shared/ports"
 	"platformapi/shared/queue"
@@ -91,7 +92,7 @@ func (c Config) requestTimeout() time.Duration {
 
 // Logger is the JSON logger every process uses.
 func (c Config) Logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: c.LogLevel}))
+	return slog.New(jsonlog.New(os.Stderr, c.LogLevel))
 }
 
 // Runtime holds a process's long-lived dependencies, built once.

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"platformapi/shared/app"
+	"platformapi/shared/jsonlog"
 )
 
 // Targets (docs/benchmarks.md), printed beside the figures.
@@ -256,7 +257,7 @@ func measureLoad(ctx context.Context, dataDir string, o options) (map[string]res
 	// Requests are logged as in production, only not written anywhere: the
 	// formatting is part of a request's cost, the output would drown the
 	// table.
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	logger := slog.New(jsonlog.New(io.Discard, nil))
 	audited, err := rt.NewServer(logger, nil)
 	if err != nil {
 		return nil, err

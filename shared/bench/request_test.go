@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"platformapi/shared/app"
+	"platformapi/shared/jsonlog"
 )
 
 // BenchmarkRequest is the enforce path's micro-benchmark: the
@@ -76,7 +77,7 @@ func benchServer(b *testing.B, audited bool) (http.Handler, string) {
 	if !audited {
 		rt.Audit = nil
 	}
-	h, err := rt.NewServer(slog.New(slog.NewJSONHandler(io.Discard, nil)), nil)
+	h, err := rt.NewServer(slog.New(jsonlog.New(io.Discard, nil)), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"platformapi/shared/audit"
 	"platformapi/shared/audit/auditlogs"
 	"platformapi/shared/awsenv"
+	"platformapi/shared/jsonlog"
 )
 
 // storageCase is what one request costs in storage: the round trips per
@@ -149,7 +150,7 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 	// counted apart.
 	shipped := &shippedLines{}
 	rt.Audit = audit.NewShippingRecorder(shipped, nil)
-	srv, err := rt.NewServer(slog.New(slog.NewJSONHandler(shipped, nil)), nil)
+	srv, err := rt.NewServer(slog.New(jsonlog.New(shipped, nil)), nil)
 	if err != nil {
 		return res, err
 	}

@@ -132,7 +132,12 @@ func (l *Line) namedBefore(i, k int, name string) bool {
 type directives []Directive
 
 func (ds directives) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 160*len(ds))
+	return ds.AppendJSON(make([]byte, 0, 160*len(ds))), nil
+}
+
+// AppendJSON appends what MarshalJSON returns to b: a JSON line writer
+// (shared/jsonlog) writes the array into its own buffer.
+func (ds directives) AppendJSON(b []byte) []byte {
 	b = append(b, '[')
 	for i, d := range ds {
 		if i > 0 {
@@ -167,7 +172,7 @@ func (ds directives) MarshalJSON() ([]byte, error) {
 		b = appendString(b, Namespace)
 		b = append(b, '}')
 	}
-	return append(b, ']'), nil
+	return append(b, ']')
 }
 
 // appendString appends s as a JSON string. Names and units are plain

@@ -22,6 +22,7 @@ import (
 	"platformapi/shared/awsenv"
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/kmsenvelope"
+	"platformapi/shared/jsonlog"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/sqsqueue"
 	"platformapi/shared/store"
@@ -133,7 +134,7 @@ func ServeHandler(name string, setup func(ctx context.Context, e *Env) (handler 
 func NewLogger(function string) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(strings.ToUpper(os.Getenv("LOG_LEVEL"))))
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With(slog.String("function", function))
+	return slog.New(jsonlog.New(os.Stderr, level)).With(slog.String("function", function))
 }
 
 // Fail ends a process whose startup failed. The failure is logged as one

@@ -38,6 +38,7 @@ import (
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/internal/testclock"
 	"platformapi/shared/internal/testlog"
+	"platformapi/shared/jsonlog"
 	"platformapi/shared/ports"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/memqueue"
@@ -190,7 +191,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		services["core-research"] = remote
 	}
 	logs := &testlog.Buffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: o.LogLevel}))
+	logger := slog.New(jsonlog.New(logs, o.LogLevel))
 	config := maps.Clone(env)
 	maps.Copy(config, o.Env)
 	p := ports.Ports{
