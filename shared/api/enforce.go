@@ -195,20 +195,27 @@ func attribution(ctx context.Context, rt routes.Route) credits.Attribution {
 }
 
 // readBody reads at most max bytes; more is a 413 before anything else runs.
+// A request without a body (every read) reads nothing and keeps its Body.
 func readBody(r *http.Request, max int64) ([]byte, error) {
-	tooLarge := apierr.New(apierr.PayloadTooLarge, "The request body exceeds %d bytes.", max)
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
 	if r.ContentLength > max {
-		return nil, tooLarge
+		return nil, tooLarge(max)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
 	if err != nil {
 		return nil, apierr.Invalid("The request body could not be read.")
 	}
 	if int64(len(body)) > max {
-		return nil, tooLarge
+		return nil, tooLarge(max)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return body, nil
+}
+
+func tooLarge(max int64) error {
+	return apierr.New(apierr.PayloadTooLarge, "The request body exceeds %d bytes.", max)
 }
 
 func checkContentType(rt routes.Route, r *http.Request, body []byte) error {

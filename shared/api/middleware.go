@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -47,6 +48,13 @@ type requestState struct {
 	// invocation names the Lambda invocation and its trace (see
 	// invocation), on every log line of the request.
 	invocation []any
+	// rec watches the response for the access line; url is the request's
+	// URL, the kernel's own copy, which stripVersion may edit in place;
+	// idHeader is the X-Request-Id header's value. All three live here, in
+	// the one allocation every request makes anyway.
+	rec      recorder
+	url      url.URL
+	idHeader [1]string
 }
 
 func stateFrom(ctx context.Context) *requestState {
@@ -86,7 +94,10 @@ type logInfo struct {
 func newRequestID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
-	return "req_" + hex.EncodeToString(b[:])
+	var id [4 + 2*len(b)]byte
+	copy(id[:], "req_")
+	hex.Encode(id[4:], b[:])
+	return string(id[:])
 }
 
 // edge is the outermost middleware: a request id on every response, one
@@ -96,10 +107,14 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		st := &requestState{id: newRequestID(), base: k.log, invocation: invocation(r.Context())}
-		w.Header().Set("X-Request-Id", st.id)
+		st.idHeader[0] = st.id
+		w.Header()["X-Request-Id"] = st.idHeader[:]
 		info := &st.info
 		r = r.WithContext(context.WithValue(r.Context(), keyState, st))
-		rec := passing(w)
+		st.url = *r.URL
+		r.URL = &st.url
+		st.rec.w = w
+		rec := &st.rec
 		defer func() {
 			if p := recover(); p != nil {
 				Logger(r.Context()).Error("panic", slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
@@ -173,6 +188,9 @@ func invocation(ctx context.Context) []any {
 		out = append(out, slog.String("awsRequestId", lc.AwsRequestID))
 	}
 	header, _ := ctx.Value("x-amzn-trace-id").(string)
+	if header == "" {
+		return out
+	}
 	for _, part := range strings.Split(header, ";") {
 		if root, ok := strings.CutPrefix(part, "Root="); ok && root != "" {
 			out = append(out, slog.String("traceId", root))

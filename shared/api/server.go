@@ -299,7 +299,7 @@ func (k *Kernel) registerNotImplemented(rt routes.Route) {
 func (k *Kernel) outerMux() http.Handler {
 	mux := http.NewServeMux()
 	prefix := "/" + APIVersion
-	inner := http.StripPrefix(prefix, k.inner)
+	inner := stripVersion(prefix, k.inner)
 	for _, rt := range k.served() {
 		switch {
 		case rt.Group == "public":
@@ -326,6 +326,30 @@ func (k *Kernel) outerMux() http.Handler {
 	}
 	mux.HandleFunc("/", k.notFound)
 	return mux
+}
+
+// stripVersion serves next the path without the version prefix, as
+// http.StripPrefix does, but without its copy of the request and its URL
+// (4% of an audited read's CPU, docs/benchmarks.md): the URL edge gave the
+// request is the kernel's own, so the prefix is cut from it in place and
+// put back once next returns, for the access line and the audit event. A
+// request that did not come through edge is stripped by http.StripPrefix.
+func stripVersion(prefix string, next http.Handler) http.Handler {
+	copying := http.StripPrefix(prefix, next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := stateFrom(r.Context())
+		path, raw := r.URL.Path, r.URL.RawPath
+		if st == nil || r.URL != &st.url || !strings.HasPrefix(path, prefix) || raw != "" && !strings.HasPrefix(raw, prefix) {
+			copying.ServeHTTP(w, r)
+			return
+		}
+		r.URL.Path = path[len(prefix):]
+		if raw != "" {
+			r.URL.RawPath = raw[len(prefix):]
+		}
+		defer func() { r.URL.Path, r.URL.RawPath = path, raw }()
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (k *Kernel) public(rt routes.Route, next http.Handler) http.Handler {
