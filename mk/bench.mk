@@ -11,7 +11,8 @@
 #                     -benchmem: the hot functions of a request (keys
 #                     decode, limits.Admit, bbolt's item codec, the audit
 #                     journal (with its flusher's CPU), the access line's
-#                     metric block, the whole enforce path of a read
+#                     metric block and the whole line (jsonlog against
+#                     slog's JSON handler), the whole enforce path of a read
 #                     and of an idempotent write: shared/bench's
 #                     BenchmarkRequest, whose allocs/op are a request's), a
 #                     4 MiB file upload and download on embedded storage, in
@@ -41,6 +42,6 @@ bench-smoke:
 	.ci/with-moto $(GO) run ./functions/local bench -duration 1s -warmup 0s -cold-starts 2 -samples 2
 
 bench-micro:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/store/boltstore ./shared/audit ./shared/emf ./shared/idempotency ./shared/bench ./shared/files ./shared/databases ./shared/wallets/policy
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/store/boltstore ./shared/audit ./shared/emf ./shared/jsonlog ./shared/idempotency ./shared/bench ./shared/files ./shared/databases ./shared/wallets/policy
 
 .DEFAULT_GOAL := $(bench_saved_goal)
