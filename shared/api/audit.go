@@ -85,7 +85,12 @@ func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Rout
 	if k.cfg.Audit == nil {
 		return w, func() {}
 	}
-	aw := passing(w)
+	// Below edge, w is edge's passing recorder, which nothing has written
+	// through yet: it already watches this response, so the event reads it.
+	aw, ok := w.(*recorder)
+	if !ok || aw.held != nil || aw.status != 0 {
+		aw = passing(w)
+	}
 	return aw, func() { k.recordAudit(r, rt, p, aw) }
 }
 
