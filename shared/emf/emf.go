@@ -55,13 +55,23 @@ type Directive struct {
 
 // Line is the metric part of one log line: the dimension values, the
 // directives, and Attrs to append to the slog call that writes the line.
+//
+// A Line is used through its pointer and never copied: its slices start in
+// its own arrays, sized for the access line (three dimensions, two
+// directives), so a request's line grows no slice.
 type Line struct {
 	dims       []slog.Attr
-	directives []Directive
+	directives directives
+	dimArray   [3]slog.Attr
+	dirArray   [2]Directive
+	aws        [2]slog.Attr
 }
 
 // Dimension sets a dimension's value (a top-level key of the line).
 func (l *Line) Dimension(name, value string) *Line {
+	if l.dims == nil {
+		l.dims = l.dimArray[:0]
+	}
 	l.dims = append(l.dims, slog.String(name, value))
 	return l
 }
@@ -69,6 +79,9 @@ func (l *Line) Dimension(name, value string) *Line {
 // Add adds a directive; a directive with no metrics is left out.
 func (l *Line) Add(d Directive) *Line {
 	if len(d.Metrics) > 0 {
+		if l.directives == nil {
+			l.directives = l.dirArray[:0]
+		}
 		l.directives = append(l.directives, d)
 	}
 	return l
@@ -91,7 +104,8 @@ func (l *Line) Attrs(now time.Time) []any {
 
 // AppendAttrs appends what Attrs returns to dst as slog.Attrs, for a
 // caller that logs with LogAttrs: boxing each attribute into an any costs
-// an allocation apiece, on the access line of every request.
+// an allocation apiece, on the access line of every request. The `_aws`
+// group is kept in the line: it holds until the line's next AppendAttrs.
 func (l *Line) AppendAttrs(dst []slog.Attr, now time.Time) []slog.Attr {
 	if len(l.directives) == 0 {
 		return dst
@@ -104,7 +118,10 @@ func (l *Line) AppendAttrs(dst []slog.Attr, now time.Time) []slog.Attr {
 			}
 		}
 	}
-	return append(dst, slog.Group("_aws", slog.Int64("Timestamp", now.UnixMilli()), slog.Any("CloudWatchMetrics", directives(l.directives))))
+	// The group's members sit in the line, and the array is boxed as a
+	// pointer: neither allocates.
+	l.aws = [2]slog.Attr{slog.Int64("Timestamp", now.UnixMilli()), slog.Any("CloudWatchMetrics", &l.directives)}
+	return append(dst, slog.Attr{Key: "_aws", Value: slog.GroupValue(l.aws[:]...)})
 }
 
 // namedBefore reports whether a metric before the k-th of the i-th
