@@ -101,16 +101,7 @@ func TestARolledBackInOneCommitLeavesTheReadItemAsItWas(t *testing.T) {
 
 func TestACachedItemPastItsExpiryIsNotFound(t *testing.T) {
 	ctx := context.Background()
-	now := atomic.Int64{}
-	now.Store(time.Now().Unix())
-	s := openInternal(t, WithClock(func() time.Time { return time.Unix(now.Load(), 0) }))
-	k := store.Key{PK: "p", SK: "a"}
-	if err := s.Put(ctx, store.Item{"pk": "p", "sk": "a", store.AttrExpiresAt: now.Load() + 10}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Get(ctx, k); err != nil || !cached(s, k) {
-		t.Fatalf("not cached: %v", err)
-	}
+	s, k, now := cachedExpiringItem(t)
 	now.Add(10)
 	if _, err := s.Get(ctx, k); err == nil {
 		t.Fatal("an expired cached item was answered")
@@ -308,20 +299,27 @@ func TestASharedReadIsSeenThroughByTheNextWrite(t *testing.T) {
 }
 
 func TestTheSweepDropsTheCachedItemsItDeletes(t *testing.T) {
-	ctx := context.Background()
-	now := atomic.Int64{}
-	now.Store(time.Now().Unix())
-	s := openInternal(t, WithClock(func() time.Time { return time.Unix(now.Load(), 0) }))
-	k := store.Key{PK: "p", SK: "a"}
-	if err := s.Put(ctx, store.Item{"pk": "p", "sk": "a", store.AttrExpiresAt: now.Load() + 10}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Get(ctx, k); err != nil || !cached(s, k) {
-		t.Fatalf("not cached: %v", err)
-	}
+	s, k, now := cachedExpiringItem(t)
 	now.Add(10)
 	s.sweep()
 	if cached(s, k) {
 		t.Fatal("the sweep deleted an item the cache still holds")
 	}
+}
+
+// cachedExpiringItem is a store on a clock the test moves, holding an item
+// that expires in 10 s, read once so that the cache holds it.
+func cachedExpiringItem(t *testing.T) (*Store, store.Key, *atomic.Int64) {
+	t.Helper()
+	now := new(atomic.Int64)
+	now.Store(time.Now().Unix())
+	s := openInternal(t, WithClock(func() time.Time { return time.Unix(now.Load(), 0) }))
+	k := store.Key{PK: "p", SK: "a"}
+	if err := s.Put(context.Background(), store.Item{"pk": "p", "sk": "a", store.AttrExpiresAt: now.Load() + 10}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(context.Background(), k); err != nil || !cached(s, k) {
+		t.Fatalf("not cached: %v", err)
+	}
+	return s, k, now
 }
