@@ -1,7 +1,6 @@
 package keys
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -380,7 +379,7 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 	if withAccount {
 		account, ok = got[names[len(ids)]]
 		if ok && shared {
-			account = ownCopy(account)
+			account = account.Clone()
 		}
 	}
 	if !k.Matches(secret) || !ok || k.AccountID != h.AccountID || !slices.Equal(k.Ancestors, h.Ancestors) {
@@ -422,17 +421,6 @@ func (r *Repo) readShared(ctx context.Context, want []store.Key) (map[string]sto
 	}
 	got, err := r.st.BatchGet(ctx, want)
 	return got, false, err
-}
-
-// ownCopy is a copy of it that its holder may change, []byte values included.
-func ownCopy(it store.Item) store.Item {
-	out := maps.Clone(it)
-	for name, v := range out {
-		if b, ok := v.([]byte); ok {
-			out[name] = bytes.Clone(b)
-		}
-	}
-	return out
 }
 
 // errInvalidKey is the one answer to every secret that does not resolve,

@@ -11,10 +11,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 )
 
 // Reserved attribute names. Adapters map them to their own key schema.
@@ -71,6 +73,18 @@ func (it Item) Has(name string) bool { _, ok := it[name]; return ok }
 func (it Item) Expired(now int64) bool {
 	e := it.Int(AttrExpiresAt)
 	return e != 0 && e <= now
+}
+
+// Clone is a copy of it that its holder may change, []byte values
+// included (strings cannot change).
+func (it Item) Clone() Item {
+	out := maps.Clone(it)
+	for name, v := range out {
+		if b, ok := v.([]byte); ok {
+			out[name] = bytes.Clone(b)
+		}
+	}
+	return out
 }
 
 // NewItem builds an item with its key set.

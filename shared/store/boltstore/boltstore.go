@@ -187,12 +187,7 @@ func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
 }
 
 func (s *Store) BatchGet(ctx context.Context, keys []store.Key) (map[string]store.Item, error) {
-	if len(keys) > 100 {
-		return nil, itemrules.Invalid("BatchGet takes at most 100 keys, got %d", len(keys))
-	}
-	out := make(map[string]store.Item, len(keys))
-	err := s.points(ctx, keys, false, func(k store.Key, it store.Item) { out[k.String()] = it })
-	return out, err
+	return s.batchGet(ctx, keys, false)
 }
 
 // BatchGetShared is BatchGet for a caller that only reads what it gets:
@@ -201,11 +196,15 @@ func (s *Store) BatchGet(ctx context.Context, keys []store.Key) (map[string]stor
 // change). Authentication reads a kilobyte of key document per key on
 // every request, and copying it cost more than the rest of a cached read.
 func (s *Store) BatchGetShared(ctx context.Context, keys []store.Key) (map[string]store.Item, error) {
+	return s.batchGet(ctx, keys, true)
+}
+
+func (s *Store) batchGet(ctx context.Context, keys []store.Key, shared bool) (map[string]store.Item, error) {
 	if len(keys) > 100 {
 		return nil, itemrules.Invalid("BatchGet takes at most 100 keys, got %d", len(keys))
 	}
 	out := make(map[string]store.Item, len(keys))
-	err := s.points(ctx, keys, true, func(k store.Key, it store.Item) { out[k.String()] = it })
+	err := s.points(ctx, keys, shared, func(k store.Key, it store.Item) { out[k.String()] = it })
 	return out, err
 }
 
