@@ -17,6 +17,8 @@ import (
 const (
 	balancePath  = "/v1/credits/balance"
 	projectsPath = "/v1/projects"
+	// noopPath is the bench's own handler beside the API, outside it.
+	noopPath = "/bench/noop"
 )
 
 // apiClient drives the API in process, without a socket: the setup of the

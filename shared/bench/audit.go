@@ -76,7 +76,8 @@ func writeAuditTable(p func(string, ...any), r Report) {
 	a := r.AuditFigures
 	p("Audit: embedded, the event goes to a write(2) journal and a flusher commits batches; on Lambda, to a log line that audit-ingest stores")
 	p("rpsAuthenticatedAudited / rpsAuthenticated (audit off)\t%.0f / %.0f\t(%.0f%%; target ≥ 80%%)", a.RPSAuthenticatedAudited, r.RPSAuthenticated, 100*a.RPSAuthenticatedAudited/max(r.RPSAuthenticated, 1))
-	p("overheadRatioAudited (p50 audited read / p50 bare)\t%.2f\t(target ≤ %.1f)", a.OverheadRatioAudited, targetOverheadRatio)
+	p("overheadRatioAudited (p50 audited read / p50 bare: GET /health)\t%.2f\t(target ≤ %.1f)", a.OverheadRatioAudited, targetOverheadRatio)
+	p("overheadRatioAuditedVsNoop (p50 audited read / p50 no-op handler)\t%.2f", r.OverheadRatioAuditedVsNoop)
 	p("rpsIdempotentWriteAudited\t%.0f", a.RPSIdempotentWriteAudited)
 	p("auditTailMillis (longest an answered event was on no disk: a machine crash's loss window)\t%.1f ms\t(target ≤ 50)", a.AuditTailMillis)
 	p("storageOpsPerReadAudited (request path, event shipped as a log line)\t%g\t(the event as a PutItem: %g)", a.StorageOpsPerReadAudited, a.StorageOpsPerReadAuditPut)

@@ -1,7 +1,8 @@
 // Package bench measures what a request costs, in time, storage round trips
 // and dollars (docs/benchmarks.md): `go run ./functions/local bench`, which `make bench`
 // runs against moto. It loads the local server with an authenticated,
-// limited read and a bare handler mounted beside it, counts the storage
+// limited read, its unauthenticated /health and a no-op handler mounted
+// beside it, counts the storage
 // round trips of that read and of an idempotent write at the SDK, times the
 // cold start of every real function binary under lambdaemu, sizes the
 // deployed bootstraps, and prices a million reads from a dated price table.
@@ -74,6 +75,8 @@ type measurements struct {
 // Report is the benchmark's result, printed as the last line of output:
 // first the figures that have targets, then their breakdowns.
 type Report struct {
+	// RPSBare is the bare handler: GET /health on the same server, no key,
+	// no storage (the baseline the figures' targets were set against).
 	RPSBare float64 `json:"rpsBare"`
 	// RPSAuthenticated is the authenticated read with auditing off;
 	// AuditFigures holds it audited.
@@ -92,18 +95,26 @@ type Report struct {
 	CPUMicrosPerRead float64 `json:"cpuMicrosPerRead"`
 	// AuthCPUMicrosPerRequest is the like-for-like figure of authentication: the CPU
 	// per unaudited authenticated read minus the CPU per bare request, what
-	// authentication and the limit add (the client's share cancels out).
+	// authentication, the limit and the handler add (the client's share and
+	// the server's edge, which /health pays too, cancel out).
 	AuthCPUMicrosPerRequest float64 `json:"authCpuMicrosPerRequest"`
 	// OverheadRatioWithoutAudit is overheadRatio with auditing off: what
 	// authentication and the limit alone add to the bare handler's p50.
 	OverheadRatioWithoutAudit float64 `json:"overheadRatioWithoutAudit"`
-	// Load holds every load run's figures by name: bare, read,
+	// Load holds every load run's figures by name: noop, bare, read,
 	// readWithoutAudit, idempotentWrite, idempotentWriteWithoutAudit.
 	Load map[string]loadFigures `json:"load"`
 
 	BareP50Micros float64 `json:"bareP50Micros"`
 	BareP99Micros float64 `json:"bareP99Micros"`
-	Errors        int     `json:"errors"` // non-200 answers under load
+	// RPSNoop and NoopP50Micros are a handler that only writes its answer,
+	// mounted beside the API on the same listener: net/http and the load
+	// client alone, below what any request of the API can cost.
+	// OverheadRatioAuditedVsNoop is the audited read's p50 over its p50.
+	RPSNoop                    float64 `json:"rpsNoop"`
+	NoopP50Micros              float64 `json:"noopP50Micros"`
+	OverheadRatioAuditedVsNoop float64 `json:"overheadRatioAuditedVsNoop"`
+	Errors                     int     `json:"errors"` // non-200 answers under load
 
 	StorageOpsPerIdempotentReplay float64 `json:"storageOpsPerIdempotentReplay"`
 	// StorageOpsPerReadWithoutAudit and CostPerMillionReadsWithoutAuditUsd
@@ -232,6 +243,7 @@ func Main(w io.Writer, args []string) error {
 // The load runs, in the order they run.
 const (
 	loadBare           = "bare"
+	loadNoop           = "noop"
 	loadRead           = "read"
 	loadReadNoAudit    = "readWithoutAudit"
 	loadWrite          = "idempotentWrite"
@@ -241,10 +253,10 @@ const (
 	withoutAuditSuffix = ", audit off"
 )
 
-var loadOrder = []string{loadBare, loadRead, loadReadNoAudit, loadWrite, loadWriteNoAudit}
+var loadOrder = []string{loadNoop, loadBare, loadRead, loadReadNoAudit, loadWrite, loadWriteNoAudit}
 
 // measureLoad serves the API on embedded storage twice, as deployed and with
-// auditing off, with the bare handler in the same http.Server, and loads
+// auditing off, with a no-op handler in the same http.Server, and loads
 // each endpoint in turn from the same client at the same concurrency. One
 // after the other rather than mixed: on two cores, mixed load would make
 // each endpoint's figure depend on the other's.
@@ -274,7 +286,7 @@ func measureLoad(ctx context.Context, dataDir string, o options) (map[string]res
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /bench/bare", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET "+noopPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"ok":true}`)
 	})
@@ -305,7 +317,8 @@ func measureLoad(ctx context.Context, dataDir string, o options) (map[string]res
 		}
 	}
 	loads := map[string]load{
-		loadBare:         {url: base + "/bench/bare", header: http.Header{}},
+		loadNoop:         {url: base + noopPath, header: http.Header{}},
+		loadBare:         {url: base + "/health", header: http.Header{}},
 		loadRead:         {url: base + balancePath, header: auth},
 		loadReadNoAudit:  {url: unauditedBase + balancePath, header: auth},
 		loadWrite:        {method: http.MethodPost, url: base + projectsPath, header: auth, body: write("a"), want: http.StatusCreated},
@@ -367,6 +380,9 @@ func report(o options, m measurements) Report {
 		StorageOpsPerIdempotentWrite:       round(st.Write.Total(), 2),
 		BareP50Micros:                      micros(bare.Percentile(50)),
 		BareP99Micros:                      micros(bare.Percentile(99)),
+		RPSNoop:                            round(m.load[loadNoop].RPS(), 0),
+		NoopP50Micros:                      micros(m.load[loadNoop].Percentile(50)),
+		OverheadRatioAuditedVsNoop:         round(ratio(p50, m.load[loadNoop].Percentile(50)), 2),
 		CPUMicrosPerRead:                   micros(authed.CPUPerRequest()),
 		AuthCPUMicrosPerRequest:            round(float64(m.load[loadReadNoAudit].CPUPerRequest()-bare.CPUPerRequest())/float64(time.Microsecond), 0),
 		OverheadRatioWithoutAudit:          round(ratio(m.load[loadReadNoAudit].Percentile(50), bare.Percentile(50)), 2),
@@ -424,7 +440,7 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 	p("Load: local server on embedded storage, closed loop, concurrency %d, %s per endpoint after %s warm-up", o.concurrency, o.duration, o.warmup)
 	p("endpoint\trequests\terrors\treq/s\tp50\tp90\tp99\tmax\tCPU/request")
 	labels := map[string]string{
-		loadBare: "GET /bench/bare (same server)", loadRead: readLabel, loadReadNoAudit: readLabel + withoutAuditSuffix,
+		loadNoop: "GET " + noopPath + " (no-op handler, same listener)", loadBare: "GET /health (bare: no key, same server)", loadRead: readLabel, loadReadNoAudit: readLabel + withoutAuditSuffix,
 		loadWrite: writeLabel, loadWriteNoAudit: writeLabel + withoutAuditSuffix,
 	}
 	var all []result
