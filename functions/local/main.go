@@ -34,6 +34,7 @@ import (
 )
 
 func main() {
+	tuneGC()
 	err := run(os.Args[1:])
 	var unknown unknownCommand
 	switch {
