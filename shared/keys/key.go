@@ -88,7 +88,11 @@ type Hint struct {
 
 // ParseSecret reads the ids out of a secret; ok is false when it cannot be
 // one of ours.
-func ParseSecret(secret string) (h Hint, ok bool) {
+func ParseSecret(secret string) (h Hint, ok bool) { return parseSecret(secret, nil) }
+
+// parseSecret is ParseSecret appending the ancestors to anc, so that
+// authentication can keep them in an array of its own stack.
+func parseSecret(secret string, anc []string) (h Hint, ok bool) {
 	rest, found := strings.CutPrefix(secret, secretPrefix)
 	if !found || len(secret) > maxSecretLen || len(rest) < keyIDLen+1+randLen+1+acctIDLen {
 		return Hint{}, false
@@ -101,13 +105,16 @@ func ParseSecret(secret string) (h Hint, ok bool) {
 	rest = rest[2+randLen:]
 	h.AccountID, rest = rest[:acctIDLen], rest[acctIDLen:]
 	for rest != "" {
-		if rest[0] != '_' || len(rest) < 1+keyIDLen {
+		if rest[0] != '_' || len(rest) < 1+keyIDLen || len(anc) == MaxDepth-1 {
 			return Hint{}, false
 		}
-		h.Ancestors = append(h.Ancestors, rest[1:1+keyIDLen])
+		anc = append(anc, rest[1:1+keyIDLen])
 		rest = rest[1+keyIDLen:]
 	}
-	if !ids.Valid("key", h.KeyID) || !ids.Valid("acct", h.AccountID) || len(h.Ancestors) >= MaxDepth {
+	if len(anc) > 0 {
+		h.Ancestors = anc
+	}
+	if !ids.Valid("key", h.KeyID) || !ids.Valid("acct", h.AccountID) {
 		return Hint{}, false
 	}
 	for _, a := range h.Ancestors {
@@ -119,8 +126,14 @@ func ParseSecret(secret string) (h Hint, ok bool) {
 }
 
 // Matches compares the secret's hash with the stored one in constant time.
+// The secret is hashed from a copy on the stack: converting a string of
+// more than 32 bytes to []byte is an allocation per request.
 func (k *Key) Matches(secret string) bool {
-	h := sha256.Sum256([]byte(secret))
+	if len(secret) > maxSecretLen {
+		return false
+	}
+	var buf [maxSecretLen]byte
+	h := sha256.Sum256(buf[:copy(buf[:], secret)])
 	return subtle.ConstantTimeCompare(h[:], k.SecretHash) == 1
 }
 

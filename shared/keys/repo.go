@@ -159,6 +159,12 @@ func decode(it store.Item) (*Key, error) {
 		}
 		tmpl = &s.Key
 		tmpl.AccountID, tmpl.Ancestors, tmpl.SecretHash = s.AccountID, s.Ancestors, s.SecretHash
+		// JSON leaves spare capacity in slices: clipped, an append to one
+		// (by any holder of a shared key) copies instead of writing into
+		// what other keys share.
+		tmpl.Scopes, tmpl.AllowedServices = slices.Clip(tmpl.Scopes), slices.Clip(tmpl.AllowedServices)
+		tmpl.AllowedOperations, tmpl.AllowedIPs = slices.Clip(tmpl.AllowedOperations), slices.Clip(tmpl.AllowedIPs)
+		tmpl.Ancestors, tmpl.SecretHash = slices.Clip(tmpl.Ancestors), slices.Clip(tmpl.SecretHash)
 		if tmpl.Limits == nil {
 			tmpl.Limits = limits.Set{}
 		}
@@ -325,10 +331,19 @@ func (r *Repo) AuthenticateChain(ctx context.Context, secret string) ([]*Key, er
 }
 
 func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool) ([]*Key, store.Item, error) {
-	h, ok := ParseSecret(secret)
+	var ancestors [MaxDepth]string
+	h, ok := parseSecret(secret, ancestors[:0])
 	if !ok {
 		return nil, nil, errInvalidKey()
 	}
+	if sr, ok := r.st.(sharedReader); ok {
+		return r.authenticateShared(ctx, sr, secret, h, withAccount)
+	}
+	return r.authenticateCopied(ctx, secret, h, withAccount)
+}
+
+// authenticateCopied reads the chain as copies, on any store.
+func (r *Repo) authenticateCopied(ctx context.Context, secret string, h Hint, withAccount bool) ([]*Key, store.Item, error) {
 	// ids[i] is read from want[i]: one copy of the key and of each
 	// ancestor (the next in turn), then the account. names[i] is
 	// want[i].String(), made once: it is how the batch names its items.
@@ -347,7 +362,7 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 	for i, k := range want {
 		names[i] = k.String()
 	}
-	got, shared, err := r.readShared(ctx, want)
+	got, err := r.st.BatchGet(ctx, want)
 	if err != nil {
 		return nil, nil, fmt.Errorf("keys: authenticate: %w", err)
 	}
@@ -378,9 +393,6 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 	var account store.Item
 	if withAccount {
 		account, ok = got[names[len(ids)]]
-		if ok && shared {
-			account = account.Clone()
-		}
 	}
 	if !k.Matches(secret) || !ok || k.AccountID != h.AccountID || !slices.Equal(k.Ancestors, h.Ancestors) {
 		return nil, nil, errInvalidKey()
@@ -406,21 +418,65 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 
 // sharedReader is a store that can answer items without copying them, to a
 // caller that only reads them (the embedded store answers from its cache).
+// It reads keys and neither keeps nor changes them, so authentication
+// hands it a plan's slice (see authCache).
 type sharedReader interface {
 	BatchGetShared(ctx context.Context, keys []store.Key) (map[string]store.Item, error)
 }
 
-// readShared reads want for authentication, which only reads the key
-// records (decode copies what it keeps) and hands the account item on;
-// shared says the items are the store's own, so the account must be copied
-// before it leaves.
-func (r *Repo) readShared(ctx context.Context, want []store.Key) (map[string]store.Item, bool, error) {
-	if sr, ok := r.st.(sharedReader); ok {
-		got, err := sr.BatchGetShared(ctx, want)
-		return got, true, err
+// authenticateShared is authentication on a store that shares its items:
+// the same reads and checks as authenticateCopied, with the names of the
+// chain's items and the decoded keys taken from authCached (exact, see
+// authCache). A chain with an item missing (a key made before replicas, or
+// none at all) is read again as copies, which knows those cases.
+func (r *Repo) authenticateShared(ctx context.Context, sr sharedReader, secret string, h Hint, withAccount bool) ([]*Key, store.Item, error) {
+	p, cached := authCached.plan(h)
+	turn := int(r.turn.Add(1) % Replicas)
+	n := 1 + len(h.Ancestors)
+	want, names := p.want[turn][:n:n], p.names[turn]
+	if withAccount {
+		want = p.want[turn][: n+1 : n+1]
 	}
-	got, err := r.st.BatchGet(ctx, want)
-	return got, false, err
+	got, err := sr.BatchGetShared(ctx, want)
+	if err != nil {
+		return nil, nil, fmt.Errorf("keys: authenticate: %w", err)
+	}
+	var account store.Item
+	if withAccount {
+		var ok bool
+		if account, ok = got[names[n]]; !ok {
+			return nil, nil, errInvalidKey()
+		}
+	}
+	// chain is root first: names[1:] are the ancestors, root first, and
+	// names[0] the key itself.
+	chain := make([]*Key, n)
+	for i := range n {
+		it, ok := got[names[i]]
+		if !ok {
+			return r.authenticateCopied(ctx, secret, h, withAccount)
+		}
+		k, err := authCached.key(names[i], it)
+		if err != nil {
+			return nil, nil, err
+		}
+		chain[(i+n-1)%n] = k
+	}
+	k := chain[n-1]
+	if !k.Matches(secret) || k.AccountID != h.AccountID || !slices.Equal(k.Ancestors, h.Ancestors) {
+		return nil, nil, errInvalidKey()
+	}
+	if err := valid(chain, r.now()); err != nil {
+		return nil, nil, err
+	}
+	if !cached {
+		authCached.keep(h.KeyID, p)
+	}
+	if account != nil {
+		// The store's own item: the caller may change it.
+		account = account.Clone()
+	}
+	return chain, account, nil
 }
 
 // errInvalidKey is the one answer to every secret that does not resolve,
