@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/internal/testclock"
 	"platformapi/shared/limits"
 	"platformapi/shared/store"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store/teststores"
 )
 
