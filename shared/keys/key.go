@@ -88,11 +88,15 @@ type Hint struct {
 
 // ParseSecret reads the ids out of a secret; ok is false when it cannot be
 // one of ours.
-func ParseSecret(secret string) (h Hint, ok bool) { return parseSecret(secret, nil) }
+func ParseSecret(secret string) (h Hint, ok bool) {
+	h, ok = splitSecret(secret, nil)
+	return h, ok && h.valid()
+}
 
-// parseSecret is ParseSecret appending the ancestors to anc, so that
-// authentication can keep them in an array of its own stack.
-func parseSecret(secret string, anc []string) (h Hint, ok bool) {
+// splitSecret is ParseSecret without the check of the ids' alphabet (see
+// Hint.valid), appending the ancestors to anc, so that authentication can
+// keep them in an array on its own stack.
+func splitSecret(secret string, anc []string) (h Hint, ok bool) {
 	rest, found := strings.CutPrefix(secret, secretPrefix)
 	if !found || len(secret) > maxSecretLen || len(rest) < keyIDLen+1+randLen+1+acctIDLen {
 		return Hint{}, false
@@ -114,15 +118,20 @@ func parseSecret(secret string, anc []string) (h Hint, ok bool) {
 	if len(anc) > 0 {
 		h.Ancestors = anc
 	}
+	return h, true
+}
+
+// valid reports whether every id of h is well formed.
+func (h Hint) valid() bool {
 	if !ids.Valid("key", h.KeyID) || !ids.Valid("acct", h.AccountID) {
-		return Hint{}, false
+		return false
 	}
 	for _, a := range h.Ancestors {
 		if !ids.Valid("key", a) {
-			return Hint{}, false
+			return false
 		}
 	}
-	return h, true
+	return true
 }
 
 // Matches compares the secret's hash with the stored one in constant time.

@@ -332,12 +332,15 @@ func (r *Repo) AuthenticateChain(ctx context.Context, secret string) ([]*Key, er
 
 func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool) ([]*Key, store.Item, error) {
 	var ancestors [MaxDepth]string
-	h, ok := parseSecret(secret, ancestors[:0])
+	h, ok := splitSecret(secret, ancestors[:0])
 	if !ok {
 		return nil, nil, errInvalidKey()
 	}
 	if sr, ok := r.st.(sharedReader); ok {
 		return r.authenticateShared(ctx, sr, secret, h, withAccount)
+	}
+	if !h.valid() {
+		return nil, nil, errInvalidKey()
 	}
 	return r.authenticateCopied(ctx, secret, h, withAccount)
 }
@@ -430,7 +433,12 @@ type sharedReader interface {
 // authCache). A chain with an item missing (a key made before replicas, or
 // none at all) is read again as copies, which knows those cases.
 func (r *Repo) authenticateShared(ctx context.Context, sr sharedReader, secret string, h Hint, withAccount bool) ([]*Key, store.Item, error) {
+	// A cached plan names the ids of a chain that authenticated: a secret
+	// naming the same ids needs no check of their form.
 	p, cached := authCached.plan(h)
+	if !cached && !h.valid() {
+		return nil, nil, errInvalidKey()
+	}
 	turn := int(r.turn.Add(1) % Replicas)
 	n := 1 + len(h.Ancestors)
 	want, names := p.want[turn][:n:n], p.names[turn]
