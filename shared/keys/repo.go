@@ -317,7 +317,8 @@ func (r *Repo) CreateChild(ctx context.Context, chain []*Key, req CreateKeyReque
 // Authenticate resolves a bearer secret to its chain (root first, the key
 // last) and its account's item, in one batch read: the key, every ancestor
 // and the account, read on every call so that revocation and expiry act at
-// once. Errors are apierr 401s.
+// once. Errors are apierr 401s. The keys may be shared with other requests
+// (see authCache): read them, never write to them.
 func (r *Repo) Authenticate(ctx context.Context, secret string) ([]*Key, store.Item, error) {
 	return r.authenticate(ctx, secret, true)
 }

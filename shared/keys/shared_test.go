@@ -34,7 +34,7 @@ func fingerprint(t *testing.T, k *keys.Key) string {
 }
 
 // Authentication on the embedded store hands every request the same
-// decoded keys (docs/keys.md): no handler, policy check or response may
+// decoded keys (docs/keys.md, "Authentication"): no handler, policy check or response may
 // write to them. Requests of every group, made with keys whose records are
 // shared, leave each shared key exactly as it was.
 func TestRequestsNeverChangeASharedDecodedKey(t *testing.T) {
