@@ -431,8 +431,7 @@ type sharedReader interface {
 // authenticateShared is authentication on a store that shares its items:
 // the same reads and checks as authenticateCopied, with the names of the
 // chain's items and the decoded keys taken from authCached (exact, see
-// authCache). A chain with an item missing (a key made before replicas, or
-// none at all) is read again as copies, which knows those cases.
+// authCache).
 func (r *Repo) authenticateShared(ctx context.Context, sr sharedReader, secret string, h Hint, withAccount bool) ([]*Key, store.Item, error) {
 	// A cached plan names the ids of a chain that authenticated: a secret
 	// naming the same ids needs no check of their form.
@@ -457,13 +456,17 @@ func (r *Repo) authenticateShared(ctx context.Context, sr sharedReader, secret s
 			return nil, nil, errInvalidKey()
 		}
 	}
+	names, err = readRecords(ctx, sr, h, turn, names[:n], got)
+	if err != nil {
+		return nil, nil, err
+	}
 	// chain is root first: names[1:] are the ancestors, root first, and
 	// names[0] the key itself.
 	chain := make([]*Key, n)
 	for i := range n {
 		it, ok := got[names[i]]
 		if !ok {
-			return r.authenticateCopied(ctx, secret, h, withAccount)
+			return nil, nil, errInvalidKey()
 		}
 		k, err := authCached.key(names[i], it)
 		if err != nil {
@@ -486,6 +489,38 @@ func (r *Repo) authenticateShared(ctx context.Context, sr sharedReader, secret s
 		account = account.Clone()
 	}
 	return chain, account, nil
+}
+
+// readRecords reads into got the record of each key of h's chain whose
+// copy (of turn) was missing: a key made before replicas has only its
+// record. It returns the names to read the chain's items by, names itself
+// when nothing was missing (the plan's, never changed).
+func readRecords(ctx context.Context, sr sharedReader, h Hint, turn int, names []string, got map[string]store.Item) ([]string, error) {
+	var legacy []store.Key
+	out := names
+	for i, name := range names {
+		if _, ok := got[name]; ok || (turn+i)%Replicas == 0 {
+			continue
+		}
+		if legacy == nil {
+			out = slices.Clone(names)
+		}
+		id := h.KeyID
+		if i > 0 {
+			id = h.Ancestors[i-1]
+		}
+		legacy = append(legacy, recordKey(id))
+		out[i] = legacy[len(legacy)-1].String()
+	}
+	if len(legacy) == 0 {
+		return names, nil
+	}
+	more, err := sr.BatchGetShared(ctx, legacy)
+	if err != nil {
+		return nil, fmt.Errorf("keys: authenticate: %w", err)
+	}
+	maps.Copy(got, more)
+	return out, nil
 }
 
 // errInvalidKey is the one answer to every secret that does not resolve,
