@@ -224,3 +224,33 @@ func TestConcurrentAuthenticationWithTheDecodedCacheIsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The decoded cache's exactness rests on the embedded store never changing
+// an item it has shared: a write answers a new map on the next read, and
+// the map shared before keeps the attributes it had.
+func TestTheEmbeddedStoreReplacesASharedItemOnWrite(t *testing.T) {
+	r, chain, secret := cachedChain(t, time.Now, time.Now().Add(time.Hour))
+	sr := r.st.(sharedReader)
+	ctx := context.Background()
+	k := recordKey(chain[2].ID)
+	read := func() store.Item {
+		t.Helper()
+		got, err := sr.BatchGetShared(ctx, []store.Key{k})
+		if err != nil || got[k.String()] == nil {
+			t.Fatalf("read %s: %v, %v", k, got, err)
+		}
+		return got[k.String()]
+	}
+	before := read()
+	if again := read(); !sameItem(before, again) {
+		t.Fatal("two reads without a write answered different maps: the decoded cache would never hit")
+	}
+	if _, err := r.Revoke(ctx, chain[0], chain[2].ID); err != nil {
+		t.Fatal(err)
+	}
+	after := read()
+	if sameItem(before, after) || before.Has(attrRevokedAt) || !after.Has(attrRevokedAt) {
+		t.Fatalf("after a write: same map %v, revokedAt before %v, after %v", sameItem(before, after), before.Has(attrRevokedAt), after.Has(attrRevokedAt))
+	}
+	refused(t, r, secret, apierr.KeyRevoked)
+}
