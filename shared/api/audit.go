@@ -68,17 +68,6 @@ func noteProblem(ctx context.Context, code apierr.Code) {
 	}
 }
 
-// addCharged adds micro-credits the request's operation charged to its
-// audit event: the ledger reports every change it commits in the request's
-// context (credits.ForRequest), whichever group made it.
-func addCharged(ctx context.Context, micro int64) {
-	if o := outcomeFrom(ctx); o != nil {
-		o.mu.Lock()
-		o.charged += micro
-		o.mu.Unlock()
-	}
-}
-
 // auditing wraps w when the kernel records audit events; the returned
 // finish records the request's event once the response is known.
 func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Route, p *Principal) (http.ResponseWriter, func()) {
@@ -129,7 +118,12 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 	// Kept for 90 days and readable by the key's ancestors: a secret sent
 	// by mistake in the path or as the end user is no more kept here than
 	// in the request log.
-	if eu := k.endUserForLog(r.Context(), p); eu != "" {
+	info := infoFrom(r.Context())
+	eu := info.endUser
+	if !info.endUserDone {
+		eu = k.endUserForLog(r.Context(), p)
+	}
+	if eu != "" {
 		eu = redact.Secrets(eu)
 		e.EndUser = &eu
 	}
@@ -164,7 +158,7 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 	}
 	// The answer is known: the event is written even when the request's
 	// own deadline has passed, within the recorder's own bound.
-	if err := k.cfg.Audit.Record(context.WithoutCancel(r.Context()), e); err != nil {
+	if err := k.cfg.Audit.Record(withoutCancel(r.Context()), e); err != nil {
 		Logger(r.Context()).Error("audit record failed", "error", err.Error())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"platformapi/shared/accounts"
 	"platformapi/shared/apierr"
@@ -34,13 +35,23 @@ type Principal struct {
 	CreditToken *credittoken.Claims
 	// Account is the account's item once read (see AccountItem).
 	Account store.Item
-	// readAccount reads it when a request first needs it.
-	readAccount func(context.Context) (store.Item, error)
-	ProjectID   string // selected or bound project; "" at account level
-	EndUser     string
-	Service     string // the managed service the request reaches, if any
-	Operation   string // managed operation id for invoke and runs.create
-	URL         string // the absolute URL requested, for x402 resource descriptions
+	// accounts is where AccountItem reads it when a request first needs it.
+	accounts  store.Store
+	ProjectID string // selected or bound project; "" at account level
+	EndUser   string
+	Service   string // the managed service the request reaches, if any
+	Operation string // managed operation id for invoke and runs.create
+	// URL is the absolute URL requested, for x402 resource descriptions
+	// (the credit top-up's). It is built for writes only: no read names it.
+	URL string
+
+	// owners and keyPath are LimitOwners and KeyPath, made once: a request
+	// asks for them more than once. Most chains fit the arrays, which live
+	// in the request's one state allocation with the Principal.
+	owners    []limits.Owner
+	keyPath   []string
+	ownersBuf [4]limits.Owner
+	pathBuf   [4]string
 }
 
 // AccountItem is the account's item: its balance and counters as of this
@@ -49,8 +60,8 @@ type Principal struct {
 // it, since one item per account read on every request would cap an account
 // at DynamoDB's 3,000 reads a second of one item (docs/storage-design.md).
 func (p *Principal) AccountItem(ctx context.Context) (store.Item, error) {
-	if p.Account == nil && p.readAccount != nil {
-		it, err := p.readAccount(ctx)
+	if p.Account == nil && p.accounts != nil && len(p.Chain) > 0 {
+		it, err := p.accounts.Get(ctx, accounts.Key(p.Chain[0].AccountID))
 		if err != nil {
 			return nil, err
 		}
@@ -77,22 +88,44 @@ func PrincipalFrom(ctx context.Context) *Principal {
 }
 
 // LimitOwners are the chain as the limit counter sees it: every key whose
-// limits cap this request.
+// limits cap this request. The slice may be the principal's own: read it,
+// never change it.
 func (p *Principal) LimitOwners() []limits.Owner {
-	owners := make([]limits.Owner, len(p.Chain))
-	for i, c := range p.Chain {
-		owners[i] = limits.Owner{ID: c.ID, Limits: c.Limits}
+	if p.owners != nil {
+		return p.owners
 	}
-	return owners
+	return appendOwners(make([]limits.Owner, 0, len(p.Chain)), p.Chain)
 }
 
-// KeyPath is the ids of the chain, root first.
+// KeyPath is the ids of the chain, root first. The slice may be the
+// principal's own: read it, never change it (an append copies it).
 func (p *Principal) KeyPath() []string {
-	path := make([]string, len(p.Chain))
-	for i, k := range p.Chain {
-		path[i] = k.ID
+	if p.keyPath != nil {
+		return p.keyPath
 	}
-	return path
+	return appendKeyPath(make([]string, 0, len(p.Chain)), p.Chain)
+}
+
+// name makes LimitOwners and KeyPath once, before the principal is shared:
+// a request asks for them more than once.
+func (p *Principal) name() {
+	o := appendOwners(p.ownersBuf[:0], p.Chain)
+	k := appendKeyPath(p.pathBuf[:0], p.Chain)
+	p.owners, p.keyPath = o[:len(o):len(o)], k[:len(k):len(k)]
+}
+
+func appendOwners(dst []limits.Owner, chain []*keys.Key) []limits.Owner {
+	for _, c := range chain {
+		dst = append(dst, limits.Owner{ID: c.ID, Limits: c.Limits})
+	}
+	return dst
+}
+
+func appendKeyPath(dst []string, chain []*keys.Key) []string {
+	for _, c := range chain {
+		dst = append(dst, c.ID)
+	}
+	return dst
 }
 
 var endUserRE = regexp.MustCompile(`^[A-Za-z0-9:._@-]{1,128}$`)
@@ -102,30 +135,40 @@ var endUserRE = regexp.MustCompile(`^[A-Za-z0-9:._@-]{1,128}$`)
 func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 	maxBody := maxBody(rt)
 	literalPath := !strings.Contains(rt.Path, "{")
+	// The limit selectors of a request that reaches no managed service,
+	// made once: the counter only reads them.
+	readSelectors := keys.LimitSelectors(rt.Operation, "", "")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		if stateFrom(ctx) == nil { // served without edge
-			ctx = context.WithValue(ctx, keyState, &requestState{id: newRequestID(), base: k.log})
+		st := stateFrom(ctx)
+		if st == nil { // served without edge
+			st = &requestState{id: newRequestID(), base: k.log}
+			ctx = context.WithValue(ctx, keyState, st)
 		}
-		info := infoFrom(ctx)
+		st.route = &rt
+		info := &st.info
 		info.group, info.operation, info.literalPath = rt.Group, rt.Operation, literalPath
 		// Before anything can answer: every response of a deprecated
 		// operation says so, a rejection or an idempotent replay too.
 		announceDeprecation(w.Header(), rt)
-		ctx, cancel := context.WithTimeout(ctx, k.cfg.RequestTimeout)
-		defer cancel()
-		// Whatever the operation charges is this request's; who made it is
-		// read only when the ledger writes an entry, most requests never.
-		ctx = credits.ForRequest(ctx, func() credits.Attribution { return attribution(ctx, rt) }, func(micro int64) { addCharged(ctx, micro) })
-		r = r.WithContext(ctx)
+		// Whatever the operation charges is this request's (st is its
+		// credits.Request), within the request's deadline.
+		if st.ctx.arm(time.Now().Add(k.cfg.RequestTimeout)) {
+			defer st.ctx.end()
+		} else {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(credits.WithRequest(ctx, st), k.cfg.RequestTimeout)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
 
 		body, err := readBody(r, maxBody)
 		if err != nil {
 			WriteProblem(w, r, err)
 			return
 		}
-		p, err := k.authenticate(ctx, rt, r)
-		if err != nil {
+		p := &st.caller
+		if err := k.authenticate(ctx, rt, r, p); err != nil {
 			WriteProblem(w, r, err)
 			return
 		}
@@ -142,7 +185,7 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 		if key := p.Key(); key != nil && keys.TouchDue(key, k.now()) {
 			defer k.touch(r, key.ID)
 		}
-		info.endUser = k.endUserForLog(ctx, p)
+		info.endUser, info.endUserDone = k.endUserForLog(ctx, p), true
 		idemKey := r.Header.Get("Idempotency-Key")
 		if rt.Idem {
 			if idemKey == "" {
@@ -162,17 +205,23 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 			WriteProblem(w, r, err)
 			return
 		}
-		p.URL = requestURL(r)
-		if st := stateFrom(ctx); st != nil {
-			st.principal = p
+		if rt.Method != http.MethodGet {
+			p.URL = requestURL(r)
 		}
+		st.principal = p
 
-		release, err := k.admit(ctx, rt, p)
-		if err != nil {
-			WriteProblem(w, r, err)
-			return
+		if len(p.Chain) > 0 {
+			selectors := readSelectors
+			if p.Service != "" || p.Operation != "" {
+				selectors = keys.LimitSelectors(rt.Operation, p.Service, p.Operation)
+			}
+			lease, err := k.limits.Admit(ctx, p.LimitOwners(), selectors)
+			if err != nil {
+				WriteProblem(w, r, limits.APIError(err))
+				return
+			}
+			defer k.release(ctx, lease)
 		}
-		defer release()
 
 		if !rt.Idem {
 			next.ServeHTTP(w, r)
@@ -180,18 +229,6 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 		}
 		k.idempotent(w, r, rt, next, p, idemKey, body)
 	})
-}
-
-// attribution is who a ledger change made by the request is shown to: its
-// key chain, project and operation, as its audit event names them.
-func attribution(ctx context.Context, rt routes.Route) credits.Attribution {
-	st := stateFrom(ctx)
-	if st == nil || st.principal == nil || st.principal.Key() == nil {
-		return credits.Attribution{RequestID: RequestID(ctx)}
-	}
-	p := st.principal
-	return credits.Attribution{RequestID: RequestID(ctx), KeyPath: p.KeyPath(), ProjectID: p.ProjectID,
-		Operation: auditOperation(rt, p.Service, p.Operation)}
 }
 
 // readBody reads at most max bytes; more is a 413 before anything else runs.
@@ -249,32 +286,33 @@ func checkContentType(rt routes.Route, r *http.Request, body []byte) error {
 }
 
 // authenticate resolves the bearer key (or, on POST /api-keys only, the
-// credit token). Nothing is cached across requests.
-func (k *Kernel) authenticate(ctx context.Context, rt routes.Route, r *http.Request) (*Principal, error) {
+// credit token) into p. Nothing is cached across requests.
+func (k *Kernel) authenticate(ctx context.Context, rt routes.Route, r *http.Request, p *Principal) error {
 	authz := r.Header.Get("Authorization")
 	token := r.Header.Get("X-Service-Credit-Token")
 	if token != "" {
 		if !rt.CreditToken {
-			return nil, apierr.Invalid("X-Service-Credit-Token is accepted only by POST /api-keys.", apierr.Field("header.X-Service-Credit-Token", "not accepted here"))
+			return apierr.Invalid("X-Service-Credit-Token is accepted only by POST /api-keys.", apierr.Field("header.X-Service-Credit-Token", "not accepted here"))
 		}
 		if authz != "" {
-			return nil, apierr.Invalid("Send either a bearer key or a credit token, not both.", apierr.Field("header.X-Service-Credit-Token", "not allowed with Authorization"))
+			return apierr.Invalid("Send either a bearer key or a credit token, not both.", apierr.Field("header.X-Service-Credit-Token", "not allowed with Authorization"))
 		}
 		if k.cfg.CreditTokens == nil {
-			return nil, apierr.New(apierr.ServiceUnavailable, "Credit tokens cannot be redeemed by this deployment.").WithHeader("Retry-After", "3600")
+			return apierr.New(apierr.ServiceUnavailable, "Credit tokens cannot be redeemed by this deployment.").WithHeader("Retry-After", "3600")
 		}
 		c, err := k.cfg.CreditTokens.Verify(token, k.now())
 		if err != nil {
-			return nil, apierr.New(apierr.InvalidCreditToken, "The credit token is forged, malformed or expired.")
+			return apierr.New(apierr.InvalidCreditToken, "The credit token is forged, malformed or expired.")
 		}
-		return &Principal{CreditToken: &c}, nil
+		p.CreditToken = &c
+		return nil
 	}
 	if authz == "" {
-		return nil, apierr.New(apierr.MissingCredentials, "Send Authorization: Bearer <API key>.").WithHeader("WWW-Authenticate", `Bearer realm="platform-api"`)
+		return apierr.New(apierr.MissingCredentials, "Send Authorization: Bearer <API key>.").WithHeader("WWW-Authenticate", `Bearer realm="platform-api"`)
 	}
 	secret, ok := strings.CutPrefix(authz, "Bearer ")
 	if !ok || secret == "" {
-		return nil, apierr.New(apierr.InvalidAPIKey, "The Authorization header must be Bearer <API key>.").WithHeader("WWW-Authenticate", `Bearer realm="platform-api", error="invalid_token"`)
+		return apierr.New(apierr.InvalidAPIKey, "The Authorization header must be Bearer <API key>.").WithHeader("WWW-Authenticate", `Bearer realm="platform-api", error="invalid_token"`)
 	}
 	var chain []*keys.Key
 	var account store.Item
@@ -287,14 +325,13 @@ func (k *Kernel) authenticate(ctx context.Context, rt routes.Route, r *http.Requ
 	if err != nil {
 		var ae *apierr.Error
 		if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
-			return nil, ae.WithHeader("WWW-Authenticate", `Bearer realm="platform-api", error="invalid_token"`)
+			return ae.WithHeader("WWW-Authenticate", `Bearer realm="platform-api", error="invalid_token"`)
 		}
-		return nil, err
+		return err
 	}
-	acct := accounts.Key(chain[0].AccountID)
-	return &Principal{Chain: chain, Account: account, readAccount: func(ctx context.Context) (store.Item, error) {
-		return k.cfg.Store.Get(ctx, acct)
-	}}, nil
+	p.Chain, p.Account, p.accounts = chain, account, k.cfg.Store
+	p.name()
+	return nil
 }
 
 // needsAccount tells the routes that read the account item in the
@@ -386,12 +423,9 @@ func (k *Kernel) selectProject(ctx context.Context, rt routes.Route, r *http.Req
 // operation) a request reaches, so service and operation access and the
 // capability limit selectors can be checked before the handler runs.
 func requestService(rt routes.Route, r *http.Request, body []byte) (svc, op string, err error) {
-	var peek struct {
-		ServiceID   string `json:"serviceId"`
-		OperationID string `json:"operationId"`
-	}
+	var peek servicePeek
 	if len(body) > 0 && rt.Body == routes.BodyJSON {
-		_ = json.Unmarshal(body, &peek) // malformed bodies are the handler's 400
+		peek = peekService(body)
 	}
 	switch {
 	case rt.Service != "":
@@ -413,13 +447,19 @@ func requestService(rt routes.Route, r *http.Request, body []byte) (svc, op stri
 	return svc, op, nil
 }
 
-// admit counts the request against every matching limit of the key and its
-// ancestors and returns the release of its concurrency leases.
-func (k *Kernel) admit(ctx context.Context, rt routes.Route, p *Principal) (func(), error) {
-	if len(p.Chain) == 0 {
-		return func() {}, nil
-	}
-	return k.Admit(ctx, p, keys.LimitSelectors(rt.Operation, p.Service, p.Operation))
+// servicePeek is what requestService reads of a JSON body.
+type servicePeek struct {
+	ServiceID   string `json:"serviceId"`
+	OperationID string `json:"operationId"`
+}
+
+// peekService decodes a body's service and operation ids; a request
+// without a body (every read) never makes the struct json.Unmarshal needs
+// on the heap.
+func peekService(body []byte) servicePeek {
+	var peek servicePeek
+	_ = json.Unmarshal(body, &peek) // malformed bodies are the handler's 400
+	return peek
 }
 
 // Admit counts one request of the caller against every limit of the chain
@@ -430,14 +470,17 @@ func (k *Kernel) Admit(ctx context.Context, p *Principal, selectors []string) (f
 	if err != nil {
 		return nil, limits.APIError(err)
 	}
-	return func() {
-		// Release even when the request's context is done: a lease must not
-		// outlive its request longer than necessary. A failed release is
-		// logged: the lease then lingers until it expires.
-		if err := lease.Release(context.WithoutCancel(ctx)); err != nil {
-			Logger(ctx).Error("limit lease release failed", "error", err.Error())
-		}
-	}, nil
+	return func() { k.release(ctx, lease) }, nil
+}
+
+// release frees an admitted request's concurrency leases, even when the
+// request's context is done: a lease must not outlive its request longer
+// than necessary. A failed release is logged: the lease then lingers until
+// it expires.
+func (k *Kernel) release(ctx context.Context, lease *limits.Lease) {
+	if err := lease.Release(withoutCancel(ctx)); err != nil {
+		Logger(ctx).Error("limit lease release failed", "error", err.Error())
+	}
 }
 
 // idempotent claims the key, runs the operation once, stores its response and

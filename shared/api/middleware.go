@@ -17,9 +17,11 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/audit"
+	"platformapi/shared/credits"
 	"platformapi/shared/emf"
 	"platformapi/shared/jsonlog"
 	"platformapi/shared/redact"
+	"platformapi/shared/routes"
 )
 
 type ctxKey int
@@ -55,11 +57,45 @@ type requestState struct {
 	rec      recorder
 	url      url.URL
 	idHeader [1]string
+	// ctx is the request's context below edge (see requestContext).
+	ctx requestContext
+	// caller is the principal authenticate fills in; principal points to
+	// it once the request passed every check.
+	caller Principal
+	// line and metrics are the access line's metrics (requestMetrics).
+	line    emf.Line
+	metrics [8]emf.Metric
+	// route is the route enforce serves the request by; nil elsewhere.
+	route *routes.Route
 }
 
 func stateFrom(ctx context.Context) *requestState {
+	if c, ok := ctx.(*requestContext); ok {
+		return c.st
+	}
 	st, _ := ctx.Value(keyState).(*requestState)
 	return st
+}
+
+// Attribution is who a ledger change made by the request is shown to
+// (credits.Request): its key chain, project and operation, as its audit
+// event names them.
+func (st *requestState) Attribution() credits.Attribution {
+	p := st.principal
+	if st.route == nil || p == nil || p.Key() == nil {
+		return credits.Attribution{RequestID: st.id}
+	}
+	return credits.Attribution{RequestID: st.id, KeyPath: p.KeyPath(), ProjectID: p.ProjectID,
+		Operation: auditOperation(*st.route, p.Service, p.Operation)}
+}
+
+// Charged adds micro-credits the request's operation charged to its audit
+// event (credits.Request): the ledger reports every change it commits in
+// the request's context, whichever group made it.
+func (st *requestState) Charged(micro int64) {
+	st.outcome.mu.Lock()
+	st.outcome.charged += micro
+	st.outcome.mu.Unlock()
 }
 
 func RequestID(ctx context.Context) string {
@@ -89,6 +125,9 @@ type logInfo struct {
 	// so its path is the route table's own text and holds no secret to
 	// redact (redaction's regular expressions were 7% of a read's CPU).
 	literalPath bool
+	// endUserDone: endUser is the key's privacy tier applied to the end
+	// user (endUserForLog), which the audit event then reuses.
+	endUserDone bool
 }
 
 func newRequestID() string {
@@ -110,7 +149,8 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 		st.idHeader[0] = st.id
 		w.Header()["X-Request-Id"] = st.idHeader[:]
 		info := &st.info
-		r = r.WithContext(context.WithValue(r.Context(), keyState, st))
+		st.ctx.parent, st.ctx.st = r.Context(), st
+		r = r.WithContext(&st.ctx)
 		st.url = *r.URL
 		r.URL = &st.url
 		st.rec.w = w
@@ -157,7 +197,7 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 			for _, a := range st.invocation {
 				attrs = append(attrs, a.(slog.Attr))
 			}
-			attrs = requestMetrics(r.Context(), rec, info, time.Since(start)).AppendAttrs(attrs, at)
+			attrs = st.requestMetrics(time.Since(start)).AppendAttrs(attrs, at)
 			// A line that carries its request's audit event is written
 			// whatever the log level: the event exists nowhere else.
 			h := k.log.Handler()
@@ -209,7 +249,10 @@ func invocation(ctx context.Context) []any {
 // Sum counts and their Average is the error rate. LimitRefusals, Replays
 // and ChargedCredits appear only on the requests that have them, so
 // operations that never charge store no ChargedCredits metric at all.
-func requestMetrics(ctx context.Context, rec *recorder, info *logInfo, took time.Duration) *emf.Line {
+//
+// The line and its metrics live in the request's state: no allocation.
+func (st *requestState) requestMetrics(took time.Duration) *emf.Line {
+	rec, info := &st.rec, &st.info
 	status := rec.status
 	if status == 0 {
 		status = http.StatusInternalServerError
@@ -218,25 +261,21 @@ func requestMetrics(ctx context.Context, rec *recorder, info *logInfo, took time
 	if op == "" {
 		group, op = "none", "unrouted"
 	}
-	var code apierr.Code
-	var charged int64
-	if o := outcomeFrom(ctx); o != nil {
-		o.mu.Lock()
-		code, charged = o.code, o.charged
-		o.mu.Unlock()
-	}
+	st.outcome.mu.Lock()
+	code, charged := st.outcome.code, st.outcome.charged
+	st.outcome.mu.Unlock()
 	replayed := rec.replayed()
 	if replayed {
 		// The replay's answer was decided, counted and charged the first
 		// time; this request is counted as a replay only.
 		code, charged = "", 0
 	}
-	ms := []emf.Metric{
-		{Name: "Requests", Unit: emf.Count, Value: 1},
-		{Name: "Latency", Unit: emf.Milliseconds, Value: took.Milliseconds()},
-		{Name: "Errors4xx", Unit: emf.Count, Value: boolInt(status >= 400 && status < 500)},
-		{Name: "Errors5xx", Unit: emf.Count, Value: boolInt(status >= 500)},
-	}
+	ms := append(st.metrics[:0],
+		emf.Metric{Name: "Requests", Unit: emf.Count, Value: 1},
+		emf.Metric{Name: "Latency", Unit: emf.Milliseconds, Value: took.Milliseconds()},
+		emf.Metric{Name: "Errors4xx", Unit: emf.Count, Value: boolInt(status >= 400 && status < 500)},
+		emf.Metric{Name: "Errors5xx", Unit: emf.Count, Value: boolInt(status >= 500)},
+	)
 	if code == apierr.LimitExceeded {
 		ms = append(ms, emf.Metric{Name: "LimitRefusals", Unit: emf.Count, Value: 1})
 	}
@@ -246,11 +285,13 @@ func requestMetrics(ctx context.Context, rec *recorder, info *logInfo, took time
 	if charged > 0 {
 		ms = append(ms, emf.Metric{Name: "ChargedCredits", Unit: emf.None, Value: charged})
 	}
-	l := (&emf.Line{}).Dimension("Group", group).Dimension("Operation", op).
+	l := &st.line
+	l.Dimension("Group", group).Dimension("Operation", op).
 		Add(emf.Directive{Dimensions: byGroupAndOperation, Metrics: ms})
 	if status >= 400 && code != "" {
+		problems := append(st.metrics[len(ms):len(ms)], emf.Metric{Name: "Problems", Unit: emf.Count, Value: 1})
 		l.Dimension("Code", string(code)).
-			Add(emf.Directive{Dimensions: byCode, Metrics: []emf.Metric{{Name: "Problems", Unit: emf.Count, Value: 1}}})
+			Add(emf.Directive{Dimensions: byCode, Metrics: problems})
 	}
 	return l
 }

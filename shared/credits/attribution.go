@@ -23,18 +23,45 @@ func (a Attribution) KeyID() string {
 
 type attrKey struct{}
 
+// RequestKey is the context key under which ForRequest keeps a request's
+// Request. A context that carries its request's state itself (the API
+// kernel's request context) answers this key with a Request of its own, so
+// that marking a request costs no context.WithValue and no closures.
+var RequestKey any = attrKey{}
+
+// Request is a request's side of the changes made in its context: who made
+// them (asked only when a change is made, so a request that charges
+// nothing pays nothing for knowing who it is) and where what they charged
+// is added up (the request's audit event).
+type Request interface {
+	Attribution() Attribution
+	Charged(micro int64)
+}
+
 type attributed struct {
 	attr func() Attribution
 	note func(chargedMicro int64)
 }
 
+func (a attributed) Attribution() Attribution { return a.attr() }
+
+func (a attributed) Charged(micro int64) {
+	if a.note != nil {
+		a.note(micro)
+	}
+}
+
 // ForRequest marks ctx as a request's: every change made in it carries
 // attr's answer and reports what it charged to note, which the request's
 // audit event adds up. Whatever group charges, the request's event shows
-// it. attr is called only when a change is made, so a request that
-// charges nothing pays nothing for knowing who it is.
+// it. attr is called only when a change is made.
 func ForRequest(ctx context.Context, attr func() Attribution, note func(chargedMicro int64)) context.Context {
-	return context.WithValue(ctx, attrKey{}, attributed{attr: attr, note: note})
+	return WithRequest(ctx, attributed{attr: attr, note: note})
+}
+
+// WithRequest marks ctx as r's request, as ForRequest does.
+func WithRequest(ctx context.Context, r Request) context.Context {
+	return context.WithValue(ctx, attrKey{}, r)
 }
 
 // ForKey marks ctx as work done outside any request for the key a made
@@ -45,15 +72,22 @@ func ForKey(ctx context.Context, a Attribution) context.Context {
 }
 
 func attributionFrom(ctx context.Context) Attribution {
-	if v, ok := ctx.Value(attrKey{}).(attributed); ok {
-		return v.attr()
+	if r, ok := ctx.Value(attrKey{}).(Request); ok {
+		return r.Attribution()
 	}
 	return Attribution{}
 }
 
+// noteFrom is where ctx's request adds up its charges; nil outside a
+// request (ForKey's work included, whose changes write their own events).
 func noteFrom(ctx context.Context) func(int64) {
-	v, _ := ctx.Value(attrKey{}).(attributed)
-	return v.note
+	switch r := ctx.Value(attrKey{}).(type) {
+	case attributed:
+		return r.note
+	case Request:
+		return r.Charged
+	}
+	return nil
 }
 
 type settleKey struct{}
