@@ -106,8 +106,11 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 		Operation: auditOperation(rt, p.Service, p.Operation), ServiceID: p.Service,
 		Method: r.Method, Path: path, Status: status, IdempotentReplayed: aw.replayed(),
 	}
-	switch project := p.ProjectID; {
-	case project != "":
+	// Each pointer's string is declared where it is taken, so that an event
+	// without a project or an end user allocates neither.
+	switch {
+	case p.ProjectID != "":
+		project := p.ProjectID
 		e.ProjectID = &project
 	case key.ProjectID != nil:
 		// A bound key refused before its project was selected still acted
@@ -119,12 +122,12 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 	// by mistake in the path or as the end user is no more kept here than
 	// in the request log.
 	info := infoFrom(r.Context())
-	eu := info.endUser
+	seen := info.endUser
 	if !info.endUserDone {
-		eu = k.endUserForLog(r.Context(), p)
+		seen = k.endUserForLog(r.Context(), p)
 	}
-	if eu != "" {
-		eu = redact.Secrets(eu)
+	if seen != "" {
+		eu := redact.Secrets(seen)
 		e.EndUser = &eu
 	}
 	o.mu.Lock()

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"io"
 	"reflect"
+	"sync"
 	"time"
 )
 
@@ -36,21 +37,44 @@ func Format(t time.Time) string { return t.UTC().Format(Layout) }
 // such a library costs every function half a megabyte of its bootstrap.
 func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
-	if err := encode(&b, reflect.ValueOf(v)); err != nil {
+	if err := encodeAny(&b, v); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
 // Encode writes v and a newline, as json.Encoder.Encode does: the
-// kernel's response format.
+// kernel's response format. It encodes into a pooled buffer, which w must
+// not keep (io.Writer's rule): a response then allocates no buffer of its
+// own.
 func Encode(w io.Writer, v any) error {
-	b, err := Marshal(v)
-	if err != nil {
+	b := buffers.Get().(*bytes.Buffer)
+	defer func() {
+		if b.Cap() <= maxPooled {
+			b.Reset()
+			buffers.Put(b)
+		}
+	}()
+	if err := encodeAny(b, v); err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	b.WriteByte('\n')
+	_, err := w.Write(b.Bytes())
 	return err
+}
+
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooled keeps a rare large response's buffer out of the pool.
+const maxPooled = 64 << 10
+
+// encodeAny is encode of v; a value whose type holds no time goes to
+// encoding/json as it is, not through reflect.Value.Interface's copy.
+func encodeAny(b *bytes.Buffer, v any) error {
+	if v != nil && !holdsTime(reflect.TypeOf(v)) {
+		return stdAny(b, v)
+	}
+	return encode(b, reflect.ValueOf(v))
 }
 
 var (
@@ -115,6 +139,11 @@ func std(b *bytes.Buffer, v reflect.Value) error {
 	} else {
 		x = v.Interface()
 	}
+	return stdAny(b, x)
+}
+
+// stdAny appends x as encoding/json writes it, without HTML escaping.
+func stdAny(b *bytes.Buffer, x any) error {
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(x); err != nil {

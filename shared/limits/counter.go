@@ -277,10 +277,9 @@ type check struct {
 	limit           Limit
 }
 
-// matching lists every (owner, selector) limit that applies to a request
-// whose operation selectors are ops.
-func matching(chain []Owner, ops []string) []check {
-	var out []check
+// matching appends to out every (owner, selector) limit that applies to a
+// request whose operation selectors are ops.
+func matching(out []check, chain []Owner, ops []string) []check {
 	for _, o := range chain {
 		for sel, l := range o.Limits {
 			if Covers(sel, ops) {
@@ -333,7 +332,10 @@ func (l *Lease) Release(ctx context.Context) error {
 // consumes nothing and exactly N requests are admitted per window. Matching
 // limits with neither field (creditsPerDay alone) admit without a write.
 func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Lease, error) {
-	checks := matching(chain, ops)
+	// A request's checks fit the array (a limit or two per key of the
+	// chain): no allocation.
+	var buf [8]check
+	checks := matching(buf[:0], chain, ops)
 	if len(checks) == 0 {
 		return &Lease{c: c}, nil
 	}
@@ -513,7 +515,7 @@ func (c *Counter) ReserveCredits(ctx context.Context, chain []Owner, ops []strin
 	res := &Reservation{c: c, amount: amountMicro}
 	var txOps []store.Op
 	var what []check
-	for _, ch := range matching(chain, ops) {
+	for _, ch := range matching(nil, chain, ops) {
 		if ch.limit.CreditsPerDay == nil {
 			continue
 		}

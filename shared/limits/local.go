@@ -77,13 +77,18 @@ func (l *local) shardOf(k counterKey) int {
 // index order, so concurrent admissions cannot deadlock.
 func (l *local) admit(checks []check, lease *Lease, now time.Time, leaseTTL time.Duration) error {
 	minute := now.Unix() / 60 * 60
-	keys := make([]counterKey, len(checks))
-	idx := make([]int, len(checks))
-	for i, ch := range checks {
-		keys[i] = counterKey{ch.owner, ch.selector}
-		idx[i] = l.shardOf(keys[i])
+	// The request's keys, shards and lock order fit these arrays: no
+	// allocation.
+	var keyBuf [8]counterKey
+	var idxBuf, orderBuf [8]int
+	keys, idx := keyBuf[:0], idxBuf[:0]
+	for _, ch := range checks {
+		k := counterKey{ch.owner, ch.selector}
+		keys, idx = append(keys, k), append(idx, l.shardOf(k))
 	}
-	order := slices.Compact(slices.Sorted(slices.Values(idx)))
+	order := append(orderBuf[:0], idx...)
+	slices.Sort(order)
+	order = slices.Compact(order)
 	for _, i := range order {
 		l.shards[i].mu.Lock()
 		l.shards[i].sweep(minute)

@@ -38,6 +38,10 @@ type Store struct {
 	// pending. Only that transaction's goroutine touches it, under bbolt's
 	// writer lock.
 	writing []string
+	// keyBuf encodes the keys writing names, under the same lock: each is
+	// kept as a string, so the encoding itself needs no allocation of its
+	// own.
+	keyBuf []byte
 }
 
 // Option configures Open.
@@ -161,8 +165,8 @@ func (s *Store) update(ctx context.Context, fn func(b *bolt.Bucket, now int64) e
 
 // willWrite marks k pending before the running write transaction writes it.
 func (s *Store) willWrite(k store.Key) {
-	ek := string(encodeKey(k))
-	s.writing = append(s.writing, ek)
+	s.keyBuf = appendKey(s.keyBuf[:0], k)
+	s.writing = append(s.writing, string(s.keyBuf))
 	s.cache.begin(s.writing[len(s.writing)-1:])
 }
 
@@ -171,7 +175,8 @@ func (s *Store) willWriteOps(ops []store.Op) {
 	from := len(s.writing)
 	for _, op := range ops {
 		if op.Kind != store.OpCheck {
-			s.writing = append(s.writing, string(encodeKey(op.Key)))
+			s.keyBuf = appendKey(s.keyBuf[:0], op.Key)
+			s.writing = append(s.writing, string(s.keyBuf))
 		}
 	}
 	s.cache.begin(s.writing[from:])
@@ -179,7 +184,7 @@ func (s *Store) willWriteOps(ops []store.Op) {
 
 func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
 	var it store.Item
-	err := s.points(ctx, []store.Key{k}, false, func(_ store.Key, got store.Item) { it = got })
+	err := s.points(ctx, []store.Key{k}, false, func(_ string, got store.Item) { it = got })
 	if err == nil && it == nil {
 		err = fmt.Errorf("%w: %s", store.ErrNotFound, k)
 	}
@@ -204,14 +209,14 @@ func (s *Store) batchGet(ctx context.Context, keys []store.Key, shared bool) (ma
 		return nil, itemrules.Invalid("BatchGet takes at most 100 keys, got %d", len(keys))
 	}
 	out := make(map[string]store.Item, len(keys))
-	err := s.points(ctx, keys, shared, func(k store.Key, it store.Item) { out[k.String()] = it })
+	err := s.points(ctx, keys, shared, func(name string, it store.Item) { out[name] = it })
 	return out, err
 }
 
 // points reads keys, from the cache where it can, and calls found with
-// each live item: a copy the caller may change or, when shared, the
-// cache's own item.
-func (s *Store) points(ctx context.Context, keys []store.Key, shared bool, found func(store.Key, store.Item)) error {
+// each live item and its name (store.Key.String): a copy the caller may
+// change or, when shared, the cache's own item.
+func (s *Store) points(ctx context.Context, keys []store.Key, shared bool, found func(name string, it store.Item)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -220,11 +225,14 @@ func (s *Store) points(ctx context.Context, keys []store.Key, shared bool, found
 		hitBuf   [8]entry
 		missBuf  [8]int
 		versBuf  [8]uint64
+		keyBuf   [128]byte
 		hits     = hitBuf[:0]
 		miss     = missBuf[:0]
 		versions = versBuf[:0]
 	)
-	key := make([]byte, 0, 128)
+	// The lookups' key buffer stays on the stack; a read from bbolt makes
+	// its own.
+	key := keyBuf[:0]
 	s.cache.mu.RLock()
 	for i, k := range keys {
 		key = appendKey(key[:0], k)
@@ -235,20 +243,20 @@ func (s *Store) points(ctx context.Context, keys []store.Key, shared bool, found
 		hits = append(hits, e)
 	}
 	s.cache.mu.RUnlock()
-	for i, e := range hits {
+	for _, e := range hits {
 		switch {
 		case e.it == nil:
 		case shared:
-			found(keys[i], e.it)
+			found(e.name, e.it)
 		default:
-			found(keys[i], e.clone())
+			found(e.name, e.clone())
 		}
 	}
 	if len(miss) == 0 {
 		return nil
 	}
 	return s.db.View(func(tx *bolt.Tx) error {
-		rd := reader{c: tx.Bucket(itemsBucket).Cursor(), key: key}
+		rd := reader{c: tx.Bucket(itemsBucket).Cursor()}
 		for j, i := range miss {
 			it, size, err := rd.loadSized(keys[i], now)
 			if err != nil {
@@ -259,10 +267,11 @@ func (s *Store) points(ctx context.Context, keys []store.Key, shared bool, found
 			}
 			// The caller gets the decoded item itself unless the cache
 			// keeps it.
-			if e := newEntry(it, size); s.cache.fill(rd.key, e, versions[j]) && !shared {
+			e := newEntry(it, keys[i].String(), size)
+			if s.cache.fill(rd.key, e, versions[j]) && !shared {
 				it = e.clone()
 			}
-			found(keys[i], it)
+			found(e.name, it)
 		}
 		return nil
 	})

@@ -41,14 +41,17 @@ type cache struct {
 // entry is a cached item with what its copies need: the names of its
 // []byte attributes and their total length, so a copy does not look for them.
 type entry struct {
-	it    store.Item
+	it store.Item
+	// name is the item's key as BatchGet names it (store.Key.String),
+	// made once when the entry is filled rather than on every hit.
+	name  string
 	size  int
 	blobs []string
 	n     int
 }
 
-func newEntry(it store.Item, size int) entry {
-	e := entry{it: it, size: size}
+func newEntry(it store.Item, name string, size int) entry {
+	e := entry{it: it, name: name, size: size}
 	for name, v := range it {
 		if b, ok := v.([]byte); ok {
 			e.blobs = append(e.blobs, name)

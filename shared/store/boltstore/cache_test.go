@@ -116,13 +116,13 @@ func TestAPendingKeyIsNeitherAnsweredNorFilled(t *testing.T) {
 	k := string(encodeKey(store.Key{PK: "p", SK: "a"}))
 	it := store.Item{"pk": "p", "sk": "a"}
 	_, _, v := c.lookup([]byte(k), 0)
-	c.fill([]byte(k), newEntry(it, 10), v)
+	c.fill([]byte(k), newEntry(it, "p|a", 10), v)
 	c.begin([]string{k})
 	if _, ok, _ := c.lookup([]byte(k), 0); ok {
 		t.Fatal("a pending key was answered")
 	}
 	_, _, v = c.lookup([]byte(k), 0)
-	c.fill([]byte(k), newEntry(store.Item{"pk": "p", "sk": "a", "n": int64(2)}, 20), v)
+	c.fill([]byte(k), newEntry(store.Item{"pk": "p", "sk": "a", "n": int64(2)}, "p|a", 20), v)
 	if c.entries[k].size != 10 {
 		t.Fatal("a pending key was filled")
 	}
@@ -138,7 +138,7 @@ func TestAFillThatAWriteOvertookIsNotInserted(t *testing.T) {
 	_, _, v := c.lookup([]byte(k), 0) // the fill takes the version, then reads bbolt
 	c.begin([]string{k})              // a write begins and commits meanwhile
 	c.end([]string{k})
-	c.fill([]byte(k), newEntry(store.Item{"pk": "p", "sk": "a"}, 10), v) // the read's item is older than the write
+	c.fill([]byte(k), newEntry(store.Item{"pk": "p", "sk": "a"}, "p|a", 10), v) // the read's item is older than the write
 	if _, ok := c.entries[k]; ok {
 		t.Fatal("an item read before a write was inserted after it")
 	}
@@ -322,4 +322,39 @@ func cachedExpiringItem(t *testing.T) (*Store, store.Key, *atomic.Int64) {
 		t.Fatalf("not cached: %v", err)
 	}
 	return s, k, now
+}
+
+// A cached entry keeps its item's name, which BatchGet answers on a hit
+// instead of making it again: the name must be the key's String, whether
+// the batch read bbolt or the cache, shared or copied.
+func TestABatchNamesItsItemsByTheirKeysFromBboltAndFromTheCache(t *testing.T) {
+	ctx := context.Background()
+	s := openInternal(t)
+	keys := []store.Key{{PK: "acct#1", SK: "key#a"}, {PK: "acct#1|x", SK: "b"}, {PK: "k", SK: "|"}}
+	for _, k := range keys {
+		if err := s.Put(ctx, store.Item{"pk": k.PK, "sk": k.SK}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round, read := range []func(context.Context, []store.Key) (map[string]store.Item, error){
+		s.BatchGet, s.BatchGet, s.BatchGetShared,
+	} {
+		got, err := read(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(keys) {
+			t.Fatalf("round %d: %d items, want %d", round, len(got), len(keys))
+		}
+		for _, k := range keys {
+			if it := got[k.String()]; it == nil || it.Key() != k {
+				t.Fatalf("round %d: %s named %v", round, k, got)
+			}
+		}
+		for _, k := range keys {
+			if !cached(s, k) {
+				t.Fatalf("round %d: %s not cached", round, k)
+			}
+		}
+	}
 }
