@@ -1,0 +1,128 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"platformapi/shared/credits"
+)
+
+type parentKey struct{}
+
+func armed(t *testing.T, parent context.Context, deadline time.Time) *requestContext {
+	t.Helper()
+	st := &requestState{id: "req_1"}
+	st.ctx.parent, st.ctx.st = parent, st
+	if !st.ctx.arm(deadline) {
+		t.Fatal("a fresh request context refused its deadline")
+	}
+	return &st.ctx
+}
+
+func isDone(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// The request context stands for context.WithValue, context.WithTimeout
+// and credits.ForRequest: it must answer as they did, whether or not
+// anything asked for its Done channel.
+func TestARequestContextAnswersAsTheContextsItReplaces(t *testing.T) {
+	parent := context.WithValue(context.Background(), parentKey{}, "v")
+	for _, askDone := range []bool{false, true} {
+		c := armed(t, parent, time.Now().Add(time.Hour))
+		if askDone && isDone(c) {
+			t.Fatal("done before its deadline")
+		}
+		if c.Value(parentKey{}) != "v" || stateFrom(c) != c.st || c.Value(credits.RequestKey) != credits.Request(c.st) {
+			t.Fatalf("askDone %v: values %v %v %v", askDone, c.Value(parentKey{}), stateFrom(c), c.Value(credits.RequestKey))
+		}
+		if d, ok := c.Deadline(); !ok || !d.Equal(c.deadline) {
+			t.Fatalf("askDone %v: deadline %v %v", askDone, d, ok)
+		}
+		child, cancelChild := context.WithCancel(c)
+		defer cancelChild()
+		if c.Err() != nil || child.Err() != nil {
+			t.Fatalf("askDone %v: live context reports %v / %v", askDone, c.Err(), child.Err())
+		}
+		c.end()
+		if !errors.Is(c.Err(), context.Canceled) || !isDone(c) || !isDone(child) || !errors.Is(child.Err(), context.Canceled) {
+			t.Fatalf("askDone %v: after end: %v, child %v", askDone, c.Err(), child.Err())
+		}
+		if c.Value(parentKey{}) != "v" || stateFrom(c) != c.st {
+			t.Fatalf("askDone %v: values lost after end", askDone)
+		}
+	}
+}
+
+func TestARequestContextPastItsDeadlineIsDoneWithDeadlineExceeded(t *testing.T) {
+	for _, askDone := range []bool{false, true} {
+		c := armed(t, context.Background(), time.Now().Add(-time.Millisecond))
+		if askDone {
+			<-c.Done()
+		}
+		if !errors.Is(c.Err(), context.DeadlineExceeded) {
+			t.Fatalf("askDone %v: err %v", askDone, c.Err())
+		}
+		child, cancel := context.WithCancel(c)
+		if !isDone(child) || !errors.Is(child.Err(), context.DeadlineExceeded) {
+			t.Fatalf("askDone %v: child %v", askDone, child.Err())
+		}
+		cancel()
+		c.end()
+	}
+}
+
+func TestARequestContextIsCancelledWithItsParent(t *testing.T) {
+	for _, askDone := range []bool{false, true} {
+		parent, cancel := context.WithCancel(context.Background())
+		c := armed(t, parent, time.Now().Add(time.Hour))
+		if askDone {
+			_ = c.Done()
+		}
+		cancel()
+		if !errors.Is(c.Err(), context.Canceled) || !isDone(c) {
+			t.Fatalf("askDone %v: err %v", askDone, c.Err())
+		}
+		c.end()
+	}
+}
+
+// A Done channel handed out before the deadline was set cannot learn it:
+// arm then refuses, and enforce makes a context of its own.
+func TestARequestContextRefusesADeadlineOnceItsDoneWasAskedFor(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := &requestState{}
+	st.ctx.parent, st.ctx.st = parent, st
+	if st.ctx.Done() != parent.Done() {
+		t.Fatal("an unarmed context is not its parent's Done")
+	}
+	if st.ctx.arm(time.Now().Add(time.Hour)) {
+		t.Fatal("armed after Done was handed out")
+	}
+	if _, ok := st.ctx.Deadline(); ok {
+		t.Fatal("a refused deadline was kept")
+	}
+	if (&requestContext{}).arm(time.Now()) {
+		t.Fatal("a context outside edge (no parent) was armed")
+	}
+}
+
+func TestADetachedRequestContextKeepsValuesAndDropsCancellation(t *testing.T) {
+	c := armed(t, context.WithValue(context.Background(), parentKey{}, "v"), time.Now().Add(-time.Second))
+	c.end()
+	d := withoutCancel(c)
+	if d.Err() != nil || d.Done() != nil || d.Value(parentKey{}) != "v" || stateFrom(d) != c.st {
+		t.Fatalf("detached: err %v, values %v %v", d.Err(), d.Value(parentKey{}), stateFrom(d))
+	}
+	if _, ok := d.Deadline(); ok {
+		t.Fatal("detached context has a deadline")
+	}
+}

@@ -1,0 +1,72 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"platformapi/shared/api"
+	"platformapi/shared/api/apitest"
+	"platformapi/shared/routes"
+)
+
+var ctxProbe = routes.Route{
+	Method: http.MethodGet, Path: "/test/context", Group: "test", Operation: "test.context.read", ID: "test.context.read",
+	Summary: "Report the operation's context",
+}
+
+type ctxProbeOut struct {
+	Body struct {
+		HasDeadline bool `json:"hasDeadline"`
+	}
+}
+
+// An operation runs within the request's deadline and sees its context
+// cancelled once the request is answered, as under the context.WithTimeout
+// the kernel made before; the request's values (its id, its principal)
+// are there.
+func TestAnOperationRunsWithinTheRequestDeadlineAndIsCancelledAfterIt(t *testing.T) {
+	type seen struct {
+		ctx      context.Context
+		child    context.Context
+		deadline time.Time
+		ok       bool
+		id       string
+		caller   *api.Principal
+		live     error
+	}
+	var got seen
+	e := apitest.New(t, apitest.Options{Routes: []routes.Route{ctxProbe}, Register: func(k *api.Kernel) {
+		api.Register(k, ctxProbe.ID, http.StatusOK, func(ctx context.Context, _ *struct{}) (*ctxProbeOut, error) {
+			got.ctx, got.id, got.caller, got.live = ctx, api.RequestID(ctx), api.PrincipalFrom(ctx), ctx.Err()
+			got.deadline, got.ok = ctx.Deadline()
+			var cancel context.CancelFunc
+			got.child, cancel = context.WithCancel(ctx)
+			t.Cleanup(cancel)
+			out := &ctxProbeOut{}
+			out.Body.HasDeadline = got.ok
+			return out, nil
+		})
+	}})
+	root, _ := e.RootKey(1, nil)
+	before := time.Now()
+	r := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/test/context", Key: root}), 200)
+	if !got.ok || got.deadline.Before(before) || got.live != nil {
+		t.Fatalf("operation's deadline %v (set %v), error %v", got.deadline, got.ok, got.live)
+	}
+	if got.id == "" || got.id != r.Header.Get("X-Request-Id") || got.caller == nil || got.caller.Key() == nil {
+		t.Fatalf("request id %q (header %q), principal %v", got.id, r.Header.Get("X-Request-Id"), got.caller)
+	}
+	for name, ctx := range map[string]context.Context{"operation": got.ctx, "child": got.child} {
+		select {
+		case <-ctx.Done():
+		default:
+			t.Fatalf("%s context still live after the answer", name)
+		}
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			t.Fatalf("%s context: %v", name, ctx.Err())
+		}
+	}
+}
