@@ -78,7 +78,7 @@ func encodeItem(it store.Item) []byte {
 			}
 			b = append(b, tagBool, x)
 		case []byte:
-			b = appendString(append(b, tagBytes), string(v))
+			b = appendBytes(append(b, tagBytes), v)
 		}
 	}
 	return b
@@ -87,6 +87,13 @@ func encodeItem(it store.Item) []byte {
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
+}
+
+// appendBytes is appendString of a []byte, without the copy a string
+// conversion makes (an audit event's item is a kilobyte of document).
+func appendBytes(b []byte, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
 }
 
 var errCorrupt = errors.New("boltstore: corrupt item encoding")
