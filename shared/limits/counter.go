@@ -50,6 +50,9 @@ type Counter struct {
 	// move in step.
 	turn   atomic.Uint64
 	fences fences
+	// held is the lease of a request that holds no slot, which every such
+	// request shares: its Release does nothing and nothing changes it.
+	held *Lease
 }
 
 // Sharded request windows. DynamoDB writes one item at most 1,000 units a
@@ -258,6 +261,7 @@ func (m *minuteState) unused() int64 {
 // concurrency lease can hold its slot (the request deadline plus a margin).
 func NewCounter(st store.Store, now func() time.Time, leaseTTL time.Duration) *Counter {
 	c := &Counter{st: st, requests: st, now: now, leaseTTL: leaseTTL, fences: fences{id: newFenceID()}}
+	c.held = &Lease{c: c}
 	c.turn.Store(mrand.Uint64())
 	return c
 }
@@ -337,15 +341,19 @@ func (c *Counter) Admit(ctx context.Context, chain []Owner, ops []string) (*Leas
 	var buf [8]check
 	checks := matching(buf[:0], chain, ops)
 	if len(checks) == 0 {
-		return &Lease{c: c}, nil
+		return c.held, nil
 	}
 	now := c.now()
 	if c.local != nil {
-		lease := &Lease{c: c}
-		if err := c.local.admit(checks, lease, now, c.leaseTTL); err != nil {
+		lease := Lease{c: c}
+		if err := c.local.admit(checks, &lease, now, c.leaseTTL); err != nil {
 			return nil, err
 		}
-		return lease, nil
+		if len(lease.local) == 0 {
+			return c.held, nil // windows only: nothing to release
+		}
+		holding := lease
+		return &holding, nil
 	}
 	lease := &Lease{c: c, token: newToken()}
 	minute := now.Unix() / 60 * 60

@@ -88,3 +88,43 @@ func TestAnUnreleasedLeaseExpires(t *testing.T) {
 		}
 	})
 }
+
+// Requests that hold no concurrency slot share one lease, whose release
+// does nothing: releasing it, even many times and from many requests,
+// never frees a slot another request holds.
+func TestReleasingALeaseWithoutSlotsFreesNothingOfAnother(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *limits.Counter, _ *testclock.Clock) {
+		ctx := context.Background()
+		chain := []limits.Owner{{ID: "key_a", Limits: limits.Set{
+			"files.create": {MaxConcurrent: ptr(int64(1))},
+			"files.list":   {RequestsPerMinute: ptr(int64(100))},
+		}}}
+		holder, err := c.Admit(ctx, chain, []string{"files.create"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ops := range [][]string{{"files.list"}, {"projects.list"}} {
+			for range 3 {
+				l, err := c.Admit(ctx, chain, ops)
+				if err != nil {
+					t.Fatalf("%v: %v", ops, err)
+				}
+				if err := l.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := l.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if _, err := c.Admit(ctx, chain, []string{"files.create"}); err == nil {
+			t.Fatal("a release of a lease without slots freed another request's slot")
+		}
+		if err := holder.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Admit(ctx, chain, []string{"files.create"}); err != nil {
+			t.Fatalf("the holder's release did not free its slot: %v", err)
+		}
+	})
+}
