@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"io"
 	"reflect"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -81,6 +82,7 @@ var (
 	timeType          = reflect.TypeFor[time.Time]()
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	numberType        = reflect.TypeFor[json.Number]()
 )
 
 func encode(b *bytes.Buffer, v reflect.Value) error {
@@ -90,12 +92,16 @@ func encode(b *bytes.Buffer, v reflect.Value) error {
 	}
 	t := v.Type()
 	if t == timeType {
+		at, _ := reflect.TypeAssert[time.Time](v)
 		b.WriteByte('"')
-		b.WriteString(Format(v.Interface().(time.Time)))
+		b.Write(at.UTC().AppendFormat(b.AvailableBuffer(), Layout))
 		b.WriteByte('"')
 		return nil
 	}
 	if !holdsTime(t) {
+		if plain(t) && appendPlain(b, v) {
+			return nil
+		}
 		return std(b, v)
 	}
 	switch t.Kind() {
@@ -127,6 +133,54 @@ func encode(b *bytes.Buffer, v reflect.Value) error {
 	}
 	b.WriteByte(']')
 	return nil
+}
+
+// plains caches plain per type.
+var plains sync.Map // reflect.Type → bool
+
+// plain tells a string, bool or integer type without methods of its own
+// for encoding/json: one whose bytes appendPlain can write as encoding/json
+// would, beside a time in the same struct, without an encoder per field.
+func plain(t reflect.Type) bool {
+	if p, ok := plains.Load(t); ok {
+		return p.(bool)
+	}
+	p := false
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		// json.Number is a string encoding/json writes as a number.
+		pt := reflect.PointerTo(t)
+		p = t != numberType && !t.Implements(marshalerType) && !pt.Implements(marshalerType) &&
+			!t.Implements(textMarshalerType) && !pt.Implements(textMarshalerType)
+	}
+	plains.Store(t, p)
+	return p
+}
+
+// appendPlain writes a value of a plain type as encoding/json does, and
+// reports false, writing nothing, for a string that needs escaping (left
+// to encoding/json).
+func appendPlain(b *bytes.Buffer, v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+				return false
+			}
+		}
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+	case reflect.Bool:
+		b.Write(strconv.AppendBool(b.AvailableBuffer(), v.Bool()))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		b.Write(strconv.AppendInt(b.AvailableBuffer(), v.Int(), 10))
+	default:
+		b.Write(strconv.AppendUint(b.AvailableBuffer(), v.Uint(), 10))
+	}
+	return true
 }
 
 // std appends v as encoding/json writes it, without HTML escaping. An

@@ -147,3 +147,68 @@ func TestTimesEncodeWhereEncodingJSONPutsThem(t *testing.T) {
 		}
 	}
 }
+
+type textName string
+
+func (n textName) MarshalText() ([]byte, error) { return []byte("text:" + string(n)), nil }
+
+type jsonCount int
+
+func (c jsonCount) MarshalJSON() ([]byte, error) { return []byte(`"count"`), nil }
+
+// A struct that holds a time is walked field by field, and its strings,
+// bools and integers are written without encoding/json: their bytes must
+// stay encoding/json's (HTML unescaped), escapes, methods and
+// json.Number included.
+func TestPlainFieldsBesideATimeEncodeAsEncodingJSONDoes(t *testing.T) {
+	type row struct {
+		At     *time.Time     `json:"at"`
+		S      string         `json:"s"`
+		B      bool           `json:"b"`
+		I8     int8           `json:"i8"`
+		I      int64          `json:"i"`
+		U      uint64         `json:"u"`
+		Q      int64          `json:"q,string"`
+		Name   textName       `json:"name"`
+		Count  jsonCount      `json:"count"`
+		Num    stdjson.Number `json:"num"`
+		Absent string         `json:"absent,omitempty"`
+	}
+	for _, s := range []string{"", "plain", `quote " and \ back`, "<a&b>", "tab\tnew\nline\x01", "é ü", "line\u2028sep", "bad\xffutf8", "~\x7f"} {
+		v := row{S: s, B: true, I8: -8, I: -1 << 62, U: 1<<64 - 1, Q: 42, Name: textName(s), Count: 3, Num: "1.50"}
+		got, err := apitime.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want strings.Builder
+		enc := stdjson.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		if string(got)+"\n" != want.String() {
+			t.Errorf("%q:\ngot  %s\nwant %s", s, got, want.String())
+		}
+	}
+}
+
+// BenchmarkMarshalKeyLike is a response the size of an API key's: a dozen
+// plain fields and two times.
+func BenchmarkMarshalKeyLike(b *testing.B) {
+	at := time.Date(2026, 11, 26, 8, 25, 47, 960_000_000, time.UTC)
+	v := struct {
+		ID, AccountID, Name, Prefix, PrivacyTier string
+		Scopes                                   []string
+		Depth                                    int
+		Revoked                                  bool
+		CreatedAt                                time.Time
+		ExpiresAt                                *time.Time
+		LastUsedAt                               *time.Time
+	}{"key_01JBENCH", "acct_01JBENCH", "bench key", "sk_live_ab", "standard", []string{"projects:read", "credits:read"}, 2, false, at, &at, nil}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := apitime.Marshal(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
