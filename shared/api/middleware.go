@@ -166,12 +166,16 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 			if !info.literalPath {
 				path = redact.Secrets(path)
 			}
+			// One reading of the clock for the latency, the metrics and
+			// the line's time.
+			end := time.Now()
+			took := end.Sub(start)
 			// Attributes in an array, not boxed one by one into []any.
 			var buf [24]slog.Attr
 			attrs := append(buf[:0],
 				slog.String("requestId", st.id),
 				slog.String("method", r.Method), slog.String("path", path),
-				slog.Int("status", rec.status), slog.Int64("latencyMicros", time.Since(start).Microseconds()),
+				slog.Int("status", rec.status), slog.Int64("latencyMicros", took.Microseconds()),
 				slog.Int("bytes", rec.bytes),
 			)
 			if info.operation != "" {
@@ -185,7 +189,7 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 				endUser = redact.Secrets(info.endUser)
 				attrs = append(attrs, slog.String("endUser", endUser))
 			}
-			at := time.Now()
+			at := end
 			if st.shipped != nil {
 				// The line is written at its event's time, which the
 				// ingest reads back as the event's millisecond: the event
@@ -197,7 +201,7 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 			for _, a := range st.invocation {
 				attrs = append(attrs, a.(slog.Attr))
 			}
-			attrs = st.requestMetrics(time.Since(start)).AppendAttrs(attrs, at)
+			attrs = st.requestMetrics(took).AppendAttrs(attrs, at)
 			// A line that carries its request's audit event is written
 			// whatever the log level: the event exists nowhere else.
 			h := k.log.Handler()
