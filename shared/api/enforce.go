@@ -186,7 +186,7 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 			defer k.touch(r, key.ID)
 		}
 		info.endUser, info.endUserDone = k.endUserForLog(ctx, p), true
-		idemKey := r.Header.Get("Idempotency-Key")
+		idemKey := headerValue(r.Header, "Idempotency-Key")
 		if rt.Idem {
 			if idemKey == "" {
 				WriteProblem(w, r, apierr.New(apierr.IdempotencyKeyRequired, "%s %s requires an Idempotency-Key header.", rt.Method, rt.Path))
@@ -256,7 +256,7 @@ func tooLarge(max int64) error {
 }
 
 func checkContentType(rt routes.Route, r *http.Request, body []byte) error {
-	ct := r.Header.Get("Content-Type")
+	ct := headerValue(r.Header, "Content-Type")
 	if len(body) == 0 && ct == "" {
 		return nil
 	}
@@ -288,8 +288,8 @@ func checkContentType(rt routes.Route, r *http.Request, body []byte) error {
 // authenticate resolves the bearer key (or, on POST /api-keys only, the
 // credit token) into p. Nothing is cached across requests.
 func (k *Kernel) authenticate(ctx context.Context, rt routes.Route, r *http.Request, p *Principal) error {
-	authz := r.Header.Get("Authorization")
-	token := r.Header.Get("X-Service-Credit-Token")
+	authz := headerValue(r.Header, "Authorization")
+	token := headerValue(r.Header, "X-Service-Credit-Token")
 	if token != "" {
 		if !rt.CreditToken {
 			return apierr.Invalid("X-Service-Credit-Token is accepted only by POST /api-keys.", apierr.Field("header.X-Service-Credit-Token", "not accepted here"))
@@ -347,7 +347,7 @@ func needsAccount(rt routes.Route) bool {
 // authorize applies the client-address check, project selection and the
 // first three access controls.
 func (k *Kernel) authorize(ctx context.Context, rt routes.Route, r *http.Request, body []byte, p *Principal) error {
-	if eu := r.Header.Get("X-Service-End-User"); eu != "" {
+	if eu := headerValue(r.Header, "X-Service-End-User"); eu != "" {
 		if !endUserRE.MatchString(eu) {
 			return apierr.Invalid("Invalid X-Service-End-User.", apierr.Field("header.X-Service-End-User", "1–128 characters of letters, digits, colon, period, underscore, at sign or hyphen"))
 		}
@@ -387,7 +387,7 @@ func (k *Kernel) authorize(ctx context.Context, rt routes.Route, r *http.Request
 // Keys bound to an archived project can still read that project and nothing
 // else.
 func (k *Kernel) selectProject(ctx context.Context, rt routes.Route, r *http.Request, p *Principal, key *keys.Key) error {
-	header := r.Header.Get("X-Service-Project")
+	header := headerValue(r.Header, "X-Service-Project")
 	if key.ProjectID != nil {
 		if header != "" && header != *key.ProjectID {
 			return apierr.New(apierr.ProjectDenied, "This key is bound to another project.")
@@ -687,4 +687,14 @@ func requestURL(r *http.Request) string {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host + r.URL.RequestURI()
+}
+
+// headerValue is h.Get(name) for a name already in canonical form, as
+// every name the request path reads is: without Get's canonicalisation of
+// the name on every call (six headers a request).
+func headerValue(h http.Header, name string) string {
+	if v := h[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
