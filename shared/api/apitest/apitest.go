@@ -162,8 +162,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{Store: b.Open(t, c.Now)}
-	st := store.Store(rec)
+	rec, st := recording(b.Open(t, c.Now))
 	sealer, err := localkey.Open(filepath.Join(t.TempDir(), "master.key"))
 	if err != nil {
 		t.Fatal(err)

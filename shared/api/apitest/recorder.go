@@ -56,7 +56,7 @@ func (r *recorder) Update(ctx context.Context, k store.Key, u store.Update, cond
 	return r.Store.Update(ctx, k, u, conds...)
 }
 
-func (r *recorder) Transact(ctx context.Context, ops []store.Op) error {
+func (r *recorder) noteOps(ops []store.Op) {
 	for _, op := range ops {
 		switch op.Kind {
 		case store.OpPut:
@@ -65,7 +65,48 @@ func (r *recorder) Transact(ctx context.Context, ops []store.Op) error {
 			r.noteUpdate(op.Key, op.Update)
 		}
 	}
+}
+
+func (r *recorder) Transact(ctx context.Context, ops []store.Op) error {
+	r.noteOps(ops)
 	return r.Store.Transact(ctx, ops)
+}
+
+// embeddedStore is what the embedded store offers beyond the port, and
+// what callers look for: authentication reads its cached items uncopied,
+// the audit flusher commits a batch at once. A recorder that hid them
+// would test other paths than the ones the local server runs.
+type embeddedStore interface {
+	BatchGetShared(ctx context.Context, keys []store.Key) (map[string]store.Item, error)
+	InOneCommit(ctx context.Context, fn func(transact func(ops []store.Op) error) error) error
+}
+
+// embeddedRecorder is the recorder of an embedded store, with its extras.
+type embeddedRecorder struct {
+	*recorder
+	embedded embeddedStore
+}
+
+func (r embeddedRecorder) BatchGetShared(ctx context.Context, keys []store.Key) (map[string]store.Item, error) {
+	return r.embedded.BatchGetShared(ctx, keys)
+}
+
+func (r embeddedRecorder) InOneCommit(ctx context.Context, fn func(transact func(ops []store.Op) error) error) error {
+	return r.embedded.InOneCommit(ctx, func(transact func(ops []store.Op) error) error {
+		return fn(func(ops []store.Op) error {
+			r.noteOps(ops)
+			return transact(ops)
+		})
+	})
+}
+
+// recording wraps st in a recorder that keeps the extras st has.
+func recording(st store.Store) (*recorder, store.Store) {
+	rec := &recorder{Store: st}
+	if e, ok := st.(embeddedStore); ok {
+		return rec, embeddedRecorder{recorder: rec, embedded: e}
+	}
+	return rec, rec
 }
 
 // Writes returns every byte string written to the store so far.
