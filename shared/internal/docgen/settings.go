@@ -41,6 +41,8 @@ var settings = map[string]setting{
 	"LOG_LEVEL":                  {"`info`", "JSON logs on stderr"},
 	"REQUEST_TIMEOUT":            {"`30s`", "local server: every request's deadline; a dead process's idempotency claim expires 5 s after it (the crash suite uses `4s`)"},
 	"RUN_TIMEOUT":                {"`4m`", "local server: one attempt of a durable run; a run a dead process held is taken up again after about four times this"},
+	"GOGC":                       {"local server: `400`", "Go's collector target; the local server sets 400 when it is unset (its live heap is small and every request allocates; see [benchmarks](benchmarks.md)), the Lambda functions keep Go's 100"},
+	"GOMEMLIMIT":                 {"local server: `1GiB`", "Go's soft memory limit; the local server sets 1 GiB when it is unset, so its heap at `GOGC` 400 does not grow unchecked"},
 	"HOLD_GRACE":                 {"`10m`", "local server: a credit hold still held this long after its holder's deadline is released as orphaned (swept every minute, or every `HOLD_GRACE` when shorter)"},
 	"RPC_URL_":                   {"", "a chain of managed wallets and swaps (JSON-RPC); locally, the development chain (1337) is always there"},
 	"CHAIN_RPC_ADDR":             {"`127.0.0.1:0`", "local server: where the development chain also serves JSON-RPC (written to `DATA_DIR/chain/endpoint`)"},
