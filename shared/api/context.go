@@ -12,7 +12,7 @@ import (
 // requestContext is the context every request carries below edge, kept in
 // its requestState. It answers the request's values itself (its state and
 // its credits.Request) and, once enforce arms it, the request's deadline:
-// what context.WithValue twice, context.WithTimeout, credits.ForRequest
+// what context.WithValue twice, context.WithTimeout, the ledger's request mark
 // and a second Request.WithContext made per request before, eleven
 // allocations and a runtime timer (docs/benchmarks.md).
 //

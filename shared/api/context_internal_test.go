@@ -31,7 +31,7 @@ func isDone(ctx context.Context) bool {
 }
 
 // The request context stands for context.WithValue, context.WithTimeout
-// and credits.ForRequest: it must answer as they did, whether or not
+// and credits.WithRequest: it must answer as they did, whether or not
 // anything asked for its Done channel.
 func TestARequestContextAnswersAsTheContextsItReplaces(t *testing.T) {
 	parent := context.WithValue(context.Background(), parentKey{}, "v")

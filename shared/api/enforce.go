@@ -215,9 +215,9 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 			if p.Service != "" || p.Operation != "" {
 				selectors = keys.LimitSelectors(rt.Operation, p.Service, p.Operation)
 			}
-			lease, err := k.limits.Admit(ctx, p.LimitOwners(), selectors)
+			lease, err := k.admit(ctx, p, selectors)
 			if err != nil {
-				WriteProblem(w, r, limits.APIError(err))
+				WriteProblem(w, r, err)
 				return
 			}
 			defer k.release(ctx, lease)
@@ -286,7 +286,8 @@ func checkContentType(rt routes.Route, r *http.Request, body []byte) error {
 }
 
 // authenticate resolves the bearer key (or, on POST /api-keys only, the
-// credit token) into p. Nothing is cached across requests.
+// credit token) into p. Every request reads the key chain again; the
+// embedded store answers it from its exact read cache (docs/keys.md).
 func (k *Kernel) authenticate(ctx context.Context, rt routes.Route, r *http.Request, p *Principal) error {
 	authz := headerValue(r.Header, "Authorization")
 	token := headerValue(r.Header, "X-Service-Credit-Token")
@@ -466,11 +467,21 @@ func peekService(body []byte) servicePeek {
 // that covers one of selectors, and returns the release of its concurrency
 // leases.
 func (k *Kernel) Admit(ctx context.Context, p *Principal, selectors []string) (func(), error) {
+	lease, err := k.admit(ctx, p, selectors)
+	if err != nil {
+		return nil, err
+	}
+	return func() { k.release(ctx, lease) }, nil
+}
+
+// admit is Admit with the lease itself, for the request path, which
+// releases it in a deferred call rather than through a closure.
+func (k *Kernel) admit(ctx context.Context, p *Principal, selectors []string) (*limits.Lease, error) {
 	lease, err := k.limits.Admit(ctx, p.LimitOwners(), selectors)
 	if err != nil {
 		return nil, limits.APIError(err)
 	}
-	return func() { k.release(ctx, lease) }, nil
+	return lease, nil
 }
 
 // release frees an admitted request's concurrency leases, even when the

@@ -170,7 +170,8 @@ func (r *Rollup) ops(fresh, all []Event) []store.Op {
 // counterOps adds each event to its hourly counter, one update per counter.
 func counterOps(evs []Event) []store.Op {
 	type counter struct {
-		e                       *Event // the first event counted: the counter takes its key and attributes
+		of                      counterOf
+		e                       *Event // the first event counted: the counter takes its attributes
 		requests, errors, micro int64
 	}
 	var counters []*counter
@@ -183,7 +184,7 @@ func counterOps(evs []Event) []store.Op {
 		of := counterFor(e)
 		c := index[of]
 		if c == nil {
-			c = &counter{e: e}
+			c = &counter{of: of, e: e}
 			index[of] = c
 			counters = append(counters, c)
 		}
@@ -199,13 +200,13 @@ func counterOps(evs []Event) []store.Op {
 		if c.errors > 0 {
 			add[attrErrors] = c.errors
 		}
-		ops = append(ops, store.UpdateOp(counterKey(c.e), store.Update{Set: counterAttrs(c.e), Add: add}))
+		ops = append(ops, store.UpdateOp(c.of.key(), store.Update{Set: counterAttrs(c.e), Add: add}))
 	}
 	return ops
 }
 
-// counterOf is what an event's counter key is made of: events with equal
-// ones are counted in one counter.
+// counterOf is what an event's counter key is made of (key): events with
+// equal ones are counted in one counter.
 type counterOf struct {
 	account, keyID, project, service, operation string
 	hour                                        int64 // since 1970, UTC: the day and the hour
@@ -229,12 +230,16 @@ func dupInKeys(ops []store.Op, k store.Key) bool {
 
 const hourLayout = "15"
 
-// counterKey is the event's counter: its account and day, then the hour,
-// the caller key, project, service and operation.
-func counterKey(e *Event) store.Key {
+// counterKey is the event's counter (counterOf.key).
+func counterKey(e *Event) store.Key { return counterFor(e).key() }
+
+// key is the counter's key: its account and day, then the hour, the caller
+// key, project, service and operation.
+func (c counterOf) key() store.Key {
+	hour := time.Unix(c.hour*3600, 0)
 	return store.Key{
-		PK: usagePK(e.AccountID, dayOf(e.OccurredAt)),
-		SK: strings.Join([]string{e.OccurredAt.UTC().Format(hourLayout), e.KeyID, orDash(projectOf(e)), orDash(e.ServiceID), e.Operation}, "#"),
+		PK: usagePK(c.account, dayOf(hour)),
+		SK: strings.Join([]string{hour.UTC().Format(hourLayout), c.keyID, orDash(c.project), orDash(c.service), c.operation}, "#"),
 	}
 }
 

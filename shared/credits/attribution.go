@@ -23,68 +23,53 @@ func (a Attribution) KeyID() string {
 
 type attrKey struct{}
 
-// RequestKey is the context key under which ForRequest keeps a request's
+// RequestKey is the context key under which WithRequest keeps a request's
 // Request. A context that carries its request's state itself (the API
 // kernel's request context) answers this key with a Request of its own, so
-// that marking a request costs no context.WithValue and no closures.
+// that marking a request costs no context.WithValue.
 var RequestKey any = attrKey{}
 
 // Request is a request's side of the changes made in its context: who made
 // them (asked only when a change is made, so a request that charges
 // nothing pays nothing for knowing who it is) and where what they charged
-// is added up (the request's audit event).
+// is added up (the request's audit event). Whatever group charges, the
+// request's event shows it.
 type Request interface {
 	Attribution() Attribution
 	Charged(micro int64)
 }
 
-type attributed struct {
-	attr func() Attribution
-	note func(chargedMicro int64)
-}
-
-func (a attributed) Attribution() Attribution { return a.attr() }
-
-func (a attributed) Charged(micro int64) {
-	if a.note != nil {
-		a.note(micro)
-	}
-}
-
-// ForRequest marks ctx as a request's: every change made in it carries
-// attr's answer and reports what it charged to note, which the request's
-// audit event adds up. Whatever group charges, the request's event shows
-// it. attr is called only when a change is made.
-func ForRequest(ctx context.Context, attr func() Attribution, note func(chargedMicro int64)) context.Context {
-	return WithRequest(ctx, attributed{attr: attr, note: note})
-}
-
-// WithRequest marks ctx as r's request, as ForRequest does.
+// WithRequest marks ctx as r's request: every change made in it carries
+// r's attribution and reports what it charged to r.
 func WithRequest(ctx context.Context, r Request) context.Context {
 	return context.WithValue(ctx, attrKey{}, r)
 }
+
+// keyWork is ForKey's mark. It is no Request: its changes write their own
+// audit events, so nothing adds up what they charge.
+type keyWork Attribution
 
 // ForKey marks ctx as work done outside any request for the key a made
 // (a durable run's steps): each change made in it writes its own audit
 // event, named by a's operation.
 func ForKey(ctx context.Context, a Attribution) context.Context {
-	return context.WithValue(ctx, attrKey{}, attributed{attr: func() Attribution { return a }})
+	return context.WithValue(ctx, attrKey{}, keyWork(a))
 }
 
 func attributionFrom(ctx context.Context) Attribution {
-	if r, ok := ctx.Value(attrKey{}).(Request); ok {
+	switch r := ctx.Value(attrKey{}).(type) {
+	case keyWork:
+		return Attribution(r)
+	case Request:
 		return r.Attribution()
 	}
 	return Attribution{}
 }
 
 // noteFrom is where ctx's request adds up its charges; nil outside a
-// request (ForKey's work included, whose changes write their own events).
+// request (ForKey's work included).
 func noteFrom(ctx context.Context) func(int64) {
-	switch r := ctx.Value(attrKey{}).(type) {
-	case attributed:
-		return r.note
-	case Request:
+	if r, ok := ctx.Value(attrKey{}).(Request); ok {
 		return r.Charged
 	}
 	return nil

@@ -228,7 +228,7 @@ func TestAChargeIsReportedToItsRequestAndASettlementIsItsOwnEvent(t *testing.T) 
 			acct := openAccount(t, st, 1_000_000)
 			var noted int64
 			attr := credits.Attribution{RequestID: "req_1", KeyPath: []string{"key_root", "key_child"}, ProjectID: "prj_1", Operation: "trading.orders.create"}
-			req := credits.ForRequest(context.Background(), func() credits.Attribution { return attr }, func(m int64) { noted += m })
+			req := credits.WithRequest(context.Background(), testRequest{attr: attr, noted: &noted})
 			deadline := time.Now().Add(time.Hour)
 			a, err := l.Account(req, acct)
 			if err != nil {
@@ -270,3 +270,13 @@ func TestAChargeIsReportedToItsRequestAndASettlementIsItsOwnEvent(t *testing.T) 
 		})
 	}
 }
+
+// testRequest is a request as the ledger sees one: who it is, and where
+// its charges add up.
+type testRequest struct {
+	attr  credits.Attribution
+	noted *int64
+}
+
+func (r testRequest) Attribution() credits.Attribution { return r.attr }
+func (r testRequest) Charged(micro int64)              { *r.noted += micro }

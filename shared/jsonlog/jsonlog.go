@@ -68,26 +68,21 @@ func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
 	return level >= h.level.Level()
 }
 
-// Handle writes the record's line.
+// Handle writes the record's line, as Write does with its attributes.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
-	bp := buffers.Get().(*[]byte)
-	defer release(bp)
-	b, ok := h.begin((*bp)[:0], r.Time, r.Level, r.Message)
+	// A line's attributes fit the array: no allocation.
+	var buf [32]slog.Attr
+	attrs := buf[:0]
 	r.Attrs(func(a slog.Attr) bool {
-		b, ok = appendAttr(b, a, true)
-		return ok
+		attrs = append(attrs, a)
+		return true
 	})
-	if !ok {
-		return h.slow.Handle(ctx, r)
-	}
-	*bp = append(b, '}', '\n')
-	_, err := h.out.Write(*bp)
-	return err
+	return h.Write(ctx, r.Time, r.Level, r.Message, attrs...)
 }
 
-// Write writes one line of the given time, level, message and attributes,
-// as Handle writes the record holding them, without the record: the
-// attributes of an access line outnumber what a record holds inline.
+// Write writes one line of the given time, level, message and attributes
+// without a record: the attributes of an access line outnumber what a
+// record holds inline. What it does not encode goes to slog's handler.
 func (h *Handler) Write(ctx context.Context, at time.Time, level slog.Level, msg string, attrs ...slog.Attr) error {
 	bp := buffers.Get().(*[]byte)
 	defer release(bp)
