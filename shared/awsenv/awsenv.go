@@ -39,6 +39,26 @@ const (
 	defaultCallTimeout = 10 * time.Second
 )
 
+// CallTimeoutEnv names the variable that replaces the 10-second bound of
+// one SDK call. Lambda keeps the default; an emulator that serves one
+// request at a time to a whole test suite (moto under .ci/with-moto) can
+// queue a call far longer than real AWS ever would, and every client of
+// every test process must then wait alike rather than fail by chance.
+const CallTimeoutEnv = "AWS_CALL_TIMEOUT"
+
+// callTimeoutFromEnv is CallTimeoutEnv's duration, or def when it is unset.
+func callTimeoutFromEnv(def time.Duration) (time.Duration, error) {
+	v := os.Getenv(CallTimeoutEnv)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("awsenv: %s=%q: want a positive duration such as 60s", CallTimeoutEnv, v)
+	}
+	return d, nil
+}
+
 // Env is the AWS configuration of one process. Build it once, at start-up,
 // and share it: SDK clients are safe for concurrent use.
 type Env struct {
@@ -97,7 +117,8 @@ func Environment(context.Context) (aws.Config, error) {
 type Option func(*settings)
 
 // WithCallTimeout bounds each SDK call (all its attempts) in addition to
-// whatever deadline the caller's context carries; the earlier one wins.
+// whatever deadline the caller's context carries; the earlier one wins. It
+// takes precedence over CallTimeoutEnv.
 func WithCallTimeout(d time.Duration) Option { return func(s *settings) { s.callTimeout = d } }
 
 // WithAPIOptions adds SDK middleware, such as a Faults injector in tests.
@@ -108,7 +129,11 @@ func WithAPIOptions(fns ...func(*middleware.Stack) error) Option {
 // New loads the AWS configuration from its Source (Environment unless
 // WithSource says otherwise) and the resource names.
 func New(ctx context.Context, opts ...Option) (*Env, error) {
-	st := settings{callTimeout: defaultCallTimeout, source: Environment}
+	def, err := callTimeoutFromEnv(defaultCallTimeout)
+	if err != nil {
+		return nil, err
+	}
+	st := settings{callTimeout: def, source: Environment}
 	for _, o := range opts {
 		o(&st)
 	}

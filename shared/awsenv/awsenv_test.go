@@ -1,12 +1,17 @@
 package awsenv_test
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
 
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
@@ -139,5 +144,58 @@ func TestNewOnTheEnvironmentAloneReachesTheEmulator(t *testing.T) {
 	}
 	if n := env.Calls.Snapshot()["DynamoDB.ListTables"]; n != 1 {
 		t.Errorf("counted %d ListTables round trips, want 1", n)
+	}
+}
+
+// The bound of one SDK call comes from AWS_CALL_TIMEOUT when it is set, so
+// every process of a test run against a busy emulator waits alike; an
+// explicit option still wins, and a malformed value stops the process at
+// start-up instead of leaving calls unbounded.
+func TestTheCallTimeoutFollowsTheEnvironmentUnlessAnOptionSetsIt(t *testing.T) {
+	errStop := errors.New("stop before sending")
+	deadlineOf := func(t *testing.T, opts ...awsenv.Option) time.Duration {
+		t.Helper()
+		var left time.Duration
+		probe := awsenv.WithAPIOptions(func(st *middleware.Stack) error {
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("probe",
+				func(ctx context.Context, _ middleware.InitializeInput, _ middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					if d, ok := ctx.Deadline(); ok {
+						left = time.Until(d)
+					}
+					return middleware.InitializeOutput{}, middleware.Metadata{}, errStop
+				}), middleware.After)
+		})
+		source := awsenv.WithSource(func(context.Context) (aws.Config, error) {
+			return aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}, nil
+		})
+		env, err := awsenv.New(t.Context(), append([]awsenv.Option{source, probe}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.DynamoDB().ListTables(t.Context(), &dynamodb.ListTablesInput{}); !errors.Is(err, errStop) {
+			t.Fatalf("the probe did not run: %v", err)
+		}
+		return left
+	}
+	near := func(got, want time.Duration) bool { return got > want-5*time.Second && got <= want }
+	for _, c := range []struct {
+		env  string
+		opts []awsenv.Option
+		want time.Duration
+	}{
+		{"", nil, 10 * time.Second},
+		{"90s", nil, 90 * time.Second},
+		{"90s", []awsenv.Option{awsenv.WithCallTimeout(2 * time.Minute)}, 2 * time.Minute},
+	} {
+		t.Setenv(awsenv.CallTimeoutEnv, c.env)
+		if got := deadlineOf(t, c.opts...); !near(got, c.want) {
+			t.Errorf("%s=%q: a call has %v left; want about %v", awsenv.CallTimeoutEnv, c.env, got, c.want)
+		}
+	}
+	for _, bad := range []string{"soon", "0s", "-1s"} {
+		t.Setenv(awsenv.CallTimeoutEnv, bad)
+		if _, err := awsenv.New(t.Context()); err == nil || !strings.Contains(err.Error(), awsenv.CallTimeoutEnv) {
+			t.Errorf("%s=%q: New answered %v; want the variable named", awsenv.CallTimeoutEnv, bad, err)
+		}
 	}
 }

@@ -129,7 +129,7 @@ func coldStartEnv(ctx context.Context, emulator string) (env func(group string) 
 		return func(string) []string { return base }, slices.Sorted(maps.Keys(secretEnv)), func() {}, nil
 	}
 	base := append(grants(emulator, queues),
-		"AWS_ENDPOINT_URL="+emulator, "AWS_REGION="+envOr("AWS_REGION", "us-east-1"),
+		"AWS_ENDPOINT_URL="+emulator, "AWS_CALL_TIMEOUT="+os.Getenv("AWS_CALL_TIMEOUT"), "AWS_REGION="+envOr("AWS_REGION", "us-east-1"),
 		"AWS_ACCESS_KEY_ID="+envOr("AWS_ACCESS_KEY_ID", "testing"),
 		"AWS_SECRET_ACCESS_KEY="+envOr("AWS_SECRET_ACCESS_KEY", "testing"),
 	)

@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"platformapi/shared/apierr"
-	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/connections"
 	"platformapi/shared/envelope"
@@ -92,7 +91,7 @@ var embedded = backend{"embedded", func(t *testing.T, c *testclock.Clock) env {
 // dynamo is a fresh DynamoDB table and KMS key on the emulator; raw scans
 // the table.
 var dynamo = backend{"dynamodb", func(t *testing.T, c *testclock.Clock) env {
-	aws := awstest.Env(t, awsenv.WithCallTimeout(time.Minute))
+	aws := awstest.Env(t)
 	client, table := awstest.Table(t, aws)
 	kmsClient, alias := awstest.Key(t, aws)
 	cs := &counting{Store: dynamostore.New(client, table, dynamostore.WithClock(c.Now))}

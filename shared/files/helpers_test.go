@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"platformapi/shared/apierr"
-	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
@@ -50,7 +49,7 @@ func eachBackend(t *testing.T, quota Quota, test func(t *testing.T, f *fixture))
 		all = append(all, backend{"aws", func(t *testing.T, now func() time.Time) (store.Store, blob.Bucket) {
 			// A minute per call, as the test stores have: sixteen racing
 			// uploads queue behind one emulator on a loaded machine.
-			client, name := awstest.Bucket(t, awstest.Env(t, awsenv.WithCallTimeout(time.Minute)))
+			client, name := awstest.Bucket(t, awstest.Env(t))
 			return teststores.DynamoDB.Open(t, now), s3blob.New(client, name)
 		}})
 	}

@@ -54,7 +54,7 @@ func awsFunctions(t *testing.T) (env []string, signer *credittoken.Signer) {
 		t.Fatal(err)
 	}
 	env = []string{
-		"AWS_ENDPOINT_URL=" + os.Getenv("AWS_ENDPOINT_URL"), "AWS_REGION=us-east-1",
+		"AWS_ENDPOINT_URL=" + os.Getenv("AWS_ENDPOINT_URL"), "AWS_CALL_TIMEOUT=" + os.Getenv("AWS_CALL_TIMEOUT"), "AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
 		"TABLE_NAME=" + name, "KMS_KEY_ID=alias/" + name,
 		"CREDIT_TOKEN_SECRET_ARN=" + *sec.ARN, "ARTIFACTS_BUCKET=" + e.Names.ArtifactsBucket,

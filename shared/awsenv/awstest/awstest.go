@@ -22,7 +22,17 @@ import (
 	"platformapi/shared/store/dynamostore"
 )
 
+// CallTimeout bounds one SDK call of a test's client unless
+// awsenv.CallTimeoutEnv says otherwise (.ci/with-moto sets it for every
+// process it runs, servers and Lambda binaries included). The emulator
+// serves one request at a time to every package of the suite at once, so
+// a call that real AWS answers in milliseconds can wait many seconds
+// behind the others; the bound only has to end a hung connection.
+const CallTimeout = time.Minute
+
 // Env returns an Env on the emulator, or skips the test when there is none.
+// Its calls are bounded by CallTimeout (or awsenv.CallTimeoutEnv) unless
+// opts say otherwise.
 func Env(t testing.TB, opts ...awsenv.Option) *awsenv.Env {
 	t.Helper()
 	endpoint := os.Getenv("AWS_ENDPOINT_URL")
@@ -32,7 +42,11 @@ func Env(t testing.TB, opts ...awsenv.Option) *awsenv.Env {
 	if !loopback(endpoint) {
 		t.Skipf("AWS_ENDPOINT_URL %s is not a loopback address; tests only use a local emulator", endpoint)
 	}
-	env, err := awsenv.New(Context(t), append([]awsenv.Option{awsenv.WithSource(sharedconfig.Load)}, opts...)...)
+	base := []awsenv.Option{awsenv.WithSource(sharedconfig.Load)}
+	if os.Getenv(awsenv.CallTimeoutEnv) == "" {
+		base = append(base, awsenv.WithCallTimeout(CallTimeout))
+	}
+	env, err := awsenv.New(Context(t), append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

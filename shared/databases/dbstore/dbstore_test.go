@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/blob/fsblob"
 	"platformapi/shared/blob/s3blob"
@@ -49,7 +48,7 @@ func backends() []backend {
 				bucket = b
 				r, err = dbstore.NewRemote(st, b, t.TempDir(), opts...)
 			} else {
-				env := awstest.Env(t, awsenv.WithCallTimeout(time.Minute))
+				env := awstest.Env(t)
 				client, name := awstest.Bucket(t, env)
 				b := s3blob.New(client, name)
 				bucket = b

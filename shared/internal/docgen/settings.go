@@ -65,6 +65,7 @@ var settings = map[string]setting{
 	"AWS_SECRET_ACCESS_KEY":      {"", "standard AWS credentials"},
 	"AWS_SESSION_TOKEN":          {"", "standard AWS credentials"},
 	"AWS_ENDPOINT_URL":           {"", "an AWS emulator (LocalStack, moto); the tests start moto and set it (`.ci/with-moto`)"},
+	"AWS_CALL_TIMEOUT":           {"`10s`", "the bound of one AWS SDK call, all its attempts (a Go duration); `.ci/with-moto` sets `60s` for everything it runs, since the emulator serves the whole suite one request at a time"},
 	"AWS_ENDPOINT_URL_S3":        {"", "an S3 endpoint of its own; either endpoint switches S3 to path-style addressing"},
 	"AWS_LAMBDA_FUNCTION_NAME":   {"", "set by Lambda: the process is a function (configuration from the environment only, no shared-config loader)"},
 	"AWS_LAMBDA_RUNTIME_API":     {"", "set by Lambda: the Runtime API an init error is reported to"},

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
@@ -38,7 +37,7 @@ var Embedded = Backend{Name: "embedded", Open: func(t *testing.T, now func() tim
 // requests queues them: calls get a minute, not the ten seconds a real
 // deployment allows.
 var DynamoDB = Backend{Name: "dynamodb", Open: func(t *testing.T, now func() time.Time) store.Store {
-	env := awstest.Env(t, awsenv.WithCallTimeout(time.Minute))
+	env := awstest.Env(t)
 	client, table := awstest.Table(t, env)
 	return dynamostore.New(client, table, dynamostore.WithClock(now))
 }}

@@ -10,7 +10,6 @@ import (
 
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/api/publicapi"
-	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
@@ -49,7 +48,7 @@ func newDatabases(t *testing.T, b teststores.Backend, st store.Store, now func()
 	var files dbstore.Storage
 	var bucket blob.Bucket
 	if b.Name == teststores.DynamoDB.Name {
-		env := awstest.Env(t, awsenv.WithCallTimeout(time.Minute))
+		env := awstest.Env(t)
 		client, name := awstest.Bucket(t, env)
 		bucket = s3blob.New(client, name)
 		files, err = dbstore.NewRemote(st, bucket, t.TempDir(), dbstore.WithMaxBytes(maxBytes), dbstore.WithClock(now))
