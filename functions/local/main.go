@@ -200,6 +200,14 @@ func serve(cfg app.Config) error {
 	logger := cfg.Logger()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The port first: a taken port must end the process at once, before
+	// anything starts that only a signal would stop.
+	addr := listenAddr()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w (another process holds it: stop it, or set ADDR, e.g. ADDR=127.0.0.1:8081)", addr, err)
+	}
+	defer ln.Close()
 	rt, err := app.Open(ctx, cfg)
 	if err != nil {
 		return err
@@ -222,11 +230,9 @@ func serve(cfg app.Config) error {
 	// finishes what it holds before rt.Close (deferred earlier, so run later).
 	var running sync.WaitGroup
 	defer running.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // before running.Wait: a failed Serve must stop them too
 	running.Go(func() { work.Run(ctx, logger, workers, passes) })
-	ln, err := net.Listen("tcp", listenAddr())
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", cfg.Backend, "dataDir", cfg.DataDir)
 	// The test harness reads this line to find the port when ADDR ends in :0.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -371,5 +372,26 @@ func TestBannerGivesTheDataDirChainDocsAndAFirstKeyCommandThatWorks(t *testing.T
 	raw, _ := os.ReadFile(filepath.Join(work, "key.json"))
 	if json.Unmarshal(raw, &key) != nil || !strings.HasPrefix(key.Secret, "psk_") {
 		t.Fatalf("key.json %s", raw)
+	}
+}
+
+// A taken port ends the server with status 1 and a message that names the
+// address and the way out, before it starts anything that only a signal
+// would stop (it used to wait for its workers forever).
+func TestATakenPortEndsTheServerWithTheAddressAndTheWayOut(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	out, errOut, code := runCmd(t, t.TempDir(), []string{"ADDR=" + addr, "DATA_DIR=" + t.TempDir()})
+	if code != 1 || strings.Contains(out, "listening on") {
+		t.Fatalf("exit %d, stdout %q; want 1 without serving", code, out)
+	}
+	for _, want := range []string{"cannot listen on " + addr, "address already in use", "ADDR="} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q lacks %q", errOut, want)
+		}
 	}
 }
