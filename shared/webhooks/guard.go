@@ -123,6 +123,10 @@ type Guard struct {
 	Resolver     Resolver // nil: net.DefaultResolver
 }
 
+// localHint tells a developer whose receiver runs on their own machine the
+// one switch that allows it, since nothing else in the refusal points there.
+const localHint = " (a receiver on your own machine: start the server with ALLOW_PRIVATE_WEBHOOKS=true, for development only)"
+
 // CheckURL validates a webhook URL: https (http only when private addresses
 // are allowed), no userinfo, no fragment, at most MaxURLLength characters,
 // an allowed port (see PortAllowed; lifted with the address rules) and a
@@ -141,7 +145,7 @@ func (g Guard) CheckURL(ctx context.Context, raw, location string) error {
 	}
 	switch {
 	case u.Scheme == "http" && !g.AllowPrivate:
-		return bad("must use https")
+		return bad("must use https%s", localHint)
 	case u.Scheme != "https" && u.Scheme != "http":
 		return bad("must use https")
 	case u.User != nil:
@@ -164,7 +168,7 @@ func (g Guard) CheckURL(ctx context.Context, raw, location string) error {
 	}
 	for _, a := range addrs {
 		if why := RefusedReason(a); why != "" {
-			return bad("host %s resolves to a %s address; webhooks reach public addresses only", u.Hostname(), why)
+			return bad("host %s resolves to a %s address; webhooks reach public addresses only%s", u.Hostname(), why, localHint)
 		}
 	}
 	return nil

@@ -256,3 +256,15 @@ func TestNamesResolvingToRefusedAddressesAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// A refusal that a local receiver meets (http, a private address) names the
+// development switch that allows it; nothing else in it points there.
+func TestARefusalALocalReceiverMeetsNamesTheSwitch(t *testing.T) {
+	g := webhooks.Guard{Resolver: resolver}
+	for _, raw := range []string{"http://127.0.0.1:9000/in", "https://127.0.0.1:9000/in", "https://[::1]:9000/in"} {
+		var ae *apierr.Error
+		if err := g.CheckURL(context.Background(), raw, "body.url"); !errors.As(err, &ae) || !strings.Contains(ae.Errors[0].Message, "ALLOW_PRIVATE_WEBHOOKS=true") {
+			t.Errorf("CheckURL(%q) = %v; want the switch named", raw, err)
+		}
+	}
+}
