@@ -128,8 +128,12 @@ func TestNoKeyOfTheRequestersLineageDecidesAMoneyApproval(t *testing.T) {
 						t.Errorf("%s of the %s decided by the %s: %v, want denied %v", m.operation, c.requester, c.decider, err, c.denied)
 					}
 					want := map[bool]string{true: approvals.StatusPending, false: approvals.StatusApproved}[c.denied]
-					if got, err := repo.Get(ctx, acct, "", a.ID); err != nil || got.Status != want || c.denied && got.DecidedBy != nil {
-						t.Errorf("%s of the %s decided by the %s: left %s (%v), want %s", m.operation, c.requester, c.decider, got.Status, err, want)
+					got, err := repo.Get(ctx, acct, "", a.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got.Status != want || c.denied && got.DecidedBy != nil {
+						t.Errorf("%s of the %s decided by the %s: left %s, want %s", m.operation, c.requester, c.decider, got.Status, want)
 					}
 				}
 			}
