@@ -171,7 +171,8 @@ describe("the console", () => {
     // A signature over EIP-712 typed data, which a new wallet's policy sends for approval.
     keys.signer = await ok(keys.root, "POST", "/api-keys", { label: "signer", scopes: ["wallets:create", "wallets:sign", "wallets:read"] });
     // No key of the signer's lineage (the root above it included) may decide its approval: a key beside it does.
-    keys.approver = await ok(keys.root, "POST", "/api-keys", { label: "approver", scopes: ["approvals:read", "approvals:write"] });
+    // It reads its own record (api_keys:manage), or the console would show it no write control.
+    keys.approver = await ok(keys.root, "POST", "/api-keys", { label: "approver", scopes: ["approvals:read", "approvals:write", "api_keys:manage"] });
     keys.wallet = await ok(keys.signer.secret, "POST", "/wallets", { label: "ops" });
     keys.sigQuote = await ok(keys.signer.secret, "POST", `/wallets/${keys.wallet.id}/signatures/quote`, { type: "eip712", typedData: mail });
     assert.ok(keys.sigQuote.approvalId, "the signature needs no approval");
