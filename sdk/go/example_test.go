@@ -37,34 +37,38 @@ func ExampleClient_UploadFile() {
 	}
 }
 
-// A managed wallet signs a message once another key approved it, then swaps
-// USDC for WETH (compiled, not run; the sdktest module runs the same calls
-// against a server on the local chain).
+// A managed wallet signs a message once a key outside the requester's
+// lineage approved it, then swaps USDC for WETH (compiled, not run; the
+// sdktest module runs the same calls against a server on the local chain).
+// The agent asks and the approver decides: two keys minted by the root side
+// by side, since no key of the requester's lineage (itself, its rolls, its
+// ancestors, its descendants) may decide.
 func Example_wallet() {
 	ctx := context.Background()
 	root := platform.New(platform.Options{BaseURL: "http://127.0.0.1:8080", APIKey: os.Getenv("ROOT_KEY")})
-	approver := root.WithAPIKey(os.Getenv("APPROVER_KEY")) // another key with approvals:write
+	agent := root.WithAPIKey(os.Getenv("AGENT_KEY"))       // a child of the root
+	approver := root.WithAPIKey(os.Getenv("APPROVER_KEY")) // another child of the root, with approvals:write
 
-	w, err := root.CreateWallet(ctx, platform.WalletCreateRequest{})
+	w, err := agent.CreateWallet(ctx, platform.WalletCreateRequest{})
 	if err != nil || !w.OK {
 		log.Fatal(err, w.Error)
 	}
 	msg := "sign in to example.org, nonce 42"
-	q, _ := root.QuoteSignature(ctx, w.Value.ID, platform.SigQuoteRequest{Type: "personal_sign", Message: msg})
+	q, _ := agent.QuoteSignature(ctx, w.Value.ID, platform.SigQuoteRequest{Type: "personal_sign", Message: msg})
 	var approvalID string
 	if q.Value.ApprovalID != nil { // the default policy: signatures need approval
 		approvalID = *q.Value.ApprovalID
 		approver.DecideApproval(ctx, approvalID, platform.ApprovalDecision{Decision: "approve"})
 	}
-	sig, _ := root.CreateSignature(ctx, w.Value.ID, platform.SigCreateRequest{QuoteID: q.Value.ID, ApprovalID: approvalID})
+	sig, _ := agent.CreateSignature(ctx, w.Value.ID, platform.SigCreateRequest{QuoteID: q.Value.ID, ApprovalID: approvalID})
 	fmt.Println(sig.Value.Signature, sig.Value.Address)
 
-	sq, _ := root.QuoteSwap(ctx, platform.SwapQuoteRequest{WalletID: w.Value.ID, FromChainID: 1337, ToChainID: 1337,
+	sq, _ := agent.QuoteSwap(ctx, platform.SwapQuoteRequest{WalletID: w.Value.ID, FromChainID: 1337, ToChainID: 1337,
 		FromToken: "USDC", ToToken: "WETH", FromAmount: "2500000"})
-	sw, _ := root.ExecuteSwap(ctx, platform.ExecuteRequest{QuoteID: sq.Value.ID})
+	sw, _ := agent.ExecuteSwap(ctx, platform.ExecuteRequest{QuoteID: sq.Value.ID})
 	for sw.OK && (sw.Value.Status == "pending" || sw.Value.Status == "pending_approval") {
 		time.Sleep(time.Second)
-		sw, _ = root.GetSwap(ctx, sw.Value.ID)
+		sw, _ = agent.GetSwap(ctx, sw.Value.ID)
 	}
 	fmt.Println(sw.Value.Status, sw.Value.ToAmount)
 }

@@ -130,7 +130,7 @@ var catalogue = map[Code]entry{
 
 	PolicyDenied:           {http.StatusForbidden, "Denied by the wallet's policy"},
 	PolicyRevisionConflict: {http.StatusConflict, "Policy revision conflict"},
-	SelfApprovalDenied:     {http.StatusForbidden, "The requester cannot decide its own approval"},
+	SelfApprovalDenied:     {http.StatusForbidden, "A key in the requester's lineage cannot decide its approval"},
 	SimulationFailed:       {http.StatusUnprocessableEntity, "Simulation failed"},
 	NoRoute:                {http.StatusUnprocessableEntity, "No route"},
 	TransactionMismatch:    {http.StatusUnprocessableEntity, "Transaction does not match the route"},

@@ -212,18 +212,64 @@ func (r *Repo) transition(ctx context.Context, accountID string, a *Approval, fr
 	return err
 }
 
-// DistinctDecider are the services whose approvals neither the requesting
-// key nor any key below it may decide: moving money needs a second key (a
-// person's, or a parent's), not just a second call, and a child the
-// requester minted for itself is the requester again. Service actions
-// (docs/approvals.md) keep the worker key that asks and decides.
+// DistinctDecider are the services whose approvals no key of the
+// requester's lineage may decide (see outsideLineage): moving money needs a
+// second holder, not a second call, and every key in the lineage is the
+// requester again. Every service that asks for an approval with money at
+// stake is here. Service actions (docs/approvals.md) keep the worker key
+// that asks and decides (spec 2.1 rule 5).
 var DistinctDecider = map[string]bool{"managed-wallets": true, "universal-swaps": true}
 
-// SelfDecided reports whether decider is a's requester or one of its
-// descendants (its ancestors include the requester), the one rule every
-// money-moving approval shares.
-func SelfDecided(a *Approval, decider *keys.Key) bool {
-	return a.RequestedBy == decider.ID || slices.Contains(decider.Ancestors, a.RequestedBy)
+// outsideLineage refuses a decider in the lineage of the approval's stored
+// requester R. The lineage is R's roll chain (every predecessor and
+// successor, transitively), R's ancestors with their roll chains (a rolled
+// parent's successor is still that parent), and the descendants of any key
+// of R's roll chain. Each of them is R's holder again: a key R was rolled
+// from or into is R under another secret, an ancestor can mint or roll R
+// (or be rolled itself), and a descendant is minted by R's holder. Anyone
+// else (a sibling, a cousin, a sibling of an ancestor) may decide.
+//
+// The roll chains are read from the store; a chain longer than
+// keys.MaxRollChain is refused, never read in part.
+func (r *Repo) outsideLineage(ctx context.Context, a *Approval, decider *keys.Key) error {
+	denied := apierr.New(apierr.SelfApprovalDenied, "Key %s is in the lineage of the key that requested this approval (the requester, a key it was rolled from or into, an ancestor, or a descendant); mint an approver key outside the requester's lineage, e.g. one beside it under the same parent, and decide with that key.", decider.ID)
+	requester, err := r.rollChain(ctx, a.RequestedBy, "The requester's")
+	if err != nil {
+		return err
+	}
+	rolled := func(id string) bool {
+		return slices.ContainsFunc(requester, func(k *keys.Key) bool { return k.ID == id })
+	}
+	ancestors := requester[0].Ancestors
+	if rolled(decider.ID) || slices.ContainsFunc(decider.Ancestors, rolled) || slices.Contains(ancestors, decider.ID) {
+		return denied
+	}
+	// A key placed where an ancestor is (same ancestors above it) is that
+	// ancestor rolled, or a sibling of it; only its roll chain tells.
+	depth := len(decider.Ancestors)
+	if depth < len(ancestors) && slices.Equal(decider.Ancestors, ancestors[:depth]) {
+		chain, err := r.rollChain(ctx, decider.ID, "The deciding key's")
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(chain, func(k *keys.Key) bool { return k.ID == ancestors[depth] }) {
+			return denied
+		}
+	}
+	return nil
+}
+
+// rollChain reads key id's roll chain, refusing the decision when it is
+// longer than can be read.
+func (r *Repo) rollChain(ctx context.Context, id, whose string) ([]*keys.Key, error) {
+	chain, err := keys.RollChain(ctx, r.st, id)
+	if errors.Is(err, keys.ErrRollChainTooLong) {
+		return nil, apierr.New(apierr.SelfApprovalDenied, "%s roll chain is longer than %d keys, so whether this key is outside the requester's lineage cannot be told; the approval stays pending until it expires.", whose, keys.MaxRollChain)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("approvals: lineage: %w", err)
+	}
+	return chain, nil
 }
 
 // Decide approves or rejects a pending, unexpired approval on decider's
@@ -236,8 +282,10 @@ func (r *Repo) Decide(ctx context.Context, accountID, projectScope, id, decision
 	if a.Status != StatusPending {
 		return nil, apierr.New(apierr.Conflict, "The approval is %s and can no longer be decided.", a.Status)
 	}
-	if DistinctDecider[a.ServiceID] && SelfDecided(a, decider) {
-		return nil, apierr.New(apierr.SelfApprovalDenied, "This approval was requested by this key or a key above it; a key outside the requester's descendants must decide it.")
+	if DistinctDecider[a.ServiceID] {
+		if err := r.outsideLineage(ctx, a, decider); err != nil {
+			return nil, err
+		}
 	}
 	keyID := decider.ID
 	now := r.now().UTC()

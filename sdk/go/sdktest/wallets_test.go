@@ -17,7 +17,8 @@ import (
 )
 
 // A wallet made through the SDK is read back, holds what the chain says,
-// and signs a personal_sign message only once another key approved it; the
+// and signs a personal_sign message only once a key outside the
+// requester's lineage approved it (the root, its ancestor, is refused); the
 // signature recovers to the wallet's address.
 func TestAManagedWalletSignsAnApprovedPersonalMessageThatRecoversToItsAddress(t *testing.T) {
 	f := setupWith(t, apitest.Options{Parts: []apitest.Part{chaintest.On(chaintest.Shared(t))}})
@@ -58,10 +59,12 @@ func TestAManagedWalletSignsAnApprovedPersonalMessageThatRecoversToItsAddress(t 
 		t.Fatalf("balances %+v", bal)
 	}
 
-	// A child key asks for the signature; a key outside its subtree (the
-	// root) decides the approval.
+	// A child key asks for the signature; a key beside it decides the
+	// approval.
 	signerKey := must(root.CreateAPIKey(ctx(t), platform.CreateKeyRequest{Label: "signer"}))(t)
 	signer := f.c.WithAPIKey(signerKey.Secret)
+	approverKey := must(root.CreateAPIKey(ctx(t), platform.CreateKeyRequest{Label: "approver"}))(t)
+	approver := f.c.WithAPIKey(approverKey.Secret)
 	msg := "sign in to example.org, nonce 42"
 	q := must(signer.QuoteSignature(ctx(t), w.ID, platform.SigQuoteRequest{Type: "personal_sign", Message: msg}))(t)
 	if q.Digest != hexutil.Encode(accounts.TextHash([]byte(msg))) || q.ApprovalID == nil {
@@ -72,7 +75,10 @@ func TestAManagedWalletSignsAnApprovedPersonalMessageThatRecoversToItsAddress(t 
 	if err != nil || early.OK || early.Status != http.StatusForbidden {
 		t.Fatalf("signature before approval: %v %+v", err, early.Error)
 	}
-	must(root.DecideApproval(ctx(t), *q.ApprovalID, platform.ApprovalDecision{Decision: "approve"}))(t)
+	if r, err := root.DecideApproval(ctx(t), *q.ApprovalID, platform.ApprovalDecision{Decision: "approve"}); err != nil || r.OK || r.Status != http.StatusForbidden {
+		t.Fatalf("approved by the signer's parent: %v %+v", err, r)
+	}
+	must(approver.DecideApproval(ctx(t), *q.ApprovalID, platform.ApprovalDecision{Decision: "approve"}))(t)
 
 	sig := must(signer.CreateSignature(ctx(t), w.ID, platform.SigCreateRequest{QuoteID: q.ID, ApprovalID: *q.ApprovalID}))(t)
 	raw := hexutil.MustDecode(sig.Signature)

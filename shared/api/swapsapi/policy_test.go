@@ -16,13 +16,15 @@ func patchPolicy(e *apitest.Env, key, walletID string, rev int, defaultAction st
 }
 
 // The wallet's policy decides swaps.execute: a deny refuses the swap and
-// creates nothing; require_approval makes it wait for an approval that
-// another key decides, then it runs by itself.
+// creates nothing; require_approval makes it wait for an approval that a
+// key outside the requester's lineage decides (its parent is refused), then
+// it runs by itself.
 func TestAWalletsPolicyDecidesItsSwaps(t *testing.T) {
 	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		child, _ := e.Child(root, map[string]any{"label": "agent"})
+		approver, _ := e.Child(root, map[string]any{"label": "approver"})
 		id, _ := fundedWallet(t, e, dev, root, usdc(100))
 
 		e.Must(patchPolicy(e, root, id, 1, "allow", map[string]any{"action": "deny", "operation": "swaps.execute",
@@ -43,7 +45,8 @@ func TestAWalletsPolicyDecidesItsSwaps(t *testing.T) {
 			t.Fatalf("swap %s", sw.Raw)
 		}
 		e.Must(post(e, child, "/approvals/"+approval, map[string]any{"decision": "approve"}), 403, "self_approval_denied")
-		e.Must(post(e, root, "/approvals/"+approval, map[string]any{"decision": "approve"}), 200)
+		e.Must(post(e, root, "/approvals/"+approval, map[string]any{"decision": "approve"}), 403, "self_approval_denied")
+		e.Must(post(e, approver, "/approvals/"+approval, map[string]any{"decision": "approve"}), 200)
 		done := waitSwap(t, e, child, sw.Str("id"))
 		if done.Str("status") != "done" {
 			t.Fatalf("approved swap %s", done.Raw)

@@ -10,14 +10,15 @@ import (
 )
 
 // With require_approval a send waits in pending_approval; the key that
-// asked cannot decide it (403 self_approval_denied); approved by another
-// key it goes on by itself to confirmed; rejected, it sends nothing and
-// its credits are released.
+// asked cannot decide it (403 self_approval_denied); approved by a key
+// outside its lineage (here one beside it) it goes on by itself to
+// confirmed; rejected, it sends nothing and its credits are released.
 func TestARequiredApprovalIsDecidedByAnotherKey(t *testing.T) {
 	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		child, _ := e.Child(root, map[string]any{"label": "agent"})
+		approver, _ := e.Child(root, map[string]any{"label": "approver"})
 		id, addr := newWallet(t, e, root, nil)
 		fund(t, dev, addr, map[string]int64{"ETH": 1e17, "USDC": 10_000_000})
 		e.Must(setPolicy(e, root, id, 1, "require_approval"), 200)
@@ -46,7 +47,7 @@ func TestARequiredApprovalIsDecidedByAnotherKey(t *testing.T) {
 			if s := e.Must(get(e, child, "/wallets/"+id+"/transactions/"+tx.Str("id"), nil), 200).Str("status"); s != "pending_approval" {
 				t.Fatalf("undecided transaction is %s", s)
 			}
-			e.Must(decide(e, root, approval, c.decision), 200)
+			e.Must(decide(e, approver, approval, c.decision), 200)
 			done := waitTx(t, e, child, id, tx.Str("id"))
 			if done.Str("status") != c.final || micro(done.Body["chargedCredits"].(float64)) != c.charged {
 				t.Fatalf("%s: %s", c.decision, done.Raw)

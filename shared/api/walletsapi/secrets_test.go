@@ -30,6 +30,7 @@ func TestNoPrivateKeyIsStoredAnsweredLoggedOrQueued(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		signer, _ := e.Child(root, map[string]any{"label": "signer"})
+		approver, _ := e.Child(root, map[string]any{"label": "approver"})
 		var answers [][]byte
 		call := func(r *apitest.Resp, status int) *apitest.Resp {
 			t.Helper()
@@ -58,7 +59,7 @@ func TestNoPrivateKeyIsStoredAnsweredLoggedOrQueued(t *testing.T) {
 				answers = append(answers, waitTx(t, e, root, w.id, tx.Str("id")).Raw)
 			}
 			sq := call(post(e, signer, "/wallets/"+w.id+"/signatures/quote", map[string]any{"type": "personal_sign", "message": "proof"}, nil), 201)
-			call(decide(e, root, sq.Str("approvalId"), "approve"), 200)
+			call(decide(e, approver, sq.Str("approvalId"), "approve"), 200)
 			call(post(e, signer, "/wallets/"+w.id+"/signatures", map[string]any{"quoteId": sq.Str("id")}, nil), 201)
 			answers = append(answers, call(get(e, root, "/wallets/"+w.id+"/transactions", nil), 200).Raw)
 		}

@@ -90,7 +90,7 @@ func pendingApproval(t *testing.T, e *apitest.Env, key, id string) map[string]an
 // approval shows what is signed (the typed data's domain,
 // primaryType, types and message, with the transfers the policy counted;
 // a personal_sign's message), bounded in size; a key the requester minted
-// is refused, a key above it decides.
+// is refused, and so is its parent; a key beside it decides.
 func TestAnApprovalShowsWhatIsSignedAndOnlyAKeyOutsideTheRequesterDecides(t *testing.T) {
 	dev := chaintest.Shared(t)
 	usdcAsset, _ := dev.Network().Asset("USDC")
@@ -98,6 +98,7 @@ func TestAnApprovalShowsWhatIsSignedAndOnlyAKeyOutsideTheRequesterDecides(t *tes
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		agent, _ := e.Child(root, map[string]any{"label": "agent"})
+		approver, _ := e.Child(root, map[string]any{"label": "approver"})
 		minted, _ := e.Child(agent, map[string]any{"label": "rubber stamp", "scopes": []string{"approvals:write"}, "allowedOperations": []string{"approvals.decide"}})
 		id, addr := newWallet(t, e, root, nil)
 		spender := freshAddress().Hex()
@@ -112,7 +113,8 @@ func TestAnApprovalShowsWhatIsSignedAndOnlyAKeyOutsideTheRequesterDecides(t *tes
 		}
 		e.Must(decide(e, minted, q.Str("approvalId"), "approve"), 403, "self_approval_denied")
 		e.Must(decide(e, agent, q.Str("approvalId"), "approve"), 403, "self_approval_denied")
-		e.Must(decide(e, root, q.Str("approvalId"), "approve"), 200)
+		e.Must(decide(e, root, q.Str("approvalId"), "approve"), 403, "self_approval_denied")
+		e.Must(decide(e, approver, q.Str("approvalId"), "approve"), 200)
 		recovers(t, e.Must(post(e, agent, "/wallets/"+id+"/signatures", map[string]any{"quoteId": q.Str("id")}, nil), 201), q.Str("digest"), addr)
 
 		p := e.Must(post(e, agent, "/wallets/"+id+"/signatures/quote", map[string]any{"type": "personal_sign", "message": "Pay invoice 42"}, nil), 201)

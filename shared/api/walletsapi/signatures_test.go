@@ -42,13 +42,15 @@ func recovers(t *testing.T, r *apitest.Resp, digest string, wallet common.Addres
 }
 
 // By default a signature needs approval: its quote requests one; signing
-// before another key approved is 403 approval_required; once approved it
-// is signed, recovers to the wallet, and the quote is used up.
+// before a key outside the requester's lineage approved is 403
+// approval_required; once approved it is signed, recovers to the wallet,
+// and the quote is used up.
 func TestASignatureNeedsAnotherKeysApprovalAndRecoversToTheWallet(t *testing.T) {
 	dev := chaintest.Shared(t)
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(10, nil)
 		agent, _ := e.Child(root, map[string]any{"label": "agent"})
+		approver, _ := e.Child(root, map[string]any{"label": "approver"})
 		id, addr := newWallet(t, e, root, nil)
 		for _, c := range []struct {
 			name   string
@@ -69,13 +71,13 @@ func TestASignatureNeedsAnotherKeysApprovalAndRecoversToTheWallet(t *testing.T) 
 			sign := map[string]any{"quoteId": q.Str("id")}
 			e.Must(post(e, agent, "/wallets/"+id+"/signatures", sign, nil), 403, "approval_required")
 			e.Must(decide(e, agent, approval, "approve"), 403, "self_approval_denied")
-			e.Must(decide(e, root, approval, "approve"), 200)
+			e.Must(decide(e, approver, approval, "approve"), 200)
 			recovers(t, e.Must(post(e, agent, "/wallets/"+id+"/signatures", sign, nil), 201), c.digest, addr)
 			e.Must(post(e, agent, "/wallets/"+id+"/signatures", sign, nil), 409, "quote_already_used")
 		}
 		// A rejected approval signs nothing.
 		q := e.Must(post(e, agent, "/wallets/"+id+"/signatures/quote", map[string]any{"type": "personal_sign", "message": "no"}, nil), 201)
-		e.Must(decide(e, root, q.Str("approvalId"), "reject"), 200)
+		e.Must(decide(e, approver, q.Str("approvalId"), "reject"), 200)
 		e.Must(post(e, agent, "/wallets/"+id+"/signatures", map[string]any{"quoteId": q.Str("id")}, nil), 403, "approval_required")
 	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }

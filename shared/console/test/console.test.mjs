@@ -170,6 +170,9 @@ describe("the console", () => {
 
     // A signature over EIP-712 typed data, which a new wallet's policy sends for approval.
     keys.signer = await ok(keys.root, "POST", "/api-keys", { label: "signer", scopes: ["wallets:create", "wallets:sign", "wallets:read"] });
+    // No key of the signer's lineage (the root above it included) may decide its approval: a key beside it does.
+    // It reads its own record (api_keys:manage), or the console would show it no write control.
+    keys.approver = await ok(keys.root, "POST", "/api-keys", { label: "approver", scopes: ["approvals:read", "approvals:write", "api_keys:manage"] });
     keys.wallet = await ok(keys.signer.secret, "POST", "/wallets", { label: "ops" });
     keys.sigQuote = await ok(keys.signer.secret, "POST", `/wallets/${keys.wallet.id}/signatures/quote`, { type: "eip712", typedData: mail });
     assert.ok(keys.sigQuote.approvalId, "the signature needs no approval");
@@ -363,8 +366,11 @@ describe("the console", () => {
 
   test("a signature's approval shows the typed data it signs, and approving it lets the signature through", async () => {
     const body = { quoteId: keys.sigQuote.id, approvalId: keys.sigQuote.approvalId };
+    const refused = await call(keys.root, "POST", `/approvals/${keys.sigQuote.approvalId}`, { decision: "approve" });
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.equal(refused.body.code, "self_approval_denied");
     const { page, context, problems } = await newPage(1280);
-    await signIn(page, keys.root);
+    await signIn(page, keys.approver.secret);
     await go(page, pages.approvals);
     const card = page.locator(`article[data-approval-id="${keys.sigQuote.approvalId}"]`);
     await card.getByText("A signature over EIP-712 typed data:").waitFor();
