@@ -18,8 +18,16 @@ import (
 )
 
 // unavailableRetryAfter is what we ask clients to wait when a backend
-// throttled or failed; the operation had no effect.
+// throttled or failed.
 const unavailableRetryAfter = 2
+
+// unavailableDetail is the answer to a backend's failure anywhere in a
+// request. It may come after part of the operation took effect (a service
+// ran, and only its capture failed), so it never says nothing changed: it
+// says what makes a retry safe. A retry with the same Idempotency-Key
+// finishes or replays what took effect; a retry under a new key may do it
+// again.
+const unavailableDetail = "A backing service is temporarily unavailable. Retry with the same Idempotency-Key: what this request already did is then completed or replayed, never done twice (a new key may do it again)."
 
 // ToAPIError classifies any error into a client-visible one. Backend
 // unavailability becomes a 503 with Retry-After; anything unexpected is a
@@ -30,7 +38,7 @@ func ToAPIError(err error) *apierr.Error {
 		return e
 	}
 	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, blob.ErrUnavailable) || errors.Is(err, queue.ErrUnavailable) || errors.Is(err, envelope.ErrUnavailable) {
-		out := apierr.New(apierr.ServiceUnavailable, "A backing service is temporarily unavailable; nothing was changed. Retry later.")
+		out := apierr.New(apierr.ServiceUnavailable, unavailableDetail)
 		out.Cause = err
 		return out.WithHeader("Retry-After", strconv.Itoa(unavailableRetryAfter))
 	}

@@ -118,7 +118,7 @@ func (l *Ledger) HoldOf(accountID, holdID string, amountMicro int64, deadline ti
 // call's timeout): past it and GraceAfterDeadline, SweepHolds releases a
 // hold a crash left behind.
 func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, reference string, lifetime time.Duration) (*Hold, error) {
-	return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()), lifetime)
+	return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()), lifetime, false)
 }
 
 // HoldOnce is Hold for the call named callID (stable across its retries):
@@ -127,11 +127,12 @@ func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, 
 // that attempt released charged nothing, so the retry takes a fresh one.
 func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int64, reference, callID string, lifetime time.Duration) (*Hold, error) {
 	id := "hld_" + callID
-	for range 2 {
-		// A hold a first attempt took on a sliced account this process
-		// did not know of is found on the second turn: taking it again
-		// failed, and the account read meanwhile said where it is.
-		it, err := l.findHold(ctx, accountID, id, false)
+	for turn := range 2 {
+		// A hold a first attempt took where this process does not expect
+		// it (the account was sliced in between, or this process has not
+		// seen the slicing) is found on the second turn, in both places:
+		// taking it again failed on its id.
+		it, err := l.findHold(ctx, accountID, id, turn > 0)
 		switch {
 		case err == nil && it.String("state") == "released":
 			return l.Hold(ctx, accountID, amountMicro, reference, lifetime)
@@ -142,8 +143,10 @@ func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, fmt.Errorf("credits: read hold: %w", err)
 		}
-		h, err := l.hold(ctx, accountID, amountMicro, reference, id, lifetime)
-		if !errors.Is(err, errHoldExists) {
+		h, err := l.hold(ctx, accountID, amountMicro, reference, id, lifetime, true)
+		// A balance that cannot cover a second hold may be short by the
+		// first attempt's: look for it everywhere before saying so.
+		if !errors.Is(err, errHoldExists) && (turn > 0 || !errors.Is(err, ErrInsufficient)) {
 			return h, err
 		}
 	}
@@ -153,19 +156,35 @@ func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int
 // errHoldExists: the hold's id is taken (by another attempt of its call).
 var errHoldExists = errors.New("credits: hold exists")
 
-func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, reference, id string, lifetime time.Duration) (*Hold, error) {
+// hold takes a hold with the given id; once says the id is a call's, which
+// its retries take again (HoldOnce), rather than a fresh one.
+func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, reference, id string, lifetime time.Duration, once bool) (*Hold, error) {
 	if amountMicro < 0 {
 		return nil, fmt.Errorf("credits: negative hold %d", amountMicro)
 	}
 	now := l.now()
 	// Whole seconds, as stored: a retry's HoldOnce sees the same deadline.
 	h := &Hold{l: l, accountID: accountID, ID: id, Amount: amountMicro, Deadline: time.Unix(now.Add(lifetime).Unix(), 0)}
-	var iRec int
+	iRec, iOther := -1, -1
 	err := l.Apply(ctx, accountID, func(a Account) ([]store.Op, *Change, error) {
-		iRec = -1
+		iRec, iOther = -1, -1
 		ops, ch, err := HoldOps(ctx, a, h.ID, amountMicro, reference, now, h.Deadline)
-		if err == nil {
-			iRec = len(ch.Ops)
+		if err != nil {
+			return ops, ch, err
+		}
+		iRec = len(ch.Ops)
+		if once {
+			// The id names one hold wherever it lives: the hold is taken
+			// only if the other place holds none either, so an attempt
+			// that reads the account as sliced cannot take a second hold
+			// beside the one an earlier attempt took before the slicing
+			// (nor overwrite that hold's sweep index entry).
+			other := holdKey(a.ID, h.ID)
+			if a.Slices <= 1 {
+				other = slicedHoldKey(a.ID, h.ID)
+			}
+			iOther = len(ops)
+			ops = append(ops, store.CheckOp(other, store.NotExists()))
 		}
 		return ops, ch, err
 	})
@@ -173,7 +192,7 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 	switch {
 	case errors.Is(err, ErrInsufficient):
 		return nil, ErrInsufficient
-	case errors.As(err, &tx) && tx.Index == iRec:
+	case errors.As(err, &tx) && (tx.Index == iRec || tx.Index == iOther):
 		return nil, errHoldExists
 	case err != nil:
 		return nil, fmt.Errorf("credits: hold: %w", err)

@@ -169,7 +169,7 @@ func TestAnAccountOfOneSliceReadsAndWritesWhatItAlwaysDid(t *testing.T) {
 			want := []string{
 				"get acct#acct_s|hold#hld_c1",
 				"get acct#acct_s|account",
-				"transact update acct#acct_s|account; put acct#acct_s|lgr#T#000000000002; put acct#acct_s|hold#hld_c1; put holds#H|D",
+				"transact update acct#acct_s|account; put acct#acct_s|lgr#T#000000000002; put acct#acct_s|hold#hld_c1; put holds#H|D; check hold#acct_s#hld_c1|hold",
 				"batchget acct#acct_s|account acct#acct_s|hold#hld_c1",
 				"transact update acct#acct_s|hold#hld_c1; delete holds#H|D; update acct#acct_s|account; put acct#acct_s|lgr#T#000000000003; put acct#acct_s|lgr#T#000000000004",
 				"get acct#acct_s|account",
@@ -725,6 +725,56 @@ func TestAnOrphanedHoldOnASlicedAccountIsSwept(t *testing.T) {
 				t.Fatalf("balance %d", bal)
 			}
 			reconciles(t, listAll(t, l, "acct_s", 2), 1_000_000)
+		})
+	}
+}
+
+// A hold belongs to its call: a retry that runs after the account was
+// sliced, in a process that already knows it is, finds the hold its first
+// attempt took before the slicing instead of debiting a second one under
+// the same id, and the sweep index keeps exactly that one hold.
+func TestARetryAfterSlicingReusesItsHoldAndDebitsOnce(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			acct := open(t, st, 1_000_000)
+			ctx := context.Background()
+			first, err := NewLedger(st, time.Now).HoldOnce(ctx, acct, 10_000, "invoke", "call_retry", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := NewLedger(st, time.Now).SetSlices(ctx, acct, 4); err != nil {
+				t.Fatal(err)
+			}
+			retrying := NewLedger(st, time.Now)
+			if err := charge(ctx, retrying, acct, 1); err != nil { // learns the account is sliced
+				t.Fatal(err)
+			}
+			retry, err := retrying.HoldOnce(ctx, acct, 10_000, "invoke", "call_retry", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if retry.ID != first.ID {
+				t.Fatalf("the retry holds %s; want its first attempt's %s", retry.ID, first.ID)
+			}
+			bal, err := retrying.Balance(ctx, acct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := int64(1_000_000 - 1 - 10_000); bal != want {
+				t.Fatalf("balance %d after one hold of 10000 and a charge of 1; want %d (the call was held twice)", bal, want)
+			}
+			if err := retry.Capture(ctx, 10_000); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := NewLedger(st, func() time.Time { return time.Now().Add(time.Hour) }).SweepHolds(ctx, time.Minute); err != nil || n != 0 {
+				t.Fatalf("the sweep released %d holds (%v); want none left held", n, err)
+			}
+			bal, _ = retrying.Balance(ctx, acct)
+			reconciles(t, listAll(t, retrying, acct, 5), bal)
+			if bal != 1_000_000-1-10_000 {
+				t.Fatalf("balance %d after capture", bal)
+			}
 		})
 	}
 }

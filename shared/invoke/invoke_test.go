@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -119,6 +120,74 @@ func TestARetriedCallWithItsIdentityIsChargedOnce(t *testing.T) {
 			}
 			if svc.calls["call-1"] != 3 {
 				t.Fatalf("calls %v: each attempt must reach the service with the call's identity", svc.calls)
+			}
+		})
+	}
+}
+
+// failingCapture is a store whose next Transact after it is armed fails as
+// an outage would, after the hold before it committed: the service ran,
+// and only the capture was lost.
+type failingCapture struct {
+	store.Store
+	armed int
+}
+
+func (f *failingCapture) Transact(ctx context.Context, ops []store.Op) error {
+	if f.armed > 0 {
+		if f.armed--; f.armed == 0 {
+			return fmt.Errorf("capture: %w", store.ErrUnavailable)
+		}
+	}
+	return f.Store.Transact(ctx, ops)
+}
+
+// A call whose capture failed after the service ran is finished by its
+// retry with the same identity, even when the account was sliced in
+// between and the retrying process knows it: the retry finds the first
+// attempt's hold, the service is asked again under the same idempotency
+// key (which it deduplicates), and the account is charged once, with no
+// second hold left behind.
+func TestARetryAfterALostCaptureOnASlicedAccountIsChargedOnce(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			svc := &scripted{charge: 5000, calls: map[string]int{}}
+			p, st := setup(t, b, svc, 1_000_000)
+			f := &failingCapture{Store: st, armed: 2} // the hold commits, the capture fails
+			p.Ledger = credits.NewLedger(f, time.Now)
+			call := invoke.Call{ServiceID: "core-research", OperationID: "research.query", CallID: "call-lost"}
+			if _, err := p.Run(context.Background(), caller, call); !errors.Is(err, store.ErrUnavailable) {
+				t.Fatalf("first attempt: %v; want the capture's outage", err)
+			}
+			if err := credits.NewLedger(st, time.Now).SetSlices(context.Background(), account, 4); err != nil {
+				t.Fatal(err)
+			}
+			retrying := credits.NewLedger(st, time.Now)
+			h, err := retrying.Hold(context.Background(), account, 1, "probe", time.Minute) // learns the slicing
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Capture(context.Background(), 1); err != nil {
+				t.Fatal(err)
+			}
+			p.Ledger = retrying
+			res, err := p.Run(context.Background(), caller, call)
+			if err != nil || res.ChargedMicro != 5000 {
+				t.Fatalf("retry: %+v %v", res, err)
+			}
+			total, err := retrying.Balance(context.Background(), account)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := 1_000_000 - 1 - total; got != 5000 {
+				t.Fatalf("the call took %d from the balance; want 5000 once (a second hold is held)", got)
+			}
+			if svc.calls["call-lost"] != 2 {
+				t.Fatalf("calls %v: both attempts reach the service under the call's identity", svc.calls)
+			}
+			later := credits.NewLedger(st, func() time.Time { return time.Now().Add(time.Hour) })
+			if n, err := later.SweepHolds(context.Background(), time.Minute); err != nil || n != 0 {
+				t.Fatalf("the sweep released %d holds (%v); want none left held", n, err)
 			}
 		})
 	}
