@@ -46,6 +46,23 @@ func TestSameIdempotencyKeyWithDifferentInputIs409(t *testing.T) {
 		Headers: map[string]string{"X-Service-End-User": "u1"}}), 409, "idempotency_key_reused")
 }
 
+// A retry is the same request however its Content-Type is spelled: it
+// replays, through the real router, on both backends.
+func TestARetryWhoseContentTypeIsSpelledOtherwiseReplays(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
+		root, _ := e.RootKey(1, nil)
+		for _, ct := range []string{"application/json; charset=utf-8", "Application/JSON", "application/json;charset=UTF-8"} {
+			k := apitest.Idem()
+			first := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: k, Body: map[string]any{"name": "p " + k}}), 201)
+			again := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: k, Body: map[string]any{"name": "p " + k},
+				Headers: map[string]string{"Content-Type": ct}}), 201)
+			if again.Header.Get("Idempotent-Replayed") != "true" || again.Str("id") != first.Str("id") {
+				t.Errorf("%q: not replayed (%s)", ct, again.Raw)
+			}
+		}
+	})
+}
+
 // An idempotency key belongs to one API key (docs/idempotency.md).
 func TestSiblingKeysNeverReplayEachOther(t *testing.T) {
 	e := apitest.New(t)

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -67,10 +68,33 @@ func Fingerprint(method, pathQuery string, body []byte, header http.Header) stri
 	writePart(h, []byte(pathQuery))
 	writePart(h, body)
 	for _, name := range InputHeaders {
+		values := header.Values(name)
+		if name == "Content-Type" && len(values) == 1 {
+			values = []string{MediaType(values[0])}
+		}
 		// Header values hold no newline, so the join is unambiguous.
-		writePart(h, []byte(strings.Join(header.Values(name), "\n")))
+		writePart(h, []byte(strings.Join(values, "\n")))
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// MediaType is a Content-Type as the operation reads it, so that a retry
+// is the same request however its header is spelled: type, subtype and
+// parameter names are case-insensitive (RFC 9110 8.3.1), parameters come
+// in any order, and JSON is UTF-8 whatever its charset parameter says
+// (RFC 8259 8.1), so `charset=utf-8` on a JSON type adds nothing. A value
+// that does not parse is kept as sent.
+func MediaType(v string) string {
+	mt, params, err := mime.ParseMediaType(v)
+	if err != nil {
+		return v
+	}
+	if mt == "application/json" || strings.HasSuffix(mt, "+json") {
+		if cs, ok := params["charset"]; ok && strings.EqualFold(cs, "utf-8") {
+			delete(params, "charset")
+		}
+	}
+	return mime.FormatMediaType(mt, params)
 }
 
 func writePart(h hash.Hash, b []byte) {

@@ -315,3 +315,29 @@ func TestAUnitCommitsItsWritesWithTheResponseOrNotAtAll(t *testing.T) {
 		}
 	})
 }
+
+// A retry is the same request however its Content-Type is spelled: case,
+// parameter order and a UTF-8 charset on JSON do not change what the
+// operation reads, while another media type or charset still does.
+func TestTheMediaTypeIsFingerprintedAsReadNotAsSpelled(t *testing.T) {
+	fp := func(ct string) string {
+		return idempotency.Fingerprint("POST", "/v1/projects", []byte(`{"name":"a"}`), http.Header{"Content-Type": {ct}})
+	}
+	base := fp("application/json")
+	for _, same := range []string{"application/json; charset=utf-8", "Application/JSON", "application/json;charset=UTF-8", "application/json; Charset=\"utf-8\""} {
+		if fp(same) != base {
+			t.Errorf("%q fingerprints unlike application/json", same)
+		}
+	}
+	for _, other := range []string{"application/merge-patch+json", "text/plain", "application/json; charset=latin1"} {
+		if fp(other) == base {
+			t.Errorf("%q fingerprints like application/json", other)
+		}
+	}
+	if fp("text/plain; charset=utf-8") == fp("text/plain") {
+		t.Error("a charset on a text type is content the upload stores; it must count")
+	}
+	if fp("Text/Plain; B=1; a=2") != fp("text/plain; a=2; b=1") {
+		t.Error("case and parameter order change a text type's fingerprint")
+	}
+}
