@@ -1000,11 +1000,11 @@ type SigQuote struct {
 type SigQuoteRequest struct {
 	// personal_sign: how message is written (utf8 by default; hex is 0x-prefixed bytes). One of: utf8, hex.
 	Encoding string `json:"encoding,omitzero"`
-	// personal_sign: the message, at most 64 KiB
+	// personal_sign: the message, at most 16 KiB as sent, so that its approver reads all of it
 	Message string `json:"message,omitzero"`
 	// personal_sign (EIP-191) or eip712 (typed data); there is no raw-hash signing. One of: personal_sign, eip712.
 	Type string `json:"type"`
-	// eip712: {types, primaryType, domain, message}, at most 64 KiB
+	// eip712: {types, primaryType, domain, message}, at most 16 KiB as compact JSON, every type reached from primaryType or EIP712Domain, so that its approver reads all of what is signed
 	TypedData json.RawMessage `json:"typedData,omitzero"`
 }
 

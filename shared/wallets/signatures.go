@@ -21,9 +21,9 @@ import (
 // SigQuoteRequest is the body of POST /wallets/{id}/signatures/quote.
 type SigQuoteRequest struct {
 	Type      string          `json:"type" enum:"personal_sign,eip712" doc:"personal_sign (EIP-191) or eip712 (typed data); there is no raw-hash signing"`
-	Message   *string         `json:"message,omitempty" doc:"personal_sign: the message, at most 64 KiB"`
+	Message   *string         `json:"message,omitempty" doc:"personal_sign: the message, at most 16 KiB as sent, so that its approver reads all of it"`
 	Encoding  *string         `json:"encoding,omitempty" enum:"utf8,hex" doc:"personal_sign: how message is written (utf8 by default; hex is 0x-prefixed bytes)"`
-	TypedData json.RawMessage `json:"typedData,omitempty" doc:"eip712: {types, primaryType, domain, message}, at most 64 KiB"`
+	TypedData json.RawMessage `json:"typedData,omitempty" doc:"eip712: {types, primaryType, domain, message}, at most 16 KiB as compact JSON, every type reached from primaryType or EIP712Domain, so that its approver reads all of what is signed"`
 }
 
 // SigQuote is a quoted signature: the digest that will be signed.
@@ -66,11 +66,12 @@ type SigCreateRequest struct {
 	ApprovalID *string `json:"approvalId,omitempty" doc:"The approved approval the quote asked for"`
 }
 
-// MaxShownBytes bounds what an approval shows of what a signature signs
-// (the typed data, the message): an approval is listed a hundred to a page,
-// and a 64 KiB document in each would make pages of megabytes. Past it the
-// approval shows the domain and primary type and says how much it left out;
-// the digest still binds all of it.
+// MaxShownBytes bounds what a signature may sign (the typed data as compact
+// JSON, the message as sent), because its approver must see all of it: an
+// approval is listed a hundred to a page, and a 64 KiB document in each
+// would make pages of megabytes. A larger request is refused rather than
+// shown in part, since a part shown beside a digest that binds the rest
+// hides what is signed.
 const MaxShownBytes = 16 << 10
 
 // sigRequest is a signature quote's request, parsed: what is signed, what
@@ -102,10 +103,11 @@ func (s *Service) parseSigRequest(req SigQuoteRequest) (*sigRequest, error) {
 			return nil, err
 		}
 		out.digest = signing.PersonalDigest(msg)
-		out.payload = map[string]any{"encoding": enc, "message": *req.Message}
 		if n := len(*req.Message); n > MaxShownBytes {
-			out.payload = map[string]any{"encoding": enc, "omitted": omitted("message", n)}
+			return nil, apierr.Invalid("The message is too large to show its approver.", apierr.Field("body.message",
+				"%d bytes; at most %d, so that whoever approves it reads all of it", n, MaxShownBytes))
 		}
+		out.payload = map[string]any{"encoding": enc, "message": *req.Message}
 	case policy.SignatureEIP712:
 		if req.TypedData == nil || req.Message != nil || req.Encoding != nil {
 			return nil, apierr.Invalid("Invalid eip712 request.", apierr.Field("body.typedData", "eip712 takes typedData, not message"))
@@ -175,26 +177,18 @@ func (s *Service) shownTransfer(t signing.Transfer) SigTransfer {
 }
 
 // shownTypedData is what an approval shows of typed data: all of it
-// (types, primaryType, domain, message) up to MaxShownBytes, else its
-// domain and primary type.
+// (types, primaryType, domain, message), or a refusal when that is more
+// than MaxShownBytes.
 func shownTypedData(raw json.RawMessage) (map[string]any, error) {
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, apierr.Invalid("Invalid EIP-712 typed data.", apierr.Field("body.typedData", "%v", err))
-	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {
 		return nil, apierr.Invalid("Invalid EIP-712 typed data.", apierr.Field("body.typedData", "%v", err))
 	}
-	if compact.Len() <= MaxShownBytes {
-		return map[string]any{"typedData": json.RawMessage(compact.Bytes())}, nil
+	if compact.Len() > MaxShownBytes {
+		return nil, apierr.Invalid("The typed data is too large to show its approver.", apierr.Field("body.typedData",
+			"%d bytes as compact JSON; at most %d, so that whoever approves it reads all of it", compact.Len(), MaxShownBytes))
 	}
-	return map[string]any{"typedData": map[string]any{"domain": doc["domain"], "primaryType": doc["primaryType"]},
-		"omitted": omitted("types and message", compact.Len())}, nil
-}
-
-func omitted(what string, n int) string {
-	return fmt.Sprintf("%s: %d bytes, more than the %d an approval shows; the digest binds them", what, n, MaxShownBytes)
+	return map[string]any{"typedData": json.RawMessage(compact.Bytes())}, nil
 }
 
 // sigApprovalInput is what a signature's approval is bound to and shows its

@@ -4854,14 +4854,14 @@ export interface components {
              * @enum {string}
              */
             encoding?: "utf8" | "hex";
-            /** @description personal_sign: the message, at most 64 KiB */
+            /** @description personal_sign: the message, at most 16 KiB as sent, so that its approver reads all of it */
             message?: string;
             /**
              * @description personal_sign (EIP-191) or eip712 (typed data); there is no raw-hash signing
              * @enum {string}
              */
             type: "personal_sign" | "eip712";
-            /** @description eip712: {types, primaryType, domain, message}, at most 64 KiB */
+            /** @description eip712: {types, primaryType, domain, message}, at most 16 KiB as compact JSON, every type reached from primaryType or EIP712Domain, so that its approver reads all of what is signed */
             typedData?: unknown;
         };
         SigTransfer: {

@@ -89,7 +89,8 @@ func pendingApproval(t *testing.T, e *apitest.Env, key, id string) map[string]an
 // requester must not approve it with a child key it minted for that. The
 // approval shows what is signed (the typed data's domain,
 // primaryType, types and message, with the transfers the policy counted;
-// a personal_sign's message), bounded in size; a key the requester minted
+// a personal_sign's message) whole, and refuses what could not be shown
+// whole; a key the requester minted
 // is refused, and so is its parent; a key beside it decides.
 func TestAnApprovalShowsWhatIsSignedAndOnlyAKeyOutsideTheRequesterDecides(t *testing.T) {
 	dev := chaintest.Shared(t)
@@ -122,16 +123,28 @@ func TestAnApprovalShowsWhatIsSignedAndOnlyAKeyOutsideTheRequesterDecides(t *tes
 			t.Fatalf("the approval does not show the message: %v", in)
 		}
 
-		big := strings.Replace(mail, `"Hello, Bob!"`, `"`+strings.Repeat("x", 20_000)+`"`, 1)
-		b := e.Must(sigQuote(e, agent, id, json.RawMessage(big)), 201)
-		a := pendingApproval(t, e, root, b.Str("approvalId"))
-		in = a["input"].(map[string]any)
-		td = in["typedData"].(map[string]any)
-		if td["primaryType"] != "Mail" || td["domain"] == nil || td["message"] != nil || !strings.Contains(str(in, "omitted"), "more than the 16384") {
-			t.Fatalf("a large document's approval: %v", in)
+		// What an approver could not read whole is refused, never shown in
+		// part: a document or message past the bound, and types that the
+		// primary type does not reach (they leave the digest unchanged and
+		// only pad what the approver reads).
+		padding := `"Pad":[` + strings.Repeat(`{"name":"p","type":"string"},`, 700) + `{"name":"p","type":"string"}],"Mail":`
+		for _, c := range []struct {
+			name, location string
+			body           json.RawMessage
+		}{
+			{"a large message", "body.typedData", json.RawMessage(strings.Replace(mail, `"Hello, Bob!"`, `"`+strings.Repeat("x", 20_000)+`"`, 1))},
+			{"a type nothing reaches", "body.typedData.types", json.RawMessage(strings.Replace(mail, `"Mail":`, padding, 1))},
+			{"a small unused type", "body.typedData.types", json.RawMessage(strings.Replace(mail, `"Mail":`, `"Unused":[{"name":"x","type":"uint256"}],"Mail":`, 1))},
+		} {
+			r := e.Must(sigQuote(e, agent, id, c.body), 400, "validation_failed")
+			if loc := str(r.Body["errors"].([]any)[0], "location"); loc != c.location {
+				t.Errorf("%s: refused at %q; want %q (%s)", c.name, loc, c.location, r.Raw)
+			}
 		}
-		if raw, _ := json.Marshal(a); len(raw) > 17_000 {
-			t.Fatalf("the approval of a large document is %d bytes", len(raw))
+		e.Must(post(e, agent, "/wallets/"+id+"/signatures/quote", map[string]any{"type": "personal_sign", "message": strings.Repeat("y", 20_000)}, nil), 400, "validation_failed")
+		approvals := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/approvals?status=pending&limit=100", Key: root}), 200)
+		if n := len(approvals.Body["data"].([]any)); n != 1 {
+			t.Fatalf("%d approvals pending; a refused request must create none", n)
 		}
 	}, apitest.Options{Parts: []apitest.Part{chaintest.On(dev)}})
 }

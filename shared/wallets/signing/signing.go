@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -127,6 +128,10 @@ func TypedDataDigest(raw json.RawMessage) (common.Hash, apitypes.TypedData, erro
 	if _, ok := td.Types["EIP712Domain"]; !ok {
 		return common.Hash{}, td, invalidTypedData("types.EIP712Domain is required")
 	}
+	if unused := unreachableTypes(td.Types, td.PrimaryType); len(unused) > 0 {
+		return common.Hash{}, td, apierr.Invalid("Invalid EIP-712 typed data.", apierr.Field("body.typedData.types",
+			"%s: no field of %s or EIP712Domain reaches them; a signature signs only what its primary type reaches, so types beyond it would only pad what an approver reads", strings.Join(unused, ", "), td.PrimaryType))
+	}
 	if len(td.Domain.Map()) == 0 {
 		return common.Hash{}, td, invalidTypedData("domain must have at least one of name, version, chainId, verifyingContract, salt")
 	}
@@ -140,6 +145,40 @@ func TypedDataDigest(raw json.RawMessage) (common.Hash, apitypes.TypedData, erro
 		return common.Hash{}, td, invalidTypedData("%v", err)
 	}
 	return common.BytesToHash(digest), td, nil
+}
+
+// unreachableTypes are the types no field of primary or of EIP712Domain
+// reaches, directly or through other types (arrays included), sorted.
+func unreachableTypes(types apitypes.Types, primary string) []string {
+	seen := map[string]bool{}
+	var visit func(string)
+	visit = func(name string) {
+		if seen[name] {
+			return
+		}
+		fields, ok := types[name]
+		if !ok {
+			return
+		}
+		seen[name] = true
+		for _, f := range fields {
+			t := f.Type
+			for strings.HasSuffix(t, "]") && strings.Contains(t, "[") {
+				t = t[:strings.LastIndex(t, "[")] // Mail[2][] is of Mail
+			}
+			visit(t)
+		}
+	}
+	visit(primary)
+	visit("EIP712Domain")
+	var out []string
+	for name := range types {
+		if !seen[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func invalidTypedData(format string, args ...any) *apierr.Error {

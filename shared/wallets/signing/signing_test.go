@@ -7,12 +7,14 @@ import (
 	"errors"
 	"math/big"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"platformapi/shared/apierr"
 )
@@ -283,6 +285,48 @@ func TestTypedDataKeepsLargeNumbersExact(t *testing.T) {
 	for _, v := range []string{"1.5", "1e3", "115792089237316195423570985008687907853269984665640564039457584007913129639936"} {
 		if _, _, err := TypedDataDigest(doc(v)); err == nil {
 			t.Errorf("%s accepted", v)
+		}
+	}
+}
+
+// A signature signs only what its primary type reaches: a type nothing
+// reaches leaves the digest unchanged and would only pad what an approver
+// reads, so it is refused; a type reached through an array, a nested type
+// or a name that ends in digits counts as reached.
+func TestTypesThePrimaryTypeDoesNotReachAreRefused(t *testing.T) {
+	mail := mailJSON(t)
+	person := `"Person": [`
+	if !strings.Contains(mail, person) {
+		t.Fatalf("fixture lacks %q", person)
+	}
+	_, _, err := TypedDataDigest(json.RawMessage(strings.Replace(mail, person, `"Pad": [{"name": "p", "type": "string"}], `+person, 1)))
+	requireField(t, err, "body.typedData.types", "Pad")
+	for _, c := range []struct {
+		name  string
+		types map[string][]map[string]string
+		want  []string
+	}{
+		{"through arrays and nesting", map[string][]map[string]string{
+			"EIP712Domain": {{"name": "name", "type": "string"}},
+			"Order":        {{"name": "legs", "type": "Leg[2][]"}},
+			"Leg":          {{"name": "asset", "type": "Asset2"}},
+			"Asset2":       {{"name": "id", "type": "uint256"}},
+		}, nil},
+		{"beside the primary type", map[string][]map[string]string{
+			"EIP712Domain": {{"name": "name", "type": "string"}},
+			"Order":        {{"name": "id", "type": "uint256"}},
+			"Asset":        {{"name": "id", "type": "uint256"}},
+			"Leg":          {{"name": "asset", "type": "Asset"}},
+		}, []string{"Asset", "Leg"}},
+	} {
+		types := apitypes.Types{}
+		for name, fields := range c.types {
+			for _, f := range fields {
+				types[name] = append(types[name], apitypes.Type{Name: f["name"], Type: f["type"]})
+			}
+		}
+		if got := unreachableTypes(types, "Order"); !slices.Equal(got, c.want) {
+			t.Errorf("%s: unreachable %v; want %v", c.name, got, c.want)
 		}
 	}
 }
