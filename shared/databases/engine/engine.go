@@ -508,7 +508,11 @@ func (s *Stmt) Step(ctx context.Context) (bool, error) {
 	}
 	stop := s.c.interruptOnDone(ctx)
 	rc := sqlite3.Xsqlite3_step(s.c.tls, s.p)
-	stop()
+	if stop() && rc != sqlite3.SQLITE_ROW && rc != sqlite3.SQLITE_DONE {
+		// Cut short by the deadline, however SQLite noticed it (an
+		// interrupt at a jump, or a value refused past the shrunk limit).
+		return false, &Error{Code: CodeInterrupt, Msg: "interrupted: " + context.Cause(ctx).Error()}
+	}
 	switch rc {
 	case sqlite3.SQLITE_ROW:
 		return true, nil
@@ -641,30 +645,46 @@ func (c *Conn) QueryText(ctx context.Context, sql string, args ...any) (string, 
 	return v, nil
 }
 
-// interruptOnDone interrupts the running statement when ctx ends and
-// returns the function that disarms it once the call is over.
-func (c *Conn) interruptOnDone(ctx context.Context) func() {
+// interruptOnDone stops the running statement when ctx ends and returns
+// the function that disarms it once the call is over, reporting whether it
+// had to stop it.
+//
+// sqlite3_interrupt alone is checked only where a program jumps (between
+// rows, in loops), so a statement without a loop (one row of a thousand
+// randomblob, replace or || columns) would run to its end. The stop
+// therefore also shrinks the connection's SQLITE_LIMIT_LENGTH to its
+// minimum: every value the statement makes next, by any function or
+// operator, is then refused at once, so the statement ends within one
+// value's work (milliseconds at MaxValueBytes). The disarm restores the
+// limit on the statement's own goroutine before the connection runs
+// anything else.
+func (c *Conn) interruptOnDone(ctx context.Context) func() bool {
 	if ctx.Done() == nil {
-		return func() {}
+		return func() bool { return false }
 	}
-	var done atomic.Bool
+	var done, stopped atomic.Bool
 	finished := make(chan struct{})
 	go func() {
 		select {
 		case <-ctx.Done():
 			c.imu.Lock()
 			if !done.Load() {
+				stopped.Store(true)
 				c.interrupt()
 			}
 			c.imu.Unlock()
 		case <-finished:
 		}
 	}()
-	return func() {
+	return func() bool {
 		c.imu.Lock()
 		done.Store(true)
 		c.imu.Unlock()
 		close(finished)
+		if stopped.Load() {
+			sqlite3.Xsqlite3_limit(c.tls, c.db, sqlite3.SQLITE_LIMIT_LENGTH, MaxValueBytes)
+		}
+		return stopped.Load()
 	}
 }
 
@@ -675,6 +695,10 @@ func (c *Conn) interrupt() {
 		return
 	}
 	tls := libc.NewTLS()
+	// sqlite3_limit is one aligned 32-bit store into the connection, which
+	// the statement's next allocation reads; SQLite documents no lock for
+	// it, and the statement is stopping anyway.
+	sqlite3.Xsqlite3_limit(tls, c.db, sqlite3.SQLITE_LIMIT_LENGTH, 0)
 	sqlite3.Xsqlite3_interrupt(tls, c.db)
 	tls.Close()
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rss is the process's resident memory, from /proc (0 where there is none).
@@ -67,5 +68,46 @@ func TestNoStatementHoldsMoreMemoryThanTheLimitsAllow(t *testing.T) {
 	}
 	if rssBefore > 0 && rssAfter-rssBefore > 64<<20 {
 		t.Errorf("RSS grew by %d MiB", (rssAfter-rssBefore)>>20)
+	}
+}
+
+// A statement without a loop is stopped by its deadline too: SQLite checks
+// an interrupt only where its program jumps, so a single row of many
+// expensive values (randomblob, replace, concatenation) would otherwise run
+// to its end, minutes at the SQL length limit. The test's bound is generous
+// (the deadline plus 2 s, against the 10 s the statement takes unstopped on
+// a quiet machine); it proves the stop, not a speed.
+func TestADeadlineStopsAStatementWithoutALoop(t *testing.T) {
+	c, err := Open(filepath.Join(t.TempDir(), "x.db"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, sql := range []string{
+		"SELECT " + strings.Repeat("length(randomblob(4000000)), ", 100) + "1",
+		"SELECT " + strings.Repeat("length(replace(hex(zeroblob(1000000)),'0','1')), ", 150) + "1",
+		"SELECT " + strings.Repeat("length(zeroblob(4000000)||x'00'), ", 1500) + "1",
+	} {
+		st, _, err := c.Prepare(sql, ReadOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const deadline = 200 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		start := time.Now()
+		_, err = st.Step(ctx)
+		took := time.Since(start)
+		cancel()
+		st.Close()
+		if !IsCode(err, CodeInterrupt) {
+			t.Errorf("%.50s: %v; want the interrupt", sql, err)
+		}
+		if took > deadline+2*time.Second {
+			t.Errorf("%.50s: stopped after %v; want within its deadline plus a fraction of a second", sql, took)
+		}
+		// The connection is whole again for the next statement.
+		if v, err := c.QueryText(context.Background(), "SELECT hex(zeroblob(100000))"); err != nil || len(v) != 200000 {
+			t.Fatalf("after the stop: %d bytes, %v", len(v), err)
+		}
 	}
 }
