@@ -60,8 +60,11 @@ func actions(list ...map[string]any) map[string]any { return map[string]any{"act
 
 // setup provisions a database with a table of three rows in a project of a
 // fresh account and returns its root key selecting that project.
-func setup(t *testing.T, e *apitest.Env) (c caller, project string) {
-	root, _ := e.RootKey(1, nil)
+func setup(t *testing.T, e *apitest.Env) (c caller, project string) { return setupFunded(t, e, 1) }
+
+// setupFunded is setup on an account of the given credits.
+func setupFunded(t *testing.T, e *apitest.Env, credits int64) (c caller, project string) {
+	root, _ := e.RootKey(credits, nil)
 	project = e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/projects", Key: root, Idem: apitest.Idem(), Body: map[string]any{"name": "db"}}), 201).Str("id")
 	c = caller{e: e, key: root, project: project}
 	db := e.Must(c.do("POST", "/account", map[string]any{}), 201)

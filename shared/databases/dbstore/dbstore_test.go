@@ -3,6 +3,7 @@ package dbstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/databases/dbstore"
 	"platformapi/shared/databases/engine"
+	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 )
 
@@ -256,6 +258,76 @@ func TestAnUnchangedWriteKeepsTheVersionAndRollsBack(t *testing.T) {
 			}
 			if st, err := s.Stat(ctx(t), "db_same"); err != nil || st.Version != 1 {
 				t.Fatalf("stat %+v %v", st, err)
+			}
+		})
+	}
+}
+
+// lostAnswers fails the next publication of a head (the update that names a
+// new version's blob) without an answer, applying it first or not at all,
+// as a request whose answer was lost or that never arrived.
+type lostAnswers struct {
+	store.Store
+	armed, apply bool
+}
+
+func (l *lostAnswers) Update(ctx context.Context, k store.Key, u store.Update, conds ...store.Cond) (store.Item, error) {
+	if _, publishes := u.Set["blobKey"]; l.armed && publishes {
+		l.armed = false
+		if l.apply {
+			if _, err := l.Store.Update(ctx, k, u, conds...); err != nil {
+				return nil, err
+			}
+		}
+		return nil, fmt.Errorf("publish: %w", store.ErrUnavailable)
+	}
+	return l.Store.Update(ctx, k, u, conds...)
+}
+
+// A write is acknowledged exactly when the head names its version: a
+// publication whose answer was lost after it applied is a success, with
+// its blob kept (readers find it), and one that never applied is an error
+// that changed nothing, after which the next write goes on at once (its
+// lease was given back). On the remote adapter over both stores.
+func TestAWriteIsAcknowledgedExactlyWhenTheHeadNamesIt(t *testing.T) {
+	for _, sb := range teststores.All() {
+		t.Run(sb.Name, func(t *testing.T) {
+			for _, applied := range []bool{true, false} {
+				st := &lostAnswers{Store: sb.Open(t, time.Now)}
+				b, err := fsblob.Open(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				r, err := dbstore.NewRemote(st, b, t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				if _, err := r.Write(ctx(t), "db_lost", increment); err != nil {
+					t.Fatal(err)
+				}
+				st.armed, st.apply = true, applied
+				_, err = r.Write(ctx(t), "db_lost", increment)
+				if applied != (err == nil) {
+					t.Fatalf("applied %v: the write answered %v", applied, err)
+				}
+				// A fresh instance (an empty cache) reads what the head names.
+				fresh, err := dbstore.NewRemote(st, b, t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer fresh.Close()
+				want := int64(1)
+				if applied {
+					want = 2
+				}
+				if n, v := count(t, fresh, "db_lost"); n != want || v != want {
+					t.Fatalf("applied %v: counter %d at version %d; want %d", applied, n, v, want)
+				}
+				if _, err := fresh.Write(ctx(t), "db_lost", increment); err != nil {
+					t.Fatalf("applied %v: the next write: %v", applied, err)
+				}
 			}
 		})
 	}

@@ -142,6 +142,9 @@ func (r *Remote) acquire(ctx context.Context, dbID, token string) (head, error) 
 		return head{}, r.busy()
 	}
 	if err != nil {
+		// The lease may have been taken all the same; give it back rather
+		// than leave every writer busy until it runs out.
+		r.release(dbID, token)
 		return head{}, err
 	}
 	return headOf(got), nil
@@ -290,11 +293,9 @@ func (r *Remote) publish(ctx context.Context, dbID string, produce func(path str
 		Remove: []string{attrLeaseOwner, attrLeaseUntil},
 	}, store.AttrEquals(attrVersion, h.version), store.AttrEquals(attrLeaseOwner, token))
 	if err != nil {
-		_ = r.bucket.Delete(context.Background(), key)
-		if errors.Is(err, store.ErrConditionFailed) {
-			return 0, r.busy() // the lease ran out and another writer moved on
+		if err := r.settle(dbID, token, key, err); err != nil {
+			return 0, err
 		}
-		return 0, err
 	}
 	// The head moved: keep this version in the cache and drop the one
 	// before the previous (a reader may still be fetching the previous).
@@ -304,6 +305,48 @@ func (r *Remote) publish(ctx context.Context, dbID string, produce func(path str
 	}
 	r.forget(dbID, h.version)
 	return version, nil
+}
+
+// errOutcomeUnknown: the head's update failed without an answer and its
+// outcome could not be read either; the version may yet be current, so its
+// blob is kept and nothing may be said to be unchanged.
+var errOutcomeUnknown = errors.New("dbstore: the new version's publication has no known outcome")
+
+// settle decides a head update that failed (failed) with key as its new
+// version: the write is acknowledged exactly when the head names key. A
+// failed condition is a lost race (the lease ran out and another writer
+// moved on). Any other failure may have applied, or may still apply (a
+// request whose answer was lost): the lease is fenced first, a removal
+// conditional on this writer's token, after which the update, conditional
+// on the same token, can no longer apply; then the head says which it was.
+// Only a version the head cannot name loses its blob, so a reader never
+// finds the current version's blob deleted.
+func (r *Remote) settle(dbID, token, key string, failed error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lost := func() error {
+		_ = r.bucket.Delete(ctx, key)
+		return r.busy()
+	}
+	if errors.Is(failed, store.ErrConditionFailed) {
+		return lost()
+	}
+	_, err := r.st.Update(ctx, headKey(dbID), store.Update{Remove: []string{attrLeaseOwner, attrLeaseUntil}},
+		store.AttrEquals(attrLeaseOwner, token))
+	switch {
+	case err == nil:
+		return lost() // fenced before the update applied: it never will
+	case !errors.Is(err, store.ErrConditionFailed):
+		return fmt.Errorf("%w: %w", errOutcomeUnknown, failed)
+	}
+	h, err := r.readHead(ctx, dbID)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %w", errOutcomeUnknown, failed)
+	case h.blobKey == key:
+		return nil // it applied; only its answer was lost
+	}
+	return lost()
 }
 
 // forget closes and removes the cached copy of an old version.
