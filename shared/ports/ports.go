@@ -26,6 +26,10 @@ import (
 // Publisher publishes a webhook event to a project's subscribers.
 type Publisher interface {
 	Publish(ctx context.Context, accountID, projectID, event string, data any) error
+	// Outboxed is the event as members of the transaction that makes its
+	// change, for a group that commits its writes itself, and the fan-out
+	// to run once that transaction committed.
+	Outboxed(accountID, projectID, event string, data any) ([]store.Op, func(context.Context), error)
 }
 
 // Ports are the process's shared infrastructure. A nil port is one this

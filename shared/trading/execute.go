@@ -150,14 +150,19 @@ func (s *Service) recheck(ctx context.Context, sc Scope, id string, now time.Tim
 		if o.done() && o.CreditPending == "" {
 			ops = append(ops, store.DeleteOp(openKey(o.ID)))
 		}
+		var ts []Transition
+		if o.Status != ch.from || ch.firstFill {
+			ts = append(ts, s.transition(o, ch.from, ch))
+		}
+		ops, dispatch, err := s.withEvents(ops, ts...)
+		if err != nil {
+			return nil, nil, err
+		}
 		err = s.st.Transact(ctx, ops)
 		var tx *store.TxError
 		switch {
 		case err == nil:
-			var ts []Transition
-			if o.Status != ch.from || ch.firstFill {
-				ts = append(ts, s.transition(o, ch.from, ch))
-			}
+			dispatch(ctx)
 			s.settle(ctx, o, rev+1)
 			return o, ts, nil
 		case errors.As(err, &tx) && (tx.Index == 0 || tx.Index == iPos):
@@ -217,23 +222,34 @@ func (s *Service) Recheck(ctx context.Context, now time.Time) ([]Transition, err
 	}
 }
 
-// Publisher hands an event to the webhooks of an account and project.
-type Publisher interface {
-	Publish(ctx context.Context, accountID, projectID, event string, data any) error
+// Outbox records webhook events as members of the transaction whose
+// change they announce (webhooks.Repo): an order's event exists exactly
+// when its change does, so no crash or retry can lose or repeat it.
+type Outbox interface {
+	Outboxed(accountID, projectID, event string, data any) ([]store.Op, func(context.Context), error)
 }
 
 // EventName is the webhook event of a transition: trading.order.<status>.
 func EventName(t Transition) string { return "trading.order." + t.To }
 
-// RecheckAndPublish is the scheduled worker's pass: Recheck, then each
-// transition published as its event. A publishing failure is logged and
-// the next event still goes out.
-func (s *Service) RecheckAndPublish(ctx context.Context, pub Publisher) error {
-	ts, err := s.Recheck(ctx, s.now())
-	for _, t := range ts {
-		if perr := pub.Publish(ctx, t.Scope.AccountID, t.Scope.ProjectID, EventName(t), t.Order); perr != nil {
-			s.log.Error("trading: publish", "event", EventName(t), "order", t.Order.ID, "error", perr.Error())
-		}
+// withEvents appends the events of ts to ops; dispatch, once the
+// transaction committed, fans them out (the outbox sweep does it for a
+// process that died first).
+func (s *Service) withEvents(ops []store.Op, ts ...Transition) ([]store.Op, func(context.Context), error) {
+	if s.outbox == nil || len(ts) == 0 {
+		return ops, func(context.Context) {}, nil
 	}
-	return err
+	var dispatches []func(context.Context)
+	for _, t := range ts {
+		evOps, dispatch, err := s.outbox.Outboxed(t.Scope.AccountID, t.Scope.ProjectID, EventName(t), t.Order)
+		if err != nil {
+			return nil, nil, err
+		}
+		ops, dispatches = append(ops, evOps...), append(dispatches, dispatch)
+	}
+	return ops, func(ctx context.Context) {
+		for _, d := range dispatches {
+			d(ctx)
+		}
+	}, nil
 }

@@ -290,6 +290,11 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 	if !o.done() || o.CreditPending != "" {
 		ops = append(ops, openOp(&o))
 	}
+	t := s.transition(&o, "", ch)
+	ops, dispatch, err := s.withEvents(ops, t)
+	if err != nil {
+		return nil, retryNone, err
+	}
 	err = s.st.Transact(ctx, ops)
 	var tx *store.TxError
 	switch {
@@ -297,7 +302,7 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, base *orderRec, sub S
 		if hold != nil {
 			hold.Committed()
 		}
-		t := s.transition(&o, "", ch)
+		dispatch(ctx)
 		s.settle(ctx, &o, 1)
 		return &Result{Order: o.view(), Transitions: []Transition{t}}, retryNone, nil
 	case !errors.As(err, &tx):
@@ -365,11 +370,17 @@ func (s *Service) reject(ctx context.Context, sc Scope, o *orderRec, sub Submiss
 	r.HoldID, r.CreditPending = "", "" // nothing to hold: the order never reaches the venue
 	r.Status, r.RejectReason = StatusRejected, reason
 	ops, iCoid, iDedupe := s.uniqueness([]store.Op{store.PutOp(encodeOrder(&r, 1), store.NotExists())}, sc, &r, sub, r.CreatedAt)
-	err := s.st.Transact(ctx, ops)
+	t := s.transition(&r, "", change{})
+	ops, dispatch, err := s.withEvents(ops, t)
+	if err != nil {
+		return nil, err
+	}
+	err = s.st.Transact(ctx, ops)
 	var tx *store.TxError
 	switch {
 	case err == nil:
-		return &Result{Order: r.view(), Transitions: []Transition{s.transition(&r, "", change{})}}, nil
+		dispatch(ctx)
+		return &Result{Order: r.view(), Transitions: []Transition{t}}, nil
 	case errors.As(err, &tx) && tx.Index == iCoid:
 		return nil, apierr.New(apierr.Conflict, "clientOrderId %q is already used by another order in this book.", r.ClientOrderID)
 	case errors.As(err, &tx) && tx.Index == iDedupe:

@@ -129,6 +129,9 @@ type Config struct {
 	// Logger receives what a request cannot report: a credit settlement
 	// that failed and waits for the next read or Recheck.
 	Logger *slog.Logger
+	// Outbox records each order change's trading.order.<status> event in
+	// the change's transaction; nil records none.
+	Outbox Outbox
 }
 
 // Service is managed trading on one venue.
@@ -139,6 +142,7 @@ type Service struct {
 	cash   int64
 	now    func() time.Time
 	log    *slog.Logger
+	outbox Outbox
 }
 
 // New builds a Service; an unreadable PaperCash is a configuration error.
@@ -160,7 +164,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.Logger = slog.Default()
 	}
 	now := func() time.Time { return cfg.Now().UTC() }
-	return &Service{st: cfg.Store, ledger: credits.NewLedger(cfg.Store, now), venue: cfg.Venue, cash: cash, now: now, log: cfg.Logger}, nil
+	return &Service{st: cfg.Store, ledger: credits.NewLedger(cfg.Store, now), venue: cfg.Venue, cash: cash, now: now, log: cfg.Logger, outbox: cfg.Outbox}, nil
 }
 
 // Quote is a price for a trade, firm on the paper venue until ExpiresAt.

@@ -2,12 +2,18 @@ package trading
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/decimal"
+	"platformapi/shared/store"
+	"platformapi/shared/store/teststores"
 )
 
 func TestTheTapeIsAPureFunctionOfSeedSymbolAndMinute(t *testing.T) {
@@ -520,5 +526,71 @@ func TestInvalidOrdersAreRefusedBeforeAnyWrite(t *testing.T) {
 	}
 	if list, _, _ := f.svc.ListOrders(context.Background(), book, 100, ""); len(list) != 0 {
 		t.Fatalf("invalid orders were written: %+v", list)
+	}
+}
+
+// tableOutbox records each event as an item of the order's own store, in
+// the transaction it is handed to, as webhooks.Repo's outbox does.
+type tableOutbox struct{ n atomic.Int64 }
+
+func (o *tableOutbox) Outboxed(accountID, _, event string, data any) ([]store.Op, func(context.Context), error) {
+	it := store.NewItem(store.Key{PK: "evo#test", SK: fmt.Sprintf("%s#%s#%d", data.(*Order).ID, event, o.n.Add(1))})
+	return []store.Op{store.PutOp(it)}, func(context.Context) {}, nil
+}
+
+// crashAfter makes the next order transaction commit and then fail, as a
+// process killed before its answer does.
+type crashAfter struct {
+	store.Store
+	armed bool
+}
+
+func (c *crashAfter) Transact(ctx context.Context, ops []store.Op) error {
+	err := c.Store.Transact(ctx, ops)
+	if c.armed && err == nil {
+		c.armed = false
+		return errors.New("killed after the commit")
+	}
+	return err
+}
+
+// An order's events commit with its changes: an order whose creation
+// committed but whose answer was lost has its trading.order.filled event
+// already, and the retry with its dedupe key, which finds the order and
+// replays it, adds none; a later recheck of a resting order records each
+// transition once.
+func TestAnOrdersEventsCommitWithItsChangesAndARetryAddsNone(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			f := newFixture(t, b, "1000000")
+			crash := &crashAfter{Store: f.st}
+			out := &tableOutbox{}
+			svc, err := New(Config{Store: crash, Venue: &Paper{Tape: f.tape}, PaperCash: "1000000", Now: f.clock.Now, Outbox: out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.openAccount(book.AccountID, 1_000_000)
+			sub := Submission{OrderRequest: OrderRequest{Symbol: "ETH-USD", Side: SideBuy, Type: TypeMarket, Qty: "1", TimeInForce: TIFIOC},
+				DedupeKey: "key_1:idem-events", CreditsMicro: 250_000}
+			crash.armed = true
+			if _, err := svc.CreateOrder(context.Background(), book, sub); err == nil {
+				t.Fatal("the killed create answered")
+			}
+			again, err := svc.CreateOrder(context.Background(), book, sub)
+			if err != nil || !again.Replayed || again.Order.Status != StatusFilled {
+				t.Fatalf("retry: %+v %v", again, err)
+			}
+			page, err := f.st.Query(context.Background(), store.Query{PK: "evo#test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var events []string
+			for _, it := range page.Items {
+				events = append(events, it.Key().SK)
+			}
+			if len(events) != 1 || !strings.HasPrefix(events[0], again.Order.ID+"#trading.order.filled#") {
+				t.Fatalf("events %v; want the one filled event of %s, committed with the order", events, again.Order.ID)
+			}
+		})
 	}
 }

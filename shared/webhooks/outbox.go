@@ -75,26 +75,11 @@ func WithCallID(ctx context.Context, callID string) context.Context {
 // call). A nil event with no error is one an earlier attempt of the same
 // call already recorded.
 func (r *Repo) record(ctx context.Context, accountID, projectID, event string, data any) (*outboxEvent, error) {
-	if _, ok := eventType(event); !ok {
-		return nil, fmt.Errorf("webhooks: publish: event %q is not in the catalogue", event)
-	}
-	raw, err := apitime.Marshal(data)
+	e, it, raw, err := r.outboxItem(accountID, projectID, event, data)
 	if err != nil {
-		return nil, fmt.Errorf("webhooks: publish %s: %w", event, err)
+		return nil, err
 	}
-	now := r.now().UTC()
-	p := Payload{ID: ids.New("evt", now), Type: event, CreatedAt: now, AccountID: accountID, Data: raw}
-	if projectID != "" {
-		p.ProjectID = &projectID
-	}
-	body, _ := apitime.Marshal(p) // the delivered bytes: times as in responses
-	if len(body) > MaxPayload {
-		return nil, fmt.Errorf("webhooks: publish %s: payload of %d bytes exceeds %d", event, len(body), MaxPayload)
-	}
-	e := &outboxEvent{Payload: p, Body: body}
-	it := store.NewItem(outboxKey(p.ID))
-	it.SetDoc(e)
-	it[store.AttrExpiresAt] = now.Add(DeliveryRetention).Unix()
+	now := e.Payload.CreatedAt
 	call, _ := ctx.Value(callKey{}).(string)
 	if call == "" || idempotency.InUnit(ctx) {
 		if err := idempotency.Deferring(r.st).Put(ctx, it); err != nil {
@@ -114,6 +99,53 @@ func (r *Repo) record(ctx context.Context, accountID, projectID, event string, d
 		return nil, fmt.Errorf("webhooks: record event %s: %w", event, err)
 	}
 	return e, nil
+}
+
+// outboxItem builds event's payload and its outbox item, and returns the
+// data as encoded.
+func (r *Repo) outboxItem(accountID, projectID, event string, data any) (*outboxEvent, store.Item, []byte, error) {
+	if _, ok := eventType(event); !ok {
+		return nil, nil, nil, fmt.Errorf("webhooks: publish: event %q is not in the catalogue", event)
+	}
+	raw, err := apitime.Marshal(data)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("webhooks: publish %s: %w", event, err)
+	}
+	now := r.now().UTC()
+	p := Payload{ID: ids.New("evt", now), Type: event, CreatedAt: now, AccountID: accountID, Data: raw}
+	if projectID != "" {
+		p.ProjectID = &projectID
+	}
+	body, _ := apitime.Marshal(p) // the delivered bytes: times as in responses
+	if len(body) > MaxPayload {
+		return nil, nil, nil, fmt.Errorf("webhooks: publish %s: payload of %d bytes exceeds %d", event, len(body), MaxPayload)
+	}
+	e := &outboxEvent{Payload: p, Body: body}
+	it := store.NewItem(outboxKey(p.ID))
+	it.SetDoc(e)
+	it[store.AttrExpiresAt] = now.Add(DeliveryRetention).Unix()
+	return e, it, raw, nil
+}
+
+// Outboxed is the event as a transaction member, for a domain that commits
+// its writes itself: the caller puts the returned ops in the transaction
+// that makes the change, so the event exists exactly when the change does,
+// and calls dispatch once it committed (a dispatch lost to a crash is the
+// outbox sweep's). Without a queue there are no ops and dispatch does
+// nothing.
+func (r *Repo) Outboxed(accountID, projectID, event string, data any) (ops []store.Op, dispatch func(context.Context), err error) {
+	if r.q == nil {
+		return nil, func(context.Context) {}, nil
+	}
+	e, it, _, err := r.outboxItem(accountID, projectID, event, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []store.Op{store.PutOp(it)}, func(ctx context.Context) {
+		if err := r.dispatch(context.WithoutCancel(ctx), e); err != nil {
+			slog.Default().Warn("webhooks: fan-out failed; the outbox sweep retries it", "event", e.Payload.ID, "type", e.Payload.Type, "error", err.Error())
+		}
+	}, nil
 }
 
 // dispatch fans e out and then takes it off the outbox.

@@ -22,6 +22,9 @@ func Group(p ports.Ports) (api.Group, error) {
 	}
 	venue.Logger = p.Logger
 	d := Deps{Store: p.Store, Trading: venue}
+	if p.Events != nil {
+		d.Outbox = p.Events
+	}
 	return api.Group{Name: "trading", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy,
 		Services: services, Events: events}, nil
 }

@@ -24,6 +24,9 @@ type Deps struct {
 	// Trading is the venue and paper cash (see package tradingenv); its
 	// Store and Now are the group's.
 	Trading trading.Config
+	// Outbox records each order change's event in the change's own
+	// transaction; nil records none.
+	Outbox trading.Outbox
 }
 
 type handlers struct {
@@ -40,7 +43,7 @@ const operationID = "trading.orders.create"
 // dedupe key, the Idempotency-Key.
 func Register(k *api.Kernel, d Deps) error {
 	cfg := d.Trading
-	cfg.Store, cfg.Now = d.Store, k.Now
+	cfg.Store, cfg.Now, cfg.Outbox = d.Store, k.Now, d.Outbox
 	svc, err := trading.New(cfg)
 	if err != nil {
 		return err
@@ -128,18 +131,11 @@ func (h *handlers) order(ctx context.Context, in *orderInput) (*orderOutput, err
 	if err != nil {
 		return nil, err
 	}
-	h.publish(ctx, res.Transitions)
 	out := &orderOutput{Location: "/" + api.APIVersion + "/trading/orders/" + res.Order.ID, Body: res.Order}
 	if res.Replayed {
 		out.Replayed = "true"
 	}
 	return out, nil
-}
-
-func (h *handlers) publish(ctx context.Context, ts []trading.Transition) {
-	for _, t := range ts {
-		h.k.PublishIn(ctx, t.Scope.ProjectID, trading.EventName(t), t.Order)
-	}
 }
 
 type listInput struct {
@@ -165,7 +161,6 @@ func (h *handlers) read(ctx context.Context, in *readInput) (*api.Body[*trading.
 	if err != nil {
 		return nil, err
 	}
-	h.publish(ctx, res.Transitions)
 	return api.Reply(res.Order), nil
 }
 

@@ -297,3 +297,32 @@ func TestCreditsPerDayCapsOrders(t *testing.T) {
 		}
 	})
 }
+
+// An order's changes reach the webhooks through the outbox they commit
+// with: a market order that fills across two minutes yields exactly one
+// trading.order.partially_filled and one trading.order.filled delivery,
+// and a replay of its create adds none.
+func TestAnOrdersChangesReachTheWebhooksOnceEach(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
+		root, _ := e.RootKey(10, nil)
+		e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/webhooks", Key: root, Idem: apitest.Idem(),
+			Body: map[string]any{"url": "https://93.184.216.34/in", "events": []string{"trading.order.new", "trading.order.partially_filled", "trading.order.filled"}}}), 201)
+		depth := tape.At("ETH-USD", trading.Minute(e.Clock.Now())).Depth
+		body := map[string]any{"symbol": "ETH-USD", "side": "buy", "type": "market", "qty": decimal.Format(depth+depth/2, trading.QtyPlaces), "timeInForce": "day"}
+		idem := apitest.Idem()
+		o := order(t, e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/trading/orders", Key: root, Idem: idem, Body: body}), 201))
+		e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/trading/orders", Key: root, Idem: idem, Body: body}), 201)
+		for i := 0; i < 10 && o.Status != trading.StatusFilled; i++ {
+			e.Clock.Advance(time.Minute)
+			o = order(t, e.Must(get(e, root, "/trading/orders/"+o.ID, nil), 200))
+		}
+		r := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/webhook-deliveries?limit=100", Key: root}), 200)
+		got := map[string]int{}
+		for _, d := range r.Body["data"].([]any) {
+			got[d.(map[string]any)["event"].(string)]++
+		}
+		if got["trading.order.partially_filled"] != 1 || got["trading.order.filled"] != 1 || len(got) != 2 {
+			t.Fatalf("deliveries by event = %v; want one partially_filled and one filled", got)
+		}
+	})
+}

@@ -27,16 +27,19 @@ func Service(p ports.Ports, logger string) (*trading.Service, error) {
 		return nil, err
 	}
 	venue.Store, venue.Logger = p.Store, p.Log(logger)
+	if p.Events != nil {
+		venue.Outbox = p.Events
+	}
 	return trading.New(venue)
 }
 
 // Work is the trading group's work on p: the recheck that fills due orders
-// and publishes their events.
+// (their events commit with them).
 func Work(p ports.Ports) (ports.Work, error) {
 	orders, err := Service(p, RecheckFunction.Name)
 	if err != nil {
 		return ports.Work{}, err
 	}
-	recheck := func(ctx context.Context) error { return orders.RecheckAndPublish(ctx, p.Events) }
+	recheck := func(ctx context.Context) error { _, err := orders.Recheck(ctx, time.Now()); return err }
 	return ports.Work{Passes: []work.Pass{{Name: RecheckFunction.Name, Every: RecheckFunction.Schedule.LocalEvery(), Run: recheck}}}, nil
 }
