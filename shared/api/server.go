@@ -347,7 +347,8 @@ func stripVersion(prefix string, next http.Handler) http.Handler {
 		if raw != "" {
 			r.URL.RawPath = raw[len(prefix):]
 		}
-		defer func() { r.URL.Path, r.URL.RawPath = path, raw }()
+		st.cut = prefix
+		defer func() { r.URL.Path, r.URL.RawPath, st.cut = path, raw, "" }()
 		next.ServeHTTP(w, r)
 	})
 }
