@@ -269,6 +269,9 @@ func TestAnUnchangedWriteKeepsTheVersionAndRollsBack(t *testing.T) {
 type lostAnswers struct {
 	store.Store
 	armed, apply bool
+	// resend: the update applied and the SDK's resend of it failed its
+	// condition, which is all the writer hears.
+	resend bool
 }
 
 func (l *lostAnswers) Update(ctx context.Context, k store.Key, u store.Update, conds ...store.Cond) (store.Item, error) {
@@ -279,21 +282,26 @@ func (l *lostAnswers) Update(ctx context.Context, k store.Key, u store.Update, c
 				return nil, err
 			}
 		}
+		if l.resend {
+			return l.Store.Update(ctx, k, u, conds...)
+		}
 		return nil, fmt.Errorf("publish: %w", store.ErrUnavailable)
 	}
 	return l.Store.Update(ctx, k, u, conds...)
 }
 
 // A write is acknowledged exactly when the head names its version: a
-// publication whose answer was lost after it applied is a success, with
-// its blob kept (readers find it), and one that never applied is an error
+// publication whose answer was lost after it applied (or whose resend then
+// failed its condition) is a success, with its blob kept (readers find
+// it), and one that never applied is an error
 // that changed nothing, after which the next write goes on at once (its
 // lease was given back). On the remote adapter over both stores.
 func TestAWriteIsAcknowledgedExactlyWhenTheHeadNamesIt(t *testing.T) {
 	for _, sb := range teststores.All() {
 		t.Run(sb.Name, func(t *testing.T) {
-			for _, applied := range []bool{true, false} {
-				st := &lostAnswers{Store: sb.Open(t, time.Now)}
+			for _, c := range []struct{ applied, resend bool }{{true, false}, {false, false}, {true, true}} {
+				applied := c.applied
+				st := &lostAnswers{Store: sb.Open(t, time.Now), resend: c.resend}
 				b, err := fsblob.Open(t.TempDir())
 				if err != nil {
 					t.Fatal(err)

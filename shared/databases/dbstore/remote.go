@@ -313,14 +313,16 @@ func (r *Remote) publish(ctx context.Context, dbID string, produce func(path str
 var errOutcomeUnknown = errors.New("dbstore: the new version's publication has no known outcome")
 
 // settle decides a head update that failed (failed) with key as its new
-// version: the write is acknowledged exactly when the head names key. A
-// failed condition is a lost race (the lease ran out and another writer
-// moved on). Any other failure may have applied, or may still apply (a
+// version: the write is acknowledged exactly when the head names key.
+// A failure without an answer may have applied, or may still apply (a
 // request whose answer was lost): the lease is fenced first, a removal
 // conditional on this writer's token, after which the update, conditional
-// on the same token, can no longer apply; then the head says which it was.
-// Only a version the head cannot name loses its blob, so a reader never
-// finds the current version's blob deleted.
+// on the same token, can no longer apply. A failed condition needs no
+// fence: it may be the resend of an update whose first attempt applied,
+// and otherwise another writer owns the head, so this one can never
+// apply. Either way the head then says which it was. Only a version the
+// head cannot name loses its blob, so a reader never finds the current
+// version's blob deleted.
 func (r *Remote) settle(dbID, token, key string, failed error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -328,16 +330,15 @@ func (r *Remote) settle(dbID, token, key string, failed error) error {
 		_ = r.bucket.Delete(ctx, key)
 		return r.busy()
 	}
-	if errors.Is(failed, store.ErrConditionFailed) {
-		return lost()
-	}
-	_, err := r.st.Update(ctx, headKey(dbID), store.Update{Remove: []string{attrLeaseOwner, attrLeaseUntil}},
-		store.AttrEquals(attrLeaseOwner, token))
-	switch {
-	case err == nil:
-		return lost() // fenced before the update applied: it never will
-	case !errors.Is(err, store.ErrConditionFailed):
-		return fmt.Errorf("%w: %w", errOutcomeUnknown, failed)
+	if !errors.Is(failed, store.ErrConditionFailed) {
+		_, err := r.st.Update(ctx, headKey(dbID), store.Update{Remove: []string{attrLeaseOwner, attrLeaseUntil}},
+			store.AttrEquals(attrLeaseOwner, token))
+		switch {
+		case err == nil:
+			return lost() // fenced before the update applied: it never will
+		case !errors.Is(err, store.ErrConditionFailed):
+			return fmt.Errorf("%w: %w", errOutcomeUnknown, failed)
+		}
 	}
 	h, err := r.readHead(ctx, dbID)
 	switch {
