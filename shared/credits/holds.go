@@ -173,18 +173,16 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 			return ops, ch, err
 		}
 		iRec = len(ch.Ops)
-		if once {
-			// The id names one hold wherever it lives: the hold is taken
-			// only if the other place holds none either, so an attempt
-			// that reads the account as sliced cannot take a second hold
-			// beside the one an earlier attempt took before the slicing
-			// (nor overwrite that hold's sweep index entry).
-			other := holdKey(a.ID, h.ID)
-			if a.Slices <= 1 {
-				other = slicedHoldKey(a.ID, h.ID)
-			}
+		if once && a.Slices > 1 {
+			// The id names one hold wherever it lives: on a sliced account
+			// the hold is taken only if the account's own partition holds
+			// none either, so an attempt that reads the account as sliced
+			// cannot take a second hold beside the one an earlier attempt
+			// took before the slicing (nor overwrite that hold's sweep
+			// index entry). An account of one slice never was sliced (N
+			// only grows), so nothing can be in the other place.
 			iOther = len(ops)
-			ops = append(ops, store.CheckOp(other, store.NotExists()))
+			ops = append(ops, store.CheckOp(holdKey(a.ID, h.ID), store.NotExists()))
 		}
 		return ops, ch, err
 	})
