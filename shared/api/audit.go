@@ -80,12 +80,21 @@ func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Rout
 	if !ok || aw.held != nil || aw.status != 0 {
 		aw = passing(w)
 	}
+	recorded := false
+	record := func() {
+		if !recorded {
+			recorded = true
+			k.recordAudit(r, rt, p, aw)
+		}
+	}
 	// Recorded before the first byte leaves, so a process killed once a
 	// client holds its answer has journaled the event; at the end only
-	// when nothing was written (a panic the edge answers). committing runs
-	// it once.
-	aw.commit = func() { k.recordAudit(r, rt, p, aw) }
-	return aw, aw.committing
+	// when nothing was written (a panic the edge answers).
+	aw.commit = record
+	return aw, func() {
+		aw.commit = nil
+		record()
+	}
 }
 
 // recordAudit writes the event of an authenticated request: who called
