@@ -80,21 +80,7 @@ func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Rout
 	if !ok || aw.held != nil || aw.status != 0 {
 		aw = passing(w)
 	}
-	recorded := false
-	record := func() {
-		if !recorded {
-			recorded = true
-			k.recordAudit(r, rt, p, aw)
-		}
-	}
-	// Recorded before the first byte leaves, so a process killed once a
-	// client holds its answer has journaled the event; at the end only
-	// when nothing was written (a panic the edge answers).
-	aw.commit = record
-	return aw, func() {
-		aw.commit = nil
-		record()
-	}
+	return aw, func() { k.recordAudit(r, rt, p, aw) }
 }
 
 // recordAudit writes the event of an authenticated request: who called
@@ -112,9 +98,6 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 		status = http.StatusInternalServerError
 	}
 	path := r.URL.Path
-	if st := stateFrom(r.Context()); st != nil && r.URL == &st.url {
-		path = st.cut + path
-	}
 	if !infoFrom(r.Context()).literalPath {
 		path = redact.Secrets(path)
 	}

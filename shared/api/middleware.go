@@ -54,12 +54,8 @@ type requestState struct {
 	// URL, the kernel's own copy, which stripVersion may edit in place;
 	// idHeader is the X-Request-Id header's value. All three live here, in
 	// the one allocation every request makes anyway.
-	rec recorder
-	url url.URL
-	// cut is the version prefix stripVersion has cut from url while the
-	// handler runs; the audit event, written before the handler returns,
-	// names the path as the client sent it.
-	cut      string
+	rec      recorder
+	url      url.URL
 	idHeader [1]string
 	// ctx is the request's context below edge (see requestContext).
 	ctx requestContext

@@ -26,18 +26,6 @@ type recorder struct {
 	// bytes counts the body written through the recorder.
 	bytes int
 	body  bytes.Buffer
-	// commit, when set, runs once, after the status is known and before
-	// the first byte of the response passes on: the audit event is
-	// journaled before the client can hold its answer.
-	commit func()
-}
-
-// committing runs commit once, before the response starts.
-func (r *recorder) committing() {
-	if c := r.commit; c != nil {
-		r.commit = nil
-		c()
-	}
 }
 
 // passing wraps w to watch its response go by.
@@ -58,7 +46,6 @@ func (r *recorder) WriteHeader(code int) {
 		r.status = code
 	}
 	if r.held == nil {
-		r.committing()
 		r.w.WriteHeader(code)
 	}
 }
@@ -70,7 +57,6 @@ func (r *recorder) Write(b []byte) (int, error) {
 	if r.held != nil {
 		return r.body.Write(b)
 	}
-	r.committing()
 	n, err := r.w.Write(b)
 	r.bytes += n
 	return n, err

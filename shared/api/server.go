@@ -347,8 +347,7 @@ func stripVersion(prefix string, next http.Handler) http.Handler {
 		if raw != "" {
 			r.URL.RawPath = raw[len(prefix):]
 		}
-		st.cut = prefix
-		defer func() { r.URL.Path, r.URL.RawPath, st.cut = path, raw, "" }()
+		defer func() { r.URL.Path, r.URL.RawPath = path, raw }()
 		next.ServeHTTP(w, r)
 	})
 }
