@@ -68,8 +68,13 @@ func noteProblem(ctx context.Context, code apierr.Code) {
 	}
 }
 
-// auditing wraps w when the kernel records audit events; the returned
-// finish records the request's event once the response is known.
+// auditing wraps w when the kernel records audit events. The event is
+// journalled as the response leaves, after its status is known and before
+// its first byte reaches the client (a streamed download too), so an answer
+// a client has seen always has its event, whatever kills the process next.
+// The returned finish records the event of a request that wrote nothing
+// (the operation panicked and the edge answers 500), and logs a response
+// whose body did not reach the client whole: its event already stands.
 func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Route, p *Principal) (http.ResponseWriter, func()) {
 	if k.cfg.Audit == nil {
 		return w, func() {}
@@ -80,7 +85,23 @@ func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Rout
 	if !ok || aw.held != nil || aw.status != 0 {
 		aw = passing(w)
 	}
-	return aw, func() { k.recordAudit(r, rt, p, aw) }
+	// The path as the client sent it: the version prefix is stripped from
+	// r.URL before the operation runs, which may be before the event is.
+	path := r.URL.Path
+	if !infoFrom(r.Context()).literalPath {
+		path = redact.Secrets(path)
+	}
+	aw.beforeFirstByte = func() { k.recordAudit(r, rt, p, path, aw) }
+	return aw, func() {
+		if aw.beforeFirstByte != nil {
+			aw.beforeFirstByte = nil
+			k.recordAudit(r, rt, p, path, aw)
+			return
+		}
+		if aw.failed != nil {
+			Logger(r.Context()).Warn("response cut short", "status", aw.status, "bytes", aw.bytes, "error", aw.failed.Error())
+		}
+	}
 }
 
 // recordAudit writes the event of an authenticated request: who called
@@ -88,7 +109,7 @@ func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Rout
 // (operation, method, path, service) and how it ended (status, code,
 // charge, replay). Never a body, a header value or a secret. A failed write
 // is logged; the client already has its answer.
-func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw *recorder) {
+func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, path string, aw *recorder) {
 	key := p.Key()
 	o := outcomeFrom(r.Context())
 	status := aw.status
@@ -96,10 +117,6 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, aw 
 		// Nothing was written: the operation panicked, and the edge
 		// answers 500.
 		status = http.StatusInternalServerError
-	}
-	path := r.URL.Path
-	if !infoFrom(r.Context()).literalPath {
-		path = redact.Secrets(path)
 	}
 	e := audit.Event{
 		RequestID: RequestID(r.Context()), AccountID: key.AccountID, KeyPath: p.KeyPath(),

@@ -26,6 +26,20 @@ type recorder struct {
 	// bytes counts the body written through the recorder.
 	bytes int
 	body  bytes.Buffer
+	// beforeFirstByte, when set, runs once, after status is known and
+	// before the status line reaches the client: the audit event is
+	// journalled there, so no answer is ever seen without its event.
+	beforeFirstByte func()
+	// failed is the first error of a write to the client (gone, reset).
+	failed error
+}
+
+// committing runs beforeFirstByte once, as the response leaves.
+func (r *recorder) committing() {
+	if f := r.beforeFirstByte; f != nil {
+		r.beforeFirstByte = nil
+		f()
+	}
 }
 
 // passing wraps w to watch its response go by.
@@ -46,6 +60,7 @@ func (r *recorder) WriteHeader(code int) {
 		r.status = code
 	}
 	if r.held == nil {
+		r.committing()
 		r.w.WriteHeader(code)
 	}
 }
@@ -57,8 +72,12 @@ func (r *recorder) Write(b []byte) (int, error) {
 	if r.held != nil {
 		return r.body.Write(b)
 	}
+	r.committing()
 	n, err := r.w.Write(b)
 	r.bytes += n
+	if err != nil && r.failed == nil {
+		r.failed = err
+	}
 	return n, err
 }
 

@@ -80,6 +80,8 @@ type Env struct {
 	// process, on every backend (the emulator has no stream); Catchup
 	// waits until every recorded event is counted.
 	Audit *audit.Recorder
+	// AuditDir is Audit's journal directory, which a restart replays.
+	AuditDir string
 	// Remote is core-research, an HTTP upstream the test scripts.
 	Remote *FakeUpstream
 	// Ports are what the groups were built on: the queues (in memory,
@@ -211,7 +213,8 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		p.Resources = append(p.Resources, res...)
 		start = append(start, names...)
 	}
-	auditRec, err := audit.NewEmbeddedRecorder(st, c.Now, filepath.Join(t.TempDir(), "audit"))
+	auditDir := filepath.Join(t.TempDir(), "audit")
+	auditRec, err := audit.NewEmbeddedRecorder(st, c.Now, auditDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +238,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	}
 	hs := httptest.NewServer(k)
 	t.Cleanup(hs.Close)
-	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Audit: auditRec, Remote: remote,
+	e := &Env{T: t, URL: hs.URL, Clock: c, Store: st, Signer: signer, Kernel: k, Logs: logs, Audit: auditRec, AuditDir: auditDir, Remote: remote,
 		Ports: p, Sealer: sealer, workers: map[string]work.Worker{}, started: map[string]bool{}, rec: rec, logger: logger}
 	for _, w := range api.WorkOf(groups).Workers {
 		e.workers[w.Name] = w
