@@ -1,4 +1,4 @@
-package filesapi_test
+package usageapi_test
 
 import (
 	"bytes"
@@ -7,13 +7,22 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/audit"
 	"platformapi/shared/store/teststores"
 )
+
+// uploadFile uploads data and returns the file's id.
+func uploadFile(e *apitest.Env, key string, data []byte) string {
+	e.T.Helper()
+	return e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/files", Key: key, Idem: apitest.Idem(),
+		Headers: map[string]string{"Content-Type": "application/octet-stream", "X-File-Name": "data.bin"}, Body: data}), 201).Str("id")
+}
 
 // crashAtFirstByte hands a response on and, the moment its first byte
 // leaves, keeps what a kill -9 would leave of the audit journal: the
@@ -61,7 +70,7 @@ func TestADownloadsAuditEventIsJournalledBeforeItsFirstByte(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		root, _ := e.RootKey(1, nil)
 		data := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB
-		id := e.Must(upload(e, root, data, nil), 201).Str("id")
+		id := uploadFile(e, root, data)
 		var left string
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			e.Kernel.ServeHTTP(&crashAtFirstByte{ResponseWriter: w, crash: func() { left = snapshot(t, e.AuditDir) }}, r)
@@ -97,4 +106,36 @@ func TestADownloadsAuditEventIsJournalledBeforeItsFirstByte(t *testing.T) {
 			t.Fatalf("the replay left %v uncommitted", rest)
 		}
 	})
+}
+
+// A download the client abandons mid-body keeps its one audit event, and the
+// server's log says how the response ended.
+func TestADownloadCutMidBodyKeepsOneEventAndLogsHowItEnded(t *testing.T) {
+	e := apitest.New(t)
+	since := e.Clock.Now()
+	root, _ := e.RootKey(1, nil)
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<18) // 4 MiB: more than the socket buffers hold
+	id := uploadFile(e, root, data)
+	req, _ := http.NewRequest("GET", e.URL+"/v1/files/"+id+"/content", nil)
+	req.Header.Set("Authorization", "Bearer "+root)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := res.Body.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	requestID := res.Header.Get("X-Request-Id")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(e.Logs.String(), "response cut short") || !strings.Contains(e.Logs.String(), requestID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line says request %s was cut short:\n%s", requestID, e.Logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	n := len(byRequest(listAll(t, e, root, rangeQuery(since, closeHour(t, e))))[requestID])
+	if n != 1 {
+		t.Fatalf("the cut download left %d events, want 1", n)
+	}
 }
