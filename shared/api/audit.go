@@ -72,12 +72,10 @@ func noteProblem(ctx context.Context, code apierr.Code) {
 // journalled as the response leaves, after its status is known and before
 // its first byte reaches the client (a streamed download too), so an answer
 // a client has seen always has its event, whatever kills the process next.
-// The returned finish records the event of a request that wrote nothing
-// (the operation panicked and the edge answers 500), and logs a response
-// whose body did not reach the client whole: its event already stands.
-func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Route, p *Principal) (http.ResponseWriter, func()) {
+// The caller defers the hook's finish; a nil hook records nothing.
+func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Route, p *Principal) (http.ResponseWriter, *auditHook) {
 	if k.cfg.Audit == nil {
-		return w, func() {}
+		return w, nil
 	}
 	// Below edge, w is edge's passing recorder, which nothing has written
 	// through yet: it already watches this response, so the event reads it.
@@ -91,16 +89,45 @@ func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Rout
 	if !infoFrom(r.Context()).literalPath {
 		path = redact.Secrets(path)
 	}
-	aw.beforeFirstByte = func() { k.recordAudit(r, rt, p, path, aw) }
-	return aw, func() {
-		if aw.beforeFirstByte != nil {
-			aw.beforeFirstByte = nil
-			k.recordAudit(r, rt, p, path, aw)
-			return
-		}
-		if aw.failed != nil {
-			Logger(r.Context()).Warn("response cut short", "status", aw.status, "bytes", aw.bytes, "error", aw.failed.Error())
-		}
+	var h *auditHook
+	if st := stateFrom(r.Context()); st != nil {
+		h = &st.audit
+	} else {
+		h = new(auditHook)
+	}
+	*h = auditHook{k: k, r: r, rt: rt, p: p, path: path, aw: aw}
+	aw.audit = h
+	return aw, h
+}
+
+// auditHook is a request's audit event waiting for its response to leave.
+type auditHook struct {
+	k    *Kernel
+	r    *http.Request
+	rt   routes.Route
+	p    *Principal
+	path string
+	aw   *recorder
+}
+
+// record journals the event; the recorder calls it once, as the response
+// leaves.
+func (h *auditHook) record() { h.k.recordAudit(h.r, h.rt, h.p, h.path, h.aw) }
+
+// finish records the event of a request that wrote nothing (the operation
+// panicked and the edge answers 500), and logs a response whose body did
+// not reach the client whole: its one event already stands.
+func (h *auditHook) finish() {
+	if h == nil {
+		return
+	}
+	if h.aw.audit != nil {
+		h.aw.audit = nil
+		h.record()
+		return
+	}
+	if h.aw.failed != nil {
+		Logger(h.r.Context()).Warn("response cut short", "status", h.aw.status, "bytes", h.aw.bytes, "error", h.aw.failed.Error())
 	}
 }
 

@@ -174,9 +174,9 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 		}
 		if key := p.Key(); key != nil {
 			info.keyID = key.ID
-			var recordAudit func()
-			w, recordAudit = k.auditing(w, r, rt, p)
-			defer recordAudit()
+			var hook *auditHook
+			w, hook = k.auditing(w, r, rt, p)
+			defer hook.finish()
 		}
 		if err := k.authorize(ctx, rt, r, body, p); err != nil {
 			WriteProblem(w, r, err)

@@ -43,7 +43,10 @@ type requestState struct {
 	logger     *slog.Logger
 	info       logInfo
 	outcome    outcome
-	principal  *Principal
+	// audit is the request's audit hook (auditing), kept here to cost no
+	// allocation of its own.
+	audit     auditHook
+	principal *Principal
 	// shipped is the request's audit event when it rides on the access
 	// line (a shipping recorder, see recordAudit).
 	shipped *audit.Event

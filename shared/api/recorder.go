@@ -26,19 +26,19 @@ type recorder struct {
 	// bytes counts the body written through the recorder.
 	bytes int
 	body  bytes.Buffer
-	// beforeFirstByte, when set, runs once, after status is known and
-	// before the status line reaches the client: the audit event is
-	// journalled there, so no answer is ever seen without its event.
-	beforeFirstByte func()
+	// audit, when set, records the request's audit event once, after
+	// status is known and before the status line reaches the client, so
+	// no answer is ever seen without its event.
+	audit *auditHook
 	// failed is the first error of a write to the client (gone, reset).
 	failed error
 }
 
-// committing runs beforeFirstByte once, as the response leaves.
+// committing records the audit event once, as the response leaves.
 func (r *recorder) committing() {
-	if f := r.beforeFirstByte; f != nil {
-		r.beforeFirstByte = nil
-		f()
+	if h := r.audit; h != nil {
+		r.audit = nil
+		h.record()
 	}
 }
 
