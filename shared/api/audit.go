@@ -73,7 +73,7 @@ func noteProblem(ctx context.Context, code apierr.Code) {
 // its first byte reaches the client (a streamed download too), so an answer
 // a client has seen always has its event, whatever kills the process next.
 // The caller defers the hook's finish; a nil hook records nothing.
-func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Route, p *Principal) (http.ResponseWriter, *auditHook) {
+func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt *routes.Route, p *Principal) (http.ResponseWriter, *auditHook) {
 	if k.cfg.Audit == nil {
 		return w, nil
 	}
@@ -104,7 +104,7 @@ func (k *Kernel) auditing(w http.ResponseWriter, r *http.Request, rt routes.Rout
 type auditHook struct {
 	k    *Kernel
 	r    *http.Request
-	rt   routes.Route
+	rt   *routes.Route
 	p    *Principal
 	path string
 	aw   *recorder
@@ -136,7 +136,7 @@ func (h *auditHook) finish() {
 // (operation, method, path, service) and how it ended (status, code,
 // charge, replay). Never a body, a header value or a secret. A failed write
 // is logged; the client already has its answer.
-func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, path string, aw *recorder) {
+func (k *Kernel) recordAudit(r *http.Request, rt *routes.Route, p *Principal, path string, aw *recorder) {
 	key := p.Key()
 	o := outcomeFrom(r.Context())
 	status := aw.status
@@ -147,7 +147,7 @@ func (k *Kernel) recordAudit(r *http.Request, rt routes.Route, p *Principal, pat
 	}
 	e := audit.Event{
 		RequestID: RequestID(r.Context()), AccountID: key.AccountID, KeyPath: p.KeyPath(),
-		Operation: auditOperation(rt, p.Service, p.Operation), ServiceID: p.Service,
+		Operation: auditOperation(*rt, p.Service, p.Operation), ServiceID: p.Service,
 		Method: r.Method, Path: path, Status: status, IdempotentReplayed: aw.replayed(),
 	}
 	// Each pointer's string is declared where it is taken, so that an event

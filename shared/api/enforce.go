@@ -175,7 +175,7 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 		if key := p.Key(); key != nil {
 			info.keyID = key.ID
 			var hook *auditHook
-			w, hook = k.auditing(w, r, rt, p)
+			w, hook = k.auditing(w, r, &rt, p)
 			defer hook.finish()
 		}
 		if err := k.authorize(ctx, rt, r, body, p); err != nil {
