@@ -26,6 +26,7 @@ var reaches = map[string]struct {
 	"runsapi":        {[]string{"servicesapi"}, "runs invoke services"},
 	"servicesapi":    {[]string{"mcpapi", "approvalsapi", "webhooksapi", "runsapi"}, "actions wait for approvals, publish events and start runs; MCP serves the same tools"},
 	"swapsapi":       {[]string{"walletsapi", "approvalsapi"}, "a swap executes as a wallet transaction under the wallet's policy and its approvals"},
+	"tradingapi":     {[]string{"webhooksapi"}, "an order's changes commit their webhook events"},
 	"usageapi":       {[]string{"servicesapi", "filesapi"}, "usage is counted from priced calls and stored files"},
 	"walletsapi":     {[]string{"approvalsapi", "webhooksapi"}, "transactions wait for approvals and publish events"},
 	"webhooksapi":    {[]string{"servicesapi", "approvalsapi"}, "deliveries of service and approval events"},
