@@ -43,6 +43,23 @@ func slicedHoldKey(accountID, id string) store.Key {
 	return store.Key{PK: "hold#" + accountID + "#" + id, SK: "hold"}
 }
 
+// attrInAccount marks the item at a call hold's sliced place that says the
+// hold lives in the account's partition (heldElsewhere).
+const attrInAccount = "inAccount"
+
+// markerLife is how long a marker outlives its hold's taking: as long as a
+// retry of the call may come (a stored response is kept 24 hours).
+const markerLife = 25 * time.Hour
+
+// heldElsewhere is the marker of a call's hold taken in the account's
+// partition, at the place a sliced account keeps it.
+func heldElsewhere(accountID, id string, now time.Time) store.Item {
+	it := store.NewItem(slicedHoldKey(accountID, id))
+	it[attrInAccount] = true
+	it[store.AttrExpiresAt] = now.Add(markerLife).Unix()
+	return it
+}
+
 // holdAt is where a hold taken on a as read is kept.
 func holdAt(a Account, id string) store.Key {
 	if a.Slices > 1 {
@@ -64,6 +81,9 @@ func (l *Ledger) findHold(ctx context.Context, accountID, id string, both bool) 
 	}
 	for _, k := range at {
 		it, err := l.st.Get(ctx, k)
+		if err == nil && it.Has(attrInAccount) {
+			return l.st.Get(ctx, holdKey(accountID, id)) // a marker: the hold is in the account's partition
+		}
 		if !errors.Is(err, store.ErrNotFound) {
 			return it, err
 		}
@@ -173,16 +193,16 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 			return ops, ch, err
 		}
 		iRec = len(ch.Ops)
-		if once && a.Slices > 1 {
-			// The id names one hold wherever it lives: on a sliced account
-			// the hold is taken only if the account's own partition holds
-			// none either, so an attempt that reads the account as sliced
-			// cannot take a second hold beside the one an earlier attempt
-			// took before the slicing (nor overwrite that hold's sweep
-			// index entry). An account of one slice never was sliced (N
-			// only grows), so nothing can be in the other place.
+		if once && a.Slices <= 1 {
+			// The id names one hold wherever it lives. A call's hold taken
+			// in the account's partition leaves a marker where the sliced
+			// account would keep it, so a retry that reads the account as
+			// sliced finds the id taken instead of debiting a second hold
+			// beside it (and overwriting its sweep index entry). The
+			// marker is written while the account is quiet (one slice);
+			// a sliced account's holds add nothing to its own partition.
 			iOther = len(ops)
-			ops = append(ops, store.CheckOp(holdKey(a.ID, h.ID), store.NotExists()))
+			ops = append(ops, store.PutOp(heldElsewhere(a.ID, h.ID, now), store.NotExists()))
 		}
 		return ops, ch, err
 	})
@@ -279,6 +299,8 @@ func (l *Ledger) readHold(ctx context.Context, accountID, id string) (Account, s
 		sk := slicedHoldKey(accountID, id)
 		rec, err := l.st.Get(ctx, sk)
 		switch {
+		case err == nil && rec.Has(attrInAccount):
+			// A marker: the hold is in the account's partition.
 		case err == nil:
 			a, err := l.account(ctx, accountID, int(rec.Int(attrHoldSlice)))
 			return a, rec, sk, err

@@ -169,7 +169,8 @@ func TestAnAccountOfOneSliceReadsAndWritesWhatItAlwaysDid(t *testing.T) {
 			want := []string{
 				"get acct#acct_s|hold#hld_c1",
 				"get acct#acct_s|account",
-				"transact update acct#acct_s|account; put acct#acct_s|lgr#T#000000000002; put acct#acct_s|hold#hld_c1; put holds#H|D",
+				// A call's hold also marks its id where a sliced account would keep it.
+				"transact update acct#acct_s|account; put acct#acct_s|lgr#T#000000000002; put acct#acct_s|hold#hld_c1; put holds#H|D; put hold#acct_s#hld_c1|hold",
 				"batchget acct#acct_s|account acct#acct_s|hold#hld_c1",
 				"transact update acct#acct_s|hold#hld_c1; delete holds#H|D; update acct#acct_s|account; put acct#acct_s|lgr#T#000000000003; put acct#acct_s|lgr#T#000000000004",
 				"get acct#acct_s|account",
