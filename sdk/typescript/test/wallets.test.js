@@ -50,10 +50,14 @@ test("a wallet is created, read, listed and shows the funds the chain holds", as
 });
 
 test("a personal_sign signature needs another key's approval, then signs as the wallet", async () => {
-  // A child key requests; a key outside its subtree (the root) decides.
+  // A child key requests; a key beside it, outside its lineage, decides
+  // (its parent, the root, is in the lineage and is refused).
   const child = await api.apiKeysCreate({ body: { label: "signer" } });
   assert.equal(child.ok, true, JSON.stringify(child.error));
   const signer = createClient({ baseUrl: server.baseUrl, apiKey: child.value.secret });
+  const approverKey = await api.apiKeysCreate({ body: { label: "approver", scopes: ["approvals:read", "approvals:write"] } });
+  assert.equal(approverKey.ok, true, JSON.stringify(approverKey.error));
+  const approver = createClient({ baseUrl: server.baseUrl, apiKey: approverKey.value.secret });
   const wallet = (await signer.walletsCreate({ body: {} })).value;
   const path = { walletId: wallet.id };
   const quote = await signer.walletsSignaturesQuote({ path, body: { type: "personal_sign", message: "sign in, nonce 42" } });
@@ -72,7 +76,10 @@ test("a personal_sign signature needs another key's approval, then signs as the 
   const own = await signer.approvalsDecide({ path: { approvalId }, body: { decision: "approve" } });
   assert.equal(own.ok, false);
   assert.equal(own.error.code, "self_approval_denied");
-  const decided = await api.approvalsDecide({ path: { approvalId }, body: { decision: "approve" } });
+  const parent = await api.approvalsDecide({ path: { approvalId }, body: { decision: "approve" } });
+  assert.equal(parent.ok, false);
+  assert.equal(parent.error.code, "self_approval_denied");
+  const decided = await approver.approvalsDecide({ path: { approvalId }, body: { decision: "approve" } });
   assert.equal(decided.ok, true, JSON.stringify(decided.error));
 
   const signed = await signer.walletsSignaturesCreate({ path, body: { quoteId: quote.value.id, approvalId } });
