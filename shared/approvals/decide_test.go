@@ -9,21 +9,15 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/approvals"
+	"platformapi/shared/approvals/lineagetest"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/keys"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 )
 
-// tree is an account's keys by name, made and rolled through keys.Repo:
-//
-//	root (rolled: root′)
-//	├─ parent (rolled: parent′, which minted "sibling via parent′")
-//	│  ├─ requester (rolled: successor, rolled again: successor²)
-//	│  │  ├─ child ─ grandchild
-//	│  │  └─ (successor) ─ child of the successor
-//	│  └─ sibling
-//	└─ uncle ─ cousin
+// tree is an account's keys by name (lineagetest.Tree), made and rolled
+// through keys.Repo.
 type tree map[string]*keys.Key
 
 func grow(t *testing.T, st store.Store, now time.Time, name string) tree {
@@ -36,34 +30,25 @@ func grow(t *testing.T, st store.Store, now time.Time, name string) tree {
 	}
 	k := tree{"root": root.Key}
 	chains := map[string][]*keys.Key{"root": {root.Key}}
-	mint := func(name, parent string) {
-		c, err := r.CreateChild(ctx, chains[parent], keys.CreateKeyRequest{}, func(string) bool { return false })
+	for _, s := range lineagetest.Tree {
+		var c *keys.Created
+		if s.Roll {
+			var rolled *keys.Rolled
+			if rolled, err = r.Roll(ctx, root.Key, k[s.From].ID, now.Add(time.Hour), nil); err == nil {
+				c = &rolled.Created
+			}
+		} else {
+			c, err = r.CreateChild(ctx, chains[s.From], keys.CreateKeyRequest{}, func(string) bool { return false })
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		k[name], chains[name] = c.Key, append(chains[parent][:len(chains[parent]):len(chains[parent])], c.Key)
-	}
-	roll := func(name, into string) {
-		rolled, err := r.Roll(ctx, root.Key, k[name].ID, now.Add(time.Hour), nil)
-		if err != nil {
-			t.Fatal(err)
+		parent := chains[s.From]
+		if s.Roll {
+			parent = parent[:len(parent)-1]
 		}
-		parent := chains[name][:len(chains[name])-1]
-		k[into], chains[into] = rolled.Key, append(parent[:len(parent):len(parent)], rolled.Key)
+		k[s.Name], chains[s.Name] = c.Key, append(parent[:len(parent):len(parent)], c.Key)
 	}
-	mint("parent", "root")
-	mint("uncle", "root")
-	mint("cousin", "uncle")
-	mint("requester", "parent")
-	mint("sibling", "parent")
-	mint("child", "requester")
-	mint("grandchild", "child")
-	roll("requester", "successor")
-	roll("successor", "successor²")
-	mint("child of the successor", "successor")
-	roll("parent", "parent′")
-	mint("sibling via parent′", "parent′")
-	roll("root", "root′")
 	return k
 }
 

@@ -1,21 +1,15 @@
 package apitest
 
-import "time"
+import (
+	"time"
+
+	"platformapi/shared/approvals/lineagetest"
+)
 
 // Lineage makes, through the API, a new account's keys at every place the
-// approval rule names relative to one requester (shared/approvals, "no key
-// of the requester's lineage decides a money approval"), and returns their
-// secrets by name:
-//
-//	root (rolled: root′)
-//	├─ parent (rolled: parent′)
-//	│  ├─ requester (rolled: successor, rolled again: successor²)
-//	│  │  ├─ child ─ grandchild
-//	│  │  └─ (successor) ─ child of the successor
-//	│  └─ sibling
-//	└─ uncle ─ cousin
-//
-// Every key holds the root's scopes; rolled keys keep working for an hour.
+// approval rule names relative to one requester (lineagetest.Tree), and
+// returns their secrets by name. Every key holds the root's scopes; rolled
+// keys keep working for an hour.
 func (e *Env) Lineage(credits int64) map[string]string {
 	e.T.Helper()
 	k := map[string]string{}
@@ -23,28 +17,17 @@ func (e *Env) Lineage(credits int64) map[string]string {
 	var root *Resp
 	k["root"], root = e.RootKey(credits, nil)
 	id["root"] = root.Str("id")
-	mint := func(name, parent string) {
+	for _, s := range lineagetest.Tree {
+		if s.Roll {
+			r := e.Must(e.Do(Req{Method: "POST", Path: "/v1/api-keys/" + id[s.From] + "/roll", Key: k["root"], Idem: Idem(),
+				Body: map[string]any{"expiresAt": e.Clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)}}), 201)
+			k[s.Name], id[s.Name] = r.Str("secret"), r.Str("id")
+			continue
+		}
 		var rec *Resp
-		k[name], rec = e.Child(k[parent], map[string]any{"label": name})
-		id[name] = rec.Str("id")
+		k[s.Name], rec = e.Child(k[s.From], map[string]any{"label": s.Name})
+		id[s.Name] = rec.Str("id")
 	}
-	roll := func(name, into string) {
-		r := e.Must(e.Do(Req{Method: "POST", Path: "/v1/api-keys/" + id[name] + "/roll", Key: k["root"], Idem: Idem(),
-			Body: map[string]any{"expiresAt": e.Clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)}}), 201)
-		k[into], id[into] = r.Str("secret"), r.Str("id")
-	}
-	mint("parent", "root")
-	mint("uncle", "root")
-	mint("cousin", "uncle")
-	mint("requester", "parent")
-	mint("sibling", "parent")
-	mint("child", "requester")
-	mint("grandchild", "child")
-	roll("requester", "successor")
-	roll("successor", "successor²")
-	mint("child of the successor", "successor")
-	roll("parent", "parent′")
-	roll("root", "root′")
 	return k
 }
 
