@@ -122,8 +122,7 @@ func (h *auditHook) finish() {
 		return
 	}
 	if h.aw.audit != nil {
-		h.aw.audit = nil
-		h.record()
+		h.aw.committing()
 		return
 	}
 	if h.aw.failed != nil {

@@ -141,11 +141,7 @@ func (r *Repo) Outboxed(accountID, projectID, event string, data any) (ops []sto
 	if err != nil {
 		return nil, nil, err
 	}
-	return []store.Op{store.PutOp(it)}, func(ctx context.Context) {
-		if err := r.dispatch(context.WithoutCancel(ctx), e); err != nil {
-			slog.Default().Warn("webhooks: fan-out failed; the outbox sweep retries it", "event", e.Payload.ID, "type", e.Payload.Type, "error", err.Error())
-		}
-	}, nil
+	return []store.Op{store.PutOp(it)}, func(ctx context.Context) { r.dispatchOrLeave(ctx, e) }, nil
 }
 
 // dispatch fans e out and then takes it off the outbox.

@@ -37,13 +37,16 @@ func (r *Repo) Publish(ctx context.Context, accountID, projectID, event string, 
 	if err != nil || e == nil {
 		return err
 	}
-	detached := context.WithoutCancel(ctx)
-	idempotency.AfterCommit(ctx, func() {
-		if err := r.dispatch(detached, e); err != nil {
-			slog.Default().Warn("webhooks: fan-out failed; the outbox sweep retries it", "event", e.Payload.ID, "type", e.Payload.Type, "error", err.Error())
-		}
-	})
+	idempotency.AfterCommit(ctx, func() { r.dispatchOrLeave(ctx, e) })
 	return nil
+}
+
+// dispatchOrLeave fans e out after its commit, outliving the request; a
+// failure leaves e on the outbox for the sweep.
+func (r *Repo) dispatchOrLeave(ctx context.Context, e *outboxEvent) {
+	if err := r.dispatch(context.WithoutCancel(ctx), e); err != nil {
+		slog.Default().Warn("webhooks: fan-out failed; the outbox sweep retries it", "event", e.Payload.ID, "type", e.Payload.Type, "error", err.Error())
+	}
 }
 
 // fanOut records one pending delivery of e for every webhook of the account
