@@ -59,7 +59,7 @@ func fund(cfg app.Config, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := serverData(cfg.DataDir, filepath.Join("chain", "faucet.key")); err != nil {
+	if err := serverData(fs, cfg.DataDir, filepath.Join("chain", "faucet.key")); err != nil {
 		return err
 	}
 	if !common.IsHexAddress(*address) {

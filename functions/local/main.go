@@ -58,7 +58,9 @@ type command struct {
 // help itself is the last.
 var commands = []command{
 	{"serve", "serve every group on ADDR with DATA_DIR (the default without a command)", serveCommand},
+	{"wait", "wait until the server of DATA_DIR answers, then print its URL; fail at once when another process answers there", waitCommand},
 	{"mint-credit-token", "print a credit token the server on DATA_DIR redeems for a first key (--credits N)", mint},
+	{"secret", "print the secret of the key in key.json (or the file named), the answer of POST /v1/api-keys", secretCommand},
 	{"fund", "fund an address on the server's local chain (--address 0x… --asset USDC|WETH|ETH --amount N)", fund},
 	{"sign-payment", "sign an x402 challenge with PAYER_PRIVATE_KEY (--payment-required …), or print a new payer key (--new-key)", func(_ app.Config, args []string) error { return signPayment(args) }},
 	{"print-openapi", "print the OpenAPI 3.1 document (make openapi)", func(app.Config, []string) error { return printOpenAPI() }},
@@ -78,7 +80,7 @@ func usage() string {
 		fmt.Fprintf(&b, "  %-18s %s\n", c.name, c.help)
 	}
 	fmt.Fprintf(&b, "  %-18s %s\n", "help", "print this list")
-	b.WriteString("\nserve, mint-credit-token and fund use the server's DATA_DIR (default .data;\n" +
+	b.WriteString("\nserve, wait, mint-credit-token and fund use the server's DATA_DIR (default .data;\n" +
 		"--data-dir overrides it); the server listens on ADDR (default 127.0.0.1:8080).\n" +
 		"`<command> -h` lists a command's flags.\n")
 	return b.String()
@@ -133,11 +135,39 @@ func absDir(dir string) string {
 // serverData refuses a data directory the server has not written (marker,
 // a file the server creates at its first start, is missing): a development
 // command there would create a second signing key or chain no server uses.
-func serverData(dir, marker string) error {
+// The message says what is wrong with the directory given, and where it
+// came from (--data-dir, DATA_DIR or the default).
+func serverData(fs *flag.FlagSet, dir, marker string) error {
+	source := "DATA_DIR " + absDir(dir)
+	switch {
+	case flagGiven(fs, "data-dir"):
+		source = "--data-dir " + absDir(dir)
+	case os.Getenv("DATA_DIR") == "":
+		source = absDir(dir) + " (the default DATA_DIR)"
+	}
+	info, err := os.Stat(dir)
+	switch {
+	case err != nil && flagGiven(fs, "data-dir"):
+		return fmt.Errorf("%s: no such directory; pass the data directory the server's banner prints", source)
+	case err != nil:
+		return fmt.Errorf("%s: no such directory, so no server data in %s; start the server first or pass --data-dir", source, absDir(dir))
+	case !info.IsDir():
+		return fmt.Errorf("%s is not a directory", source)
+	}
 	if _, err := os.Stat(filepath.Join(dir, marker)); err != nil {
+		if flagGiven(fs, "data-dir") {
+			return fmt.Errorf("%s: no server data there (no %s); pass the data directory the server's banner prints", source, marker)
+		}
 		return fmt.Errorf("no server data in %s; start the server first or pass --data-dir", absDir(dir))
 	}
 	return nil
+}
+
+// flagGiven reports whether the command line set the flag.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 func serveCommand(cfg app.Config, args []string) error {
@@ -166,13 +196,17 @@ func mint(cfg app.Config, args []string) error {
 	}
 	key := "CREDIT_TOKEN_SECRET_ARN"
 	if cfg.Backend != "aws" || os.Getenv(key) == "" {
-		if err := serverData(cfg.DataDir, "credit-token.key"); err != nil {
+		if err := serverData(fs, cfg.DataDir, "credit-token.key"); err != nil {
 			return err
 		}
 		key = filepath.Join(absDir(cfg.DataDir), "credit-token.key")
 	}
 	// The token alone goes to stdout, so that $(…) captures it.
-	fmt.Fprintf(os.Stderr, "minted with the signing key of %s; the server using it redeems the token at POST /v1/api-keys (ADDR %s)\n", key, listenAddr())
+	where := "no server of " + absDir(cfg.DataDir) + " runs now; start it (make run) to redeem the token"
+	if rec, ok := readRecord(cfg.DataDir); ok {
+		where = "the server of " + absDir(cfg.DataDir) + " redeems it at " + rec.URL + "/v1/api-keys"
+	}
+	fmt.Fprintf(os.Stderr, "minted with the signing key of %s; %s\n", key, where)
 	signer, err := app.Signer(context.Background(), cfg)
 	if err != nil {
 		return err
@@ -233,11 +267,17 @@ func serve(cfg app.Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // before running.Wait: a failed Serve must stop them too
 	running.Go(func() { work.Run(ctx, logger, workers, passes) })
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+	base := "http://" + ln.Addr().String()
+	rec, err := writeRecord(cfg.DataDir, base)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", filepath.Join(absDir(cfg.DataDir), recordFile), err)
+	}
+	defer removeRecord(cfg.DataDir, rec)
+	srv := &http.Server{Handler: withInstance(api, rec.Instance), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", cfg.Backend, "dataDir", cfg.DataDir)
 	// The test harness reads this line to find the port when ADDR ends in :0.
-	fmt.Fprintf(os.Stdout, "listening on http://%s\n", ln.Addr().String())
-	fmt.Fprint(os.Stdout, banner("http://"+ln.Addr().String(), cfg.DataDir, dev.Endpoint()))
+	fmt.Fprintf(os.Stdout, "listening on %s\n", base)
+	fmt.Fprint(os.Stdout, banner(base, cfg.DataDir, dev.Endpoint()))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -255,17 +295,19 @@ func serve(cfg app.Config) error {
 }
 
 // banner is what a newcomer needs once the server listens: where it keeps
-// its data, where its chain answers, where the reference is, and the exact
-// command that makes a first key against this server (its data directory
-// and its URL), so no command in it can reach another server's key.
+// its data, where its chain answers, where the reference and the console
+// are, and the exact command that makes a first key against this server
+// (its data directory and its URL), so no command in it can reach another
+// server's key.
 func banner(base, dataDir, chainRPC string) string {
 	dir := absDir(dataDir)
 	mintCmd := "go run ./functions/local mint-credit-token --data-dir " + shellQuote(dir) + " --credits 50"
 	return fmt.Sprintf(`  data directory  %s
   chain RPC       %s
   API reference   %s/docs
-  first key       curl -s -X POST %s/v1/api-keys -H "X-Service-Credit-Token: $(%s)" -H 'Idempotency-Key: first-key-0001' -H 'Content-Type: application/json' -d '{"label": "root"}' | tee key.json
-`, dir, chainRPC, base, base, mintCmd)
+  console         %s/console
+  first key       curl -sS --fail-with-body -X POST %s/v1/api-keys -H "X-Service-Credit-Token: $(%s)" -H 'Idempotency-Key: first-key-0001' -H 'Content-Type: application/json' -d '{"label": "root"}' | tee key.json
+`, dir, chainRPC, base, base, base, mintCmd)
 }
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)

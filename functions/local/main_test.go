@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -236,7 +237,7 @@ func runCmd(t *testing.T, dir string, env []string, args ...string) (string, str
 	return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
 }
 
-var commandNames = []string{"serve", "mint-credit-token", "fund", "sign-payment", "print-openapi", "bench", "help"}
+var commandNames = []string{"serve", "wait", "mint-credit-token", "secret", "fund", "sign-payment", "print-openapi", "bench", "help"}
 
 // help lists every command, one line each, and exits; it never serves.
 func TestHelpListsEveryCommandOnOneLine(t *testing.T) {
@@ -267,19 +268,21 @@ func TestUnknownCommandExitsTwoWithTheList(t *testing.T) {
 
 // The development commands never create a signing key or a chain where the
 // server's data directory was expected: a directory that does not exist or
-// that no server has written is refused, and left as it was.
-func TestDevelopmentCommandsRefuseADataDirWithoutServerData(t *testing.T) {
+// that no server has written is refused, and left as it was; the message
+// says what is wrong with the directory given and where it came from.
+func TestDevelopmentCommandsRefuseADataDirWithoutServerDataAndSayWhy(t *testing.T) {
 	fundArgs := []string{"fund", "--address", "0x0000000000000000000000000000000000000001", "--asset", "USDC", "--amount", "1"}
 	for _, tc := range []struct {
 		name    string
 		missing bool // the directory does not exist
 		viaFlag bool // --data-dir rather than DATA_DIR
 		args    []string
+		want    string // %s is the directory
 	}{
-		{"MintMissingDir", true, false, []string{"mint-credit-token", "--credits", "5"}},
-		{"MintEmptyDirFlag", false, true, []string{"mint-credit-token", "--credits", "5"}},
-		{"FundMissingDirFlag", true, true, fundArgs},
-		{"FundEmptyDir", false, false, fundArgs},
+		{"MintMissingDir", true, false, []string{"mint-credit-token", "--credits", "5"}, "DATA_DIR %s: no such directory, so no server data in %[1]s; start the server first or pass --data-dir"},
+		{"MintEmptyDirFlag", false, true, []string{"mint-credit-token", "--credits", "5"}, "--data-dir %s: no server data there (no credit-token.key); pass the data directory the server's banner prints"},
+		{"FundMissingDirFlag", true, true, fundArgs, "--data-dir %s: no such directory; pass the data directory the server's banner prints"},
+		{"FundEmptyDir", false, false, fundArgs, "no server data in %s; start the server first or pass --data-dir"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -291,7 +294,7 @@ func TestDevelopmentCommandsRefuseADataDirWithoutServerData(t *testing.T) {
 				env, args = []string{"DATA_DIR=" + filepath.Join(t.TempDir(), "elsewhere")}, append(append([]string{}, args...), "--data-dir", dir)
 			}
 			out, errOut, code := runCmd(t, t.TempDir(), env, args...)
-			want := "no server data in " + dir + "; start the server first or pass --data-dir"
+			want := fmt.Sprintf(tc.want, dir)
 			if code != 1 || out != "" || !strings.Contains(errOut, want) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
 			}
@@ -303,14 +306,15 @@ func TestDevelopmentCommandsRefuseADataDirWithoutServerData(t *testing.T) {
 }
 
 // --data-dir names the server's directory over DATA_DIR, and the command
-// says which signing key it used: the token it prints is one that server
-// redeems.
-func TestMintUsesTheServersDataDirAndSaysSo(t *testing.T) {
+// says which signing key it used and the address that server actually
+// listens on (not ADDR's default): the token it prints is one that server
+// redeems there.
+func TestMintUsesTheServersDataDirAndSaysWhereItListens(t *testing.T) {
 	dir := t.TempDir()
 	srv := start(t, []string{"DATA_DIR=" + dir})
-	tok, errOut, code := runCmd(t, t.TempDir(), []string{"DATA_DIR=" + filepath.Join(t.TempDir(), "other")}, "mint-credit-token", "--data-dir", dir, "--credits", "7")
-	if code != 0 || !strings.Contains(errOut, filepath.Join(dir, "credit-token.key")) {
-		t.Fatalf("exit %d: %s", code, errOut)
+	tok, errOut, code := runCmd(t, t.TempDir(), []string{"DATA_DIR=" + filepath.Join(t.TempDir(), "other"), "ADDR="}, "mint-credit-token", "--data-dir", dir, "--credits", "7")
+	if code != 0 || !strings.Contains(errOut, filepath.Join(dir, "credit-token.key")) || !strings.Contains(errOut, srv.base+"/v1/api-keys") || strings.Contains(errOut, "8080") {
+		t.Fatalf("exit %d: %s (the server listens on %s)", code, errOut, srv.base)
 	}
 	if code, body := call(t, "POST", srv.base+"/v1/api-keys", map[string]string{"X-Service-Credit-Token": strings.TrimSpace(tok),
 		"Idempotency-Key": "first-key-001", "Content-Type": "application/json"}, `{}`); code != 201 {
@@ -319,9 +323,9 @@ func TestMintUsesTheServersDataDirAndSaysSo(t *testing.T) {
 }
 
 // The banner `make run` prints once listening names the data directory,
-// the chain's RPC, the reference, and a first-key command that works as
+// the chain's RPC, the reference, the console, and a first-key command that works as
 // printed (with `go run ./functions/local` standing for this binary).
-func TestBannerGivesTheDataDirChainDocsAndAFirstKeyCommandThatWorks(t *testing.T) {
+func TestBannerGivesTheDataDirChainDocsConsoleAndAFirstKeyCommandThatWorks(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(binary(t))
 	cmd.Env = append(os.Environ(), "ADDR=127.0.0.1:0", "DATA_DIR="+dir)
@@ -353,8 +357,13 @@ func TestBannerGivesTheDataDirChainDocsAndAFirstKeyCommandThatWorks(t *testing.T
 	if endpoint, _ := os.ReadFile(filepath.Join(dir, "chain", "endpoint")); strings.TrimSpace(string(endpoint)) != lines["chain RPC"] {
 		t.Fatalf("chain RPC %q, the chain's endpoint %q", lines["chain RPC"], endpoint)
 	}
-	if code, _ := call(t, "GET", lines["API reference"], nil, ""); code != 200 {
-		t.Fatalf("docs: %d", code)
+	for _, page := range []string{"API reference", "console"} {
+		if !strings.HasPrefix(lines[page], base+"/") {
+			t.Fatalf("%s: %q", page, lines[page])
+		}
+		if code, _ := call(t, "GET", lines[page], nil, ""); code != 200 {
+			t.Fatalf("%s: %d", page, code)
+		}
 	}
 	first := lines["first key"]
 	if !strings.Contains(first, "go run ./functions/local mint-credit-token --data-dir "+dir+" ") {

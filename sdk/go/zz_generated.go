@@ -499,6 +499,8 @@ type HealthStatus struct {
 type IndexBody struct {
 	// One of: v1.
 	APIVersion string `json:"apiVersion"`
+	// A browser page, a client of this API (no operation of it), that shows a pasted key's balance, usage, ledger, keys, audit, webhooks and approvals
+	Console string `json:"console"`
 	// The browsable API reference
 	Docs string `json:"docs"`
 	// Service health

@@ -39,10 +39,15 @@ const docsPage = `<!doctype html>
 </body></html>
 `
 
-// docsCSP allows what Redoc needs and nothing from elsewhere: its own
-// script, the inline styles it generates, its search worker (a blob URL)
-// and data: images.
-const docsCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+// redocLogo is the one resource the bundle loads from elsewhere: the
+// Redocly logo of its sidebar's footer, an image (it hides the image when
+// the load fails, offline).
+const redocLogo = "https://cdn.redoc.ly/redoc/logo-mini.svg"
+
+// docsCSP allows what Redoc needs and nothing else from elsewhere: its own
+// script, the inline styles it generates, its search worker (a blob URL),
+// data: images and its logo, that one file by its full URL.
+const docsCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: " + redocLogo + "; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 
 type assetInput struct {
 	Name           string `path:"name" doc:"The asset's file name: redoc.standalone.js"`

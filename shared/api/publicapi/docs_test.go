@@ -80,3 +80,46 @@ func TestTheDocsPageLoadsItsRendererFromThisServer(t *testing.T) {
 	}
 	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/docs/assets/other.js"}), 404, "not_found")
 }
+
+// TestTheDocsPolicyAdmitsTheBundlesLogoAndNoOtherImageFromElsewhere: every
+// https:// image the committed bundle loads is admitted by the page's
+// img-src, by its full URL; no other origin is.
+func TestTheDocsPolicyAdmitsTheBundlesLogoAndNoOtherImageFromElsewhere(t *testing.T) {
+	gz, err := os.ReadFile("assets/redoc.standalone.js.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := regexp.MustCompile(`"img",\{[^}]*src:"(https://[^"]+)"`).FindAllSubmatch(js, -1)
+	if len(images) == 0 {
+		t.Fatal("the bundle loads no image from elsewhere: the policy's exception is stale")
+	}
+	e := apitest.New(t)
+	csp := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/docs"}), 200).Header.Get("Content-Security-Policy")
+	var imgSrc []string
+	for _, d := range strings.Split(csp, ";") {
+		if f := strings.Fields(d); len(f) > 0 && f[0] == "img-src" {
+			imgSrc = f[1:]
+		}
+	}
+	var external []string
+	for _, src := range imgSrc {
+		if strings.Contains(src, ":/") || src == "https:" || src == "*" {
+			external = append(external, src)
+		}
+	}
+	var want []string
+	for _, m := range images {
+		want = append(want, string(m[1]))
+	}
+	if strings.Join(external, " ") != strings.Join(want, " ") {
+		t.Fatalf("img-src admits %v from elsewhere, the bundle loads %v", external, want)
+	}
+}

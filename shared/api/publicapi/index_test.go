@@ -6,17 +6,17 @@ import (
 	"platformapi/shared/api/apitest"
 )
 
-// TestTheRootPointsAtTheDocsTheDocumentAndHealth: GET / (and /v1/) answers
-// where to start, each link answers 200, and the root is the index alone:
+// TestTheRootPointsAtTheDocsTheDocumentHealthAndTheConsole: GET / (and /v1/)
+// answers where to start, each link answers 200, and the root is the index alone:
 // other unknown paths still answer a 404 problem, other methods a 405.
-func TestTheRootPointsAtTheDocsTheDocumentAndHealth(t *testing.T) {
+func TestTheRootPointsAtTheDocsTheDocumentHealthAndTheConsole(t *testing.T) {
 	e := apitest.New(t)
 	for _, path := range []string{"/", "/v1/"} {
 		r := e.Must(e.Do(apitest.Req{Method: "GET", Path: path}), 200)
 		if r.Header.Get("Content-Type") != "application/json" || r.Str("apiVersion") != "v1" {
 			t.Fatalf("%s: %s %s", path, r.Header.Get("Content-Type"), r.Raw)
 		}
-		for field, want := range map[string]string{"docs": "/docs", "openapi": "/openapi.json", "health": "/health"} {
+		for field, want := range map[string]string{"docs": "/docs", "openapi": "/openapi.json", "health": "/health", "console": "/console"} {
 			if r.Str(field) != want {
 				t.Fatalf("%s: %s = %q, want %q", path, field, r.Str(field), want)
 			}

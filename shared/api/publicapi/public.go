@@ -50,6 +50,7 @@ type indexBody struct {
 	Docs       string `json:"docs" doc:"The browsable API reference" example:"/docs"`
 	OpenAPI    string `json:"openapi" doc:"The OpenAPI 3.1 document" example:"/openapi.json"`
 	Health     string `json:"health" doc:"Service health" example:"/health"`
+	Console    string `json:"console" doc:"A browser page, a client of this API (no operation of it), that shows a pasted key's balance, usage, ledger, keys, audit, webhooks and approvals"`
 }
 
 type pricedOperation struct {
@@ -85,7 +86,7 @@ type pricingInput struct {
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) error {
 	api.Register(k, "index.read", http.StatusOK, func(ctx context.Context, _ *struct{}) (*api.Body[indexBody], error) {
-		return api.Reply(indexBody{Name: "Platform API", APIVersion: api.APIVersion, Docs: "/docs", OpenAPI: "/openapi.json", Health: "/health"}), nil
+		return api.Reply(indexBody{Name: "Platform API", APIVersion: api.APIVersion, Docs: "/docs", OpenAPI: "/openapi.json", Health: "/health", Console: "/console"}), nil
 	})
 	api.Register(k, "health.read", http.StatusOK, func(ctx context.Context, _ *struct{}) (*api.Body[healthBody], error) {
 		return api.Reply(healthBody{Status: "ok", APIVersion: api.APIVersion, Backend: d.Backend, ArchivePublicKey: d.ArchivePublicKey, Time: k.Now().UTC().Format("2006-01-02T15:04:05Z")}), nil
