@@ -114,7 +114,7 @@ var errNotOurs = errors.New("not the server of the data directory")
 // another process answers where that server should, and names it.
 func waitCommand(cfg app.Config, args []string) error {
 	fs := flag.NewFlagSet("wait", flag.ContinueOnError)
-	timeout := fs.Duration("timeout", 5*time.Minute, "how long to wait (the first `make run` compiles the server first)")
+	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait (the first `make run` compiles the server and its dependencies first)")
 	dataDirFlag(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -190,20 +190,20 @@ func secretCommand(_ app.Config, args []string) error {
 	if err != nil {
 		return fmt.Errorf("no key to read: %w", err)
 	}
-	var answer struct {
-		Secret string `json:"secret"`
-		Status int    `json:"status"`
-		Code   string `json:"code"`
-		Detail string `json:"detail"`
-	}
-	switch {
-	case json.Unmarshal(raw, &answer) != nil:
+	// A key's status is a word, a problem's a number: each field is read
+	// as what it is.
+	var answer map[string]any
+	if json.Unmarshal(raw, &answer) != nil {
 		return fmt.Errorf("%s is not a JSON answer of POST /v1/api-keys (%d bytes)", path, len(raw))
-	case answer.Secret != "":
-		fmt.Println(answer.Secret)
+	}
+	if secret, _ := answer["secret"].(string); secret != "" {
+		fmt.Println(secret)
 		return nil
-	case answer.Code != "":
-		return fmt.Errorf("%s holds no key but a problem: %d %s: %s", path, answer.Status, answer.Code, answer.Detail)
+	}
+	if code, _ := answer["code"].(string); code != "" {
+		status, _ := answer["status"].(float64)
+		detail, _ := answer["detail"].(string)
+		return fmt.Errorf("%s holds no key but a problem: %d %s: %s", path, int(status), code, detail)
 	}
 	return fmt.Errorf("%s holds no secret: the secret is shown once, by the answer that created the key", path)
 }

@@ -77,10 +77,10 @@ func TestSecretPrintsTheKeysSecretOrWhatTheAnswerHeldInstead(t *testing.T) {
 		code       int
 		out, err   string
 	}{
-		{"Key", `{"id":"key_1","label":"root","secret":"psk_abc"}`, 0, "psk_abc\n", ""},
+		{"Key", `{"id":"key_1","label":"root","status":"active","depth":1,"secret":"psk_abc"}`, 0, "psk_abc\n", ""},
 		{"Problem", `{"status":401,"code":"invalid_credit_token","title":"Invalid credit token","detail":"The credit token is forged, malformed or expired."}`, 1, "",
 			"key.json holds no key but a problem: 401 invalid_credit_token: The credit token is forged, malformed or expired."},
-		{"NoSecret", `{"id":"key_1","label":"root"}`, 1, "", "key.json holds no secret"},
+		{"NoSecret", `{"id":"key_1","label":"root","status":"active"}`, 1, "", "key.json holds no secret"},
 		{"NotJSON", ``, 1, "", "key.json is not a JSON answer of POST /v1/api-keys"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

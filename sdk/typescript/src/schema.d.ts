@@ -2645,6 +2645,8 @@ export interface components {
         IndexBody: {
             /** @enum {string} */
             apiVersion: "v1";
+            /** @description A browser page, a client of this API (no operation of it), that shows a pasted key's balance, usage, ledger, keys, audit, webhooks and approvals */
+            console: string;
             /**
              * @description The browsable API reference
              * @example /docs

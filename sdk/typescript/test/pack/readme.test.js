@@ -2,8 +2,8 @@
 // (PLATFORMAPI_SDK_TARBALL) installed with `npm install` into a fresh npm
 // project outside the repository, and the README's first program run there as
 // written. The program is taken from the README, so the two cannot drift;
-// only its base URL is replaced by a freshly started server's, and its credit
-// token comes in TOKEN, as the README says to run it. A `// → text` comment
+// the freshly started server's URL comes in BASE_URL and its credit token in
+// TOKEN, as the README says to run it. A `// → text` comment
 // says what the lines above it print (`…` stands for anything), in order, the
 // convention of .ci/newcomer.
 import { test, before, after } from "node:test";
@@ -18,6 +18,7 @@ const sdkDir = resolve(import.meta.dirname, "../..");
 const repoRoot = resolve(sdkDir, "../..");
 const readme = readFileSync(join(sdkDir, "README.md"), "utf8");
 const tarball = process.env.PLATFORMAPI_SDK_TARBALL;
+/** BASE_URL's default in the program: the server's default ADDR. */
 const readmeURL = "http://127.0.0.1:8080";
 
 /** The fenced block after the README's <!-- first-program … --> marker. */
@@ -70,14 +71,13 @@ test("the README's first program runs as written in a fresh npm project that ins
   assert.deepEqual(readdirSync(join(project, "node_modules/@platformapi")), ["sdk"]);
 
   const program = firstProgram();
-  assert.ok(program.includes(`"${readmeURL}"`), `the program does not use ${readmeURL}`);
-  const run = program.replaceAll(readmeURL, server.baseUrl);
-  assert.ok(!run.includes("127.0.0.1:8080"), "the program names the default address in another form");
-  writeFileSync(join(project, "first.mjs"), run);
+  assert.ok(program.includes("process.env.BASE_URL"), "the program does not read BASE_URL");
+  assert.equal(program.split(readmeURL).length - 1, 1, `the program names ${readmeURL} other than as BASE_URL's default`);
+  writeFileSync(join(project, "first.mjs"), program);
 
   const out = execFileSync("node", ["first.mjs"], {
     cwd: project,
-    env: { ...process.env, TOKEN: server.mintCreditToken(50) },
+    env: { ...process.env, BASE_URL: server.baseUrl, TOKEN: server.mintCreditToken(50) },
     encoding: "utf8",
   });
   const expected = [...program.matchAll(/\/\/ → (.*)$/gm)].map((m) => m[1].trimEnd());
