@@ -192,3 +192,43 @@ func TestCtrlCOnMakeRunEndsWithStatusZero(t *testing.T) {
 		t.Fatalf("make run after Ctrl-C: %v\n%s", err, strings.Join(errLines, "\n"))
 	}
 }
+
+// The local server's access line: text with LOG_FORMAT=text; JSON into a
+// pipe, without the CloudWatch metrics no CloudWatch reads there, unless
+// LOG_EMF=true asks for them.
+func TestTheLocalAccessLineIsTextWhenAskedAndJSONWithoutMetricsOtherwise(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		text    bool
+		metrics bool
+	}{
+		{"text", []string{"LOG_FORMAT=text"}, true, false},
+		{"pipe", nil, false, false},
+		{"metrics asked", []string{"LOG_EMF=true"}, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := start(t, append([]string{"DATA_DIR=" + t.TempDir(), "LOG_FORMAT=", "LOG_EMF=", "AWS_LAMBDA_FUNCTION_NAME="}, tc.env...))
+			if code, _ := call(t, "GET", srv.base+"/health", nil, ""); code != 200 {
+				t.Fatalf("health: %d", code)
+			}
+			srv.stop(t)
+			var line string
+			for _, l := range strings.Split(srv.logs.String(), "\n") {
+				if strings.Contains(l, "/health") {
+					line = l
+				}
+			}
+			switch {
+			case line == "":
+				t.Fatalf("no access line in\n%s", srv.logs)
+			case tc.text && !strings.Contains(line, "INFO  request GET /health 200 "):
+				t.Fatalf("not a text access line: %s", line)
+			case !tc.text && !strings.HasPrefix(line, `{"time":`):
+				t.Fatalf("not a JSON access line: %s", line)
+			case strings.Contains(line, `"_aws"`) != tc.metrics:
+				t.Fatalf("metrics %v, want %v: %s", !tc.metrics, tc.metrics, line)
+			}
+		})
+	}
+}

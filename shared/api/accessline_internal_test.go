@@ -100,3 +100,26 @@ func TestTheAccessLineIsTheBytesSlogsJSONHandlerWrites(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkEdge is a plain routed request through the edge with its
+// access line written by jsonlog to nowhere: the line's whole cost, with
+// the CloudWatch metrics (Lambda) and without (the local server).
+func BenchmarkEdge(b *testing.B) {
+	for name, cfg := range map[string]Config{"metrics": {}, "no metrics": {NoMetrics: true}} {
+		b.Run(name, func(b *testing.B) {
+			k := &Kernel{cfg: cfg, log: slog.New(jsonlog.New(io.Discard, nil))}
+			h := k.edge(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				info := infoFrom(r.Context())
+				info.group, info.operation, info.keyID, info.literalPath = "credits", "getCreditBalance", "key_abc", true
+				_, _ = w.Write([]byte(`{"balance":"1"}`))
+			}))
+			req := httptest.NewRequest("GET", "/v1/credits/balance", nil)
+			w := httptest.NewRecorder()
+			b.ReportAllocs()
+			for b.Loop() {
+				w.Body.Reset()
+				h.ServeHTTP(w, req)
+			}
+		})
+	}
+}

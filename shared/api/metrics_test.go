@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"platformapi/shared/api/apitest"
@@ -25,7 +27,7 @@ func TestEveryRequestLineCarriesItsMetricsInEMF(t *testing.T) {
 	expect := func(r *apitest.Resp, w want) { cases[r.Header.Get("X-Request-Id")] = w }
 
 	expect(e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/projects", Key: root}), 200), want{group: "projects", op: "projects.list",
-		metrics: map[string]int64{"Requests": 1, "Errors4xx": 0, "Errors5xx": 0}, absent: []string{"LimitRefusals", "Replays", "ChargedCredits", "Problems"}})
+		metrics: map[string]int64{"Requests": 1, "Errors4xx": 0, "Errors5xx": 0}, absent: []string{"LimitRefusals", "Replays", "ChargedMicroCredits", "Problems"}})
 	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/projects", Key: limited}), 200)
 	expect(e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/projects", Key: limited}), 429, "limit_exceeded"), want{group: "projects", op: "projects.list", code: "limit_exceeded",
 		metrics: map[string]int64{"Requests": 1, "Errors4xx": 1, "LimitRefusals": 1, "Problems": 1}})
@@ -34,9 +36,9 @@ func TestEveryRequestLineCarriesItsMetricsInEMF(t *testing.T) {
 	write := apitest.Req{Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", Key: root, Idem: apitest.Idem(),
 		Body: map[string]any{"operationId": "memory.write", "input": map[string]any{"text": "metrics ride on the log line"}}}
 	expect(e.Must(e.Do(write), 200), want{group: "services", op: "services.invoke",
-		metrics: map[string]int64{"ChargedCredits": 10_000, "Errors5xx": 0}, absent: []string{"Replays"}})
+		metrics: map[string]int64{"ChargedMicroCredits": 10_000, "Errors5xx": 0}, absent: []string{"Replays"}})
 	expect(e.Must(e.Do(write), 200), want{group: "services", op: "services.invoke",
-		metrics: map[string]int64{"Replays": 1, "Requests": 1}, absent: []string{"ChargedCredits"}})
+		metrics: map[string]int64{"Replays": 1, "Requests": 1}, absent: []string{"ChargedMicroCredits"}})
 
 	seen := 0
 	for _, line := range emftest.Lines(t, e.Logs.String()) {
@@ -70,4 +72,31 @@ func TestEveryRequestLineCarriesItsMetricsInEMF(t *testing.T) {
 	if seen != len(cases) {
 		t.Fatalf("found %d of %d request lines with metrics", seen, len(cases))
 	}
+}
+
+// Where no CloudWatch reads the line (the local server, api.Config.NoMetrics)
+// the access line carries no metrics: no _aws block, no metric values, no
+// dimensions; the line itself is the same.
+func TestTheAccessLineCarriesNoMetricsWhereNoCloudWatchReadsIt(t *testing.T) {
+	e := apitest.New(t, apitest.Options{NoMetrics: true})
+	root, _ := e.RootKey(1, nil)
+	write := apitest.Req{Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", Key: root, Idem: apitest.Idem(),
+		Body: map[string]any{"operationId": "memory.write", "input": map[string]any{"text": "no metrics locally"}}}
+	id := e.Must(e.Do(write), 200).Header.Get("X-Request-Id")
+	for _, l := range strings.Split(e.Logs.String(), "\n") {
+		var line map[string]any
+		if json.Unmarshal([]byte(l), &line) != nil || line["requestId"] != id {
+			continue
+		}
+		if line["status"] != float64(200) || line["operation"] != "services.invoke" {
+			t.Fatalf("the access line lost its fields: %v", line)
+		}
+		for _, key := range []string{"_aws", "Requests", "Latency", "ChargedMicroCredits", "Group", "Operation"} {
+			if _, ok := line[key]; ok {
+				t.Errorf("the line carries %s: %v", key, line)
+			}
+		}
+		return
+	}
+	t.Fatalf("no access line for %s:\n%s", id, e.Logs.String())
 }

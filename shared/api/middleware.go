@@ -204,7 +204,9 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 			for _, a := range st.invocation {
 				attrs = append(attrs, a.(slog.Attr))
 			}
-			attrs = st.requestMetrics(took).AppendAttrs(attrs, at)
+			if !k.cfg.NoMetrics {
+				attrs = st.requestMetrics(took).AppendAttrs(attrs, at)
+			}
 			// A line that carries its request's audit event is written
 			// whatever the log level: the event exists nowhere else.
 			h := k.log.Handler()
@@ -254,8 +256,9 @@ func invocation(ctx context.Context) []any {
 // dimensions they would make a metric per customer. The status class needs
 // no dimension: Errors4xx and Errors5xx are 0 or 1 per request, so their
 // Sum counts and their Average is the error rate. LimitRefusals, Replays
-// and ChargedCredits appear only on the requests that have them, so
-// operations that never charge store no ChargedCredits metric at all.
+// and ChargedMicroCredits (an integer of millionths of a credit, as every
+// metric value is an integer) appear only on the requests that have them,
+// so operations that never charge store no charge metric at all.
 //
 // The line and its metrics live in the request's state: no allocation.
 func (st *requestState) requestMetrics(took time.Duration) *emf.Line {
@@ -290,7 +293,7 @@ func (st *requestState) requestMetrics(took time.Duration) *emf.Line {
 		ms = append(ms, emf.Metric{Name: "Replays", Unit: emf.Count, Value: 1})
 	}
 	if charged > 0 {
-		ms = append(ms, emf.Metric{Name: "ChargedCredits", Unit: emf.None, Value: charged})
+		ms = append(ms, emf.Metric{Name: "ChargedMicroCredits", Unit: emf.None, Value: charged})
 	}
 	l := &st.line
 	l.Dimension("Group", group).Dimension("Operation", op).

@@ -75,6 +75,10 @@ type Config struct {
 	// Lambda edge reads the request context. Never X-Forwarded-For, which
 	// the client writes.
 	ClientIP func(*http.Request) netip.Addr
+	// NoMetrics leaves the CloudWatch metrics (the Embedded Metric
+	// Format's _aws block and its values) off the access line: only
+	// CloudWatch Logs reads them, on Lambda. The zero value writes them.
+	NoMetrics bool
 	// ExtraRoutes are served on top of the route table, by groups that
 	// register them like any other. Only tests set it (a deprecated test
 	// route), so the production table holds nothing made up.

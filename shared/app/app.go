@@ -24,7 +24,6 @@ import (
 	"platformapi/shared/credittoken"
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
-	"platformapi/shared/jsonlog"
 	"platformapi/shared/platform"
 	"platformapi/shared/ports"
 	"platformapi/shared/queue"
@@ -32,6 +31,7 @@ import (
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
 	"platformapi/shared/superbrain"
+	"platformapi/shared/textlog"
 	"platformapi/shared/upstream"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/work"
@@ -56,12 +56,17 @@ type Config struct {
 	// runs.DefaultTimeout); a run a dead process was executing is taken up
 	// again about four times this later (its message's visibility).
 	RunTimeout time.Duration
+	// NoMetrics leaves the CloudWatch metrics off the access lines
+	// (api.Config.NoMetrics): set outside Lambda unless LOG_EMF=true, since
+	// only CloudWatch Logs reads them.
+	NoMetrics bool
 }
 
-// ConfigFromEnv reads BACKEND, DATA_DIR, LOG_LEVEL, REQUEST_TIMEOUT,
-// HOLD_GRACE and RUN_TIMEOUT.
+// ConfigFromEnv reads BACKEND, DATA_DIR, LOG_LEVEL, LOG_EMF,
+// REQUEST_TIMEOUT, HOLD_GRACE and RUN_TIMEOUT.
 func ConfigFromEnv() (Config, error) {
-	c := Config{Backend: os.Getenv("BACKEND"), DataDir: os.Getenv("DATA_DIR")}
+	c := Config{Backend: os.Getenv("BACKEND"), DataDir: os.Getenv("DATA_DIR"),
+		NoMetrics: os.Getenv("AWS_LAMBDA_FUNCTION_NAME") == "" && os.Getenv("LOG_EMF") != "true"}
 	if c.Backend == "" {
 		c.Backend = "embedded"
 	}
@@ -90,9 +95,11 @@ func (c Config) requestTimeout() time.Duration {
 	return 30 * time.Second
 }
 
-// Logger is the JSON logger every process uses.
+// Logger is the process's logger on standard error: readable text at a
+// terminal or with LOG_FORMAT=text, JSON otherwise and always on Lambda
+// (textlog.Choose).
 func (c Config) Logger() *slog.Logger {
-	return slog.New(jsonlog.New(os.Stderr, c.LogLevel))
+	return slog.New(textlog.Choose(os.Stderr, c.LogLevel, os.Getenv))
 }
 
 // Runtime holds a process's long-lived dependencies, built once.
@@ -274,7 +281,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 	}
 	k, _, err := platform.New(api.Config{
 		Store: r.Store, LocalLimits: r.Config.Backend == "embedded", CreditTokens: r.Signer, Logger: logger, Groups: groups,
-		RequestTimeout: r.Config.requestTimeout(), Audit: rec,
+		RequestTimeout: r.Config.requestTimeout(), Audit: rec, NoMetrics: r.Config.NoMetrics,
 	}, r.Ports(logger))
 	return k, err
 }

@@ -219,7 +219,7 @@ func (w *Worker) metric(r *Run) {
 	}
 	ms := []emf.Metric{{Name: name, Unit: emf.Count, Value: 1}}
 	if r.ChargedMicro > 0 {
-		ms = append(ms, emf.Metric{Name: "ChargedCredits", Unit: emf.None, Value: r.ChargedMicro})
+		ms = append(ms, emf.Metric{Name: "ChargedMicroCredits", Unit: emf.None, Value: r.ChargedMicro})
 	}
 	attrs := []any{slog.String("runId", r.ID), slog.String("status", r.Status), slog.Int("attempt", r.Attempts)}
 	if r.Error != nil {

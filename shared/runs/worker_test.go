@@ -352,9 +352,9 @@ func TestEveryAttemptOutcomeIsAMetricLine(t *testing.T) {
 	unavailable := &upstream.UnavailableError{RetryAfter: time.Second}
 	for name, tc := range map[string]struct {
 		script []error
-		want   map[string]int64 // ChargedCredits: -1 stands for the run's charge
+		want   map[string]int64 // ChargedMicroCredits: -1 stands for the run's charge
 	}{
-		"retried then succeeded": {[]error{unavailable}, map[string]int64{"RunRetries": 1, "RunsSucceeded": 1, "ChargedCredits": -1}},
+		"retried then succeeded": {[]error{unavailable}, map[string]int64{"RunRetries": 1, "RunsSucceeded": 1, "ChargedMicroCredits": -1}},
 		"failed after retries":   {[]error{unavailable, unavailable, unavailable}, map[string]int64{"RunRetries": int64(runs.DefaultMaxAttempts - 1), "RunsFailed": 1}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -365,8 +365,8 @@ func TestEveryAttemptOutcomeIsAMetricLine(t *testing.T) {
 				h.settle()
 				got := h.get(k, run.ID)
 				want := maps.Clone(tc.want)
-				if want["ChargedCredits"] == -1 {
-					want["ChargedCredits"] = got.ChargedMicro
+				if want["ChargedMicroCredits"] == -1 {
+					want["ChargedMicroCredits"] = got.ChargedMicro
 				}
 				counted := map[string]int64{}
 				for _, line := range emftest.Lines(t, h.logs.String()) {

@@ -118,6 +118,9 @@ type Options struct {
 	// instead of journaling them, and LogLevel is the logger's level.
 	ShipAudit bool
 	LogLevel  slog.Level
+	// NoMetrics leaves the CloudWatch metrics off the access lines, as
+	// the local server does (api.Config.NoMetrics).
+	NoMetrics bool
 }
 
 // A Part adds to a test server's ports: resources the groups find by type
@@ -228,7 +231,7 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	}
 	k, err := api.NewWith(api.Config{
 		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: auditRec,
-		ExtraRoutes: o.Routes, Events: p.Events, Sealer: p.Sealer,
+		ExtraRoutes: o.Routes, Events: p.Events, Sealer: p.Sealer, NoMetrics: o.NoMetrics,
 	}, groups)
 	if err != nil {
 		t.Fatal(err)
