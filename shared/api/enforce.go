@@ -302,6 +302,9 @@ func (k *Kernel) authenticate(ctx context.Context, rt routes.Route, r *http.Requ
 			return apierr.New(apierr.ServiceUnavailable, "Credit tokens cannot be redeemed by this deployment.").WithHeader("Retry-After", "3600")
 		}
 		c, err := k.cfg.CreditTokens.Verify(token, k.now())
+		if errors.Is(err, credittoken.ErrOtherSigner) {
+			return apierr.New(apierr.InvalidCreditToken, "The credit token was minted for another deployment: its signing key (for the local server, another data directory's) is not this server's. Mint one with this server's key (locally: mint-credit-token with the server's DATA_DIR).")
+		}
 		if err != nil {
 			return apierr.New(apierr.InvalidCreditToken, "The credit token is forged, malformed or expired.")
 		}

@@ -7,7 +7,9 @@ package credittoken
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +25,18 @@ import (
 // cannot tell an attacker which check failed.
 var ErrInvalid = errors.New("credittoken: invalid token")
 
+// ErrOtherSigner is a token whose signature does not verify and whose
+// payload names another signer than this one: most likely a real token
+// minted for another deployment (another data directory's key), which
+// the one who holds it can tell from the payload alone. It is ErrInvalid
+// too (errors.Is): the token is refused all the same.
+var ErrOtherSigner error = otherSigner{}
+
+type otherSigner struct{}
+
+func (otherSigner) Error() string        { return "credittoken: minted by another signer" }
+func (otherSigner) Is(target error) bool { return target == ErrInvalid }
+
 const prefix = "ct1."
 
 // maxLen bounds what Verify will even parse.
@@ -34,13 +48,21 @@ type Claims struct {
 	CreditsMicro int64  `json:"credits"`
 	IssuedAt     int64  `json:"iat"`
 	ExpiresAt    int64  `json:"exp"`
+	// Signer names the key that signed the token (KeyID); tokens minted
+	// before it was written have none.
+	Signer string `json:"kid,omitempty"`
 }
 
 // Signer mints and verifies tokens with one Ed25519 key.
 type Signer struct {
 	priv ed25519.PrivateKey
 	pub  ed25519.PublicKey
+	kid  string
 }
+
+// KeyID names the signer's key: the first 8 bytes of the SHA-256 of its
+// public key, in hex. It tells keys apart and reveals nothing of the seed.
+func (s *Signer) KeyID() string { return s.kid }
 
 // NewSigner builds a signer from a 32-byte seed.
 func NewSigner(seed []byte) (*Signer, error) {
@@ -48,7 +70,9 @@ func NewSigner(seed []byte) (*Signer, error) {
 		return nil, fmt.Errorf("credittoken: seed must be %d bytes, got %d", ed25519.SeedSize, len(seed))
 	}
 	priv := ed25519.NewKeyFromSeed(seed)
-	return &Signer{priv: priv, pub: priv.Public().(ed25519.PublicKey)}, nil
+	pub := priv.Public().(ed25519.PublicKey)
+	sum := sha256.Sum256(pub)
+	return &Signer{priv: priv, pub: pub, kid: hex.EncodeToString(sum[:8])}, nil
 }
 
 // LoadOrCreateSeed reads the seed file, creating it (0600, exclusively, so
@@ -96,7 +120,7 @@ func (s *Signer) Mint(creditsMicro int64, now time.Time, ttl time.Duration) (str
 	if creditsMicro <= 0 {
 		return "", errors.New("credittoken: credits must be positive")
 	}
-	c := Claims{ID: ids.New("ctk", now), CreditsMicro: creditsMicro, IssuedAt: now.Unix(), ExpiresAt: now.Add(ttl).Unix()}
+	c := Claims{ID: ids.New("ctk", now), CreditsMicro: creditsMicro, IssuedAt: now.Unix(), ExpiresAt: now.Add(ttl).Unix(), Signer: s.kid}
 	body, err := json.Marshal(c)
 	if err != nil {
 		return "", err
@@ -132,6 +156,9 @@ func (s *Signer) Verify(token string, now time.Time) (Claims, error) {
 	// has exactly one spelling (found by FuzzVerify).
 	sig, err := base64.RawURLEncoding.Strict().DecodeString(sigText)
 	if err != nil || !ed25519.Verify(s.pub, []byte(prefix+payload), sig) {
+		if s.namesOtherSigner(payload) {
+			return Claims{}, ErrOtherSigner
+		}
 		return Claims{}, ErrInvalid
 	}
 	body, err := base64.RawURLEncoding.Strict().DecodeString(payload)
@@ -146,4 +173,15 @@ func (s *Signer) Verify(token string, now time.Time) (Claims, error) {
 		return Claims{}, ErrInvalid
 	}
 	return c, nil
+}
+
+// namesOtherSigner reports whether an unverified payload names a signer
+// other than this one. It decides only which refusal to give.
+func (s *Signer) namesOtherSigner(payload string) bool {
+	body, err := base64.RawURLEncoding.Strict().DecodeString(payload)
+	if err != nil {
+		return false
+	}
+	var c Claims
+	return json.Unmarshal(body, &c) == nil && c.Signer != "" && c.Signer != s.kid
 }

@@ -2,6 +2,9 @@ package credittoken
 
 import (
 	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,16 +49,47 @@ func TestForgedExpiredAndForeignTokensAreInvalid(t *testing.T) {
 		tok string
 		at  time.Time
 	}{
-		"expired":        {good, now.Add(2 * time.Hour)},
-		"foreign signer": {foreign, now},
-		"tampered":       {tampered, now},
-		"garbage":        {"ct1.nope", now},
-		"empty":          {"", now},
-		"oversized":      {prefix + strings.Repeat("A", 600), now},
+		"expired":   {good, now.Add(2 * time.Hour)},
+		"tampered":  {tampered, now},
+		"garbage":   {"ct1.nope", now},
+		"empty":     {"", now},
+		"oversized": {prefix + strings.Repeat("A", 600), now},
 	} {
 		if _, err := s.Verify(tc.tok, tc.at); err != ErrInvalid {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
 		}
+	}
+	if _, err := s.Verify(foreign, now); !errors.Is(err, ErrInvalid) {
+		t.Errorf("foreign signer: err = %v, want ErrInvalid", err)
+	}
+}
+
+// A real token of another signer (another deployment's key) is refused,
+// and says so; a token that names this signer but fails its signature, or
+// names none, stays a plain ErrInvalid: only the signer's name, which the
+// holder can read in the token, decides which refusal.
+func TestATokenOfAnotherSignerIsRefusedAsSuch(t *testing.T) {
+	s, other := newSigner(t), newSigner(t)
+	now := time.Now()
+	foreign, _ := other.Mint(1_000_000, now, time.Hour)
+	if _, err := s.Verify(foreign, now); err != ErrOtherSigner || !errors.Is(err, ErrInvalid) {
+		t.Fatalf("foreign token: err = %v, want ErrOtherSigner (an ErrInvalid)", err)
+	}
+	// The foreign payload re-signed by nobody but naming this signer.
+	payload, sig, _ := strings.Cut(strings.TrimPrefix(foreign, prefix), ".")
+	body, _ := base64.RawURLEncoding.DecodeString(payload)
+	var c Claims
+	_ = json.Unmarshal(body, &c)
+	for name, signer := range map[string]string{"this signer": s.KeyID(), "no signer": ""} {
+		c.Signer = signer
+		raw, _ := json.Marshal(c)
+		forged := prefix + base64.RawURLEncoding.EncodeToString(raw) + "." + sig
+		if _, err := s.Verify(forged, now); err != ErrInvalid {
+			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
+		}
+	}
+	if s.KeyID() == other.KeyID() || len(s.KeyID()) != 16 {
+		t.Fatalf("key ids %q and %q", s.KeyID(), other.KeyID())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 )
@@ -30,7 +31,7 @@ func FuzzVerify(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tok string) {
 		c, err := s.Verify(tok, fuzzNow)
 		if err != nil {
-			if err != ErrInvalid {
+			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("Verify(%q) = %v, want ErrInvalid", tok, err)
 			}
 			return

@@ -2,6 +2,7 @@ package keysapi_test
 
 import (
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/credittoken"
 	"platformapi/shared/keys"
 	"platformapi/shared/store"
 	"slices"
@@ -75,6 +76,34 @@ func TestForgedExpiredOrMisplacedCreditTokensAreRefused(t *testing.T) {
 	e.Clock.Advance(2 * time.Hour)
 	e.Must(post(tok, nil), 401, "invalid_credit_token")
 	e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/api-keys", Headers: map[string]string{"X-Service-Credit-Token": e.Token(1)}}), 400, "validation_failed")
+}
+
+// A token minted with another deployment's key (for the local server,
+// another data directory's) is refused saying so; a forged one stays a
+// plain refusal.
+func TestACreditTokenOfAnotherDeploymentIsRefusedSayingSo(t *testing.T) {
+	e := apitest.New(t)
+	seed := make([]byte, 32)
+	seed[0] = 7
+	other, err := credittoken.NewSigner(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := other.Mint(5_000_000, e.Clock.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(tok string) *apitest.Resp {
+		return e.Do(apitest.Req{Method: "POST", Path: "/v1/api-keys", Idem: apitest.Idem(), Body: map[string]any{},
+			Headers: map[string]string{"X-Service-Credit-Token": tok}})
+	}
+	if r := e.Must(post(foreign), 401, "invalid_credit_token"); !strings.Contains(r.Str("detail"), "minted for another deployment") {
+		t.Fatalf("detail %q", r.Str("detail"))
+	}
+	tok := e.Token(5)
+	if r := e.Must(post(tok[:len(tok)-3]+"xyz"), 401, "invalid_credit_token"); r.Str("detail") != "The credit token is forged, malformed or expired." {
+		t.Fatalf("forged: detail %q", r.Str("detail"))
+	}
 }
 
 func TestSecretIsShownOnlyAtCreationAndStoredHashed(t *testing.T) {
