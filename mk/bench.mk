@@ -1,5 +1,5 @@
-# mk/bench.mk: what a request costs, in time, storage round trips and dollars
-# (issue 9). The root Makefile includes it.
+# mk/bench.mk: what a request costs, in time, storage round trips and dollars.
+# The root Makefile includes it.
 #
 #   make bench        the micro-benchmarks, then the full run
 #   make bench-smoke  all of it cut short: each micro-benchmark once, then

@@ -1,4 +1,4 @@
-# mk/fuzz.mk: Go native fuzzing of every parser of untrusted input (issue 24).
+# mk/fuzz.mk: Go native fuzzing of every parser of untrusted input.
 # The root Makefile includes it.
 #
 #   make fuzz                 every target for FUZZTIME (default 30s), one at a time

@@ -1,4 +1,4 @@
-# mk/rehearse.mk: the deploy rehearsal without AWS (issue 23). The root
+# mk/rehearse.mk: the deploy rehearsal without AWS. The root
 # Makefile includes it; `make test` runs `rehearse-synthesized` after it has
 # synthesized the templates.
 #

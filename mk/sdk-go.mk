@@ -1,4 +1,4 @@
-# mk/sdk-go.mk: the Go SDK in sdk/go (issue 33), a module of its own that
+# mk/sdk-go.mk: the Go SDK in sdk/go, a module of its own that
 # needs nothing beyond the standard library. The root Makefile includes it;
 # go.work at the root develops it beside the server, whose `go test ./...`
 # does not descend into other modules, hence these steps.

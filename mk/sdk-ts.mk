@@ -1,5 +1,5 @@
-# mk/sdk-ts.mk: the TypeScript SDK in sdk/typescript (issue 20). The root
-# Makefile includes it.
+# mk/sdk-ts.mk: the TypeScript SDK in sdk/typescript. The root Makefile
+# includes it.
 #
 #   make sdk-ts-test      npm ci (pinned devDependencies), build, type checks,
 #                         the generated files must be current, then node --test

@@ -1,5 +1,5 @@
 # mk/standardwebhooks.mk: webhook deliveries verified by the Standard Webhooks
-# library itself (issue 33). The root Makefile includes it.
+# library itself. The root Makefile includes it.
 #
 #   make standardwebhooks-test   npm ci the pinned `standardwebhooks` package
 #                                into shared/webhooks/testdata/standardwebhooks,

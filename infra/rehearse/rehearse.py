@@ -1,4 +1,4 @@
-"""Deploy rehearsal without AWS (issue 23): the storage part of the synthesized
+"""Deploy rehearsal without AWS: the storage part of the synthesized
 CloudFormation template is deployed to the emulator's CloudFormation
 (AWS_ENDPOINT_URL, started by .ci/with-moto), the local server runs with
 BACKEND=aws against exactly the resources the stack created (names from the

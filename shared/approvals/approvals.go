@@ -217,7 +217,8 @@ func (r *Repo) transition(ctx context.Context, accountID string, a *Approval, fr
 // second holder, not a second call, and every key in the lineage is the
 // requester again. Every service that asks for an approval with money at
 // stake is here. Service actions (docs/approvals.md) keep the worker key
-// that asks and decides (spec 2.1 rule 5).
+// that asks and decides: a narrow worker key holds approvals.create and
+// approvals.decide beside the gated operation, and that is enough.
 var DistinctDecider = map[string]bool{"managed-wallets": true, "universal-swaps": true}
 
 // outsideLineage refuses a decider in the lineage of the approval's stored

@@ -94,7 +94,7 @@ func TestDeliveryCarriesTheEventEnvelope(t *testing.T) {
 	})
 }
 
-// Spec 3 and 6.3: revoking a key stops the webhooks created under its
+// Revoking a key stops the webhooks created under its
 // authority, whether the creator or an ancestor is revoked.
 func TestRevokedCreatorGetsNoDelivery(t *testing.T) {
 	for _, tc := range []struct {

@@ -46,7 +46,7 @@ func TestSecretIsStoredSealedAndBoundToItsWebhook(t *testing.T) {
 	})
 }
 
-// Spec 2.2 "webhooks manageable by the key": the creator and its ancestors
+// Webhooks manageable by a key: the creator and its ancestors
 // manage a webhook; descendants and siblings get not_found.
 func TestOnlyTheCreatorAndItsAncestorsManageAWebhook(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, f *fixture) {

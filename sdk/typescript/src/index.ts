@@ -1,7 +1,7 @@
 // The Platform API client for TypeScript and Node 20+: one method per
 // operation of the API, typed from the OpenAPI document (src/schema.d.ts,
-// generated), answering with a result envelope (spec 2.3) instead of throwing
-// on API failures. It depends on nothing but the platform's fetch and
+// generated), answering with a result envelope ({ ok: true, value, … } or
+// { ok: false, error, … }) instead of throwing on API failures. It depends on nothing but the platform's fetch and
 // crypto.randomUUID.
 import type { components, operations as Ops } from "./schema.js";
 import { operations } from "./operations.js";

@@ -122,7 +122,9 @@ func TestSecretIsShownOnlyAtCreationAndStoredHashed(t *testing.T) {
 	}
 }
 
-// Spec 2.1 rules, through the real router.
+// The rules of key creation (allow and exclude lists are exclusive, a child
+// inherits its parent's service boundary, selectors resolve at creation),
+// through the real router.
 func TestKeyCreationRules(t *testing.T) {
 	e := apitest.New(t)
 	root, _ := e.RootKey(10, nil)

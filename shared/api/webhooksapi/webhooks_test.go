@@ -140,7 +140,7 @@ func TestWebhookSecretIsShownOnlyOnCreateAndRotate(t *testing.T) {
 	}
 }
 
-// Spec 2.2: a key manages the webhooks it or its descendants created;
+// A key manages the webhooks it or its descendants created;
 // everything else is 404, never 403.
 func TestWebhooksAreManagedByTheirCreatorAndItsAncestorsOnly(t *testing.T) {
 	e := apitest.New(t, apitest.Options{Env: map[string]string{"ALLOW_PRIVATE_WEBHOOKS": "true"}})
@@ -223,7 +223,7 @@ func TestDeletingAWebhookDisablesIt(t *testing.T) {
 	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/webhook-deliveries/" + first + "/replay", Key: root, Idem: apitest.Idem()}), 201)
 }
 
-// Spec 3 and 6.3: after its creator key is revoked a webhook receives no
+// After its creator key is revoked a webhook receives no
 // new event, although other webhooks of the account still do.
 func TestRevokingTheCreatorKeyStopsItsWebhook(t *testing.T) {
 	for _, b := range apitest.Backends() {
