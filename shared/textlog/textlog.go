@@ -70,6 +70,11 @@ func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
 	return level >= h.level.Level()
 }
 
+// emfBlock is the key of the Embedded Metric Format's block (shared/emf),
+// which only CloudWatch reads, and only from JSON: a text line leaves it
+// out and keeps the metric values, which read as key=value.
+const emfBlock = "_aws"
+
 // headline are the access line's attributes written first, bare, in this
 // order: "GET /v1/credits/balance 200 1.2ms".
 var headline = []string{"method", "path", "status", "latencyMicros"}
@@ -110,6 +115,9 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 	}
 	b = append(b, h.pre...)
 	for _, a := range rest {
+		if h.group == "" && a.Key == emfBlock {
+			continue
+		}
 		b = appendAttr(b, h.group, a)
 	}
 	b = append(b, '\n')

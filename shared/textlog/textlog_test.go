@@ -50,7 +50,8 @@ func TestTheFormatIsTextAtATerminalOrWhenAskedAndJSONOnLambdaAndElsewhere(t *tes
 
 // An access line reads as one line: time, level, message, then method,
 // path, status and latency bare, then the rest as key=value, values with
-// spaces or line breaks quoted, group members keyed group.member.
+// spaces or line breaks quoted, group members keyed group.member; the EMF
+// block, which only CloudWatch reads from JSON, is left out.
 func TestAnAccessLineReadsAsOneShortLine(t *testing.T) {
 	var out bytes.Buffer
 	logger := slog.New(textlog.New(&out, nil)).With("function", "local")
@@ -59,7 +60,7 @@ func TestAnAccessLineReadsAsOneShortLine(t *testing.T) {
 	r.AddAttrs(slog.String("requestId", "req_0123"), slog.String("method", "POST"), slog.String("path", "/v1/api-keys"),
 		slog.Int("status", 201), slog.Int64("latencyMicros", 1234), slog.Int("bytes", 57),
 		slog.String("operation", "keys.create"), slog.String("endUser", "ann \"a\"\nb"),
-		slog.Group("audit", slog.String("code", "x")))
+		slog.Group("audit", slog.String("code", "x")), slog.Group("_aws", slog.Int64("Timestamp", 1)))
 	if err := logger.Handler().Handle(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}

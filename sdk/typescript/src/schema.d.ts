@@ -2636,6 +2636,7 @@ export interface components {
         /**
          * @example {
          *       "apiVersion": "v1",
+         *       "console": "/console",
          *       "docs": "/docs",
          *       "health": "/health",
          *       "name": "Platform API",
