@@ -10,7 +10,8 @@ FUNCTIONS := $(filter-out local,$(notdir $(patsubst %/,%,$(wildcard functions/*/
 .PHONY: run test build lint vet unit openapi openapi-check bench clean
 
 # The server runs as make's own child, not under `go run`, which exits 1
-# on Ctrl-C whatever its program does: a clean shutdown ends `make run` with 0.
+# on Ctrl-C whatever its program does: the server exits 0 after a clean
+# shutdown, so make reports no failed recipe.
 LOCAL_BIN ?= .cache/bin/local
 
 run: ## serve every group on embedded storage at $(ADDR)
