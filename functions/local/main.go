@@ -30,6 +30,7 @@ import (
 	"platformapi/shared/bench"
 	"platformapi/shared/catalog"
 	"platformapi/shared/platform"
+	"platformapi/shared/soak/faults"
 	"platformapi/shared/work"
 )
 
@@ -218,6 +219,7 @@ func serve(cfg app.Config) error {
 		return err
 	}
 	defer dev.Close()
+	faults.Apply(rt)
 	api, err := rt.NewServer(logger, nil)
 	if err != nil {
 		return err
@@ -233,7 +235,7 @@ func serve(cfg app.Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // before running.Wait: a failed Serve must stop them too
 	running.Go(func() { work.Run(ctx, logger, workers, passes) })
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+	srv := &http.Server{Handler: faults.Wrap(api, rt), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", cfg.Backend, "dataDir", cfg.DataDir)
 	// The test harness reads this line to find the port when ADDR ends in :0.
 	fmt.Fprintf(os.Stdout, "listening on http://%s\n", ln.Addr().String())
