@@ -130,7 +130,7 @@ func TestASeededRunKeepsEveryInvariant(t *testing.T) {
 // other. The list is the product's known defects; docs/status.md says the
 // same.
 var knownOpen = map[string]string{
-	"charges-audited": "a process that dies after a call's capture commits and before its audit event is journaled leaves a charge no audit event carries; the retry finds the hold captured and answers with a 0 charge",
+	"charges-audited": "a process that dies after a call's answer is stored and before its audit event is journalled leaves the call's charge in no audit event: the retry replays the stored answer, which charges nothing",
 }
 
 func first(vs []string, n int) []string {
@@ -177,8 +177,11 @@ func TestTheCheckerReportsEachInjectedFault(t *testing.T) {
 			t.Logf("%s reported: %s", tc.invariant, strings.Join(first(broken[tc.invariant], 3), "; "))
 			tc.cfg.Fault = ""
 			kept, _ := run(t, tc.cfg)
-			if vs := kept[tc.invariant]; len(vs) > 0 {
-				t.Fatalf("without %s, %s failed too: %s", tc.fault, tc.invariant, strings.Join(first(vs, 5), "; "))
+			for _, inv := range Invariants {
+				vs := kept[inv.Name]
+				if _, known := knownOpen[inv.Name]; len(vs) > 0 && !known {
+					t.Errorf("without %s, %s failed: %s", tc.fault, inv.Name, strings.Join(first(vs, 5), "; "))
+				}
 			}
 		})
 	}
