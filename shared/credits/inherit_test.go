@@ -12,8 +12,10 @@ import (
 // noting is a request whose audit event adds up what it is told it charged.
 type noting struct{ charged *int64 }
 
-func (n noting) Attribution() Attribution { return Attribution{RequestID: "req_retry", KeyPath: []string{"key_a"}} }
-func (n noting) Charged(micro int64)      { *n.charged += micro }
+func (n noting) Attribution() Attribution {
+	return Attribution{RequestID: "req_retry", KeyPath: []string{"key_a"}}
+}
+func (n noting) Charged(micro int64) { *n.charged += micro }
 
 // A call's first attempt that dies after its hold (or after its capture)
 // and before its answer is stored never journals its audit event: the
