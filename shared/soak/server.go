@@ -31,6 +31,7 @@ func Build(ctx context.Context, dir string) (string, error) {
 type Server struct {
 	Bin, DataDir string
 	Env          []string // beside DATA_DIR and ADDR
+	Args         []string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -44,7 +45,7 @@ type Server struct {
 // Start runs a new life of the server with extra environment for this
 // life only (a crash point), and waits until it listens.
 func (s *Server) Start(extra ...string) error {
-	cmd := exec.Command(s.Bin)
+	cmd := exec.Command(s.Bin, s.Args...)
 	cmd.Env = append(append(append(os.Environ(), "ADDR=127.0.0.1:0", "DATA_DIR="+s.DataDir), s.Env...), extra...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -61,7 +61,11 @@ func run(t *testing.T, cfg Config) (map[string][]string, Stats) {
 	t.Helper()
 	cfg.Log = testWriter{t}
 	if b := os.Getenv("SOAK_BACKEND"); b != "" {
-		cfg.Env = append(cfg.Env, "BACKEND="+b, "CREATE_RESOURCES=true")
+		// Resources of this run's own, created by the server's first life.
+		sfx := "soak-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+		cfg.Env = append(cfg.Env, "BACKEND="+b, "TABLE_NAME=t-"+sfx, "WEBHOOK_QUEUE_NAME=q-"+sfx, "KMS_KEY_ID=alias/k-"+sfx,
+			"FILES_BUCKET=f-"+sfx, "ARCHIVES_BUCKET=a-"+sfx, "ARTIFACTS_BUCKET=r-"+sfx, "RUNS_QUEUE_NAME=r-"+sfx)
+		cfg.Args = append(cfg.Args, "--create-resources")
 	}
 	r := NewRun(cfg, server(t), t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+5*time.Minute)

@@ -48,6 +48,7 @@ type Config struct {
 	// whose breakage the checker must report.
 	Fault string
 	Env   []string // more server environment (BACKEND=aws …)
+	Args  []string // the server's flags (--create-resources)
 	Log   io.Writer
 }
 
@@ -129,7 +130,7 @@ func NewRun(cfg Config, bin, dir string) *Run {
 	if cfg.Fault != "" {
 		env = append(env, "SOAK_FAULT="+cfg.Fault)
 	}
-	srv := &Server{Bin: bin, DataDir: dir, Env: env}
+	srv := &Server{Bin: bin, DataDir: dir, Env: env, Args: cfg.Args}
 	return &Run{cfg: cfg, srv: srv, c: NewClient(srv, requestTimeout), recv: NewReceiver(), ops: map[string]int{}}
 }
 
@@ -290,7 +291,7 @@ func (r *Run) setup(ctx context.Context) error {
 // mint is a credit token from the server's own signing key.
 func (r *Run) mint(ctx context.Context) (string, error) {
 	cmd := exec.CommandContext(ctx, r.srv.Bin, "mint-credit-token", "--credits", "50")
-	cmd.Env = append(cmd.Environ(), "DATA_DIR="+r.srv.DataDir)
+	cmd.Env = append(append(cmd.Environ(), "DATA_DIR="+r.srv.DataDir), r.srv.Env...)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("mint-credit-token: %v", err)
