@@ -169,9 +169,10 @@ func checkChargesAudited(_ []Record, s State) []string {
 	return nil
 }
 
-// unaudited names the charges the audit events do not carry: each
-// captured hold's net debit against the charge its capturing request's
-// event carries.
+// unaudited names the captures whose charge the capturing request's event
+// does not carry: where to look when the sums disagree (a retry that took
+// a dead request's hold over carries its charge instead, so a name here
+// is a lead, not a verdict).
 func unaudited(s State) []string {
 	byReq := map[string]int64{}
 	for _, e := range s.Audit {
