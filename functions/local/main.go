@@ -30,6 +30,7 @@ import (
 	"platformapi/shared/bench"
 	"platformapi/shared/catalog"
 	"platformapi/shared/platform"
+	"platformapi/shared/soak/faults"
 	"platformapi/shared/work"
 )
 
@@ -252,6 +253,7 @@ func serve(cfg app.Config) error {
 		return err
 	}
 	defer dev.Close()
+	faults.Apply(rt)
 	api, err := rt.NewServer(logger, nil)
 	if err != nil {
 		return err
@@ -273,7 +275,7 @@ func serve(cfg app.Config) error {
 		return fmt.Errorf("cannot write %s: %w", filepath.Join(absDir(cfg.DataDir), recordFile), err)
 	}
 	defer removeRecord(cfg.DataDir, rec)
-	srv := &http.Server{Handler: withInstance(api, rec.Instance), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+	srv := &http.Server{Handler: withInstance(faults.Wrap(api, rt), rec.Instance), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", cfg.Backend, "dataDir", cfg.DataDir)
 	// The test harness reads this line to find the port when ADDR ends in :0.
 	fmt.Fprintf(os.Stdout, "listening on %s\n", base)

@@ -404,3 +404,17 @@ func TestATakenPortEndsTheServerWithTheAddressAndTheWayOut(t *testing.T) {
 		}
 	}
 }
+
+// The fault hooks of the soak harness exist only in a soakfaults build: the
+// binary built without the tag answers the slicing route like any unknown
+// path, never slices, and ignores the fault variables.
+func TestTheNormalBinaryHasNoFaultInjection(t *testing.T) {
+	srv := start(t, []string{"DATA_DIR=" + t.TempDir(), "SOAK_FAULT=drop-audit", "SOAK_CRASH_AFTER=1"})
+	defer srv.stop(t)
+	if code, _ := call(t, "POST", srv.base+"/_soak/slice?key=key_x&n=4", nil, ""); code != 404 {
+		t.Fatalf("POST /_soak/slice answered %d in a build without soakfaults; want 404", code)
+	}
+	if code, _ := call(t, "GET", srv.base+"/health", nil, ""); code != 200 {
+		t.Fatalf("health after a write: %d", code)
+	}
+}

@@ -47,6 +47,10 @@ func slicedHoldKey(accountID, id string) store.Key {
 // hold lives in the account's partition (heldElsewhere).
 const attrInAccount = "inAccount"
 
+// attrCall marks the hold of a call (HoldOnce), which its own request
+// ends: see end.
+const attrCall = "call"
+
 // markerLife is how long a marker outlives its hold's taking: as long as a
 // retry of the call may come (a stored response is kept 24 hours).
 const markerLife = 25 * time.Hour
@@ -138,7 +142,7 @@ func (l *Ledger) HoldOf(accountID, holdID string, amountMicro int64, deadline ti
 // call's timeout): past it and GraceAfterDeadline, SweepHolds releases a
 // hold a crash left behind.
 func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, reference string, lifetime time.Duration) (*Hold, error) {
-	return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()), lifetime, false)
+	return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()), lifetime, holdPlain)
 }
 
 // HoldOnce is Hold for the call named callID (stable across its retries):
@@ -155,15 +159,17 @@ func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int
 		it, err := l.findHold(ctx, accountID, id, turn > 0)
 		switch {
 		case err == nil && it.String("state") == "released":
-			return l.Hold(ctx, accountID, amountMicro, reference, lifetime)
+			return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()), lifetime, holdCall)
 		case err == nil:
-			return &Hold{l: l, accountID: accountID, ID: id, Amount: it.Int("amount"),
+			h := &Hold{l: l, accountID: accountID, ID: id, Amount: it.Int("amount"),
 				Captured: it.String("state") == "captured", Charged: it.Int("charged"),
-				Deadline: time.Unix(it.Int(attrDeadline), 0)}, nil
+				Deadline: time.Unix(it.Int(attrDeadline), 0)}
+			inherit(ctx, h)
+			return h, nil
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, fmt.Errorf("credits: read hold: %w", err)
 		}
-		h, err := l.hold(ctx, accountID, amountMicro, reference, id, lifetime, true)
+		h, err := l.hold(ctx, accountID, amountMicro, reference, id, lifetime, holdOnce)
 		// A balance that cannot cover a second hold may be short by the
 		// first attempt's: look for it everywhere before saying so.
 		if !errors.Is(err, errHoldExists) && (turn > 0 || !errors.Is(err, ErrInsufficient)) {
@@ -173,12 +179,41 @@ func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int
 	return nil, fmt.Errorf("credits: hold %s: taken and gone again", id)
 }
 
+// inherit reports to the request what the hold it takes over from an
+// earlier attempt of its call has debited: the hold, or what its capture
+// kept. That attempt died before its answer was stored, and so before its
+// audit event was journalled (an idempotent answer leaves, with its
+// event, only once stored), so the debit was reported to an event that
+// never was; the answer of this attempt is the call's, and its event
+// carries the charge. Its capture reports the refund as usual.
+func inherit(ctx context.Context, h *Hold) {
+	note := noteFrom(ctx)
+	switch {
+	case note == nil:
+	case h.Captured:
+		note(h.Charged)
+	default:
+		note(h.Amount)
+	}
+}
+
 // errHoldExists: the hold's id is taken (by another attempt of its call).
 var errHoldExists = errors.New("credits: hold exists")
 
-// hold takes a hold with the given id; once says the id is a call's, which
-// its retries take again (HoldOnce), rather than a fresh one.
-func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, reference, id string, lifetime time.Duration, once bool) (*Hold, error) {
+// holdKind says whose hold is taken: holdCall is a call's, which its own
+// request ends (see end); holdOnce is a call's under the call's own id,
+// which its retries take again (HoldOnce), rather than a fresh one.
+type holdKind int
+
+const (
+	holdPlain holdKind = iota
+	holdCall
+	holdOnce
+)
+
+// hold takes a hold of the given kind with the given id.
+func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, reference, id string, lifetime time.Duration, kind holdKind) (*Hold, error) {
+	once := kind == holdOnce
 	if amountMicro < 0 {
 		return nil, fmt.Errorf("credits: negative hold %d", amountMicro)
 	}
@@ -193,6 +228,9 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 			return ops, ch, err
 		}
 		iRec = len(ch.Ops)
+		if kind != holdPlain {
+			ops[iRec].Item[attrCall] = true
+		}
 		if once && a.Slices <= 1 {
 			// The id names one hold wherever it lives. A call's hold taken
 			// in the account's partition leaves a marker where the sliced
@@ -261,6 +299,12 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 		}
 		if refund := h.Amount - chargedMicro; refund > 0 {
 			moves = append(moves, Move{Type: TypeRelease, Amount: refund, Reference: h.ID})
+		}
+		if note == nil && rec.Has(attrCall) {
+			// A call's hold is ended by its own request, or taken over by
+			// the call's retry (inherit): ended outside any request, its
+			// request died before its event, which was to carry the hold.
+			moves[0].Unaudited = rec.Int("amount")
 		}
 		ch, err := a.change(h.l.now(), attr, note, event, moves)
 		if err != nil {

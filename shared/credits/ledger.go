@@ -126,6 +126,10 @@ type Move struct {
 	Amount    int64
 	Charged   int64
 	Reference string
+	// Unaudited is a debit this move settles that no audit event carried
+	// (the hold of a call whose request died before its event): the
+	// settlement's own event carries it.
+	Unaudited int64
 }
 
 // Change is a set of ledger entries and the balance update they explain,
@@ -164,6 +168,7 @@ func (a Account) change(now time.Time, attr Attribution, note func(int64), event
 		if !e.Funding() {
 			ch.charged -= m.Amount
 		}
+		ch.charged += m.Unaudited
 		ch.Entries = append(ch.Entries, e)
 	}
 	if a.Balance+delta < 0 {

@@ -1,0 +1,126 @@
+package soak
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+
+// clean is a run that keeps every invariant: one key charged once, its
+// event delivered once, its request audited once.
+func clean() ([]Record, State) {
+	h := []Record{{Op: "invoke", Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", KeyID: "k1", Idem: "i1",
+		Sent: t0, Answered: t0.Add(time.Second), Status: 200, RequestID: "req_1", Timeout: 4 * time.Second}}
+	s := State{
+		Balance: 90, Entries: []Entry{
+			{ID: "led_3", Type: "capture", Reference: "hld_1", RequestID: "req_1", BalanceAfter: 90},
+			{ID: "led_2", Type: "hold", Reference: "hld_1", RequestID: "req_1", Amount: -10, BalanceAfter: 90},
+			{ID: "led_1", Type: "grant", Amount: 100, BalanceAfter: 100},
+		},
+		Audit: []AuditEvent{{RequestID: "req_1", KeyID: "k1", ChargedMicro: 10}}, AuditListedAt: t0.Add(30 * time.Second), UsageMicro: 10,
+		Deliveries: []Delivery{{EventID: "evt_1", Event: "service.invoked", Subject: "i1"}},
+		Committed:  map[string]string{"i1": "service.invoked"},
+		Effects:    map[string]Effect{"i1": {Resources: 1, Charges: 1}},
+		Keys:       []Key{{ID: "k1"}}, MaxRSSBytes: 100 << 20, RSSBoundBytes: 1 << 30,
+	}
+	return h, s
+}
+
+func TestACleanRunKeepsEveryInvariant(t *testing.T) {
+	h, s := clean()
+	for _, v := range Check(h, s) {
+		if !v.OK() {
+			t.Errorf("%s: %v", v.Name, v.Violations)
+		}
+	}
+}
+
+// Each invariant is shown to fail: a history or state broken on purpose is
+// reported under that invariant's name, and no other.
+func TestTheCheckerReportsEachBrokenInvariantByName(t *testing.T) {
+	for _, tc := range []struct {
+		name, invariant, want string
+		breakIt               func(h []Record, s *State) []Record
+	}{
+		{"balance not the ledger's sum", "money", "sums to", func(h []Record, s *State) []Record {
+			s.Entries[1].Amount = -5
+			return h
+		}},
+		{"negative balance", "money", "leaves the balance at -", func(h []Record, s *State) []Record { s.Entries[1].BalanceAfter = -1; return h }},
+		{"a key charged twice", "money", "charged 2 times", func(h []Record, s *State) []Record { s.Effects["i1"] = Effect{Resources: 1, Charges: 2}; return h }},
+		{"a hold never ended", "money", "hld_1 never ended", func(h []Record, s *State) []Record { s.Entries = s.Entries[1:]; return h }},
+		{"a call's hold taken twice", "money", "hld_1 taken 2 times", func(h []Record, s *State) []Record {
+			s.Entries = append([]Entry{{ID: "led_4", Type: "hold", Reference: "hld_1", RequestID: "req_2", Amount: -10, BalanceAfter: 80}}, s.Entries...)
+			s.Balance = 80
+			return h
+		}},
+		{"the newest entry disagrees with the balance", "money", "the newest entry leaves", func(h []Record, s *State) []Record {
+			s.Entries[0].BalanceAfter = 91
+			return h
+		}},
+		{"a charge the audit missed", "charges-audited", "audit events charged 0", func(h []Record, s *State) []Record { s.Audit[0].ChargedMicro = 0; return h }},
+		{"an answered request unaudited", "audit", "0 audit events", func(h []Record, s *State) []Record { s.Audit = nil; return h }},
+		{"a request audited twice", "audit", "2 audit events", func(h []Record, s *State) []Record { s.Audit = append(s.Audit, s.Audit[0]); return h }},
+		{"an event of a request never sent", "audit", "of no answered request", func(h []Record, s *State) []Record {
+			s.Audit = append(s.Audit, AuditEvent{RequestID: "req_ghost", KeyID: "k1"})
+			return h
+		}},
+		{"one write announced under two event ids", "events", "2 event ids", func(h []Record, s *State) []Record {
+			s.Deliveries = append(s.Deliveries, Delivery{EventID: "evt_2", Event: "service.invoked", Subject: "i1"})
+			return h
+		}},
+		{"a committed write's event lost", "events", "0 event ids", func(h []Record, s *State) []Record { s.Deliveries = nil; return h }},
+		{"an event of a write that did not commit", "events", "no committed write", func(h []Record, s *State) []Record {
+			s.Deliveries = append(s.Deliveries, Delivery{EventID: "evt_2", Event: "api_key.created", Subject: "key_ghost"})
+			return h
+		}},
+		{"self-approval after a roll", "approvals", "lineage", func(h []Record, s *State) []Record {
+			s.Keys = append(s.Keys, Key{ID: "k2", Parent: "k1"}, Key{ID: "k3", Parent: "k1", RolledFrom: "k2"})
+			return append(h, Record{Op: "decide", Path: "/v1/approvals/apr_1", KeyID: "k3", Requester: "k2", Status: 200, Sent: t0, Answered: t0})
+		}},
+		{"a 503 that changed something", "truthful-errors", "nothing changed", func(h []Record, s *State) []Record {
+			h[0].Status, h[0].Code, h[0].Unchanged = 503, "service_unavailable", true
+			return h
+		}},
+		{"a late answer", "bounds", "after 6s", func(h []Record, s *State) []Record { h[0].Answered = t0.Add(6 * time.Second); return h }},
+		{"memory past its bound", "bounds", "RSS", func(h []Record, s *State) []Record { s.MaxRSSBytes = 2 << 30; return h }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, s := clean()
+			h = tc.breakIt(h, &s)
+			for _, v := range Check(h, s) {
+				switch {
+				case v.Name == tc.invariant && !strings.Contains(strings.Join(v.Violations, "\n"), tc.want):
+					t.Errorf("%s reported %v; want %q", v.Name, v.Violations, tc.want)
+				case v.Name != tc.invariant && !v.OK() && !related(tc.invariant, v.Name):
+					t.Errorf("%s also failed: %v", v.Name, v.Violations)
+				}
+			}
+		})
+	}
+}
+
+// The lineage of a key is its roll chain both ways, its ancestors and
+// everything below any key of that chain; a sibling is outside it.
+func TestLineageIsTheRollChainItsAncestorsAndDescendants(t *testing.T) {
+	keys := []Key{{ID: "root"}, {ID: "a", Parent: "root"}, {ID: "a2", Parent: "root", RolledFrom: "a"}, {ID: "a3", Parent: "root", RolledFrom: "a2"},
+		{ID: "child", Parent: "a"}, {ID: "grand", Parent: "child"}, {ID: "sib", Parent: "root"}}
+	got := Lineage(keys, "a2")
+	for _, id := range []string{"root", "a", "a2", "a3", "child", "grand"} {
+		if !got[id] {
+			t.Errorf("%s is outside the lineage of a2", id)
+		}
+	}
+	if got["sib"] {
+		t.Error("a sibling is in the lineage")
+	}
+}
+
+// related invariants see one breakage from two sides: an audit event lost
+// or doubled is also a charge the audit sums get wrong.
+func related(a, b string) bool {
+	pair := map[string]bool{"audit": true, "charges-audited": true}
+	return a == "money" || b == "money" || pair[a] && pair[b]
+}

@@ -1,0 +1,192 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	bin       string
+	buildErr  error
+)
+
+// server is the soakfaults build of the local server, built once per test
+// binary.
+func server(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "soak-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		bin, buildErr = Build(context.Background(), dir)
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return bin
+}
+
+// seedAndDuration are SOAK_SEED and SOAK_DURATION (make soak), else the
+// short run make test makes.
+func seedAndDuration(t *testing.T) (uint64, time.Duration) {
+	seed, dur := uint64(1), 60*time.Second
+	if s := os.Getenv("SOAK_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("SOAK_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
+	if s := os.Getenv("SOAK_DURATION"); s != "" {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("SOAK_DURATION=%q: %v", s, err)
+		}
+		dur = v
+	}
+	return seed, dur
+}
+
+// run executes cfg and judges every account: the verdicts by invariant.
+func run(t *testing.T, cfg Config) (map[string][]string, Stats) {
+	t.Helper()
+	cfg.Log = testWriter{t}
+	if b := os.Getenv("SOAK_BACKEND"); b != "" {
+		// Resources of this run's own, created by the server's first life.
+		sfx := "soak-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+		cfg.Env = append(cfg.Env, "BACKEND="+b, "TABLE_NAME=t-"+sfx, "WEBHOOK_QUEUE_NAME=q-"+sfx, "KMS_KEY_ID=alias/k-"+sfx,
+			"FILES_BUCKET=f-"+sfx, "ARCHIVES_BUCKET=a-"+sfx, "ARTIFACTS_BUCKET=r-"+sfx, "RUNS_QUEUE_NAME=r-"+sfx)
+		cfg.Args = append(cfg.Args, "--create-resources")
+	}
+	r := NewRun(cfg, server(t), t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+5*time.Minute)
+	defer cancel()
+	accounts, err := r.Execute(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, a := range accounts {
+		for _, v := range Check(a.History, a.State) {
+			out[v.Name] = append(out[v.Name], prefix(a.Name, v.Violations)...)
+		}
+	}
+	return out, r.Stats()
+}
+
+func prefix(p string, vs []string) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = p + ": " + v
+	}
+	return out
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// TestASeededRunKeepsEveryInvariant is the soak: the real server, killed
+// and crashed at random points while keys of every depth charge, delegate,
+// roll, upload, download and decide each other's signature approvals, and
+// accounts are sliced mid-run; then each account is held to every
+// invariant. A failure prints the command that runs its seed again.
+func TestASeededRunKeepsEveryInvariant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the soak runs the real server for over a minute")
+	}
+	seed, dur := seedAndDuration(t)
+	strict := os.Getenv("SOAK_STRICT") != ""
+	verdicts, stats := run(t, Config{Seed: seed, Duration: dur, NoKills: os.Getenv("SOAK_KILLS") == "0"})
+	t.Logf("seed %d, %s: %d lives, %d kills, %d crashes at a write, %d accounts sliced; operations %v",
+		seed, dur, stats.Lives, stats.Kills, stats.Crashes, stats.Slices, stats.Ops)
+	for _, inv := range Invariants {
+		vs := verdicts[inv.Name]
+		switch why, known := knownOpen[inv.Name]; {
+		case len(vs) == 0:
+			t.Logf("%s: held", inv.Name)
+		case known && !strict:
+			t.Logf("KNOWN OPEN %s (%s): %d violations:\n  %s", inv.Name, why, len(vs), strings.Join(first(vs, 20), "\n  "))
+		default:
+			t.Errorf("%s: %d violations:\n  %s", inv.Name, len(vs), strings.Join(first(vs, 20), "\n  "))
+		}
+	}
+	if t.Failed() {
+		t.Logf("reproduce: make soak SEED=%d DURATION=%s", seed, dur)
+	}
+}
+
+// knownOpen are the invariants this soak has found broken and that are not
+// fixed yet, each with the reason: make test reports their violations
+// without failing, make soak (SOAK_STRICT) fails on them like on any
+// other. The list is the product's known defects; docs/status.md says the
+// same.
+var knownOpen = map[string]string{
+	"charges-audited": "a process that dies after a call's answer is stored and before its audit event is journalled leaves the call's charge in no audit event: the retry replays the stored answer, which charges nothing",
+}
+
+func first(vs []string, n int) []string {
+	if len(vs) > n {
+		return append(vs[:n:n], fmt.Sprintf("… and %d more", len(vs)-n))
+	}
+	return vs
+}
+
+// Each fault the soakfaults build can inject breaks one invariant, and the
+// checker reports it under that invariant's name; the same run without
+// the fault keeps it. This is the proof that each checker can fail.
+func TestTheCheckerReportsEachInjectedFault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("each case runs the real server for half a minute")
+	}
+	for _, tc := range []struct {
+		fault, invariant string
+		cfg              Config
+	}{
+		// A server that records no audit event leaves every answered
+		// request without one.
+		{"drop-audit", "audit", Config{Duration: 3 * time.Second, NoKills: true, Only: []string{"invoke", "balance"}}},
+		// A server that loses its outbox loses the event of a write when
+		// it dies after the commit and before the fan-out: each life here
+		// crashes right after one of its first outbox writes.
+		{"drop-outbox", "events", Config{Duration: 10 * time.Second, KillEvery: time.Hour, CrashMatch: "evo#", CrashWithin: 3,
+			Only: []string{"key", "upload"}, DeliveryWait: 20 * time.Second}},
+		// A server that skips the marker of a call's hold takes the hold
+		// twice when the call is retried after its account was sliced:
+		// each life crashes right after one of its first hold writes, and
+		// the accounts are sliced before the dead calls are retried.
+		{"skip-hold-marker", "money", Config{Duration: 10 * time.Second, KillEvery: time.Hour, CrashMatch: "hold#", CrashWithin: 1, Accounts: 1,
+			Only: []string{"invoke"}, SliceAfterCrash: true}},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			tc.cfg.Seed = 7
+			tc.cfg.Fault = tc.fault
+			broken, stats := run(t, tc.cfg)
+			t.Logf("with %s: %d lives, %d crashes, %d slices, %v", tc.fault, stats.Lives, stats.Crashes, stats.Slices, stats.Ops)
+			if len(broken[tc.invariant]) == 0 {
+				t.Fatalf("with %s the checker found nothing wrong with %s", tc.fault, tc.invariant)
+			}
+			t.Logf("%s reported: %s", tc.invariant, strings.Join(first(broken[tc.invariant], 3), "; "))
+			tc.cfg.Fault = ""
+			kept, _ := run(t, tc.cfg)
+			for _, inv := range Invariants {
+				vs := kept[inv.Name]
+				if _, known := knownOpen[inv.Name]; len(vs) > 0 && !known {
+					t.Errorf("without %s, %s failed: %s", tc.fault, inv.Name, strings.Join(first(vs, 5), "; "))
+				}
+			}
+		})
+	}
+}
