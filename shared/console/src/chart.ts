@@ -140,10 +140,11 @@ function legend(stack: Stack, colour: (i: number) => string, unit: string): HTML
   );
 }
 
+/** The top of the y axis: the first of 1, 2, 2.5, 5 or 10 times a power of ten above the tallest bar plus a tenth. */
 function niceMax(max: number): number {
   const m = Math.max(1, max) * 1.1;
-  const step = 10 ** Math.floor(Math.log10(m));
-  return Math.ceil(m / step) * step;
+  const p = 10 ** Math.floor(Math.log10(m));
+  return [1, 2, 2.5, 5, 10].map((f) => f * p).find((v) => v >= m) ?? 10 * p;
 }
 
 /** 1,234 as 1.2K, and small fractions kept. */
@@ -191,7 +192,7 @@ function dataTable(title: string, unit: string, stack: Stack, hourly: boolean): 
                   "tr",
                   {},
                   h("th", { scope: "row", "data-label": hourly ? "Hour (UTC)" : "Day (UTC)" }, fmt(r.t)),
-                  h("td", { "data-label": "Group" }, r.name),
+                  h("td", { "data-label": "Group" }, h("span", { class: "cell" }, r.name)),
                   h("td", { class: "num", "data-label": unit, "data-series": r.name, "data-value": r.v }, r.v.toLocaleString("en-US", { maximumFractionDigits: 6 })),
                 ),
               ),

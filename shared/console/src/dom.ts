@@ -73,7 +73,7 @@ export function table<T>(caption: string, columns: Column<T>[], rows: T[], empty
       {},
       rows.length === 0
         ? h("tr", {}, h("td", { colspan: columns.length, class: "empty" }, empty))
-        : rows.map((r) => h("tr", {}, columns.map((c) => h("td", { class: c.numeric ? "num" : null, "data-label": c.label }, c.value(r))))),
+        : rows.map((r) => h("tr", {}, columns.map((c) => h("td", { class: c.numeric ? "num" : null, "data-label": c.label }, h("span", { class: "cell" }, c.value(r)))))),
     ),
   );
   return h("div", { class: "table-wrap", tabindex: 0, role: "region", "aria-label": caption }, t);
@@ -105,6 +105,16 @@ export function when(d: Date, now = Date.now()): string {
 
 export function code(text: string): HTMLElement {
   return h("code", {}, text);
+}
+
+/** An id in a table: cut short with an ellipsis by the style sheet, whole in the text (copied whole) and on hover. */
+export function idCode(id: string): HTMLElement {
+  return h("code", { class: "id", title: id }, id);
+}
+
+/** An operation id or a path, which may wrap only after a dot or a slash, never inside a word. */
+export function opCode(text: string): HTMLElement {
+  return h("code", { class: "op" }, text.split(/(?<=[./])/).flatMap((part, i) => (i ? [h("wbr"), part] : [part])));
 }
 
 /**
