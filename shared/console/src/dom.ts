@@ -107,14 +107,20 @@ export function code(text: string): HTMLElement {
   return h("code", {}, text);
 }
 
-/** An id in a table: cut short with an ellipsis by the style sheet, whole in the text (copied whole) and on hover. */
+/**
+ * An id in a table, cut in the middle ("key_01M8…2H4K8"): ids made in the
+ * same moment share their start, so the end is what tells them apart. The
+ * whole id is on hover and in data-id.
+ */
 export function idCode(id: string): HTMLElement {
-  return h("code", { class: "id", title: id }, id);
+  const cut = id.indexOf("_") + 5;
+  const short = id.length > cut + 8 ? `${id.slice(0, cut)}…${id.slice(-5)}` : id;
+  return h("code", { class: "id", title: id, "data-id": id }, short);
 }
 
-/** An operation id or a path, which may wrap only after a dot or a slash, never inside a word. */
+/** An operation id, a path or an error code, which may wrap only after a dot, a slash or an underscore, never inside a word. */
 export function opCode(text: string): HTMLElement {
-  return h("code", { class: "op" }, text.split(/(?<=[./])/).flatMap((part, i) => (i ? [h("wbr"), part] : [part])));
+  return h("code", { class: "op" }, text.split(/(?<=[./_])/).flatMap((part, i) => (i ? [h("wbr"), part] : [part])));
 }
 
 /**
