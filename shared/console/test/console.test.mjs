@@ -138,6 +138,17 @@ async function overflow(page) {
   });
 }
 
+/** The page's and each table's width against its box, for the log. */
+async function widths(page) {
+  return page.evaluate(() => {
+    const root = document.documentElement;
+    const tables = [...document.querySelectorAll("main .table-wrap")]
+      .filter((w) => w.offsetParent)
+      .map((w) => `${w.getAttribute("aria-label")} ${w.querySelector("table").offsetWidth}/${w.clientWidth}`);
+    return [`page ${root.scrollWidth}/${root.clientWidth}`, ...tables].join("; ");
+  });
+}
+
 describe("the console", () => {
   before(async () => {
     let hits = 0;
@@ -428,7 +439,7 @@ describe("the console", () => {
     await context.close();
   });
 
-  test("every page renders at 1280 and 390 px, every control labelled, reachable by keyboard", async () => {
+  test("every page renders at 1280 and 390 px, every control labelled, reachable by keyboard", async (t) => {
     for (const width of [1280, 390]) {
       const { page, context, problems } = await newPage(width);
       await signIn(page, keys.root);
@@ -438,6 +449,7 @@ describe("the console", () => {
         if (p === pages.usage || p === pages.overview) await page.locator(".chart-plot canvas").first().waitFor();
         if (p === pages.usage) await page.locator("[data-amount]").first().waitFor();
         if (p === pages.webhooks) await page.locator("td .badge").first().waitFor();
+        t.diagnostic(`${p.name} at ${width} px: ${await widths(page)}`);
         assert.deepEqual(await overflow(page), [], `${p.name} at ${width} px sticks out`);
         await page.screenshot({ path: join(shots, `${p.name}-${width}.png`), fullPage: true });
       }
@@ -487,12 +499,12 @@ describe("the console", () => {
     const { page, context, problems } = await newPage(1280);
     await signIn(page, keys.root);
     await page.locator(".chart-plot canvas").waitFor();
-    const [lo, hi] = (await page.locator(".chart-plot").getAttribute("data-range")).split(",").map(Number);
-    // All of this test's traffic falls in one or two hours: the axis shows a few hours, not 24.
-    assert.ok(hi - lo <= 4 * 3600, `the axis spans ${(hi - lo) / 3600} hours`);
     const section = page.locator('section[aria-labelledby="hourly-h"]');
     const text = await section.evaluate((s) => s.innerText);
     assert.equal(text.match(/Requests per hour/g)?.length, 1, text);
+    const [lo, hi] = ((await page.locator(".chart-plot").getAttribute("data-range")) ?? "0,86400").split(",").map(Number);
+    // All of this test's traffic falls in one or two hours: the axis shows a few hours, not 24.
+    assert.ok(hi - lo <= 4 * 3600, `the axis spans ${(hi - lo) / 3600} hours`);
     // Figures for people: credits with grouping and decimals, times relative.
     assert.match(await page.locator("#balance").textContent(), /^\d{1,3}(,\d{3})*\.\d{2,6} credits$/);
     assert.equal(await page.locator("#spend-h").textContent(), "Spend on this account");
