@@ -110,7 +110,10 @@ export function stackedChart(host: HTMLElement, title: string, unit: string, ful
   };
   // An empty bucket draws nothing rather than a flat bar.
   const data: uPlot.AlignedData = [stack.x, ...order.map((i) => sums[i].map((v) => (v === 0 ? null : v)))];
+  const tip = h("div", { class: "chart-tip", "aria-hidden": "true", hidden: true });
+  opts.hooks = { setCursor: [(u) => showTip(u, tip, stack, colour, hourly)] };
   const u = new uPlot(opts, data, plot);
+  u.over.append(tip);
   figure.insertBefore(legend(stack, colour, unit), figure.querySelector(".chart-data"));
   const resize = new ResizeObserver(() => {
     if (!plot.isConnected) {
@@ -141,6 +144,30 @@ function legend(stack: Stack, colour: (i: number) => string, unit: string): HTML
 }
 
 /** The top of the y axis: the first of 1, 2, 2.5, 5 or 10 times a power of ten above the tallest bar plus a tenth. */
+/** The hovered bucket's values, largest first, in a box beside the cursor (kept inside the plot). */
+function showTip(u: uPlot, tip: HTMLElement, stack: Stack, colour: (i: number) => string, hourly: boolean): void {
+  const j = u.cursor.idx;
+  const rows = j === null || j === undefined ? [] : stack.series.map((s, i) => ({ s, i, v: s.values[j] })).filter((r) => r.v !== 0);
+  if (j === null || j === undefined || rows.length === 0) {
+    tip.hidden = true;
+    return;
+  }
+  const at = new Date(stack.x[j] * 1000).toISOString();
+  tip.replaceChildren(
+    h("strong", {}, hourly ? `${at.slice(0, 10)} ${at.slice(11, 16)} UTC` : at.slice(0, 10)),
+    ...rows.map((r) => {
+      const swatch = h("span", { class: "swatch" });
+      swatch.style.background = colour(r.i);
+      return h("div", {}, swatch, h("span", { class: "name" }, r.s.name), h("span", { class: "total" }, r.v.toLocaleString("en-US", { maximumFractionDigits: 6 })));
+    }),
+  );
+  tip.hidden = false;
+  const left = u.cursor.left ?? 0;
+  const flip = left + tip.offsetWidth + 16 > u.over.clientWidth;
+  tip.style.left = `${Math.max(0, flip ? left - tip.offsetWidth - 12 : left + 12)}px`;
+  tip.style.top = "4px";
+}
+
 function niceMax(max: number): number {
   const m = Math.max(1, max) * 1.1;
   const p = 10 ** Math.floor(Math.log10(m));

@@ -489,8 +489,12 @@ describe("the console", () => {
     // The rest is summed into other, so the chart counts every request.
     const otherCount = Number(legend[8].name.match(/\d+/)[0]);
     assert.equal(otherCount, byVolume.length - 8);
-    assert.deepEqual(await overflow(page), []);
+    // Hovering the bar says its bucket's values, largest first.
+    await page.locator(".chart-plot .u-over").hover();
+    await page.locator(".chart-tip").waitFor();
+    assert.equal(await page.locator(".chart-tip .name").first().textContent(), legend[0].name);
     await page.screenshot({ path: join(shots, "usage-chart-1280.png") });
+    assert.deepEqual(await overflow(page), []);
     assert.deepEqual(problems, []);
     await context.close();
   });
