@@ -117,6 +117,38 @@ async function unlabelled(page) {
   });
 }
 
+/**
+ * What sticks out sideways: the page wider than the window, or a table,
+ * legend or form wider than its box (closed <details> opened first, so the
+ * chart's data table is measured too).
+ */
+async function overflow(page) {
+  return page.evaluate(() => {
+    for (const d of document.querySelectorAll("main details")) d.open = true;
+    const out = [];
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth) out.push(`page ${root.scrollWidth} > ${root.clientWidth}`);
+    for (const el of document.querySelectorAll(".table-wrap, ul.chart-legend, nav ul, .chart-plot, form")) {
+      const inner = el.matches(".table-wrap") ? el.querySelector("table") : el;
+      const wide = Math.max(el.scrollWidth, inner?.offsetWidth ?? 0);
+      if (wide > el.clientWidth + 1) out.push(`${el.className || el.tagName} "${el.getAttribute("aria-label") ?? ""}" ${wide} > ${el.clientWidth}`);
+    }
+    for (const d of document.querySelectorAll("main details")) d.open = false;
+    return out;
+  });
+}
+
+/** The page's and each table's width against its box, for the log. */
+async function widths(page) {
+  return page.evaluate(() => {
+    const root = document.documentElement;
+    const tables = [...document.querySelectorAll("main .table-wrap")]
+      .filter((w) => w.offsetParent)
+      .map((w) => `${w.getAttribute("aria-label")} ${w.querySelector("table").offsetWidth}/${w.clientWidth}`);
+    return [`page ${root.scrollWidth}/${root.clientWidth}`, ...tables].join("; ");
+  });
+}
+
 describe("the console", () => {
   before(async () => {
     let hits = 0;
@@ -176,6 +208,23 @@ describe("the console", () => {
     keys.wallet = await ok(keys.signer.secret, "POST", "/wallets", { label: "ops" });
     keys.sigQuote = await ok(keys.signer.secret, "POST", `/wallets/${keys.wallet.id}/signatures/quote`, { type: "eip712", typedData: mail });
     assert.ok(keys.sigQuote.approvalId, "the signature needs no approval");
+
+    // Traffic through enough operations that the chart has more series than colours (≥ 19).
+    for (const path of ["/services", "/capabilities", "/actions", "/credits/ledger", `/projects/${(await ok(keys.root, "GET", "/projects")).data[0].id}`,
+      "/audit-events", "/usage?bucketWidth=1h", "/wallets", `/wallets/${keys.wallet.id}`, "/runs", "/approvals", "/webhooks", "/webhook-deliveries", "/swaps/tokens", "/api-keys"]) {
+      await call(keys.root, "GET", path);
+    }
+    made["projects.list"]++;
+    for (const name of ["ledger", "billing"]) {
+      await ok(keys.root, "POST", "/projects", { name });
+      made["projects.create"]++;
+    }
+    // A key with limits of its own: one on every operation, one on a single operation.
+    keys.limited = await ok(keys.root, "POST", "/api-keys", {
+      label: "rate-limited",
+      scopes: ["projects:read"],
+      limits: { "*": { requestsPerMinute: 60 }, "projects.list": { requestsPerMinute: 5, maxConcurrent: 2 } },
+    });
 
     // A gated call: memory.delete needs an approval; the worker asks for one.
     keys.gated = { operationId: "memory.delete", input: { memoryId } };
@@ -390,13 +439,18 @@ describe("the console", () => {
     await context.close();
   });
 
-  test("every page renders at 1280 and 390 px, every control labelled, reachable by keyboard", async () => {
+  test("every page renders at 1280 and 390 px, every control labelled, reachable by keyboard", async (t) => {
     for (const width of [1280, 390]) {
       const { page, context, problems } = await newPage(width);
       await signIn(page, keys.root);
       for (const p of Object.values(pages)) {
         await go(page, p);
         assert.deepEqual(await unlabelled(page), [], `${p.name} at ${width}`);
+        if (p === pages.usage || p === pages.overview) await page.locator(".chart-plot canvas").first().waitFor();
+        if (p === pages.usage) await page.locator("[data-amount]").first().waitFor();
+        if (p === pages.webhooks) await page.locator("td .badge").first().waitFor();
+        t.diagnostic(`${p.name} at ${width} px: ${await widths(page)}`);
+        assert.deepEqual(await overflow(page), [], `${p.name} at ${width} px sticks out`);
         await page.screenshot({ path: join(shots, `${p.name}-${width}.png`), fullPage: true });
       }
       assert.equal(await page.locator("text=Something went wrong").count(), 0);
@@ -410,6 +464,83 @@ describe("the console", () => {
       await page.waitForSelector('main[data-page="audit"]');
       assert.equal(await page.evaluate(() => document.activeElement.tagName), "H1");
       assert.deepEqual(await page.evaluate(() => window.__violations), []);
+      assert.deepEqual(problems, []);
+      await context.close();
+    }
+  });
+
+  test("the chart draws the top series by volume and the rest as other, each in a colour of its own, its legend inside its box", async () => {
+    const { page, context, problems } = await newPage(1280);
+    await signIn(page, keys.root);
+    await go(page, pages.usage);
+    await page.locator(".chart-plot canvas").waitFor();
+    const groups = await page.locator('table[data-chart="stack"] td[data-series]').evaluateAll((tds) => {
+      const sums = {};
+      for (const td of tds) sums[td.dataset.series] = (sums[td.dataset.series] ?? 0) + Number(td.dataset.value);
+      return sums;
+    });
+    assert.ok(Object.keys(groups).length >= 19, `only ${Object.keys(groups).length} operations: too few for the rule to mean anything`);
+    const legend = await page.locator("ul.chart-legend li").evaluateAll((lis) => lis.map((li) => ({ name: li.dataset.legend, colour: li.dataset.colour })));
+    assert.equal(legend.length, 9, `legend: ${JSON.stringify(legend)}`);
+    assert.equal(new Set(legend.map((l) => l.colour)).size, legend.length, `a colour repeats: ${JSON.stringify(legend)}`);
+    assert.match(legend[8].name, /^other \(\d+\)$/);
+    const byVolume = Object.entries(groups).sort((a, b) => b[1] - a[1]);
+    assert.deepEqual(legend.slice(0, 8).map((l) => groups[l.name]), byVolume.slice(0, 8).map(([, n]) => n), "the legend is not the top 8 by volume");
+    // The rest is summed into other, so the chart counts every request.
+    const otherCount = Number(legend[8].name.match(/\d+/)[0]);
+    assert.equal(otherCount, byVolume.length - 8);
+    // Hovering the bar says its bucket's values, largest first.
+    await page.locator(".chart-plot .u-over").hover();
+    await page.locator(".chart-tip").waitFor();
+    assert.equal(await page.locator(".chart-tip .name").first().textContent(), legend[0].name);
+    await page.screenshot({ path: join(shots, "usage-chart-1280.png") });
+    assert.deepEqual(await overflow(page), []);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("the overview's chart fits its time axis to the data and says its title once", async () => {
+    const { page, context, problems } = await newPage(1280);
+    await signIn(page, keys.root);
+    await page.locator(".chart-plot canvas").waitFor();
+    const section = page.locator('section[aria-labelledby="hourly-h"]');
+    const text = await section.evaluate((s) => s.innerText);
+    assert.equal(text.match(/Requests per hour/g)?.length, 1, text);
+    const [lo, hi] = ((await page.locator(".chart-plot").getAttribute("data-range")) ?? "0,86400").split(",").map(Number);
+    // All of this test's traffic falls in one or two hours: the axis shows a few hours, not 24.
+    assert.ok(hi - lo <= 4 * 3600, `the axis spans ${(hi - lo) / 3600} hours`);
+    // Figures for people: credits with grouping and decimals, times relative.
+    assert.match(await page.locator("#balance").textContent(), /^\d{1,3}(,\d{3})*\.\d{2,6} credits$/);
+    assert.equal(await page.locator("#spend-h").textContent(), "Spend on this account");
+    await go(page, pages.audit);
+    assert.match(await page.locator("main tbody tr td time").first().textContent(), /ago|now/);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("a key's limits are said for people, one line per operation", async () => {
+    const { page, context, problems } = await newPage(1280);
+    await signIn(page, keys.root);
+    await go(page, pages.keys);
+    const card = page.locator(`article[data-key-id="${keys.limited.id}"]`);
+    assert.equal(await card.locator('[data-limit="*"]').textContent(), "60 requests/min on every operation");
+    assert.equal(await card.locator('[data-limit="projects.list"]').textContent(), "5 requests/min, 2 at once on projects.list");
+    assert.doesNotMatch(await card.textContent(), /[{}]/);
+    await card.screenshot({ path: join(shots, "key-limits-1280.png") });
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("a read-only sibling key sees the account's balance and spend said as its own subtree's", async () => {
+    for (const width of [1280, 390]) {
+      const { page, context, problems } = await newPage(width);
+      await signIn(page, keys.reader.secret);
+      await page.locator("#balance").waitFor();
+      await page.locator("#spend-scope").waitFor();
+      assert.equal(await page.locator("#spend-h").textContent(), "Spend by this key and the keys under it");
+      assert.match(await page.locator("#spend-scope").textContent(), /The balance is the account's; this counts only the requests of key_\w+ and its descendants/);
+      assert.deepEqual(await overflow(page), [], `read-only overview at ${width}`);
+      await page.screenshot({ path: join(shots, `read-only-overview-${width}.png`), fullPage: true });
       assert.deepEqual(problems, []);
       await context.close();
     }

@@ -1,7 +1,7 @@
 // Audit events: one row per authenticated request, with the list's filters
 // and paging.
 import type { components } from "../../../../sdk/typescript/src/index.ts";
-import { clear, code, credits, field, h, select, table, time } from "../dom.ts";
+import { clear, credits, idCode, opCode, field, h, select, table, time } from "../dom.ts";
 import { describe, type Session } from "../session.ts";
 import { notice, Pager } from "../ui.ts";
 
@@ -47,14 +47,13 @@ export async function audit(main: HTMLElement, s: Session): Promise<void> {
         "Audit events, newest first",
         [
           { label: "When", value: (e) => time(e.occurredAt) },
-          { label: "Operation", value: (e) => code(e.operation) },
-          { label: "Request", value: (e) => [e.method, " ", code(e.path)] },
-          { label: "Status", numeric: true, value: (e) => h("span", { class: e.status >= 400 ? "bad" : "good" }, String(e.status)) },
-          { label: "Code", value: (e) => e.code ?? "—" },
+          { label: "Operation", value: (e) => opCode(e.operation) },
+          { label: "Request", value: (e) => [e.method, " ", opCode(e.path)] },
+          { label: "Status", value: (e) => [h("span", { class: e.status >= 400 ? "bad" : "good" }, String(e.status)), e.code ? [h("br"), h("small", { class: "muted" }, opCode(e.code))] : ""] },
           { label: "Credits", numeric: true, value: (e) => credits(e.chargedCredits) },
-          { label: "Key", value: (e) => code(e.keyId) },
+          { label: "Key", value: (e) => idCode(e.keyId) },
           { label: "End user", value: (e) => e.endUser ?? "—" },
-          { label: "Request id", value: (e) => [code(e.requestId), e.idempotentReplayed ? " (replayed)" : ""] },
+          { label: "Request id", value: (e) => [idCode(e.requestId), e.idempotentReplayed ? " (replayed)" : ""] },
         ],
         r.value.data ?? [],
         "No audit events match.",

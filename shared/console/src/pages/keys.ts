@@ -1,6 +1,6 @@
 // Keys: the tree under the held key, and create child, roll and revoke, each
 // confirmed by a dialog that says what happens to the key's descendants.
-import { button, code, dl, field, h, select, time } from "../dom.ts";
+import { button, code, credits, dl, field, h, select, time } from "../dom.ts";
 import { can, describe, refused, type Key, type Session } from "../session.ts";
 import { confirmAction, notice, secretOnce } from "../ui.ts";
 
@@ -44,7 +44,7 @@ export async function keys(main: HTMLElement, s: Session, rerender: () => void):
           ["Scopes", k.scopes.join(", ") || "none"],
           ["Services", k.allowedServices === null ? "any" : k.allowedServices.join(", ") || "none"],
           ["Operations", k.allowedOperations === null ? "any" : ops(k.allowedOperations)],
-          ["Limits", Object.keys(k.limits ?? {}).length ? code(JSON.stringify(k.limits)) : "none of its own"],
+          ["Limits", limits(k.limits)],
           ["Client networks", k.allowedIps === null ? "anywhere" : k.allowedIps.join(", ")],
           ["Last used", time(k.lastUsedAt, "never")],
           ["Expires", time(k.expiresAt, "never")],
@@ -66,6 +66,21 @@ export async function keys(main: HTMLElement, s: Session, rerender: () => void):
       ),
       kids.length ? h("ul", { "aria-label": `Children of ${name}` }, kids.map(node)) : null,
     );
+  }
+
+  /** A key's limits for people: one line per selector, "*" said as every operation. */
+  function limits(l: Key["limits"]): Node | string {
+    const entries = Object.entries(l ?? {});
+    if (!entries.length) return "none of its own";
+    const lines = entries.map(([selector, v]) => {
+      const parts = [
+        v.requestsPerMinute !== undefined && v.requestsPerMinute !== null ? `${v.requestsPerMinute.toLocaleString("en-US")} requests/min` : "",
+        v.maxConcurrent !== undefined && v.maxConcurrent !== null ? `${v.maxConcurrent.toLocaleString("en-US")} at once` : "",
+        v.creditsPerDay !== undefined && v.creditsPerDay !== null ? `${credits(v.creditsPerDay)} credits/day (UTC)` : "",
+      ].filter(Boolean);
+      return h("li", { "data-limit": selector }, `${parts.join(", ")} on `, selector === "*" ? "every operation" : code(selector));
+    });
+    return h("ul", { class: "limits" }, lines);
   }
 
   function ops(list: string[]): Node {

@@ -3,7 +3,7 @@
 // export.
 import type { components } from "../../../../sdk/typescript/src/index.ts";
 import { stackedChart } from "../chart.ts";
-import { button, clear, code, credits, field, h, select, table, time } from "../dom.ts";
+import { button, clear, credits, idCode, opCode, field, h, select, table, time } from "../dom.ts";
 import { describe, type Session } from "../session.ts";
 import { notice, Pager } from "../ui.ts";
 import { usageStack, type Grouping, type Measure } from "../usage.ts";
@@ -92,9 +92,9 @@ function ledgerSection(s: Session): HTMLElement {
           { label: "Type", value: (e) => e.type },
           { label: "Amount", numeric: true, value: (e) => h("span", { "data-amount": e.amountCredits }, credits(e.amountCredits)) },
           { label: "Balance after", numeric: true, value: (e) => credits(e.balanceAfter) },
-          { label: "Operation", value: (e) => (e.operation ? code(e.operation) : "—") },
-          { label: "Key", value: (e) => (e.keyId ? code(e.keyId) : "—") },
-          { label: "Request", value: (e) => (e.requestId ? code(e.requestId) : "—") },
+          { label: "Operation", value: (e) => (e.operation ? opCode(e.operation) : "—") },
+          { label: "Key", value: (e) => (e.keyId ? idCode(e.keyId) : "—") },
+          { label: "Request", value: (e) => (e.requestId ? idCode(e.requestId) : "—") },
         ],
         rows,
         "No ledger entries match.",

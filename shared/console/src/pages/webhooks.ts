@@ -1,7 +1,7 @@
 // Webhooks: the endpoints, their recent deliveries with status and
 // attempts, redelivery, and secret rotation.
 import type { components } from "../../../../sdk/typescript/src/index.ts";
-import { button, clear, code, field, h, select, table, time } from "../dom.ts";
+import { button, clear, code, field, idCode, h, select, table, time } from "../dom.ts";
 import { can, describe, refused, type Session } from "../session.ts";
 import { confirmAction, notice, Pager, secretOnce } from "../ui.ts";
 
@@ -60,14 +60,10 @@ export async function webhooks(main: HTMLElement, s: Session, rerender: () => vo
         "Recent deliveries, newest first",
         [
           { label: "Created", value: (d) => time(d.createdAt) },
-          { label: "Event", value: (d) => d.event },
-          { label: "Webhook", value: (d) => code(d.webhookId) },
-          { label: "Status", value: (d) => h("span", { class: `badge badge-${d.status}` }, d.status) },
-          { label: "Attempts", numeric: true, value: (d) => String(d.attempts) },
-          { label: "Last answer", value: (d) => (d.lastStatusCode === null ? "none" : String(d.lastStatusCode)) },
-          { label: "Last error", value: (d) => d.lastError ?? "—" },
-          { label: "Next attempt", value: (d) => time(d.nextAttemptAt) },
-          { label: "Delivered", value: (d) => time(d.deliveredAt) },
+          { label: "Event", value: (d) => [d.event, h("br"), h("small", { class: "muted" }, "to ", idCode(d.webhookId))] },
+          { label: "Status", value: (d) => [h("span", { class: `badge badge-${d.status}` }, d.status), " ", h("small", { class: "muted" }, `${d.attempts} attempt${d.attempts === 1 ? "" : "s"}`)] },
+          { label: "Last answer", value: (d) => [d.lastStatusCode === null ? "none" : String(d.lastStatusCode), d.lastError ? [h("br"), h("small", { class: "bad-soft" }, d.lastError)] : ""] },
+          { label: "Delivered", value: (d) => (d.deliveredAt ? time(d.deliveredAt) : d.nextAttemptAt ? ["next ", time(d.nextAttemptAt)] : "—") },
           ...(write ? [{ label: "Actions", value: (d: Delivery) => button("Redeliver", () => redeliver(d), { "data-write": "redeliver", "aria-label": `Redeliver ${d.event} ${d.id}` }) }] : []),
         ],
         r.value.data ?? [],
