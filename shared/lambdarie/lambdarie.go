@@ -80,6 +80,10 @@ type Config struct {
 	// Env is added to the function's environment as KEY=VALUE pairs and
 	// wins over the defaults.
 	Env []string
+	// OnLine, when set, is called with each complete line of the function's
+	// log (what Logs holds) as it is written: the feed a log subscription
+	// reads. It must not block.
+	OnLine func(line string)
 }
 
 // FunctionError is an error the function reported: at init (Phase "init",
@@ -126,7 +130,7 @@ func Start(ctx context.Context, cfg Config) (*Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Function{cfg: cfg, url: "http://" + addr + "/2015-03-31/functions/function/invocations", out: &output{}, exited: make(chan struct{})}
+	f := &Function{cfg: cfg, url: "http://" + addr + "/2015-03-31/functions/function/invocations", out: &output{onLine: cfg.OnLine}, exited: make(chan struct{})}
 	f.cmd = exec.Command(cfg.RIE, "--runtime-interface-emulator-address", addr, "--runtime-api-address", runtimeAddr, cfg.Path)
 	f.cmd.Dir = filepath.Dir(cfg.Path)
 	f.cmd.Env = f.environment()
@@ -320,8 +324,10 @@ const maxOutput = 4 << 20
 
 // output collects the emulator's stdout and stderr, written concurrently.
 type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	onLine  func(string)
+	partial []byte // the unfinished last line, for onLine
 }
 
 func (o *output) Write(p []byte) (int, error) {
@@ -329,6 +335,19 @@ func (o *output) Write(p []byte) (int, error) {
 	defer o.mu.Unlock()
 	if room := maxOutput - o.buf.Len(); room > 0 {
 		o.buf.Write(p[:min(len(p), room)])
+	}
+	if o.onLine != nil {
+		o.partial = append(o.partial, p...)
+		for {
+			i := bytes.IndexByte(o.partial, '\n')
+			if i < 0 {
+				break
+			}
+			if line := string(o.partial[:i]); !emulatorLine.MatchString(line) {
+				o.onLine(line)
+			}
+			o.partial = o.partial[i+1:]
+		}
 	}
 	return len(p), nil
 }

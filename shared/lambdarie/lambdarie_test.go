@@ -210,3 +210,35 @@ func TestMakefilePinsTheSameEmulator(t *testing.T) {
 		}
 	}
 }
+
+// OnLine sees the function's log lines as they are written, without the
+// emulator's own diagnostics: the feed of a log subscription.
+func TestOnLineSeesTheFunctionsLogLines(t *testing.T) {
+	rie, err := lambdarie.Binary("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var lines []string
+	fn, err := lambdarie.Start(context.Background(), lambdarie.Config{
+		RIE: rie, Path: exe, Name: "probe", Env: []string{"LAMBDARIE_FUNCTION=echo"},
+		OnLine: func(l string) { mu.Lock(); lines = append(lines, l); mu.Unlock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fn.Stop()
+	if _, err := invoke(t, fn, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	got := strings.Join(lines, "\n")
+	if !strings.Contains(got, "START RequestId: ") || strings.Contains(got, "(rapid)") {
+		t.Fatalf("lines %q, want the platform's START and none of the emulator's diagnostics", lines)
+	}
+}
