@@ -91,7 +91,9 @@ func (s *Stack) mapping(t *Template, res *resolver, id string) (*mapping, error)
 	for _, ty := range types {
 		m.partial = m.partial || ty == "ReportBatchItemFailures"
 	}
-	var dest struct{ OnFailure struct{ Destination json.RawMessage } }
+	var dest struct {
+		OnFailure struct{ Destination json.RawMessage }
+	}
 	if ok, _ := t.prop(id, "DestinationConfig", &dest); ok && dest.OnFailure.Destination != nil {
 		if m.onFailure, err = res.resolve(dest.OnFailure.Destination); err != nil {
 			return nil, err
@@ -529,7 +531,9 @@ func (s *Stack) subscribeLogs(ctx context.Context, t *Template, res *resolver) e
 			if ok, _ := t.prop(cfgID, "MaximumRetryAttempts", &r); ok {
 				sub.retries = int(r)
 			}
-			var dc struct{ OnFailure struct{ Destination json.RawMessage } }
+			var dc struct {
+				OnFailure struct{ Destination json.RawMessage }
+			}
 			if ok, _ := t.prop(cfgID, "DestinationConfig", &dc); ok && dc.OnFailure.Destination != nil {
 				if sub.onFailure, err = res.resolve(dc.OnFailure.Destination); err != nil {
 					return err
