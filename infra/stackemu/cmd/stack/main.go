@@ -31,6 +31,17 @@ func main() {
 	}
 }
 
+// functionEnv is the emulator's endpoint and credentials, and
+// ALLOW_PRIVATE_WEBHOOKS when set: a development switch the template never
+// carries.
+func functionEnv() []string {
+	env := stackemu.FunctionEnv()
+	if v := os.Getenv("ALLOW_PRIVATE_WEBHOOKS"); v != "" {
+		env = append(env, "ALLOW_PRIVATE_WEBHOOKS="+v)
+	}
+	return env
+}
+
 func run() error {
 	matches, _ := filepath.Glob("cdk.out/PlatformApi-*.template.json")
 	def := ""
@@ -76,7 +87,7 @@ func run() error {
 	}
 	up := time.Now()
 	s, err := stackemu.Up(ctx, stackemu.Options{
-		Template: tmpl, Name: fmt.Sprintf("stack-%d", time.Now().Unix()), AWS: cfg, FunctionEnv: stackemu.FunctionEnv(),
+		Template: tmpl, Name: fmt.Sprintf("stack-%d", time.Now().Unix()), AWS: cfg, FunctionEnv: functionEnv(),
 		Bootstraps: stackemu.BootstrapsIn(bin), RIE: rie, Addr: *addr, Log: log,
 	})
 	if err != nil {
