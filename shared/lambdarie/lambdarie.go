@@ -107,15 +107,20 @@ type Function struct {
 	exited  chan struct{}
 	exitErr error
 
-	mu          sync.Mutex // one invocation at a time, as the emulator serves
-	initialized bool       // an invocation got past init
+	mu          sync.Mutex // held for an invocation: the emulator serves one at a time
+	initialized bool       // an invocation got past init; guarded by mu
 
 	stopOnce sync.Once
 	stopErr  error
 }
 
 // stopGrace is how long Stop waits after SIGTERM before it kills.
-const stopGrace = 3 * time.Second
+// initMargin is added to the function's timeout for a first invocation,
+// which runs init (Lambda's 10 s limit) before the event.
+const (
+	stopGrace  = 3 * time.Second
+	initMargin = 15 * time.Second
+)
 
 // Start runs the emulator for cfg and waits until it accepts invocations.
 // As on Lambda the function's init runs at the first invocation, whose
@@ -202,12 +207,40 @@ func (f *Function) environment() []string {
 func (f *Function) Name() string { return f.cfg.Name }
 
 // Invoke sends one event and returns the function's response payload. A
-// function error is a *FunctionError; a timeout or a crash is a plain
-// error. If ctx ends first Invoke stops waiting, but the function still
-// finishes the event, as a Lambda invocation would.
+// function error is a *FunctionError; a timeout or a crash is a plain error.
+// If ctx ends first Invoke stops waiting, but the function still finishes
+// the event, as a Lambda invocation would, and the next invocation waits
+// for it: the emulator refuses one while another is in flight.
 func (f *Function) Invoke(ctx context.Context, event []byte) ([]byte, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	type answer struct {
+		payload []byte
+		err     error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if err := ctx.Err(); err != nil { // given up while queued: never sent
+			done <- answer{err: err}
+			return
+		}
+		payload, err := f.invoke(event)
+		done <- answer{payload, err}
+	}()
+	select {
+	case a := <-done:
+		return a.payload, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// invoke runs one invocation to its end; f.mu is held. The emulator ends
+// an overrunning one at the function's timeout, so the request needs no
+// deadline of its own beyond a margin for a hung emulator.
+func (f *Function) invoke(event []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), f.cfg.Timeout+initMargin)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, bytes.NewReader(event))
 	if err != nil {
 		return nil, err

@@ -242,3 +242,20 @@ func TestOnLineSeesTheFunctionsLogLines(t *testing.T) {
 		t.Fatalf("lines %q, want the platform's START and none of the emulator's diagnostics", lines)
 	}
 }
+
+// A caller that stops waiting does not stop the invocation; the next one
+// waits for it instead of being refused by the busy emulator.
+func TestAnAbandonedInvocationFinishesBeforeTheNext(t *testing.T) {
+	fn := start(t, "echo", 0)
+	if _, err := invoke(t, fn, "echo"); err != nil { // init out of the way
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := fn.Invoke(ctx, []byte(`{"action":"sleep"}`)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v, want the caller's deadline", err)
+	}
+	if _, err := invoke(t, fn, "echo"); err != nil {
+		t.Fatalf("the invocation after an abandoned one: %v", err)
+	}
+}
