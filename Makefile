@@ -32,6 +32,17 @@ FORCE:
 # lint builds it. It is not a dependency of the module.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
+# AWS's runtime interface emulator (aws-lambda-rie), which runs the function
+# binaries in the Lambda tests and in `make stack`: pinned, fetched from the
+# module proxy and built into .cache, not into the user's GOPATH.
+# shared/lambdarie.Version must agree (a test holds them together); the
+# tests build the same path themselves when it is missing.
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+RIE := .cache/tools/aws-lambda-rie@$(RIE_VERSION)/aws-lambda-rie
+
+$(RIE):
+	GOBIN=$(CURDIR)/$(@D) CGO_ENABLED=0 GOFLAGS= $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
+
 lint: ## gofmt, go vet, staticcheck, and no binaries or large files in git
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

@@ -1,11 +1,14 @@
-// Package lambdaemu runs a real Lambda function binary under a small Go
-// emulator of the Lambda Runtime API, so tests exercise the exact bootstrap
-// that is deployed (AWS's runtime interface emulator cannot be fetched
-// here). It serves the runtime endpoints a custom runtime uses (next,
-// response, error, init/error) on loopback only, and starts the binary as a
-// child process with the environment Lambda gives it and nothing inherited
-// from the test process, so a function cannot pass here by leaning on the
-// developer's environment. It must never listen beyond 127.0.0.1.
+// Package lambdaemu is a small Go emulator of the Lambda Runtime API that
+// runs a real function binary as a child process. The tests and the local
+// stack run functions under AWS's own emulator (shared/lambdarie); this one
+// stays for what that one cannot do: start the bootstrap at once and time
+// exec to its first poll in process, for many starts in a row, which the
+// cold-start benchmark (shared/bench) needs. AWS's emulator inits only at
+// the first invocation and reports init in its own log. It serves the
+// runtime endpoints a custom runtime uses (next, response, error,
+// init/error) on loopback only, and starts the binary with the environment
+// Lambda gives it and nothing inherited from the calling process. It must
+// never listen beyond 127.0.0.1.
 package lambdaemu
 
 import (

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"platformapi/shared/lambdaemu"
+	"platformapi/shared/lambdarie"
 	"platformapi/shared/routes"
 )
 
@@ -38,7 +38,7 @@ func TestFunctionsAnswerGatewayEventsAsTheContractSays(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			// One function per group, warm after its first event, as on Lambda.
-			running := map[string]*lambdaemu.Function{}
+			running := map[string]*lambdarie.Function{}
 			for _, c := range cases {
 				if running[c.group] == nil {
 					running[c.group] = start(t, c.group, b.env(t))
@@ -117,7 +117,6 @@ func TestEachFunctionServesExactlyItsGroup(t *testing.T) {
 				t.Run(group, func(t *testing.T) {
 					t.Parallel()
 					fn := start(t, group, b.env(t))
-					t.Logf("cold start %s", fn.ColdStart())
 					other := groups[1+i%(len(groups)-1)] // a different non-public group
 					if group == "public" {
 						checkAnswer(t, invoke(t, fn, get(template, "/v1/health")), http.StatusOK, "")
@@ -126,6 +125,9 @@ func TestEachFunctionServesExactlyItsGroup(t *testing.T) {
 						checkAnswer(t, invoke(t, fn, get(template, "/v1/health")), http.StatusNotFound, "not_found")
 					}
 					checkAnswer(t, invoke(t, fn, get(template, "/v1"+firstGet(t, other))), http.StatusNotFound, "not_found")
+					if d, ok := fn.InitDuration(); ok {
+						t.Logf("init %s", d)
+					}
 				})
 			}
 		})

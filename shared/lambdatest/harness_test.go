@@ -15,7 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"platformapi/shared/lambdaemu"
+	"platformapi/shared/lambdarie"
 	"platformapi/shared/routes"
 )
 
@@ -26,6 +26,7 @@ var (
 	binDir    string
 	buildOnce sync.Once
 	buildErr  error
+	rie       string
 )
 
 func TestMain(m *testing.M) {
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 
 // binary returns the host build of a group's (or worker's) function. Every group is built
 // in one go build on first use: the shared packages compile once and only
-// the links repeat.
+// the links repeat. The pinned runtime interface emulator is built with them.
 func binary(t *testing.T, group string) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -55,7 +56,9 @@ func binary(t *testing.T, group string) string {
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			return
 		}
+		rie, buildErr = lambdarie.Binary(moduleRoot)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -76,13 +79,14 @@ var backends = []backend{
 	{name: "aws", env: func(t *testing.T) []string { env, _ := awsFunctions(t); return env }},
 }
 
-// start runs a group's function on a backend until the test ends.
-func start(t *testing.T, group string, env []string) *lambdaemu.Function {
+// start runs a group's function under AWS's runtime interface emulator
+// until the test ends; its init runs at the first invocation, as on Lambda.
+func start(t *testing.T, group string, env []string) *lambdarie.Function {
 	t.Helper()
-	path := binary(t, group) // builds every function once; not part of the init deadline
+	path := binary(t, group) // builds every function and the emulator once
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	fn, err := lambdaemu.Start(ctx, lambdaemu.Config{Path: path, Name: group, MemoryMB: 256, Env: env})
+	fn, err := lambdarie.Start(ctx, lambdarie.Config{RIE: rie, Path: path, Name: group, MemoryMB: 256, Env: env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +134,7 @@ func (r response) header(name string) string {
 	return ""
 }
 
-func invoke(t *testing.T, fn *lambdaemu.Function, ev events.APIGatewayV2HTTPRequest) response {
+func invoke(t *testing.T, fn *lambdarie.Function, ev events.APIGatewayV2HTTPRequest) response {
 	t.Helper()
 	payload, err := json.Marshal(ev)
 	if err != nil {
