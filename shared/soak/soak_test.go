@@ -66,6 +66,9 @@ func run(t *testing.T, cfg Config) (map[string][]string, Stats) {
 		cfg.Env = append(cfg.Env, "BACKEND="+b, "TABLE_NAME=t-"+sfx, "WEBHOOK_QUEUE_NAME=q-"+sfx, "KMS_KEY_ID=alias/k-"+sfx,
 			"FILES_BUCKET=f-"+sfx, "ARCHIVES_BUCKET=a-"+sfx, "ARTIFACTS_BUCKET=r-"+sfx, "RUNS_QUEUE_NAME=r-"+sfx)
 		cfg.Args = append(cfg.Args, "--create-resources")
+		// Listing a run's audit events is many queries, each slower on an
+		// emulator than on DynamoDB.
+		cfg.RequestTimeout = 30 * time.Second
 	}
 	r := NewRun(cfg, server(t), t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+5*time.Minute)

@@ -47,20 +47,20 @@ type Config struct {
 	// Fault is SOAK_FAULT for every life of the server: a broken server
 	// whose breakage the checker must report.
 	Fault string
-	Env   []string // more server environment (BACKEND=aws …)
+	// RequestTimeout is the server's REQUEST_TIMEOUT, which bounds every
+	// answer (default 5 s; an emulated AWS backend needs more).
+	RequestTimeout time.Duration
+	Env            []string // more server environment (BACKEND=aws …)
 	Args  []string // the server's flags (--create-resources)
 	Log   io.Writer
 }
 
-// The server's timings in a soak: short request, run and hold lifetimes,
-// so that a dead life's idempotency claims and orphaned holds come back
-// within seconds.
-const (
-	requestTimeout = 5 * time.Second
-	holdGrace      = 2 * time.Second
-)
+// The server's timings in a soak: short run and hold lifetimes, so that a
+// dead life's idempotency claims and orphaned holds come back within
+// seconds; the request timeout is Config.RequestTimeout (default 5 s).
+const holdGrace = 2 * time.Second
 
-var serverEnv = []string{"REQUEST_TIMEOUT=5s", "RUN_TIMEOUT=3s", "HOLD_GRACE=2s", "ALLOW_PRIVATE_WEBHOOKS=true"}
+var serverEnv = []string{"RUN_TIMEOUT=3s", "HOLD_GRACE=2s", "ALLOW_PRIVATE_WEBHOOKS=true"}
 
 // mkey is a key of the model with its secret.
 type mkey struct {
@@ -120,18 +120,21 @@ func NewRun(cfg Config, bin, dir string) *Run {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = 5 * time.Second
+	}
 	if cfg.DeliveryWait == 0 {
 		cfg.DeliveryWait = 2 * time.Minute
 	}
 	if cfg.CrashWithin == 0 {
 		cfg.CrashWithin = 300
 	}
-	env := append(append([]string(nil), serverEnv...), cfg.Env...)
+	env := append(append([]string{"REQUEST_TIMEOUT=" + cfg.RequestTimeout.String()}, serverEnv...), cfg.Env...)
 	if cfg.Fault != "" {
 		env = append(env, "SOAK_FAULT="+cfg.Fault)
 	}
 	srv := &Server{Bin: bin, DataDir: dir, Env: env, Args: cfg.Args}
-	return &Run{cfg: cfg, srv: srv, c: NewClient(srv, requestTimeout), recv: NewReceiver(), ops: map[string]int{}}
+	return &Run{cfg: cfg, srv: srv, c: NewClient(srv, cfg.RequestTimeout), recv: NewReceiver(), ops: map[string]int{}}
 }
 
 func (r *Run) logf(format string, args ...any) {
@@ -171,8 +174,13 @@ func (r *Run) Execute(ctx context.Context) ([]AccountState, error) {
 		return nil, err
 	}
 	r.stats.Lives = r.srv.Lives()
-	time.Sleep(requestTimeout + 3*holdGrace)
-	return r.readState(ctx)
+	time.Sleep(r.cfg.RequestTimeout + 3*holdGrace)
+	out, err := r.readState(ctx)
+	if err != nil {
+		logs := r.srv.Logs()
+		return nil, fmt.Errorf("%w\nthe server's last words:\n%s", err, logs[max(0, len(logs)-4000):])
+	}
+	return out, nil
 }
 
 // Stats is what the run did.
