@@ -51,8 +51,8 @@ type Config struct {
 	// answer (default 5 s; an emulated AWS backend needs more).
 	RequestTimeout time.Duration
 	Env            []string // more server environment (BACKEND=aws …)
-	Args  []string // the server's flags (--create-resources)
-	Log   io.Writer
+	Args           []string // the server's flags (--create-resources)
+	Log            io.Writer
 }
 
 // The server's timings in a soak: short run and hold lifetimes, so that a
