@@ -84,6 +84,10 @@ func TestTheCheckerReportsEachBrokenInvariantByName(t *testing.T) {
 			h[0].Status, h[0].Code, h[0].Unchanged = 503, "service_unavailable", true
 			return h
 		}},
+		{"an acknowledged write lost", "truthful-errors", "is gone", func(h []Record, s *State) []Record {
+			s.Effects["i1"] = Effect{Creates: true, Charges: 1}
+			return h
+		}},
 		{"a late answer", "bounds", "after 6s", func(h []Record, s *State) []Record { h[0].Answered = t0.Add(6 * time.Second); return h }},
 		{"memory past its bound", "bounds", "RSS", func(h []Record, s *State) []Record { s.MaxRSSBytes = 2 << 30; return h }},
 	} {
@@ -123,4 +127,19 @@ func TestLineageIsTheRollChainItsAncestorsAndDescendants(t *testing.T) {
 func related(a, b string) bool {
 	pair := map[string]bool{"audit": true, "charges-audited": true}
 	return a == "money" || b == "money" || pair[a] && pair[b]
+}
+
+// On a server that rolls no usage up (the AWS backend run locally), an
+// empty /usage is no violation; the audit events still must sum to the
+// ledger's spending.
+func TestUsageIsLeftOutWhereTheServerRollsNoneUp(t *testing.T) {
+	h, s := clean()
+	s.UsageMicro, s.NoUsage = 0, true
+	if vs := checkChargesAudited(h, s); len(vs) > 0 {
+		t.Fatalf("reported %v", vs)
+	}
+	s.Audit[0].ChargedMicro = 0
+	if vs := checkChargesAudited(h, s); len(vs) == 0 {
+		t.Fatal("a charge no event carries went unreported")
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,6 +97,22 @@ func (r *Run) readAccount(a *account, i int) (AccountState, error) {
 		}
 		return fmt.Errorf("GET %s: too many pages", path)
 	}
+	// The database first: its query is charged, and the ledger read next
+	// must hold that charge too.
+	rows := map[string]int{}
+	q := r.call("read", root, "POST", "/v1/databases/query", "",
+		[]byte(`{"sql":"SELECT v, count(*) FROM soak GROUP BY v","rowMode":"arrays","maxRows":10000}`), nil)
+	if q.Status != 200 {
+		return AccountState{}, fmt.Errorf("database query: %d %s", q.Status, q.Raw)
+	}
+	if q.Body["truncated"] == true {
+		return AccountState{}, fmt.Errorf("database query truncated")
+	}
+	for _, x := range q.Body["rows"].([]any) {
+		row := x.([]any)
+		n, _ := strconv.Atoi(string(row[1].(json.Number)))
+		rows[str(row[0])] = n
+	}
 	bal, err := get("/v1/credits/balance")
 	if err != nil {
 		return AccountState{}, err
@@ -180,11 +197,19 @@ func (r *Run) readAccount(a *account, i int) (AccountState, error) {
 		debits[h.RequestID] = 0
 		s.Effects[h.Idem] = e
 	}
+	for _, h := range r.c.History() {
+		if h.Idem != "" && (h.Op == "key" || h.Op == "upload" || h.Op == "db") {
+			e := s.Effects[h.Idem]
+			e.Creates = true
+			s.Effects[h.Idem] = e
+		}
+	}
 	for idem, e := range s.Effects {
-		e.Resources = labels[idem] + files[idem]
+		e.Resources = labels[idem] + files[idem] + rows[idem]
 		s.Effects[idem] = e
 	}
 	s.MaxRSSBytes = r.srv.MaxRSS()
+	s.NoUsage = slices.Contains(r.srv.Env, "BACKEND=aws")
 	return AccountState{Name: fmt.Sprintf("account %d (root %s)", i, root.ID), State: s}, nil
 }
 

@@ -292,6 +292,16 @@ func (r *Run) setup(ctx context.Context) error {
 			return fmt.Errorf("wallet: %d %s", a.Status, a.Raw)
 		}
 		acct.WalletID = str(a.Body["id"])
+		a = r.c.Do(Request{Op: "setup", Method: "POST", Path: "/v1/databases/account", Key: &root.Key, Secret: root.Secret, Idem: fmt.Sprintf("soak-db-%d", i),
+			Body: []byte(`{}`)})
+		if a.Status != 201 {
+			return fmt.Errorf("database: %d %s", a.Status, a.Raw)
+		}
+		a = r.c.Do(Request{Op: "setup", Method: "POST", Path: "/v1/databases/actions", Key: &root.Key, Secret: root.Secret, Idem: fmt.Sprintf("soak-db-table-%d", i),
+			Body: []byte(`{"actions":[{"type":"migrate","id":"001","sql":"CREATE TABLE soak(v TEXT NOT NULL)"}]}`)})
+		if a.Status != 200 {
+			return fmt.Errorf("database table: %d %s", a.Status, a.Raw)
+		}
 	}
 	return nil
 }
@@ -320,6 +330,7 @@ var operations = []struct {
 	{"download", 8, (*Run).download},
 	{"sign", 8, (*Run).sign},
 	{"balance", 5, (*Run).balance},
+	{"db", 8, (*Run).insert},
 	{"slice", 1, (*Run).slice},
 }
 
@@ -455,6 +466,13 @@ func (r *Run) sign(rng *mrand.Rand, idem string) {
 	}
 	r.call("sign", req, "POST", "/v1/wallets/"+w+"/signatures", idem,
 		[]byte(`{"quoteId":"`+str(q.Body["id"])+`","approvalId":"`+approval+`"}`), nil)
+}
+
+// insert adds one row named after its Idempotency-Key to the account's
+// database: acknowledged, it must be there exactly once.
+func (r *Run) insert(rng *mrand.Rand, idem string) {
+	r.call("db", r.pickKey(rng, -1), "POST", "/v1/databases/actions", idem,
+		[]byte(`{"actions":[{"type":"execute","sql":"INSERT INTO soak(v) VALUES (?)","params":["`+idem+`"]}]}`), nil)
 }
 
 // balance reads the balance a random key sees.
