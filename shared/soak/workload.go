@@ -3,7 +3,6 @@ package soak
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -559,10 +558,3 @@ func (rc *Receiver) Deliveries(acct int) []Delivery {
 }
 
 func (rc *Receiver) Close() { rc.srv.Close() }
-
-// newIdem is a random Idempotency-Key for the reads of the state.
-func newIdem() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return "soak-read-" + hex.EncodeToString(b)
-}
