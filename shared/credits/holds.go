@@ -47,8 +47,9 @@ func slicedHoldKey(accountID, id string) store.Key {
 // hold lives in the account's partition (heldElsewhere).
 const attrInAccount = "inAccount"
 
-// attrCall marks the hold of a call (HoldOnce), which its own request
-// ends: see end.
+// attrCall marks the hold of a call (HoldOnce) taken in a request, which
+// that request ends: see end. A call's hold taken outside any request (a
+// run's step) is ended by its worker, which reports it in its own event.
 const attrCall = "call"
 
 // markerLife is how long a marker outlives its hold's taking: as long as a
@@ -228,7 +229,7 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 			return ops, ch, err
 		}
 		iRec = len(ch.Ops)
-		if kind != holdPlain {
+		if kind != holdPlain && noteFrom(ctx) != nil {
 			ops[iRec].Item[attrCall] = true
 		}
 		if once && a.Slices <= 1 {

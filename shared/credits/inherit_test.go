@@ -115,3 +115,39 @@ func TestASweptCallHoldIsAuditedAsChargingNothing(t *testing.T) {
 		}
 	}
 }
+
+// A call's hold taken outside any request (a run's step, for its key) is
+// ended by its worker, whose own event carries the charge, once.
+func TestACallHoldOfWorkForAKeyIsAuditedOnceByItsWorker(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t, time.Now)
+			acct := open(t, st, 1_000_000)
+			work := ForKey(context.Background(), Attribution{RequestID: "run_1", KeyPath: []string{"key_a"}, Operation: "runs.step"})
+			l := NewLedger(st, time.Now)
+			h, err := l.HoldOnce(work, acct, 10_000, "invoke", "call_step", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Capture(work, 7_000); err != nil {
+				t.Fatal(err)
+			}
+			viewer := audit.Viewer{AccountID: acct, KeyPath: []string{"key_a"}}
+			f, err := audit.ParseListQuery(viewer, audit.ListQuery{Until: time.Now().Add(time.Hour).Format(time.RFC3339)}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, _, err := audit.NewRepo(st, time.Now).List(context.Background(), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum int64
+			for _, e := range evs {
+				sum += e.ChargedMicro
+			}
+			if sum != 7_000 {
+				t.Fatalf("the step's events carry %d; want its charge, 7000", sum)
+			}
+		})
+	}
+}
