@@ -71,4 +71,8 @@ var settings = map[string]setting{
 	"AWS_ENDPOINT_URL_S3":        {"", "an S3 endpoint of its own; either endpoint switches S3 to path-style addressing"},
 	"AWS_LAMBDA_FUNCTION_NAME":   {"", "set by Lambda: the process is a function (configuration from the environment only, no shared-config loader)"},
 	"AWS_LAMBDA_RUNTIME_API":     {"", "set by Lambda: the Runtime API an init error is reported to"},
+	"AWS_LAMBDA_RIE":             {"`.cache/tools/aws-lambda-rie@…`", "tests and `make stack`: AWS's runtime interface emulator binary to run the functions under (built from the module proxy on first use when unset)"},
+	"SOAK_FAULT":                 {"", "soak builds only (`-tags soakfaults`): break one invariant on purpose (`drop-audit`, `skip-hold-marker`, `drop-outbox`) so the soak's checker is seen to fail; a normal build ignores it"},
+	"SOAK_CRASH_AFTER":           {"", "soak builds only: exit at once, as SIGKILL would, right after the n-th store write commits; a normal build ignores it"},
+	"SOAK_CRASH_MATCH":           {"", "soak builds only: count only writes touching an item whose partition or sort key starts with this (`hold#`, `idem#`, `evo#`)"},
 }
