@@ -13,21 +13,30 @@ import (
 
 var (
 	buildOnce sync.Once
+	binDir    string
 	bin       string
 	buildErr  error
 )
+
+// TestMain removes the server built for the soak once the tests are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 // server is the soakfaults build of the local server, built once per test
 // binary.
 func server(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "soak-bin")
-		if err != nil {
-			buildErr = err
+		binDir, buildErr = os.MkdirTemp("", "soak-bin")
+		if buildErr != nil {
 			return
 		}
-		bin, buildErr = Build(context.Background(), dir)
+		bin, buildErr = Build(context.Background(), binDir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
