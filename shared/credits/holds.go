@@ -301,7 +301,7 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 		if refund := h.Amount - chargedMicro; refund > 0 {
 			moves = append(moves, Move{Type: TypeRelease, Amount: refund, Reference: h.ID})
 		}
-		if note == nil && rec.Has(attrCall) {
+		if note == nil && rec.Has(attrCall) && len(moves) > 0 {
 			// A call's hold is ended by its own request, or taken over by
 			// the call's retry (inherit): ended outside any request, its
 			// request died before its event, which was to carry the hold.
