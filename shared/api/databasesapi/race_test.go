@@ -41,6 +41,10 @@ func TestConcurrentWritesAcknowledgeExactlyTheRowsThatStay(t *testing.T) {
 				case s == 200:
 					ok++
 				case s == 409 && codes[i] == "database_busy":
+				case s == 408 && codes[i] == "query_timeout":
+					// Its deadline passed while it waited on a busy
+					// emulator: stopped, so it must have added nothing,
+					// which the row count below holds it to.
 				default:
 					t.Errorf("round %d: writer %d answered %d %q", round, i, s, codes[i])
 				}
