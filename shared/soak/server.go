@@ -2,7 +2,6 @@ package soak
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"platformapi/shared/internal/testlog"
 )
 
 // Build compiles the local server with the fault hooks (the soakfaults
@@ -37,7 +38,7 @@ type Server struct {
 	cmd    *exec.Cmd
 	base   string
 	exited chan struct{}
-	logs   *lockedWriter
+	logs   *testlog.Buffer
 	lives  int
 	maxRSS int64
 }
@@ -51,7 +52,7 @@ func (s *Server) Start(extra ...string) error {
 	if err != nil {
 		return err
 	}
-	logs := &lockedWriter{}
+	logs := &testlog.Buffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		return err
@@ -75,10 +76,10 @@ func (s *Server) Start(extra ...string) error {
 		s.mu.Unlock()
 		return nil
 	case <-exited:
-		return fmt.Errorf("the server exited before it listened: %s", logs.w.String())
+		return fmt.Errorf("the server exited before it listened: %s", logs.String())
 	case <-time.After(90 * time.Second):
 		_ = cmd.Process.Kill()
-		return fmt.Errorf("the server did not listen within 90 s: %s", logs.w.String())
+		return fmt.Errorf("the server did not listen within 90 s: %s", logs.String())
 	}
 }
 
@@ -148,9 +149,7 @@ func (s *Server) Logs() string {
 	if s.logs == nil {
 		return ""
 	}
-	s.logs.mu.Lock()
-	defer s.logs.mu.Unlock()
-	return s.logs.w.String()
+	return s.logs.String()
 }
 
 // MaxRSS is the largest resident set any life reached (Linux's VmHWM),
@@ -178,16 +177,4 @@ func (s *Server) sampleRSS() {
 			s.maxRSS = max(s.maxRSS, kb<<10)
 		}
 	}
-}
-
-// lockedWriter lets the process's stderr be read while it is written.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
