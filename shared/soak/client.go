@@ -20,6 +20,9 @@ type Request struct {
 	Body             []byte
 	Header           map[string]string
 	Requester        string // an approval decision: the key that asked for it
+	// Harness is a call of the harness itself, sent while the server is
+	// withheld from the workers.
+	Harness bool
 }
 
 // Answer is a final answer, or the last one before the client gave up.
@@ -83,6 +86,9 @@ func (c *Client) Do(r Request) Answer {
 // once is one attempt, recorded.
 func (c *Client) once(r Request) (Answer, bool) {
 	base := c.Server.Base()
+	if r.Harness {
+		base = c.Server.URL()
+	}
 	rec := Record{Op: r.Op, Method: r.Method, Path: r.Path, Idem: r.Idem, Sent: time.Now(), Timeout: c.Timeout, Requester: r.Requester}
 	if r.Key != nil {
 		rec.KeyID = r.Key.ID

@@ -34,9 +34,10 @@ type Server struct {
 	Env          []string // beside DATA_DIR and ADDR
 	Args         []string
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	base   string
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	base     string
+	withheld bool
 	exited chan struct{}
 	logs   *testlog.Buffer
 	lives  int
@@ -83,11 +84,31 @@ func (s *Server) Start(extra ...string) error {
 	}
 }
 
-// Base is the current life's URL ("" between lives).
+// Base is the current life's URL for the workers: "" between lives and
+// while the life is withheld from them.
 func (s *Server) Base() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.withheld {
+		return ""
+	}
 	return s.base
+}
+
+// URL is the current life's URL even while it is withheld: for the
+// harness's own calls.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.base
+}
+
+// Withhold hides the lives from the workers until it is called with
+// false: the harness puts the server in a chosen state before they retry.
+func (s *Server) Withhold(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.withheld = on
 }
 
 // Exited is closed when the current life ends, however it ends.

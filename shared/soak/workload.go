@@ -39,8 +39,9 @@ type Config struct {
 	CrashMatch  string
 	CrashWithin int
 	// Only restricts the operations to these names; SliceAfterCrash
-	// slices every account as soon as a life that crashed is replaced,
-	// before the dead life's calls are retried.
+	// slices every account as soon as the first life that crashed is
+	// replaced, and has that life charge each account once, before the
+	// dead life's calls are retried; that life and the next crash nowhere.
 	Only            []string
 	SliceAfterCrash bool
 	// Fault is SOAK_FAULT for every life of the server: a broken server
@@ -244,12 +245,26 @@ func (r *Run) killer(rng *mrand.Rand, stop <-chan time.Time) {
 			r.mu.Lock()
 			r.stats.Crashes++
 			r.mu.Unlock()
-			restart()
-			if r.cfg.SliceAfterCrash {
-				for _, a := range r.accounts {
-					r.sliceAccount(a)
-				}
+			if !r.cfg.SliceAfterCrash {
+				restart()
+				continue
 			}
+			// The next life is withheld from the workers until every
+			// account is sliced and a call of the harness has made the
+			// life read it so: the dead life's calls are retried by a
+			// process that knows. It crashes nowhere: one crash is the
+			// case.
+			r.srv.Withhold(true)
+			for r.srv.Start() != nil {
+				time.Sleep(time.Second)
+			}
+			for i, a := range r.accounts {
+				r.sliceAccount(a)
+				r.c.Do(Request{Op: "invoke", Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", Key: &a.Root.Key, Secret: a.Root.Secret,
+					Idem: fmt.Sprintf("soak-prime-%d-%d", i, r.srv.Lives()), Harness: true,
+					Body: []byte(`{"operationId":"memory.write","input":{"text":"prime"}}`)})
+			}
+			r.srv.Withhold(false)
 		case <-timer.C:
 			if !r.cfg.NoKills {
 				r.srv.Kill()
@@ -490,7 +505,7 @@ func (r *Run) sliceAccount(a *account) {
 		return
 	}
 	for until := time.Now().Add(time.Minute); time.Now().Before(until); time.Sleep(200 * time.Millisecond) {
-		base := r.srv.Base()
+		base := r.srv.URL()
 		if base == "" {
 			continue
 		}
