@@ -38,10 +38,10 @@ type Server struct {
 	cmd      *exec.Cmd
 	base     string
 	withheld bool
-	exited chan struct{}
-	logs   *testlog.Buffer
-	lives  int
-	maxRSS int64
+	exited   chan struct{}
+	logs     *testlog.Buffer
+	lives    int
+	maxRSS   int64
 }
 
 // Start runs a new life of the server with extra environment for this
