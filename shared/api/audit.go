@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/audit"
 	"platformapi/shared/catalog"
+	"platformapi/shared/idempotency"
 	"platformapi/shared/keys"
 	"platformapi/shared/redact"
 	"platformapi/shared/routes"
@@ -189,8 +191,15 @@ func (k *Kernel) recordAudit(r *http.Request, rt *routes.Route, p *Principal, pa
 		}
 	}
 	e.ChargedMicro = charged
+	st := stateFrom(r.Context())
+	if st != nil && !st.named.IsZero() {
+		e.Name(e.RequestID, st.named)
+	}
+	if st != nil && st.owed != nil {
+		k.recordOwed(r.Context(), e, st.owed)
+	}
 	if sh, ok := k.cfg.Audit.(lineShipper); ok && sh.Ships() {
-		if st := stateFrom(r.Context()); st != nil {
+		if st != nil {
 			// The access line, written once the response is complete,
 			// carries the event: one line per request, not two.
 			prepared, err := sh.Prepare(e)
@@ -206,6 +215,40 @@ func (k *Kernel) recordAudit(r *http.Request, rt *routes.Route, p *Principal, pa
 	// own deadline has passed, within the recorder's own bound.
 	if err := k.cfg.Audit.Record(withoutCancel(r.Context()), e); err != nil {
 		Logger(r.Context()).Error("audit record failed", "error", err.Error())
+	}
+}
+
+// nameCharge fixes the name of the audit event of a request whose
+// operation charged credits, as its answer is about to be stored, and
+// returns the charge to store with it. The event is written after the
+// answer is stored, so a process that dies in between leaves the charge on
+// no event; a replay of the answer then writes it (recordOwed) under the
+// same name, which a store keeps once.
+func (k *Kernel) nameCharge(ctx context.Context) *idempotency.Charged {
+	st := stateFrom(ctx)
+	if st == nil || k.cfg.Audit == nil {
+		return nil
+	}
+	st.outcome.mu.Lock()
+	charged := st.outcome.charged
+	st.outcome.mu.Unlock()
+	if charged == 0 {
+		return nil
+	}
+	st.named = k.cfg.Now().UTC().Truncate(time.Millisecond)
+	return &idempotency.Charged{Micro: charged, RequestID: st.id, AtMilli: st.named.UnixMilli()}
+}
+
+// recordOwed writes again the event of the call whose stored answer the
+// request e records replays: the request, the time and the charge the
+// answer was stored with, the rest as the replay's. Where the call's own
+// process wrote it, the store keeps that one.
+func (k *Kernel) recordOwed(ctx context.Context, e audit.Event, c *idempotency.Charged) {
+	e.IdempotentReplayed = false
+	e.ChargedMicro = c.Micro
+	e.Name(c.RequestID, time.UnixMilli(c.AtMilli))
+	if err := k.cfg.Audit.Record(withoutCancel(ctx), e); err != nil {
+		Logger(ctx).Error("audit record failed", "error", err.Error())
 	}
 }
 

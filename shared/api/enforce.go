@@ -534,6 +534,9 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 			w.Header().Set(h, v)
 		}
 		w.Header().Set("Idempotent-Replayed", "true")
+		if st := stateFrom(r.Context()); st != nil {
+			st.owed = replay.Charged
+		}
 		if replay.Status >= 400 {
 			// A stored problem never passes through WriteProblem again:
 			// its code, for the replay's audit event, is in its body.
@@ -573,7 +576,7 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 	if rec.status >= 300 {
 		unit = nil // only a success commits its writes
 	}
-	resp := idempotency.Response{Status: rec.status, Headers: replayHeaders(rt, rec.held), Body: rec.body.Bytes()}
+	resp := idempotency.Response{Status: rec.status, Headers: replayHeaders(rt, rec.held), Body: rec.body.Bytes(), Charged: k.nameCharge(r.Context())}
 	if rt.Secret {
 		if resp.Sealed, err = k.cfg.Sealer.Seal(done, resp.Body, replayBinding(scope, idemKey)); err != nil {
 			// Without a sealed copy nothing may be stored; the claim then

@@ -19,6 +19,7 @@ import (
 	"platformapi/shared/audit"
 	"platformapi/shared/credits"
 	"platformapi/shared/emf"
+	"platformapi/shared/idempotency"
 	"platformapi/shared/jsonlog"
 	"platformapi/shared/redact"
 	"platformapi/shared/routes"
@@ -50,6 +51,11 @@ type requestState struct {
 	// shipped is the request's audit event when it rides on the access
 	// line (a shipping recorder, see recordAudit).
 	shipped *audit.Event
+	// named is when the request's audit event occurred, fixed when its
+	// charged answer was stored (nameCharge); owed is the charge of the
+	// call whose answer this request replays (see recordAudit).
+	named time.Time
+	owed  *idempotency.Charged
 	// invocation names the Lambda invocation and its trace (see
 	// invocation), on every log line of the request.
 	invocation []any

@@ -83,6 +83,19 @@ type Event struct {
 	ServiceID string `json:"-"`
 	// ChargedMicro is the charge in micro-credits; ChargedCredits renders it.
 	ChargedMicro int64 `json:"-"`
+
+	// named: the id was given by Name, not drawn at random.
+	named bool
+}
+
+// Name gives the event the id its request and occurrence name, as a
+// shipped event's is: an event that may be written twice (by its request,
+// and by a replay of its answer that cannot know whether the request's
+// process lived to write it) is then one item, stored once and counted
+// once.
+func (e *Event) Name(requestID string, at time.Time) {
+	e.RequestID, e.OccurredAt = requestID, at.UTC().Truncate(time.Millisecond)
+	e.ID, e.named = eventID(e.OccurredAt, requestID), true
 }
 
 // stored is an event as kept: the public fields plus the internal ones.

@@ -128,13 +128,15 @@ func (r *Recorder) Record(ctx context.Context, e Event) error {
 	if r.journal == nil {
 		ctx, cancel := context.WithTimeout(ctx, recordTimeout)
 		defer cancel()
-		if err := r.st.Put(ctx, prepare(&e)); err != nil {
+		// A request has one event: one written again (a replay writing
+		// its call's event, see Event.Name) is left as it is.
+		if err := r.st.Put(ctx, prepare(&e), isNew...); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 			return fmt.Errorf("audit: record: %w", err)
 		}
 		return nil
 	}
 	stamp(&e)
-	waiting, err := r.journal.append(e, rand.IntN(Shards))
+	waiting, err := r.journal.append(e, shardFor(&e))
 	if err != nil {
 		return err
 	}
@@ -160,19 +162,31 @@ func check(e *Event) error {
 	return nil
 }
 
-// stamp assigns the event's id (sortable by OccurredAt, kept to the
-// millisecond the id carries), its key id and its charge.
+// stamp assigns the event's id unless it is named (sortable by
+// OccurredAt, kept to the millisecond the id carries), its key id and its
+// charge.
 func stamp(e *Event) {
 	e.OccurredAt = e.OccurredAt.UTC().Truncate(time.Millisecond)
-	e.ID = ids.New("aud", e.OccurredAt)
+	if e.ID == "" {
+		e.ID = ids.New("aud", e.OccurredAt)
+	}
 	e.KeyID = e.KeyPath[len(e.KeyPath)-1]
 	e.setCharged(e.ChargedMicro)
 }
 
-// prepare stamps the event and returns its item in a random shard.
+// prepare stamps the event and returns its item in its shard.
 func prepare(e *Event) store.Item {
 	stamp(e)
-	return encode(e, rand.IntN(Shards))
+	return encode(e, shardFor(e))
+}
+
+// shardFor is a stamped event's shard: a random one, or for a named event
+// the one its id gives, so that writing it again finds the same item.
+func shardFor(e *Event) int {
+	if e.named {
+		return shardOf(e.ID)
+	}
+	return rand.IntN(Shards)
 }
 
 // SettlementOps are the items of an event that commits inside another

@@ -381,3 +381,51 @@ func TestEventsAndUsageExpireAfterNinetyDays(t *testing.T) {
 		}
 	})
 }
+
+// An event named by its request and time (a charged call's, which a replay
+// of its stored answer writes again in case its process died before
+// writing it) is one item however often it is recorded, through either
+// recorder, and the embedded one counts it once.
+func TestANamedEventRecordedTwiceIsStoredAndCountedOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, be teststores.Backend) {
+		for _, tc := range []struct {
+			name     string
+			recorder func(w *world) *audit.Recorder
+		}{
+			{"put", func(w *world) *audit.Recorder { return audit.NewRecorder(w.st, w.clock.Now) }},
+			{"embedded", func(w *world) *audit.Recorder { return embedded(t, w, t.TempDir()) }},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				w := newWorld(t, be)
+				rec := tc.recorder(w)
+				ctx := context.Background()
+				e := w.event(w.a, "", "cloud-superbrain", "services.invoke.cloud-superbrain.memory.write", 200, 10_000, t0)
+				e.Name(e.RequestID, t0.Add(time.Second))
+				for range 3 {
+					again := e
+					if err := rec.Record(ctx, again); err != nil {
+						t.Fatal(err)
+					}
+					if err := rec.Settle(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				evs := w.all(t, w.window(w.viewer(w.root, "")))
+				if len(evs) != 1 || evs[0].ID != e.ID || evs[0].ChargedMicro != 10_000 {
+					t.Fatalf("stored %d events (%v), want the one named %s", len(evs), requestIDs(evs), e.ID)
+				}
+				if tc.name != "embedded" {
+					return // the table's stream counts what the put path stores
+				}
+				got := w.usage(t, audit.UsageFilter{Viewer: w.viewer(w.root, ""), Start: t0.Add(-time.Hour), End: t0.Add(23 * time.Hour), BucketWidth: 24 * time.Hour})
+				var requests, micro int64
+				for _, s := range got {
+					requests, micro = requests+s.requests, micro+s.micro
+				}
+				if requests != 1 || micro != 10_000 {
+					t.Fatalf("usage counts %d requests, %d micro-credits; want 1 and 10000", requests, micro)
+				}
+			})
+		}
+	})
+}

@@ -112,6 +112,21 @@ type Response struct {
 	Headers map[string]string `json:"headers"`
 	Body    []byte            `json:"body,omitempty"`
 	Sealed  []byte            `json:"sealed,omitempty"`
+	// Charged is what the operation charged and which request's audit
+	// event reports it, for a response whose operation charged credits.
+	Charged *Charged `json:"charged,omitempty"`
+}
+
+// Charged is a stored response's charge and the request that made it. The
+// process that stored the response may die before that request's audit
+// event is written; a replay then writes it again, under the same id, so
+// the charge has its event once whatever the crash.
+type Charged struct {
+	Micro     int64  `json:"micro"`
+	RequestID string `json:"requestId"`
+	// AtMilli is the event's occurrence, in Unix milliseconds: with the
+	// request id it names the event.
+	AtMilli int64 `json:"atMilli"`
 }
 
 // Claim is a held Idempotency-Key.

@@ -38,6 +38,9 @@ type Config struct {
 	// life crashes after (default 300): a run aimed at one path.
 	CrashMatch  string
 	CrashWithin int
+	// CrashAfter, when set, is the one matching write every life crashes
+	// after, instead of a random one up to CrashWithin.
+	CrashAfter int
 	// Only restricts the operations to these names; SliceAfterCrash
 	// slices every account as soon as the first life that crashed is
 	// replaced, and has that life charge each account once, before the
@@ -209,7 +212,11 @@ func (r *Run) killer(rng *mrand.Rand, stop <-chan time.Time) {
 	restart := func() {
 		var extra []string
 		if !r.cfg.NoKills && (aimed || rng.IntN(2) == 0) {
-			extra = append(extra, fmt.Sprintf("SOAK_CRASH_AFTER=%d", 1+rng.IntN(r.cfg.CrashWithin)), "SOAK_CRASH_MATCH="+r.cfg.CrashMatch)
+			n := 1 + rng.IntN(r.cfg.CrashWithin)
+			if r.cfg.CrashAfter > 0 {
+				n = r.cfg.CrashAfter
+			}
+			extra = append(extra, fmt.Sprintf("SOAK_CRASH_AFTER=%d", n), "SOAK_CRASH_MATCH="+r.cfg.CrashMatch)
 		}
 		for {
 			if err := r.srv.Start(extra...); err == nil {

@@ -118,6 +118,9 @@ type Options struct {
 	// instead of journaling them, and LogLevel is the logger's level.
 	ShipAudit bool
 	LogLevel  slog.Level
+	// Audit wraps the server's audit recorder: a test that loses an
+	// event, as a process that dies before writing it does.
+	Audit func(*audit.Recorder) api.AuditRecorder
 	// NoMetrics leaves the CloudWatch metrics off the access lines, as
 	// the local server does (api.Config.NoMetrics).
 	NoMetrics bool
@@ -225,12 +228,16 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if o.ShipAudit {
 		auditRec = audit.NewShippingRecorder(logs, c.Now)
 	}
+	var recorder api.AuditRecorder = auditRec
+	if o.Audit != nil {
+		recorder = o.Audit(auditRec)
+	}
 	groups, err := api.Build(served(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	k, err := api.NewWith(api.Config{
-		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: auditRec,
+		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: recorder,
 		ExtraRoutes: o.Routes, Events: p.Events, Sealer: p.Sealer, NoMetrics: o.NoMetrics,
 	}, groups)
 	if err != nil {
