@@ -58,13 +58,14 @@ var TopUpConfig = topup.TopUpConfig{
 	AssetName: "USDC", AssetVersion: "2", PayTo: "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", MaxTimeoutSeconds: 300,
 }
 
-// RequestTimeout is the request deadline of a test server: the emulator
-// queues racing requests (see teststores.DynamoDB), so it gets longer.
+// RequestTimeout is the request deadline of a test server: every backend
+// but the embedded one is an emulator, which queues racing requests (see
+// teststores.DynamoDB) and slows down with its machine, so it gets longer.
 func RequestTimeout(b teststores.Backend) time.Duration {
-	if b.Name == teststores.DynamoDB.Name {
-		return time.Minute
+	if b.Name == teststores.Embedded.Name {
+		return 10 * time.Second
 	}
-	return 10 * time.Second
+	return time.Minute
 }
 
 // Env is one API server on real storage behind a real HTTP listener.
