@@ -44,7 +44,8 @@ type Config struct {
 	// Only restricts the operations to these names; SliceAfterCrash
 	// slices every account as soon as the first life that crashed is
 	// replaced, and has that life charge each account once, before the
-	// dead life's calls are retried; that life and the next crash nowhere.
+	// dead life's calls are retried; that life crashes nowhere and lives
+	// until the run ends, so the dead calls are retried by it.
 	Only            []string
 	SliceAfterCrash bool
 	// Fault is SOAK_FAULT for every life of the server: a broken server
@@ -235,10 +236,13 @@ func (r *Run) killer(rng *mrand.Rand, stop <-chan time.Time) {
 	}
 	timer := time.NewTimer(next())
 	defer timer.Stop()
+	// clean: the current life has no crash point, and may answer what
+	// the workers still retry.
+	clean := false
 	for {
 		select {
 		case <-stop:
-			if !r.cfg.NoKills {
+			if !r.cfg.NoKills && !clean {
 				r.srv.Kill()
 				r.mu.Lock()
 				r.stats.Kills++
@@ -265,6 +269,7 @@ func (r *Run) killer(rng *mrand.Rand, stop <-chan time.Time) {
 			for r.srv.Start() != nil {
 				time.Sleep(time.Second)
 			}
+			clean = true
 			for i, a := range r.accounts {
 				r.sliceAccount(a)
 				r.c.Do(Request{Op: "invoke", Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", Key: &a.Root.Key, Secret: a.Root.Secret,
