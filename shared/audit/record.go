@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"platformapi/shared/ids"
+	"platformapi/shared/internal/latency"
 	"platformapi/shared/store"
 )
 
@@ -146,6 +147,22 @@ func (r *Recorder) Record(ctx context.Context, e Event) error {
 	return nil
 }
 
+// Timings are where the embedded recorder's time goes, for the benchmark
+// (docs/benchmarks.md): a request's wait for the journal's lock and its
+// write(2), the syncer's fsync, and the flusher's commit (its fsync
+// included).
+type Timings struct {
+	AppendWait, AppendWrite, Sync, Commit latency.Histogram
+}
+
+// Timings are the embedded recorder's; nil for the others.
+func (r *Recorder) Timings() *Timings {
+	if r.journal == nil {
+		return nil
+	}
+	return r.journal.timings
+}
+
 // recordTimeout bounds what Record waits on the store (a Put, or the commit
 // a full journal backlog forces; an append to the journal makes no timer):
 // its caller passes no deadline, because the event of an answered request
@@ -270,7 +287,12 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	batch, segs := r.journal.take()
-	if err := r.commit(ctx, batch, false); err != nil {
+	t0 := time.Now()
+	err := r.commit(ctx, batch, false)
+	if len(batch) > 0 {
+		r.journal.timings.Commit.Since(t0)
+	}
+	if err != nil {
 		r.journal.giveBack(batch, segs)
 		return err
 	}

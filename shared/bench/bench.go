@@ -58,6 +58,7 @@ type options struct {
 	coldStarts  int
 	samples     int
 	rounds      int
+	trace       string
 }
 
 // measurements are the raw results the report and the table are made of.
@@ -83,16 +84,19 @@ type Report struct {
 	RPSBare float64 `json:"rpsBare"`
 	// RPSAuthenticated is the authenticated read with auditing off;
 	// AuditFigures holds it audited.
-	RPSAuthenticated             float64 `json:"rpsAuthenticated"`
-	OverheadRatio                float64 `json:"overheadRatio"` // p50 authenticated / p50 bare
-	P50Micros                    float64 `json:"p50Micros"`     // authenticated read
-	P99Micros                    float64 `json:"p99Micros"`
-	P999Micros                   float64 `json:"p999Micros"`
-	StorageOpsPerRead            float64 `json:"storageOpsPerRead"`
-	StorageOpsPerIdempotentWrite float64 `json:"storageOpsPerIdempotentWrite"`
-	ColdStartMillis              float64 `json:"coldStartMillis"` // median of every start of every function
-	BootstrapBytes               int64   `json:"bootstrapBytes"`  // the largest bootstrap
-	CostPerMillionRequestsUsd    float64 `json:"costPerMillionRequestsUsd"`
+	RPSAuthenticated float64 `json:"rpsAuthenticated"`
+	OverheadRatio    float64 `json:"overheadRatio"` // p50 authenticated / p50 bare
+	P50Micros        float64 `json:"p50Micros"`     // authenticated read
+	P99Micros        float64 `json:"p99Micros"`
+	P999Micros       float64 `json:"p999Micros"`
+	// ReadStalls are the audited read's stalls (its worst round's):
+	// schedLatencyP99Micros, gcPauseP99Micros, journalSyncP99Micros, ...
+	ReadStalls                   stallFigures `json:"readStalls"`
+	StorageOpsPerRead            float64      `json:"storageOpsPerRead"`
+	StorageOpsPerIdempotentWrite float64      `json:"storageOpsPerIdempotentWrite"`
+	ColdStartMillis              float64      `json:"coldStartMillis"` // median of every start of every function
+	BootstrapBytes               int64        `json:"bootstrapBytes"`  // the largest bootstrap
+	CostPerMillionRequestsUsd    float64      `json:"costPerMillionRequestsUsd"`
 
 	// CPUMicrosPerRead is the process's CPU time per authenticated read
 	// under load (client included), audited as deployed.
@@ -187,6 +191,7 @@ func Main(w io.Writer, args []string) error {
 	fs.IntVar(&o.concurrency, "concurrency", 8, "requests in flight at once")
 	fs.IntVar(&o.coldStarts, "cold-starts", 5, "starts of every function")
 	fs.IntVar(&o.samples, "samples", 20, "requests counted for each storage figure")
+	fs.StringVar(&o.trace, "trace", "", "write a runtime/trace of the first round's audited read load to this file")
 	fs.IntVar(&o.rounds, "rounds", 4, "rounds the loads alternate in (the duration is split between them)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -398,7 +403,16 @@ func measureLoad(ctx context.Context, dataDir string, o options) (loadRun, error
 			if err != nil {
 				return run, err
 			}
+			probe := startStalls(audit.Timings())
+			stopTrace := func() {}
+			if name == loadRead && round == 0 && o.trace != "" {
+				if stopTrace, err = startTrace(o.trace); err != nil {
+					return run, err
+				}
+			}
 			res := loads[name].run(ctx, each)
+			stopTrace()
+			res.Stalls = probe.stop()
 			res.AuditTail = audit.LossWindow()
 			if err := ctx.Err(); err != nil {
 				return run, err
@@ -465,6 +479,7 @@ func report(o options, m measurements) Report {
 		P50Micros:                          micros(p50),
 		P99Micros:                          micros(authed.Percentile(99)),
 		P999Micros:                         micros(authed.Percentile(99.9)),
+		ReadStalls:                         stallsFigures(authed.Stalls),
 		StorageOpsPerRead:                  round(st.Read.Total(), 2),
 		StorageOpsPerIdempotentWrite:       round(st.Write.Total(), 2),
 		BareP50Micros:                      micros(bare.Percentile(50)),
@@ -555,6 +570,16 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 	p("overheadRatioWithoutAudit (p50 read, audit off / p50 bare)\t%.2f", r.OverheadRatioWithoutAudit)
 	p("authCpuMicrosPerRequest (CPU/request: read, audit off, minus bare)\t%.0f µs\t(target ≤ %d)", r.AuthCPUMicrosPerRequest, targetAuthCPUMicros)
 	p("CPU/request is the whole process's CPU time (server and load client) over the requests answered.")
+	p("")
+	p("stalls during each load (the worst round's; µs)\tsched p99/max\tGC pause p99/max (n)\tjournal lock p99\twrite(2) p99/max\tjournal fsync p99/max\tflusher commit p99/max (n)")
+	for _, name := range loadOrder {
+		f := r.Load[name]
+		p("%s\t%.0f / %.0f\t%.0f / %.0f (%d)\t%.0f\t%.0f / %.0f\t%.0f / %.0f\t%.0f / %.0f (%d)", labels[name],
+			f.SchedLatencyP99Micros, f.SchedLatencyMaxMicros, f.GCPauseP99Micros, f.GCPauseMaxMicros, f.GCPauses,
+			f.JournalAppendWaitP99Micros, f.JournalAppendWriteP99Micros, f.JournalAppendWriteMaxMicros,
+			f.JournalSyncP99Micros, f.JournalSyncMaxMicros, f.FlushCommitP99Micros, f.FlushCommitMaxMicros, f.FlushCommits)
+	}
+	p("")
 	p("ratios over %d alternating rounds (audited, audit off, audit off, audited, ...): all rounds' requests, [least, greatest of one round]", r.Rounds)
 	for _, name := range spreadOrder {
 		sp := r.RatioSpread[name]
@@ -637,12 +662,42 @@ type loadFigures struct {
 	P99Micros           float64 `json:"p99Micros"`
 	P999Micros          float64 `json:"p999Micros"`
 	CPUMicrosPerRequest float64 `json:"cpuMicrosPerRequest"`
+	stallFigures
+}
+
+// stallFigures are a load's stalls (the worst round's), in microseconds.
+type stallFigures struct {
+	SchedLatencyP99Micros       float64 `json:"schedLatencyP99Micros"`
+	SchedLatencyMaxMicros       float64 `json:"schedLatencyMaxMicros"`
+	GCPauseP99Micros            float64 `json:"gcPauseP99Micros"`
+	GCPauseMaxMicros            float64 `json:"gcPauseMaxMicros"`
+	GCPauses                    uint64  `json:"gcPauses"`
+	JournalAppendWaitP99Micros  float64 `json:"journalAppendWaitP99Micros,omitempty"`
+	JournalAppendWriteP99Micros float64 `json:"journalAppendWriteP99Micros,omitempty"`
+	JournalAppendWriteMaxMicros float64 `json:"journalAppendWriteMaxMicros,omitempty"`
+	JournalSyncP99Micros        float64 `json:"journalSyncP99Micros,omitempty"`
+	JournalSyncMaxMicros        float64 `json:"journalSyncMaxMicros,omitempty"`
+	FlushCommitP99Micros        float64 `json:"flushCommitP99Micros,omitempty"`
+	FlushCommitMaxMicros        float64 `json:"flushCommitMaxMicros,omitempty"`
+	FlushCommits                uint64  `json:"flushCommits,omitempty"`
+}
+
+func stallsFigures(s stalls) stallFigures {
+	return stallFigures{
+		SchedLatencyP99Micros: micros(s.SchedLatencyP99), SchedLatencyMaxMicros: micros(s.SchedLatencyMax),
+		GCPauseP99Micros: micros(s.GCPauseP99), GCPauseMaxMicros: micros(s.GCPauseMax), GCPauses: s.GCPauses,
+		JournalAppendWaitP99Micros:  micros(s.JournalAppendWaitP99),
+		JournalAppendWriteP99Micros: micros(s.JournalAppendWriteP99), JournalAppendWriteMaxMicros: micros(s.JournalAppendWriteMax),
+		JournalSyncP99Micros: micros(s.JournalSyncP99), JournalSyncMaxMicros: micros(s.JournalSyncMax),
+		FlushCommitP99Micros: micros(s.FlushCommitP99), FlushCommitMaxMicros: micros(s.FlushCommitMax), FlushCommits: s.FlushCommits,
+	}
 }
 
 func figures(r result) loadFigures {
 	return loadFigures{
 		Requests: len(r.Latencies), Errors: r.Errors, RPS: round(r.RPS(), 0),
 		P50Micros: micros(r.Percentile(50)), P99Micros: micros(r.Percentile(99)), P999Micros: micros(r.Percentile(99.9)), CPUMicrosPerRequest: micros(r.CPUPerRequest()),
+		stallFigures: stallsFigures(r.Stalls),
 	}
 }
 

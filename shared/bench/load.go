@@ -50,6 +50,8 @@ type result struct {
 	// AuditTail is, for an audited load on embedded storage, the longest an
 	// answered request's event was on no disk (audit.Recorder.LossWindow).
 	AuditTail time.Duration
+	// Stalls are where the run's tail may have gone.
+	Stalls stalls
 }
 
 // CPUPerRequest is the process's CPU time over the requests answered: the
@@ -77,6 +79,7 @@ func (r result) merge(o result) result {
 	m := result{
 		Latencies: slices.Concat(r.Latencies, o.Latencies), Errors: r.Errors + o.Errors, FirstError: r.FirstError,
 		Elapsed: r.Elapsed + o.Elapsed, CPU: r.CPU + o.CPU, AuditTail: max(r.AuditTail, o.AuditTail),
+		Stalls: r.Stalls.worst(o.Stalls),
 	}
 	if m.FirstError == "" {
 		m.FirstError = o.FirstError

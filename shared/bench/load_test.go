@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -47,6 +48,13 @@ func TestTheLoadsAlternateInRoundsAndEveryRatioHasItsSpread(t *testing.T) {
 	if run.auditedReads != len(run.merged[loadRead].Latencies) || run.auditedGrowth <= 0 {
 		t.Errorf("audited growth %d bytes over %d reads, want the audited loads' requests and some growth", run.auditedGrowth, run.auditedReads)
 	}
+	st := run.merged[loadRead].Stalls
+	if st.FlushCommits == 0 || st.JournalSyncMax <= 0 || st.JournalAppendWriteMax <= 0 || st.FlushCommitMax <= 0 {
+		t.Errorf("audited read stalls %+v, want the journal's writes, fsyncs and the flusher's commits timed", st)
+	}
+	if st := run.merged[loadReadNoAudit].Stalls; st.JournalAppendWriteMax != 0 {
+		t.Errorf("unaudited read stalls %+v, want no journal write", st)
+	}
 	r := report(o, measurements{load: run.merged, loadRun: run})
 	if r.PlainNetHTTP.Requests == 0 || r.P999Micros < r.P99Micros || r.DataDirBytesPerMillionAudited <= 0 {
 		t.Errorf("plain %+v, p99.9 %g < p99 %g, growth %g a million", r.PlainNetHTTP, r.P999Micros, r.P99Micros, r.DataDirBytesPerMillionAudited)
@@ -67,5 +75,22 @@ func TestAMergedRunIsBothRunsTogether(t *testing.T) {
 	if !slices.Equal(m.Latencies, []time.Duration{1, 2, 5, 9}) || m.Errors != 3 || m.FirstError != "x" ||
 		m.Elapsed != 2*time.Second || m.CPU != 7 || m.AuditTail != 7 {
 		t.Errorf("merged %+v", m)
+	}
+}
+
+// A runtime histogram's quantile is the upper edge of the bucket that holds
+// the rank, and the lower edge of the last, unbounded one.
+func TestARuntimeHistogramsQuantileIsItsBucketsUpperEdge(t *testing.T) {
+	h := runtimeHistogram{counts: []uint64{98, 1, 1}, buckets: []float64{0, 0.001, 0.01, math.Inf(1)}}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, time.Millisecond}, {0.99, 10 * time.Millisecond}, {1, 10 * time.Millisecond}} {
+		if got := h.quantile(c.q); got != c.want {
+			t.Errorf("q%g = %s, want %s", c.q, got, c.want)
+		}
+	}
+	if got := (runtimeHistogram{counts: []uint64{0}, buckets: []float64{0, 1}}).quantile(0.99); got != 0 {
+		t.Errorf("empty histogram q0.99 = %s, want 0", got)
 	}
 }
