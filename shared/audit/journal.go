@@ -82,7 +82,16 @@ type partitionOf struct {
 
 func (p *partitions) item(j *journaled) store.Item {
 	sec := j.e.OccurredAt.Unix()
-	of := partitionOf{account: j.e.AccountID, day: sec / 86400, shard: j.shard}
+	pk := p.pk(j)
+	if p.expires == nil || p.at != sec {
+		p.at, p.expires = sec, expiry(j.e.OccurredAt)
+	}
+	return store.Item{store.AttrPK: pk, store.AttrSK: j.e.ID, store.AttrDoc: j.doc, store.AttrExpiresAt: p.expires}
+}
+
+// pk is the partition key of j's item.
+func (p *partitions) pk(j *journaled) any {
+	of := partitionOf{account: j.e.AccountID, day: j.e.OccurredAt.Unix() / 86400, shard: j.shard}
 	pk, ok := p.pks[of]
 	if !ok {
 		if p.pks == nil {
@@ -91,10 +100,7 @@ func (p *partitions) item(j *journaled) store.Item {
 		pk = eventPK(j.e.AccountID, dayOf(j.e.OccurredAt), j.shard)
 		p.pks[of] = pk
 	}
-	if p.expires == nil || p.at != sec {
-		p.at, p.expires = sec, expiry(j.e.OccurredAt)
-	}
-	return store.Item{store.AttrPK: pk, store.AttrSK: j.e.ID, store.AttrDoc: j.doc, store.AttrExpiresAt: p.expires}
+	return pk
 }
 
 // rawLine reads a line keeping the event's document as written.

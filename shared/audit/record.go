@@ -300,27 +300,14 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	return nil
 }
 
-// oneCommitter is a store that commits any number of transactions, each of
-// any size, in one commit (boltstore.Store.InOneCommit): the flusher's
-// batch, however large, then costs one fsync instead of one per
-// store.MaxTransactItems items.
-type oneCommitter interface {
-	InOneCommit(ctx context.Context, fn func(transact func(ops []store.Op) error) error) error
-}
-
-// commit writes journaled events and counts them: in one commit where the
-// store offers it, else in transactions of at most store.MaxTransactItems,
-// each event's item and one update per counter the chunk touches. A replay
-// first reads which events exist.
+// commit writes journaled events and counts them: into blocks in one
+// commit where the store offers it (commitBlocks), else as an item each in
+// transactions of at most store.MaxTransactItems, each event's item and one
+// update per counter the chunk touches. A replay first reads which events
+// exist.
 func (r *Recorder) commit(ctx context.Context, batch []journaled, replay bool) error {
-	if oc, ok := r.st.(oneCommitter); ok && !replay && len(batch) > 0 {
-		err := oc.InOneCommit(ctx, func(transact func([]store.Op) error) error {
-			return commitNew(batch, transact)
-		})
-		if err != nil {
-			return fmt.Errorf("audit: commit: %w", err)
-		}
-		return nil
+	if oc, ok := r.st.(oneCommitter); ok && len(batch) > 0 {
+		return r.commitBlocks(ctx, oc, batch)
 	}
 	for len(batch) > 0 {
 		n, counters := 0, map[store.Key]bool{}
