@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"platformapi/shared/store"
 )
@@ -45,7 +47,7 @@ const (
 // partition starts another: enough to share its key and compress well,
 // few enough that rewriting the last block with a flush's new events stays
 // cheap.
-const blockEvents = 256
+const blockEvents = 64
 
 // oneCommitter is a store that commits any number of transactions, each of
 // any size, in one commit (boltstore.Store.InOneCommit): the flusher's
@@ -97,10 +99,9 @@ func (b *block) deflate() ([]byte, error) {
 		raw.WriteByte('\n')
 	}
 	var out bytes.Buffer
-	w, err := flate.NewWriter(&out, flate.DefaultCompression)
-	if err != nil {
-		return nil, err
-	}
+	w := writers.Get().(*flate.Writer)
+	defer writers.Put(w)
+	w.Reset(&out)
 	if _, err := w.Write(raw.Bytes()); err != nil {
 		return nil, err
 	}
@@ -110,8 +111,63 @@ func (b *block) deflate() ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// inflated keeps the blocks read last: a page that starts at a cursor reads
+// again the blocks the page before ended in, and the flusher the last block
+// of each partition it adds to. A block's content is named by its key and
+// its count, since a block only ever gains events; callers never change a
+// block they get from it (commitBlocks copies it first).
+var inflated = struct {
+	sync.Mutex
+	m map[string]*block
+}{m: map[string]*block{}}
+
+// inflatedBlocks bounds the cache: blockEvents documents of about 0.6 KB
+// each, a few MB in all.
+const inflatedBlocks = 128
+
+// writers are deflaters to reuse: each holds about 600 KB of state, whose
+// making was most of a flush's time.
+var writers = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, blockLevel)
+	return w
+}}
+
+// blockLevel trades the flusher's CPU for bytes on disk: deflate's fastest
+// level keeps most of the ratio on these documents (docs/benchmarks.md).
+const blockLevel = flate.BestSpeed
+
 // inflate reads a block item's documents back.
 func inflate(it store.Item) (*block, error) {
+	name := inflatedName(it)
+	inflated.Lock()
+	b, ok := inflated.m[name]
+	inflated.Unlock()
+	if ok {
+		return b, nil
+	}
+	b, err := inflateItem(it)
+	if err != nil {
+		return nil, err
+	}
+	keepInflated(name, b)
+	return b, nil
+}
+
+func inflatedName(it store.Item) string {
+	k := it.Key()
+	return k.PK + "|" + k.SK + "|" + strconv.FormatInt(it.Int(attrEvents), 10)
+}
+
+func keepInflated(name string, b *block) {
+	inflated.Lock()
+	defer inflated.Unlock()
+	if len(inflated.m) >= inflatedBlocks {
+		clear(inflated.m)
+	}
+	inflated.m[name] = b
+}
+
+func inflateItem(it store.Item) (*block, error) {
 	raw, err := io.ReadAll(flate.NewReader(bytes.NewReader(it.Bytes(attrBlock))))
 	if err != nil {
 		return nil, fmt.Errorf("audit: block %s: %w", it.Key(), err)
@@ -174,6 +230,7 @@ func (r *Recorder) commitBlocks(ctx context.Context, oc oneCommitter, batch []jo
 	}
 	var ops []store.Op
 	var fresh []Event
+	written := map[string]*block{}
 	for _, p := range parts {
 		slices.SortFunc(p.new, func(a, b *journaled) int { return strings.Compare(a.e.ID, b.e.ID) })
 		blocks, err := r.blocksFrom(ctx, p.pk, p.new[0].e.ID)
@@ -219,6 +276,8 @@ func (r *Recorder) commitBlocks(ctx context.Context, oc oneCommitter, batch []jo
 				ops = append(ops, store.DeleteOp(store.Key{PK: p.pk, SK: b.stored}))
 			}
 			ops = append(ops, store.PutOp(it))
+			b.stored = b.max()
+			written[inflatedName(it)] = b
 		}
 	}
 	if len(fresh) == 0 {
@@ -228,6 +287,9 @@ func (r *Recorder) commitBlocks(ctx context.Context, oc oneCommitter, batch []jo
 	err := oc.InOneCommit(ctx, func(transact func([]store.Op) error) error { return transact(ops) })
 	if err != nil {
 		return fmt.Errorf("audit: commit: %w", err)
+	}
+	for name, b := range written {
+		keepInflated(name, b)
 	}
 	return nil
 }
@@ -253,7 +315,7 @@ func (r *Recorder) blocksFrom(ctx context.Context, pk, from string) ([]*block, e
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, b)
+			out = append(out, &block{stored: b.stored, docs: slices.Clone(b.docs)})
 			if it.Key().SK < from {
 				slices.Reverse(out)
 				return out, nil

@@ -143,3 +143,36 @@ func TestAnEmbeddedEventTakesAtMost150BytesOnDisk(t *testing.T) {
 		t.Errorf("%d events listed, want %d", got, events)
 	}
 }
+
+// A block lives as long as its newest event; its older events are not
+// listed once their own retention has passed, as items of their own would
+// not be.
+func TestABlocksEventsAreNotListedPastTheirRetention(t *testing.T) {
+	w := newWorld(t, teststores.Embedded)
+	start := time.Date(t0.Year(), t0.Month(), t0.Day(), 0, 30, 0, 0, time.UTC)
+	w.clock.Set(start.Add(23 * time.Hour))
+	rec := embedded(t, w, t.TempDir())
+	rec.StopFlusher()
+	ctx := context.Background()
+	for i := range 64 {
+		e := w.event(w.root, "", "", "projects.list", 200, 0, start.Add(time.Duration(i)*20*time.Minute))
+		if err := rec.Record(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := start.Add(audit.Retention + 10*time.Hour)
+	w.clock.Set(now)
+	f := audit.Filter{Viewer: w.viewer(w.root, ""), Since: start.Add(-time.Hour), Until: start.Add(23 * time.Hour), Limit: 100}
+	got := w.all(t, f)
+	for _, e := range got {
+		if !e.OccurredAt.Add(audit.Retention).After(now) {
+			t.Errorf("event of %s listed at %s, past its retention", e.OccurredAt, now)
+		}
+	}
+	if want := 64 - 31; len(got) != want {
+		t.Errorf("%d events listed, want the %d within their retention", len(got), want)
+	}
+}

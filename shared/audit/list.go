@@ -416,9 +416,10 @@ func (s *shardCursor) expand(it store.Item) error {
 	}
 	for _, d := range b.docs {
 		if s.below == "" || d.id < s.below {
-			s.insert(entry{id: d.id, doc: d.doc})
+			s.evs = append(s.evs, entry{id: d.id, doc: d.doc})
 		}
 	}
+	slices.SortFunc(s.evs, func(a, b entry) int { return strings.Compare(b.id, a.id) })
 	return nil
 }
 
