@@ -27,6 +27,7 @@ func TestEventsInBlocksPageBackInOrderEachOnce(t *testing.T) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(1, 2))
 		var want []string
+		occurred := map[string]time.Time{}
 		n := 3*audit.BlockEvents + 40
 		if testing.Short() || be.Name != "embedded" {
 			n = 300
@@ -44,12 +45,14 @@ func TestEventsInBlocksPageBackInOrderEachOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 				want = append(want, e.RequestID)
+				occurred[e.RequestID] = e.OccurredAt
 				continue
 			}
 			if err := rec.Record(ctx, e); err != nil {
 				t.Fatal(err)
 			}
 			want = append(want, e.RequestID)
+			occurred[e.RequestID] = e.OccurredAt
 			if rng.IntN(40) == 0 {
 				if err := rec.Flush(ctx); err != nil {
 					t.Fatal(err)
@@ -75,6 +78,19 @@ func TestEventsInBlocksPageBackInOrderEachOnce(t *testing.T) {
 			if !slices.Equal(ids, sorted) {
 				t.Fatalf("limit %d: %d events listed, want the %d recorded, each once", limit, len(ids), len(sorted))
 			}
+		}
+		// A range that ends inside blocks lists exactly the events before
+		// its end.
+		f := w.window(w.viewer(w.root, ""))
+		f.Until, f.Limit = t0.Add(time.Duration(n)*50*time.Millisecond+7*time.Millisecond), 9
+		before := 0
+		for _, o := range occurred {
+			if o.Before(f.Until) {
+				before++
+			}
+		}
+		if got := w.all(t, f); len(got) != before {
+			t.Errorf("until %s: %d events listed, want the %d before it", f.Until, len(got), before)
 		}
 	})
 }
