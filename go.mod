@@ -25,6 +25,7 @@ require (
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/sys v0.48.0
 	modernc.org/libc v1.77.1
 	modernc.org/sqlite v1.60.0
 )
@@ -151,7 +152,6 @@ require (
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/telemetry v0.0.0-20260908163034-4bcc4b2ee518 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect

@@ -39,7 +39,7 @@ bench: bench-micro
 
 bench-smoke:
 	$(MAKE) bench-micro BENCH_MICRO_TIME=1x
-	.ci/with-moto $(GO) run ./functions/local bench -duration 1s -warmup 0s -cold-starts 2 -samples 2
+	.ci/with-moto $(GO) run ./functions/local bench -duration 1s -warmup 0s -rounds 2 -cold-starts 2 -samples 2
 
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/store/boltstore ./shared/audit ./shared/emf ./shared/jsonlog ./shared/idempotency ./shared/bench ./shared/files ./shared/databases ./shared/wallets/policy

@@ -11,7 +11,10 @@
 // Storage (single table):
 //
 //	aud#<acct>#<yyyymmdd>#<shard> | <eventId>   the event: doc JSON; expires
-//	                                            Retention after it occurred
+//	                                            Retention after it occurred;
+//	                                            embedded, up to blockEvents
+//	                                            events in one block under the
+//	                                            greatest of their ids (block.go)
 //	audroll#<eventId> | rolled                  the rollup marker: the event
 //	                                            is counted; same expiry
 //	audpending | <eventId>                      a settlement event not yet

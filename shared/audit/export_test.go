@@ -43,3 +43,6 @@ func StoredDocuments(e Event) (appended, reflected []byte, err error) {
 	reflected, err = json.Marshal(toStored(&e))
 	return appendStored(nil, &e), reflected, err
 }
+
+// BlockEvents is how many events a block holds before another starts.
+const BlockEvents = blockEvents

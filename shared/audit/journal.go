@@ -45,6 +45,8 @@ type journal struct {
 	// closes them after. dirtySince is the first write not yet fsynced.
 	retired    []*os.File
 	dirtySince time.Time
+
+	timings *Timings
 }
 
 // journaled is an event as written, with the shard its item goes to (kept,
@@ -80,7 +82,16 @@ type partitionOf struct {
 
 func (p *partitions) item(j *journaled) store.Item {
 	sec := j.e.OccurredAt.Unix()
-	of := partitionOf{account: j.e.AccountID, day: sec / 86400, shard: j.shard}
+	pk := p.pk(j)
+	if p.expires == nil || p.at != sec {
+		p.at, p.expires = sec, expiry(j.e.OccurredAt)
+	}
+	return store.Item{store.AttrPK: pk, store.AttrSK: j.e.ID, store.AttrDoc: j.doc, store.AttrExpiresAt: p.expires}
+}
+
+// pk is the partition key of j's item.
+func (p *partitions) pk(j *journaled) any {
+	of := partitionOf{account: j.e.AccountID, day: j.e.OccurredAt.Unix() / 86400, shard: j.shard}
 	pk, ok := p.pks[of]
 	if !ok {
 		if p.pks == nil {
@@ -89,10 +100,7 @@ func (p *partitions) item(j *journaled) store.Item {
 		pk = eventPK(j.e.AccountID, dayOf(j.e.OccurredAt), j.shard)
 		p.pks[of] = pk
 	}
-	if p.expires == nil || p.at != sec {
-		p.at, p.expires = sec, expiry(j.e.OccurredAt)
-	}
-	return store.Item{store.AttrPK: pk, store.AttrSK: j.e.ID, store.AttrDoc: j.doc, store.AttrExpiresAt: p.expires}
+	return pk
 }
 
 // rawLine reads a line keeping the event's document as written.
@@ -115,7 +123,7 @@ func openJournal(dir string) (*journal, []journaled, []string, error) {
 		return nil, nil, nil, fmt.Errorf("audit: journal: %w", err)
 	}
 	slices.Sort(names)
-	j := &journal{dir: dir}
+	j := &journal{dir: dir, timings: new(Timings)}
 	var left []journaled
 	for _, name := range names {
 		n, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(name), segmentExt))
@@ -203,12 +211,17 @@ func (j *journal) append(e Event, shard int) (int, error) {
 	line = appendStored(line, &e)
 	doc := line[start:len(line):len(line)]
 	line = append(line, "}\n"...)
+	t0 := time.Now()
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	t1 := time.Now()
+	j.timings.AppendWait.Record(t1.Sub(t0))
 	if j.err != nil {
 		return 0, j.err
 	}
-	if _, err := j.f.Write(line); err != nil {
+	_, err := j.f.Write(line)
+	j.timings.AppendWrite.Since(t1)
+	if err != nil {
 		// A short write leaves a torn line mid-segment: start a new one,
 		// so that only a segment's last line can ever be torn.
 		j.err = fmt.Errorf("audit: journal: %w", err)
@@ -241,6 +254,8 @@ func (j *journal) sync() (time.Duration, error) {
 	cur := j.f
 	j.mu.Unlock()
 	var first error
+	t0 := time.Now()
+	defer j.timings.Sync.Since(t0)
 	for _, f := range files {
 		if err := f.Sync(); err != nil && first == nil {
 			first = err

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -216,21 +217,18 @@ func (r *Repo) List(ctx context.Context, f Filter) ([]Event, string, error) {
 			days = append(days, prevDay(days[len(days)-1]))
 		}
 		m := newMerge(r.st, f.AccountID, days, after, f.Limit+1)
+		m.now = r.now().Unix()
 		for {
-			it, err := m.next(ctx)
+			e, ok, err := m.next(ctx)
 			if err != nil {
 				return nil, "", err
 			}
-			if it == nil {
+			if !ok {
 				break
 			}
-			sk := it.Key().SK
+			sk := e.ID
 			if sk < floor {
 				return out, "", nil
-			}
-			e, err := DecodeItem(it)
-			if err != nil {
-				return nil, "", err
 			}
 			if f.matches(&e) {
 				out = append(out, e)
@@ -275,28 +273,51 @@ func prevDay(day string) string {
 const maxSpan = 8
 
 // merge reads shards newest first, refilling a shard's buffer only
-// when its head is needed, all empty shards at once.
+// when its head is needed, all empty shards at once. A shard's items are
+// events, or (embedded) blocks of them (see block.go), which the merge
+// expands as it meets them: a block's sort key is its greatest id, so a
+// shard's head event is final once no unread item's sort key is above it.
 type merge struct {
 	st     store.Store
 	shards []*shardCursor
 	batch  int
+	blocks bool  // the store keeps events in blocks
+	now    int64 // unix seconds: a block's older events expire before it
 }
 
 type shardCursor struct {
 	pk    string
 	after string
-	buf   []store.Item
-	more  bool
+	// below, when set, is the cursor's event: the shard's events at or
+	// above it were read on an earlier page.
+	below string
+	// straddle is whether the block holding below is still to be read.
+	straddle bool
+	buf      []store.Item // read, not yet expanded, sort key descending
+	more     bool
+	evs      []entry // expanded, id descending
+}
+
+// entry is an expanded event: decoded (an item of its own), or its stored
+// document (a block's), decoded only when the page takes it.
+type entry struct {
+	id  string
+	e   Event
+	doc []byte
 }
 
 // newMerge reads the shards of days (newest first), the first day from
 // after on. Days are disjoint id ranges, so one merge over all their shards
 // is still in id order.
 func newMerge(st store.Store, accountID string, days []string, after string, want int) *merge {
-	m := &merge{st: st, batch: min(want/(Shards*len(days))+2, 100)}
+	m := &merge{st: st, batch: min(want/(Shards*len(days))+2, 100), blocks: inBlocks(st)}
 	for i, day := range days {
 		for s := range Shards {
-			m.shards = append(m.shards, &shardCursor{pk: eventPK(accountID, day, s), after: after, more: true})
+			c := &shardCursor{pk: eventPK(accountID, day, s), after: after, more: true}
+			if m.blocks && after != "" {
+				c.below, c.straddle = after, true
+			}
+			m.shards = append(m.shards, c)
 		}
 		if i == 0 {
 			after = ""
@@ -305,23 +326,140 @@ func newMerge(st store.Store, accountID string, days []string, after string, wan
 	return m
 }
 
-// next is the newest unread item of the shards, or nil when none is left.
-func (m *merge) next(ctx context.Context) (store.Item, error) {
-	if err := m.refill(ctx); err != nil {
-		return nil, err
+// next is the newest unread event of the shards; false when none is left.
+// A block's event whose retention has passed is skipped (the block lives
+// as long as its newest event).
+func (m *merge) next(ctx context.Context) (Event, bool, error) {
+	for {
+		en, ok, err := m.nextEntry(ctx)
+		if err != nil || !ok || en.doc == nil {
+			return en.e, ok, err
+		}
+		var s stored
+		if err := json.Unmarshal(en.doc, &s); err != nil {
+			return Event{}, false, fmt.Errorf("audit: block event %s: %w", en.id, err)
+		}
+		e, err := fromStored(s)
+		if err != nil {
+			return Event{}, false, fmt.Errorf("audit: block event %s: %w", en.id, err)
+		}
+		if expiry(e.OccurredAt) > m.now {
+			return e, true, nil
+		}
+	}
+}
+
+func (m *merge) nextEntry(ctx context.Context) (entry, bool, error) {
+	for {
+		if err := m.straddling(ctx); err != nil {
+			return entry{}, false, err
+		}
+		if err := m.refill(ctx); err != nil {
+			return entry{}, false, err
+		}
+		settled := true
+		for _, s := range m.shards {
+			ok, err := s.settle()
+			if err != nil {
+				return entry{}, false, err
+			}
+			settled = settled && ok
+		}
+		if settled {
+			break
+		}
 	}
 	var best *shardCursor
 	for _, s := range m.shards {
-		if len(s.buf) > 0 && (best == nil || s.buf[0].Key().SK > best.buf[0].Key().SK) {
+		if len(s.evs) > 0 && (best == nil || s.evs[0].id > best.evs[0].id) {
 			best = s
 		}
 	}
 	if best == nil {
-		return nil, nil
+		return entry{}, false, nil
 	}
-	it := best.buf[0]
-	best.buf = best.buf[1:]
-	return it, nil
+	en := best.evs[0]
+	best.evs = best.evs[1:]
+	return en, true, nil
+}
+
+// settle expands the shard's read items whose sort key is above its head
+// event and reports whether the head is final (false: the shard needs its
+// next page first).
+func (s *shardCursor) settle() (bool, error) {
+	for len(s.buf) > 0 && (len(s.evs) == 0 || s.buf[0].Key().SK > s.evs[0].id) {
+		if err := s.expand(s.buf[0]); err != nil {
+			return false, err
+		}
+		s.buf = s.buf[1:]
+	}
+	if len(s.buf) > 0 || !s.more {
+		return true, nil
+	}
+	// Every unread item's sort key is below after, the last one read.
+	return len(s.evs) > 0 && s.evs[0].id >= s.after, nil
+}
+
+// expand adds an item's events to the shard's, in id order.
+func (s *shardCursor) expand(it store.Item) error {
+	if !isBlock(it) {
+		e, err := DecodeItem(it)
+		if err != nil {
+			return err
+		}
+		s.insert(entry{id: e.ID, e: e})
+		return nil
+	}
+	b, err := inflate(it)
+	if err != nil {
+		return err
+	}
+	for _, d := range b.docs {
+		if s.below == "" || d.id < s.below {
+			s.evs = append(s.evs, entry{id: d.id, doc: d.doc})
+		}
+	}
+	slices.SortFunc(s.evs, func(a, b entry) int { return strings.Compare(b.id, a.id) })
+	return nil
+}
+
+func (s *shardCursor) insert(en entry) {
+	i, _ := slices.BinarySearchFunc(s.evs, en.id, func(x entry, id string) int { return strings.Compare(id, x.id) })
+	s.evs = slices.Insert(s.evs, i, en)
+}
+
+// straddling reads, for a page that starts at a cursor, the block of each
+// shard that holds the cursor's event: its sort key is at or above the
+// cursor, and its events below it are not read yet.
+func (m *merge) straddling(ctx context.Context) error {
+	for _, s := range m.shards {
+		if !s.straddle {
+			continue
+		}
+		s.straddle = false
+		after := s.below[:len(s.below)-1]
+		for {
+			page, err := m.st.Query(ctx, store.Query{PK: s.pk, After: after, Limit: 8})
+			if err != nil {
+				return fmt.Errorf("audit: list: %w", err)
+			}
+			found := false
+			for _, it := range page.Items {
+				after = it.Key().SK
+				if it.Key().SK >= s.below && isBlock(it) {
+					if err := s.expand(it); err != nil {
+						return err
+					}
+					found = true
+					break
+				}
+			}
+			if found || !page.More {
+				break
+			}
+		}
+	}
+	return nil
 }
 
 func (m *merge) refill(ctx context.Context) error {
@@ -329,7 +467,7 @@ func (m *merge) refill(ctx context.Context) error {
 	errs := make([]error, len(m.shards))
 	refilled := false
 	for i, s := range m.shards {
-		if len(s.buf) > 0 || !s.more {
+		if len(s.buf) > 0 || !s.more || len(s.evs) > 0 && s.evs[0].id >= s.after {
 			continue
 		}
 		refilled = true

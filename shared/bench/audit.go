@@ -50,6 +50,11 @@ type AuditFigures struct {
 	// was on no disk (journal written, not yet fsynced) during the audited
 	// loads: what a machine crash (not a process crash) could have lost.
 	AuditTailMillis float64 `json:"auditTailMillis"`
+	// DynamoDBBytesPerEvent is what DynamoDB stores for one audit event:
+	// its item's size by DynamoDB's rules plus the 100 bytes of overhead it
+	// bills for every item. Beside dataDirBytesPerMillionAudited (embedded,
+	// where events are kept in deflated blocks).
+	DynamoDBBytesPerEvent float64 `json:"dynamoDBBytesPerEvent"`
 }
 
 func auditFigures(m measurements) AuditFigures {
@@ -68,8 +73,13 @@ func auditFigures(m measurements) AuditFigures {
 		AuditLagMillis:                millis(percentile(lag, 50)),
 		AuditLagMaxMillis:             millis(percentile(lag, 100)),
 		AuditTailMillis:               millis(max(read.AuditTail, write.AuditTail)),
+		DynamoDBBytesPerEvent:         round(st.EventItemBytes+dynamoDBItemOverhead, 0),
 	}
 }
+
+// dynamoDBItemOverhead is the bytes DynamoDB adds to every item's stored
+// size (its storage pricing).
+const dynamoDBItemOverhead = 100
 
 // writeAuditTable prints the audit figures.
 func writeAuditTable(p func(string, ...any), r Report) {
@@ -82,6 +92,7 @@ func writeAuditTable(p func(string, ...any), r Report) {
 	p("auditTailMillis (longest an answered event was on no disk: a machine crash's loss window)\t%.1f ms\t(target ≤ 50)", a.AuditTailMillis)
 	p("storageOpsPerReadAudited (request path, event shipped as a log line)\t%g\t(the event as a PutItem: %g)", a.StorageOpsPerReadAudited, a.StorageOpsPerReadAuditPut)
 	p("off the request path, per event\t%g WRU (audit-ingest)\t%.0f log bytes", a.AuditIngestWriteUnitsPerEvent, a.AuditLogBytesPerRead)
+	p("stored bytes per event: DynamoDB (item + 100 bytes overhead) / embedded (data directory growth)\t%.0f / %.0f", a.DynamoDBBytesPerEvent, r.DataDirBytesPerMillionAudited/1e6)
 	p("auditLagMillis (answer → listed, through audit-ingest; p50 / max)\t%.1f / %.1f ms\t(plus CloudWatch Logs' delivery, not emulated)", a.AuditLagMillis, a.AuditLagMaxMillis)
 	p("")
 }

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"platformapi/shared/app"
+	"platformapi/shared/internal/diskuse"
 	"platformapi/shared/jsonlog"
 )
 
@@ -56,11 +57,14 @@ type options struct {
 	concurrency int
 	coldStarts  int
 	samples     int
+	rounds      int
+	trace       string
 }
 
 // measurements are the raw results the report and the table are made of.
 type measurements struct {
-	load       map[string]result // by load name (loadOrder)
+	load       map[string]result // by load name (loadOrder), merged over the rounds
+	loadRun    loadRun
 	storage    storageResult
 	starts     map[string][]time.Duration // every function's init durations, sorted
 	sizes      map[string]int64           // every function's bootstrap
@@ -80,15 +84,19 @@ type Report struct {
 	RPSBare float64 `json:"rpsBare"`
 	// RPSAuthenticated is the authenticated read with auditing off;
 	// AuditFigures holds it audited.
-	RPSAuthenticated             float64 `json:"rpsAuthenticated"`
-	OverheadRatio                float64 `json:"overheadRatio"` // p50 authenticated / p50 bare
-	P50Micros                    float64 `json:"p50Micros"`     // authenticated read
-	P99Micros                    float64 `json:"p99Micros"`
-	StorageOpsPerRead            float64 `json:"storageOpsPerRead"`
-	StorageOpsPerIdempotentWrite float64 `json:"storageOpsPerIdempotentWrite"`
-	ColdStartMillis              float64 `json:"coldStartMillis"` // median of every start of every function
-	BootstrapBytes               int64   `json:"bootstrapBytes"`  // the largest bootstrap
-	CostPerMillionRequestsUsd    float64 `json:"costPerMillionRequestsUsd"`
+	RPSAuthenticated float64 `json:"rpsAuthenticated"`
+	OverheadRatio    float64 `json:"overheadRatio"` // p50 authenticated / p50 bare
+	P50Micros        float64 `json:"p50Micros"`     // authenticated read
+	P99Micros        float64 `json:"p99Micros"`
+	P999Micros       float64 `json:"p999Micros"`
+	// ReadStalls are the audited read's stalls (its worst round's):
+	// schedLatencyP99Micros, gcPauseP99Micros, journalSyncP99Micros, ...
+	ReadStalls                   stallFigures `json:"readStalls"`
+	StorageOpsPerRead            float64      `json:"storageOpsPerRead"`
+	StorageOpsPerIdempotentWrite float64      `json:"storageOpsPerIdempotentWrite"`
+	ColdStartMillis              float64      `json:"coldStartMillis"` // median of every start of every function
+	BootstrapBytes               int64        `json:"bootstrapBytes"`  // the largest bootstrap
+	CostPerMillionRequestsUsd    float64      `json:"costPerMillionRequestsUsd"`
 
 	// CPUMicrosPerRead is the process's CPU time per authenticated read
 	// under load (client included), audited as deployed.
@@ -115,6 +123,21 @@ type Report struct {
 	NoopP50Micros              float64 `json:"noopP50Micros"`
 	OverheadRatioAuditedVsNoop float64 `json:"overheadRatioAuditedVsNoop"`
 	Errors                     int     `json:"errors"` // non-200 answers under load
+	// PlainNetHTTP is a trivial handler on a net/http server of its own in
+	// the same process: what any Go HTTP server costs, the floor the API's
+	// edge (GET /health) is compared with.
+	PlainNetHTTP loadFigures `json:"plainNetHTTP"`
+	// DataDirBytesPerMillionAudited is the data directory's growth (as du
+	// counts it, the flusher settled) per million audited reads.
+	DataDirBytesPerMillionAudited float64 `json:"dataDirBytesPerMillionAudited"`
+	// Rounds is how many rounds the loads alternated in; RatioSpread each
+	// ratio's least and greatest over them (the figures above are over
+	// every round's requests together).
+	Rounds      int               `json:"rounds"`
+	RatioSpread map[string]spread `json:"ratioSpread"`
+	// Pinning says which CPUs the server and the load generator ran on; ""
+	// when they shared them (one CPU, or not Linux).
+	Pinning string `json:"pinning"`
 
 	StorageOpsPerIdempotentReplay float64 `json:"storageOpsPerIdempotentReplay"`
 	// StorageOpsPerReadWithoutAudit and CostPerMillionReadsWithoutAuditUsd
@@ -168,10 +191,12 @@ func Main(w io.Writer, args []string) error {
 	fs.IntVar(&o.concurrency, "concurrency", 8, "requests in flight at once")
 	fs.IntVar(&o.coldStarts, "cold-starts", 5, "starts of every function")
 	fs.IntVar(&o.samples, "samples", 20, "requests counted for each storage figure")
+	fs.StringVar(&o.trace, "trace", "", "write a runtime/trace of the first round's audited read load to this file")
+	fs.IntVar(&o.rounds, "rounds", 4, "rounds the loads alternate in (the duration is split between them)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.duration <= 0 || o.warmup < 0 || o.concurrency < 1 || o.coldStarts < 1 || o.samples < 1 {
+	if o.duration <= 0 || o.warmup < 0 || o.concurrency < 1 || o.coldStarts < 1 || o.samples < 1 || o.rounds < 1 {
 		return errors.New("bench: durations must be positive and counts at least 1")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -216,10 +241,11 @@ func Main(w io.Writer, args []string) error {
 		return err
 	}
 	progress("loading the local server: %s per endpoint at concurrency %d", o.duration, o.concurrency)
-	m.load, err = measureLoad(ctx, filepath.Join(dir, "load"), o)
+	m.loadRun, err = measureLoad(ctx, filepath.Join(dir, "load"), o)
 	if err != nil {
 		return err
 	}
+	m.load = m.loadRun.merged
 	if emulator != "" {
 		progress("counting storage round trips against %s", emulator)
 	} else {
@@ -240,8 +266,9 @@ func Main(w io.Writer, args []string) error {
 	return err
 }
 
-// The load runs, in the order they run.
+// The load runs, in the order the first round runs them.
 const (
+	loadPlain          = "plainNetHTTP"
 	loadBare           = "bare"
 	loadNoop           = "noop"
 	loadRead           = "read"
@@ -253,17 +280,34 @@ const (
 	withoutAuditSuffix = ", audit off"
 )
 
-var loadOrder = []string{loadNoop, loadBare, loadRead, loadReadNoAudit, loadWrite, loadWriteNoAudit}
+var loadOrder = []string{loadPlain, loadNoop, loadBare, loadRead, loadReadNoAudit, loadWrite, loadWriteNoAudit}
+
+// loadRun is every load's result merged over the rounds, each round's own,
+// and what the audited reads left on disk.
+type loadRun struct {
+	merged map[string]result
+	rounds []map[string]result
+	// auditedGrowth is the data directory's growth over the audited read
+	// runs (each flushed), auditedReads the requests they answered.
+	auditedGrowth int64
+	auditedReads  int
+	pinning       string // how the load was kept apart from the server, "" when it was not
+}
 
 // measureLoad serves the API on embedded storage twice, as deployed and with
-// auditing off, with a no-op handler in the same http.Server, and loads
-// each endpoint in turn from the same client at the same concurrency. One
-// after the other rather than mixed: on two cores, mixed load would make
-// each endpoint's figure depend on the other's.
-func measureLoad(ctx context.Context, dataDir string, o options) (map[string]result, error) {
+// auditing off, with a no-op handler in the same http.Server and a plain
+// net/http server of its own beside them, and loads each endpoint in turn at
+// the same concurrency. One after the other rather than mixed: on two cores,
+// mixed load would make each endpoint's figure depend on the other's. The
+// loads run in rounds, every other one in reverse order (audited, audit
+// off, audit off, audited, ...), so that a drift of the machine's load
+// weighs on both sides of every ratio alike; each round's ratios are
+// reported, with their spread.
+func measureLoad(ctx context.Context, dataDir string, o options) (loadRun, error) {
+	run := loadRun{merged: map[string]result{}}
 	rt, err := app.Open(ctx, app.Config{Backend: "embedded", DataDir: dataDir})
 	if err != nil {
-		return nil, err
+		return run, err
 	}
 	defer rt.Close()
 	// Requests are logged as in production, only not written anywhere: the
@@ -272,40 +316,38 @@ func measureLoad(ctx context.Context, dataDir string, o options) (map[string]res
 	logger := slog.New(jsonlog.New(io.Discard, nil))
 	audited, err := rt.NewServer(logger, nil)
 	if err != nil {
-		return nil, err
+		return run, err
 	}
 	audit := rt.Audit
 	rt.Audit = nil
 	unaudited, err := rt.NewServer(logger, nil)
 	rt.Audit = audit
 	if err != nil {
-		return nil, err
+		return run, err
 	}
 	secret, err := leafKey(apiClient{h: audited}, rt.Signer)
 	if err != nil {
-		return nil, err
+		return run, err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+noopPath, func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"ok":true}`)
-	})
+	mux.HandleFunc("GET "+noopPath, noop)
 	mux.Handle("/", audited)
 	base, stop, err := serve(mux)
 	if err != nil {
-		return nil, err
+		return run, err
 	}
 	defer stop()
 	unauditedBase, stopUnaudited, err := serve(unaudited)
 	if err != nil {
-		return nil, err
+		return run, err
 	}
 	defer stopUnaudited()
+	plainBase, stopPlain, err := serve(http.HandlerFunc(noop))
+	if err != nil {
+		return run, err
+	}
+	defer stopPlain()
 
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		MaxIdleConns: 2 * o.concurrency, MaxIdleConnsPerHost: o.concurrency, DisableCompression: true,
-	}}
-	defer client.CloseIdleConnections()
 	auth := http.Header{"Authorization": {"Bearer " + secret}}
 	// Every write creates a project under a fresh Idempotency-Key: the
 	// claim, the project, the stored answer and the limit window, all of it.
@@ -317,6 +359,7 @@ func measureLoad(ctx context.Context, dataDir string, o options) (map[string]res
 		}
 	}
 	loads := map[string]load{
+		loadPlain:        {url: plainBase + noopPath, header: http.Header{}},
 		loadNoop:         {url: base + noopPath, header: http.Header{}},
 		loadBare:         {url: base + "/health", header: http.Header{}},
 		loadRead:         {url: base + balancePath, header: auth},
@@ -324,26 +367,85 @@ func measureLoad(ctx context.Context, dataDir string, o options) (map[string]res
 		loadWrite:        {method: http.MethodPost, url: base + projectsPath, header: auth, body: write("a"), want: http.StatusCreated},
 		loadWriteNoAudit: {method: http.MethodPost, url: unauditedBase + projectsPath, header: auth, body: write("u"), want: http.StatusCreated},
 	}
-	out := map[string]result{}
-	for _, name := range loadOrder {
-		l := loads[name]
-		l.client, l.concurrency, l.seq = client, o.concurrency, new(atomic.Int64)
-		if err := l.once(ctx); err != nil {
-			return nil, err
-		}
-		l.run(ctx, o.warmup)
-		// Start the measured run from a collected heap, so one run does not
-		// pay for the garbage of the one before.
-		runtime.GC()
-		audit.LossWindow() // from here on
-		res := l.run(ctx, o.duration)
-		res.AuditTail = audit.LossWindow()
-		out[name] = res
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	if pin, ok := newPinning(); ok {
+		pin.confineServer()
+		defer pin.release()
+		run.pinning = pin.describe()
+		for name, l := range loads {
+			l.pin = pin
+			loads[name] = l
 		}
 	}
-	return out, nil
+	for name, l := range loads {
+		l.concurrency, l.seq = o.concurrency, new(atomic.Int64)
+		var c conn
+		err := l.once(ctx, &c)
+		c.close()
+		if err != nil {
+			return run, err
+		}
+		l.run(ctx, o.warmup)
+		loads[name] = l
+	}
+	each := o.duration / time.Duration(o.rounds)
+	for round := range o.rounds {
+		order := slices.Clone(loadOrder)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		got := map[string]result{}
+		for _, name := range order {
+			// Start the measured run from a collected heap, so one run does
+			// not pay for the garbage of the one before.
+			runtime.GC()
+			audit.LossWindow() // from here on
+			before, err := diskuse.Allocated(dataDir)
+			if err != nil {
+				return run, err
+			}
+			probe := startStalls(audit.Timings())
+			stopTrace := func() {}
+			if name == loadRead && round == 0 && o.trace != "" {
+				if stopTrace, err = startTrace(o.trace); err != nil {
+					return run, err
+				}
+			}
+			res := loads[name].run(ctx, each)
+			stopTrace()
+			res.Stalls = probe.stop()
+			res.AuditTail = audit.LossWindow()
+			if err := ctx.Err(); err != nil {
+				return run, err
+			}
+			if name == loadRead {
+				if err := audit.Flush(ctx); err != nil {
+					return run, err
+				}
+				after, err := diskuse.Allocated(dataDir)
+				if err != nil {
+					return run, err
+				}
+				run.auditedGrowth += after - before
+				run.auditedReads += len(res.Latencies)
+			}
+			got[name] = res
+		}
+		run.rounds = append(run.rounds, got)
+	}
+	for _, name := range loadOrder {
+		var m result
+		for _, got := range run.rounds {
+			m = m.merge(got[name])
+		}
+		run.merged[name] = m
+	}
+	return run, nil
+}
+
+// noop only writes its answer: net/http and the load client alone.
+func noop(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"ok":true}`)
 }
 
 // serve serves h on a fresh loopback port and returns its base URL.
@@ -376,6 +478,8 @@ func report(o options, m measurements) Report {
 		OverheadRatio:                      round(ratio(p50, bare.Percentile(50)), 2),
 		P50Micros:                          micros(p50),
 		P99Micros:                          micros(authed.Percentile(99)),
+		P999Micros:                         micros(authed.Percentile(99.9)),
+		ReadStalls:                         stallsFigures(authed.Stalls),
 		StorageOpsPerRead:                  round(st.Read.Total(), 2),
 		StorageOpsPerIdempotentWrite:       round(st.Write.Total(), 2),
 		BareP50Micros:                      micros(bare.Percentile(50)),
@@ -403,6 +507,10 @@ func report(o options, m measurements) Report {
 		PricesDate:                        USEast1.Date,
 		PricesRegion:                      USEast1.Region,
 		DataDirBytesAfterStart:            m.dataDirBytes,
+		PlainNetHTTP:                      figures(m.load[loadPlain]),
+		Rounds:                            len(m.loadRun.rounds),
+		RatioSpread:                       ratioSpread(m.loadRun.rounds),
+		Pinning:                           m.loadRun.pinning,
 		ServerStartMillis:                 millis(m.firstStart),
 		Concurrency:                       o.concurrency,
 		LoadSeconds:                       o.duration.Seconds(),
@@ -411,6 +519,9 @@ func report(o options, m measurements) Report {
 	}
 	for name, c := range st.Capacity {
 		r.Ceilings[name] = c.CeilingPerPartition
+	}
+	if n := m.loadRun.auditedReads; n > 0 {
+		r.DataDirBytesPerMillionAudited = round(float64(m.loadRun.auditedGrowth)/float64(n)*1e6, 0)
 	}
 	for name, res := range m.load {
 		r.Load[name] = figures(res)
@@ -438,17 +549,20 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 	p("Platform API benchmark, %s, %s", r.Date, r.Machine)
 	p("")
 	p("Load: local server on embedded storage, closed loop, concurrency %d, %s per endpoint after %s warm-up", o.concurrency, o.duration, o.warmup)
-	p("endpoint\trequests\terrors\treq/s\tp50\tp90\tp99\tmax\tCPU/request")
+	if m.loadRun.pinning != "" {
+		p("pinned: %s", m.loadRun.pinning)
+	}
+	p("endpoint\trequests\terrors\treq/s\tp50\tp90\tp99\tp99.9\tmax\tCPU/request")
 	labels := map[string]string{
-		loadNoop: "GET " + noopPath + " (no-op handler, same listener)", loadBare: "GET /health (bare: no key, same server)", loadRead: readLabel, loadReadNoAudit: readLabel + withoutAuditSuffix,
+		loadPlain: "GET " + noopPath + " (plain net/http server, trivial handler)", loadNoop: "GET " + noopPath + " (no-op handler, same listener)", loadBare: "GET /health (bare: no key, same server)", loadRead: readLabel, loadReadNoAudit: readLabel + withoutAuditSuffix,
 		loadWrite: writeLabel, loadWriteNoAudit: writeLabel + withoutAuditSuffix,
 	}
 	var all []result
 	for _, name := range loadOrder {
 		res := m.load[name]
 		lat := res.Latencies
-		p("%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s", labels[name], len(lat), res.Errors, res.RPS(),
-			us(percentile(lat, 50)), us(percentile(lat, 90)), us(percentile(lat, 99)), us(percentile(lat, 100)), us(res.CPUPerRequest()))
+		p("%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s", labels[name], len(lat), res.Errors, res.RPS(),
+			us(percentile(lat, 50)), us(percentile(lat, 90)), us(percentile(lat, 99)), us(percentile(lat, 99.9)), us(percentile(lat, 100)), us(res.CPUPerRequest()))
 		all = append(all, res)
 	}
 	p("overheadRatio (p50 read / p50 bare)\t%.2f\t(target ≤ %.1f)", r.OverheadRatio, targetOverheadRatio)
@@ -456,6 +570,22 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 	p("overheadRatioWithoutAudit (p50 read, audit off / p50 bare)\t%.2f", r.OverheadRatioWithoutAudit)
 	p("authCpuMicrosPerRequest (CPU/request: read, audit off, minus bare)\t%.0f µs\t(target ≤ %d)", r.AuthCPUMicrosPerRequest, targetAuthCPUMicros)
 	p("CPU/request is the whole process's CPU time (server and load client) over the requests answered.")
+	p("")
+	p("stalls during each load (the worst round's; µs)\tsched p99/max\tGC pause p99/max (n)\tjournal lock p99\twrite(2) p99/max\tjournal fsync p99/max\tflusher commit p99/max (n)")
+	for _, name := range loadOrder {
+		f := r.Load[name]
+		p("%s\t%.0f / %.0f\t%.0f / %.0f (%d)\t%.0f\t%.0f / %.0f\t%.0f / %.0f\t%.0f / %.0f (%d)", labels[name],
+			f.SchedLatencyP99Micros, f.SchedLatencyMaxMicros, f.GCPauseP99Micros, f.GCPauseMaxMicros, f.GCPauses,
+			f.JournalAppendWaitP99Micros, f.JournalAppendWriteP99Micros, f.JournalAppendWriteMaxMicros,
+			f.JournalSyncP99Micros, f.JournalSyncMaxMicros, f.FlushCommitP99Micros, f.FlushCommitMaxMicros, f.FlushCommits)
+	}
+	p("")
+	p("ratios over %d alternating rounds (audited, audit off, audit off, audited, ...): all rounds' requests, [least, greatest of one round]", r.Rounds)
+	for _, name := range spreadOrder {
+		sp := r.RatioSpread[name]
+		p("%s\t%.2f\t[%.2f, %.2f]", name, sp.All, sp.Min, sp.Max)
+	}
+	p("dataDirBytesPerMillionAudited (data directory growth over the audited reads, flushed)\t%.0f\t(%.0f bytes a request)", r.DataDirBytesPerMillionAudited, r.DataDirBytesPerMillionAudited/1e6)
 	if msg := firstError(all...); msg != "" {
 		p("first error under load: %s", msg)
 	}
@@ -530,14 +660,98 @@ type loadFigures struct {
 	RPS                 float64 `json:"rps"`
 	P50Micros           float64 `json:"p50Micros"`
 	P99Micros           float64 `json:"p99Micros"`
+	P999Micros          float64 `json:"p999Micros"`
 	CPUMicrosPerRequest float64 `json:"cpuMicrosPerRequest"`
+	stallFigures
+}
+
+// stallFigures are a load's stalls (the worst round's), in microseconds.
+type stallFigures struct {
+	SchedLatencyP99Micros       float64 `json:"schedLatencyP99Micros"`
+	SchedLatencyMaxMicros       float64 `json:"schedLatencyMaxMicros"`
+	GCPauseP99Micros            float64 `json:"gcPauseP99Micros"`
+	GCPauseMaxMicros            float64 `json:"gcPauseMaxMicros"`
+	GCPauses                    uint64  `json:"gcPauses"`
+	JournalAppendWaitP99Micros  float64 `json:"journalAppendWaitP99Micros,omitempty"`
+	JournalAppendWriteP99Micros float64 `json:"journalAppendWriteP99Micros,omitempty"`
+	JournalAppendWriteMaxMicros float64 `json:"journalAppendWriteMaxMicros,omitempty"`
+	JournalSyncP99Micros        float64 `json:"journalSyncP99Micros,omitempty"`
+	JournalSyncMaxMicros        float64 `json:"journalSyncMaxMicros,omitempty"`
+	FlushCommitP99Micros        float64 `json:"flushCommitP99Micros,omitempty"`
+	FlushCommitMaxMicros        float64 `json:"flushCommitMaxMicros,omitempty"`
+	FlushCommits                uint64  `json:"flushCommits,omitempty"`
+}
+
+func stallsFigures(s stalls) stallFigures {
+	return stallFigures{
+		SchedLatencyP99Micros: micros(s.SchedLatencyP99), SchedLatencyMaxMicros: micros(s.SchedLatencyMax),
+		GCPauseP99Micros: micros(s.GCPauseP99), GCPauseMaxMicros: micros(s.GCPauseMax), GCPauses: s.GCPauses,
+		JournalAppendWaitP99Micros:  micros(s.JournalAppendWaitP99),
+		JournalAppendWriteP99Micros: micros(s.JournalAppendWriteP99), JournalAppendWriteMaxMicros: micros(s.JournalAppendWriteMax),
+		JournalSyncP99Micros: micros(s.JournalSyncP99), JournalSyncMaxMicros: micros(s.JournalSyncMax),
+		FlushCommitP99Micros: micros(s.FlushCommitP99), FlushCommitMaxMicros: micros(s.FlushCommitMax), FlushCommits: s.FlushCommits,
+	}
 }
 
 func figures(r result) loadFigures {
 	return loadFigures{
 		Requests: len(r.Latencies), Errors: r.Errors, RPS: round(r.RPS(), 0),
-		P50Micros: micros(r.Percentile(50)), P99Micros: micros(r.Percentile(99)), CPUMicrosPerRequest: micros(r.CPUPerRequest()),
+		P50Micros: micros(r.Percentile(50)), P99Micros: micros(r.Percentile(99)), P999Micros: micros(r.Percentile(99.9)), CPUMicrosPerRequest: micros(r.CPUPerRequest()),
+		stallFigures: stallsFigures(r.Stalls),
 	}
+}
+
+// spread is a ratio over every round's requests together, and its least and
+// greatest in one round.
+type spread struct {
+	All float64 `json:"all"`
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+// ratios are the comparisons the rounds repeat, each computed from one set
+// of loads (a round's, or all rounds' merged).
+var ratios = map[string]func(map[string]result) float64{
+	// The audited read's p50 over /health's, and with auditing off.
+	"overheadRatio":             func(l map[string]result) float64 { return p50Ratio(l[loadRead], l[loadBare]) },
+	"overheadRatioWithoutAudit": func(l map[string]result) float64 { return p50Ratio(l[loadReadNoAudit], l[loadBare]) },
+	// The audited read's requests a second over the unaudited read's.
+	"auditedRpsShare": func(l map[string]result) float64 { return l[loadRead].RPS() / max(l[loadReadNoAudit].RPS(), 1e-9) },
+	// The audited read's tail over its median.
+	"readP99OverP50": func(l map[string]result) float64 { return pRatio(l[loadRead], 99) },
+	// /health's CPU per request over a plain net/http server's: the edge.
+	"bareCpuOverPlainNetHTTP": func(l map[string]result) float64 {
+		return ratio(l[loadBare].CPUPerRequest(), l[loadPlain].CPUPerRequest())
+	},
+}
+
+var spreadOrder = []string{"overheadRatio", "overheadRatioWithoutAudit", "auditedRpsShare", "readP99OverP50", "bareCpuOverPlainNetHTTP"}
+
+func p50Ratio(a, b result) float64 { return ratio(a.Percentile(50), b.Percentile(50)) }
+
+// pRatio is r's p-th percentile over its median.
+func pRatio(r result, p float64) float64 { return ratio(r.Percentile(p), r.Percentile(50)) }
+
+func ratioSpread(rounds []map[string]result) map[string]spread {
+	out := map[string]spread{}
+	if len(rounds) == 0 {
+		return out
+	}
+	merged := map[string]result{}
+	for _, round := range rounds {
+		for name, res := range round {
+			merged[name] = merged[name].merge(res)
+		}
+	}
+	for name, f := range ratios {
+		sp := spread{All: round(f(merged), 2), Min: math.Inf(1), Max: math.Inf(-1)}
+		for _, l := range rounds {
+			v := round(f(l), 2)
+			sp.Min, sp.Max = min(sp.Min, v), max(sp.Max, v)
+		}
+		out[name] = sp
+	}
+	return out
 }
 
 func firstError(rs ...result) string {

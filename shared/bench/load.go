@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -19,8 +21,11 @@ import (
 // Closed loop keeps the comparison fair on a small machine: both endpoints
 // get exactly the same concurrency, and neither can be driven past what the
 // machine serves.
+//
+// Each worker keeps its own connection and speaks HTTP/1.1 on it itself
+// (http.Request.Write, http.ReadResponse): no transport goroutines, so a
+// pinned worker's whole client side runs on the client's CPU.
 type load struct {
-	client      *http.Client
 	method, url string
 	header      http.Header
 	concurrency int
@@ -30,6 +35,8 @@ type load struct {
 	// want is the status that counts as success (200 when zero).
 	want int
 	seq  *atomic.Int64
+	// pin, when set, keeps the workers on the client's CPU.
+	pin *pinning
 }
 
 // result is one load run: every successful request's latency, sorted, and
@@ -43,6 +50,8 @@ type result struct {
 	// AuditTail is, for an audited load on embedded storage, the longest an
 	// answered request's event was on no disk (audit.Recorder.LossWindow).
 	AuditTail time.Duration
+	// Stalls are where the run's tail may have gone.
+	Stalls stalls
 }
 
 // CPUPerRequest is the process's CPU time over the requests answered: the
@@ -62,6 +71,21 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// merge is r and o as one run: their requests, errors, time and CPU
+// together, the longest audit tail.
+func (r result) merge(o result) result {
+	m := result{
+		Latencies: slices.Concat(r.Latencies, o.Latencies), Errors: r.Errors + o.Errors, FirstError: r.FirstError,
+		Elapsed: r.Elapsed + o.Elapsed, CPU: r.CPU + o.CPU, AuditTail: max(r.AuditTail, o.AuditTail),
+		Stalls: r.Stalls.worst(o.Stalls),
+	}
+	if m.FirstError == "" {
+		m.FirstError = o.FirstError
+	}
+	slices.Sort(m.Latencies)
+	return m
 }
 
 // RPS is successful requests per second of wall time.
@@ -84,27 +108,36 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[min(max(rank, 1), len(sorted))-1]
 }
 
-// run sends requests for d and records each answer's latency. Only 200s
-// count; anything else is an error, because a benchmark of refusals would
-// measure the wrong path.
+// run sends requests for d and records each answer's latency. Only
+// answers with the wanted status count; anything else is an error, because
+// a benchmark of refusals would measure the wrong path.
 func (l load) run(ctx context.Context, d time.Duration) result {
-	deadline := time.Now().Add(d)
 	type worker struct {
 		lat      []time.Duration
 		errors   int
 		firstErr string
 	}
 	workers := make([]worker, l.concurrency)
-	var wg sync.WaitGroup
-	cpu0, start := processCPU(), time.Now()
+	var wg, ready sync.WaitGroup
+	begin := make(chan struct{})
 	for i := range workers {
 		wg.Add(1)
+		ready.Add(1)
 		go func(w *worker) {
 			defer wg.Done()
+			if l.pin != nil {
+				l.pin.clientThread()
+			}
+			var c conn
+			defer c.close()
+			ready.Done()
+			<-begin
+			deadline := time.Now().Add(d)
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				t0 := time.Now()
-				err := l.once(ctx)
+				err := l.once(ctx, &c)
 				if err != nil {
+					c.close()
 					w.errors++
 					if w.firstErr == "" {
 						w.firstErr = err.Error()
@@ -115,6 +148,9 @@ func (l load) run(ctx context.Context, d time.Duration) result {
 			}
 		}(&workers[i])
 	}
+	ready.Wait()
+	cpu0, start := processCPU(), time.Now()
+	close(begin)
 	wg.Wait()
 	r := result{Elapsed: time.Since(start), CPU: processCPU() - cpu0}
 	for _, w := range workers {
@@ -128,8 +164,23 @@ func (l load) run(ctx context.Context, d time.Duration) result {
 	return r
 }
 
+// conn is one worker's connection, dialled on first use and again after an
+// error.
+type conn struct {
+	c  net.Conn
+	br *bufio.Reader
+	bw *bufio.Writer
+}
+
+func (c *conn) close() {
+	if c.c != nil {
+		_ = c.c.Close()
+		c.c = nil
+	}
+}
+
 // once sends one request and reads the whole answer, as a client would.
-func (l load) once(ctx context.Context) error {
+func (l load) once(ctx context.Context, c *conn) error {
 	header := l.header.Clone()
 	var payload io.Reader
 	if l.body != nil {
@@ -144,14 +195,31 @@ func (l load) once(ctx context.Context) error {
 		return err
 	}
 	req.Header = header
-	res, err := l.client.Do(req)
+	if c.c == nil {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, "tcp", req.URL.Host)
+		if err != nil {
+			return err
+		}
+		c.c, c.br, c.bw = nc, bufio.NewReader(nc), bufio.NewWriter(nc)
+	}
+	if err := req.Write(c.bw); err != nil {
+		return err
+	}
+	if err := c.bw.Flush(); err != nil {
+		return err
+	}
+	res, err := http.ReadResponse(c.br, req)
 	if err != nil {
 		return err
 	}
-	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
 	if err != nil {
 		return err
+	}
+	if res.Close {
+		c.close()
 	}
 	want := l.want
 	if want == 0 {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"sync"
 
+	"platformapi/shared/audit"
 	"platformapi/shared/store"
 	"platformapi/shared/store/dynamostore"
 	"platformapi/shared/store/throttlestore"
@@ -29,6 +30,31 @@ type meter struct {
 	ops   map[string]opUsage
 	items map[string]*itemUsage // by Key.String()
 	sizes throttlestore.Sizes
+	// eventBytes and events are the audit event items written, sized as
+	// DynamoDB sizes them (Reset keeps them).
+	eventBytes, events int
+}
+
+// sawEvent counts an audit event item written.
+func (m *meter) sawEvent(it store.Item) {
+	if !audit.IsEventPK(it.Key().PK) {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.eventBytes += throttlestore.ItemSize(it)
+	m.events++
+}
+
+// EventItemBytes is the mean DynamoDB size of the audit event items
+// written; zero when none was.
+func (m *meter) EventItemBytes() float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.events == 0 {
+		return 0
+	}
+	return float64(m.eventBytes) / float64(m.events)
 }
 
 // itemUsage is what one item was billed and how many calls touched it. A
@@ -164,6 +190,7 @@ func (m *meter) Put(ctx context.Context, it store.Item, conds ...store.Cond) err
 	err := m.Store.Put(ctx, it, conds...)
 	if err == nil {
 		m.sizes.Seen(it)
+		m.sawEvent(it)
 	}
 	m.bill(it.Key(), 0, throttlestore.WriteUnits(size))
 	m.record("DynamoDB.PutItem", 1, 0, throttlestore.WriteUnits(size))
@@ -207,6 +234,7 @@ func (m *meter) Transact(ctx context.Context, ops []store.Op) error {
 		for _, op := range ops {
 			if op.Kind == store.OpPut {
 				m.sizes.Seen(op.Item)
+				m.sawEvent(op.Item)
 			}
 		}
 	}

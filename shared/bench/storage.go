@@ -85,6 +85,8 @@ type storageResult struct {
 	// path; LogBytes is what an audited read's event adds to its access line.
 	Ingest   storageCase
 	LogBytes float64
+	// EventItemBytes is an audit event item's mean size on DynamoDB.
+	EventItemBytes float64
 	// Lag is each timed read's wait from its answer to its event listed.
 	Lag []time.Duration
 	// Capacity is the capacity model's cases, by name (capacity.go).
@@ -260,6 +262,7 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 		return res, err
 	}
 	res.Ingest = perRequest(calls.Snapshot(), m.Usage(), max(len(readLines), 1))
+	res.EventItemBytes = m.EventItemBytes()
 	ingested := capacityOf(capacityLabels[capAuditAccount], m.Items(), max(len(readLines), 1), false)
 	res.Capacity, err = measureCapacity(ctx, apiClient{h: unaudited}, m, accountKeys{accountID: accountID, limited: secret, plain: plain}, samples)
 	if err != nil {

@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The loads alternate in rounds and every round measures every load, so
+// each ratio has a spread; each load reports its p99.9, a plain net/http
+// server is measured beside the API, and the audited reads' disk growth is
+// counted. Figures are not judged: the machine is shared.
+func TestTheLoadsAlternateInRoundsAndEveryRatioHasItsSpread(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a server")
+	}
+	o := options{duration: 400 * time.Millisecond, warmup: 0, concurrency: 2, rounds: 2}
+	run, err := measureLoad(context.Background(), filepath.Join(t.TempDir(), "load"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.rounds) != o.rounds {
+		t.Fatalf("%d rounds, want %d", len(run.rounds), o.rounds)
+	}
+	for i, round := range run.rounds {
+		for _, name := range loadOrder {
+			res := round[name]
+			if len(res.Latencies) == 0 || res.Errors != 0 {
+				t.Errorf("round %d, %s: %d requests, %d errors (%s)", i, name, len(res.Latencies), res.Errors, res.FirstError)
+			}
+		}
+	}
+	for _, name := range loadOrder {
+		want := 0
+		for _, round := range run.rounds {
+			want += len(round[name].Latencies)
+		}
+		if got := len(run.merged[name].Latencies); got != want {
+			t.Errorf("%s merged: %d requests, want every round's %d", name, got, want)
+		}
+		if !slices.IsSorted(run.merged[name].Latencies) {
+			t.Errorf("%s merged: latencies not sorted", name)
+		}
+	}
+	if run.auditedReads != len(run.merged[loadRead].Latencies) || run.auditedGrowth <= 0 {
+		t.Errorf("audited growth %d bytes over %d reads, want the audited loads' requests and some growth", run.auditedGrowth, run.auditedReads)
+	}
+	st := run.merged[loadRead].Stalls
+	if st.FlushCommits == 0 || st.JournalSyncMax <= 0 || st.JournalAppendWriteMax <= 0 || st.FlushCommitMax <= 0 {
+		t.Errorf("audited read stalls %+v, want the journal's writes, fsyncs and the flusher's commits timed", st)
+	}
+	if st := run.merged[loadReadNoAudit].Stalls; st.JournalAppendWriteMax != 0 {
+		t.Errorf("unaudited read stalls %+v, want no journal write", st)
+	}
+	r := report(o, measurements{load: run.merged, loadRun: run})
+	if r.PlainNetHTTP.Requests == 0 || r.P999Micros < r.P99Micros || r.DataDirBytesPerMillionAudited <= 0 {
+		t.Errorf("plain %+v, p99.9 %g < p99 %g, growth %g a million", r.PlainNetHTTP, r.P999Micros, r.P99Micros, r.DataDirBytesPerMillionAudited)
+	}
+	for _, name := range spreadOrder {
+		sp, ok := r.RatioSpread[name]
+		if !ok || sp.Min > sp.Max || sp.Min <= 0 {
+			t.Errorf("%s: spread %+v", name, sp)
+		}
+	}
+}
+
+// The merged run of two is their requests, errors, time and CPU together.
+func TestAMergedRunIsBothRunsTogether(t *testing.T) {
+	a := result{Latencies: []time.Duration{1, 5}, Errors: 1, Elapsed: time.Second, CPU: 3, AuditTail: 7}
+	b := result{Latencies: []time.Duration{2, 9}, Errors: 2, FirstError: "x", Elapsed: time.Second, CPU: 4, AuditTail: 2}
+	m := a.merge(b)
+	if !slices.Equal(m.Latencies, []time.Duration{1, 2, 5, 9}) || m.Errors != 3 || m.FirstError != "x" ||
+		m.Elapsed != 2*time.Second || m.CPU != 7 || m.AuditTail != 7 {
+		t.Errorf("merged %+v", m)
+	}
+}
+
+// A runtime histogram's quantile is the upper edge of the bucket that holds
+// the rank, and the lower edge of the last, unbounded one.
+func TestARuntimeHistogramsQuantileIsItsBucketsUpperEdge(t *testing.T) {
+	h := runtimeHistogram{counts: []uint64{98, 1, 1}, buckets: []float64{0, 0.001, 0.01, math.Inf(1)}}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, time.Millisecond}, {0.99, 10 * time.Millisecond}, {1, 10 * time.Millisecond}} {
+		if got := h.quantile(c.q); got != c.want {
+			t.Errorf("q%g = %s, want %s", c.q, got, c.want)
+		}
+	}
+	if got := (runtimeHistogram{counts: []uint64{0}, buckets: []float64{0, 1}}).quantile(0.99); got != 0 {
+		t.Errorf("empty histogram q0.99 = %s, want 0", got)
+	}
+}

@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// pinning keeps the load generator off the server's cores: on one machine
+// the two otherwise preempt each other, and a request's tail then measures
+// the client's scheduling as much as the server's. The process's threads
+// (the server's) are confined to every allowed CPU but the last, and each
+// load worker locks itself to a thread on the last. With fewer than two
+// allowed CPUs nothing is pinned.
+type pinning struct {
+	all, server unix.CPUSet
+	client      int
+}
+
+// newPinning reports whether the process may pin, and how.
+func newPinning() (*pinning, bool) {
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil || all.Count() < 2 {
+		return nil, false
+	}
+	p := &pinning{all: all, server: all, client: -1}
+	for cpu := len(all)*64 - 1; cpu >= 0; cpu-- {
+		if all.IsSet(cpu) {
+			p.client = cpu
+			break
+		}
+	}
+	p.server.Clear(p.client)
+	return p, true
+}
+
+// confineServer sets every thread of the process to the server's CPUs;
+// threads made later inherit it from the thread that makes them.
+func (p *pinning) confineServer() { p.setAll(&p.server) }
+
+// release gives every thread back every allowed CPU.
+func (p *pinning) release() { p.setAll(&p.all) }
+
+func (p *pinning) setAll(set *unix.CPUSet) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return
+	}
+	for _, t := range tasks {
+		if tid, err := strconv.Atoi(t.Name()); err == nil {
+			_ = unix.SchedSetaffinity(tid, set)
+		}
+	}
+}
+
+// clientThread locks the calling goroutine to its thread and that thread to
+// the client's CPU. The goroutine must end without unlocking, so that the
+// runtime ends the thread rather than hand it to the server.
+func (p *pinning) clientThread() {
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(p.client)
+	_ = unix.SchedSetaffinity(0, &set)
+}
+
+// describe names the split for the report.
+func (p *pinning) describe() string {
+	return "server on CPUs " + cpuList(&p.server) + ", load generator on CPU " + strconv.Itoa(p.client)
+}
+
+func cpuList(set *unix.CPUSet) string {
+	s := ""
+	for cpu := range len(set) * 64 {
+		if set.IsSet(cpu) {
+			if s != "" {
+				s += ","
+			}
+			s += strconv.Itoa(cpu)
+		}
+	}
+	return s
+}

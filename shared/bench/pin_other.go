@@ -1,0 +1,12 @@
+//go:build !linux
+
+package bench
+
+// pinning is Linux's sched_setaffinity; elsewhere the load is not pinned.
+type pinning struct{}
+
+func newPinning() (*pinning, bool)  { return nil, false }
+func (p *pinning) confineServer()   {}
+func (p *pinning) release()         {}
+func (p *pinning) clientThread()    {}
+func (p *pinning) describe() string { return "" }
