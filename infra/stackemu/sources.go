@@ -48,7 +48,9 @@ func (s *Stack) mapQueues(ctx context.Context, o Options, res *resolver) error {
 		if err != nil {
 			return fmt.Errorf("stackemu: mapping %s: %w", id, err)
 		}
-		s.wg.Go(func() { s.pollQueue(ctx, client, aws.ToString(url.QueueUrl), source, o.AWS.Region, m) })
+		s.wg.Go(func() {
+			s.pollQueue(ctx, sqs.NewFromConfig(m.fn.aws), aws.ToString(url.QueueUrl), source, o.AWS.Region, m)
+		})
 	}
 	return nil
 }
@@ -255,7 +257,7 @@ func (s *Stack) mapStreams(ctx context.Context, o Options, res *resolver) error 
 		if err != nil {
 			return err
 		}
-		streams := &jsonAPI{cfg: o.AWS, service: "dynamodb", prefix: "DynamoDBStreams_20120810."}
+		streams := &jsonAPI{cfg: m.fn.aws, service: "dynamodb", prefix: "DynamoDBStreams_20120810."}
 		var desc struct {
 			StreamDescription struct{ Shards []struct{ ShardId string } }
 		}
@@ -606,7 +608,7 @@ func (s *Stack) deliverLogs(ctx context.Context, f *function, sub *subscription,
 	}
 	if sub.onFailure != "" {
 		body, _ := json.Marshal(map[string]any{"requestContext": map[string]any{"condition": "RetriesExhausted", "functionArn": sub.destination.fn.Name()}, "responsePayload": err.Error()})
-		s.sendTo(ctx, s.awsCfg, sub.onFailure, string(body))
+		s.sendTo(ctx, sub.destination.aws, sub.onFailure, string(body))
 	}
 }
 
