@@ -94,7 +94,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	log.Info("stack up", "url", s.URL, "iam enforced", opts.Moto != "", "functions", len(names), "build", built.Round(time.Millisecond), "up", time.Since(up).Round(time.Millisecond))
+	log.Info("stack up", "url", s.URL, "iamEnforced", opts.Moto != "", "functions", len(names), "build", built.Round(time.Millisecond), "up", time.Since(up).Round(time.Millisecond))
 	fmt.Println("listening on " + s.URL)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
