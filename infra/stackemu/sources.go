@@ -211,7 +211,7 @@ func (s *Stack) schedule(ctx context.Context, o Options, res *resolver) error {
 					case now := <-tick.C:
 						ev, _ := json.Marshal(map[string]any{
 							"version": "0", "id": requestID(), "detail-type": "Scheduled Event", "source": "aws.events",
-							"account": "123456789012", "time": now.UTC().Format(time.RFC3339), "region": o.AWS.Region,
+							"account": s.account, "time": now.UTC().Format(time.RFC3339), "region": o.AWS.Region,
 							"resources": []string{ruleArn}, "detail": map[string]any{},
 						})
 						if _, err := fn.invoke(ctx, ev); err != nil && ctx.Err() == nil {
@@ -591,7 +591,7 @@ func (s *Stack) shipLogs(ctx context.Context, f *function, subs []*subscription)
 
 func (s *Stack) deliverLogs(ctx context.Context, f *function, sub *subscription, batch []events.CloudwatchLogsLogEvent) {
 	data, _ := json.Marshal(events.CloudwatchLogsData{
-		Owner: "123456789012", LogGroup: sub.logGroup, LogStream: "$LATEST", SubscriptionFilters: []string{sub.name},
+		Owner: s.account, LogGroup: sub.logGroup, LogStream: "$LATEST", SubscriptionFilters: []string{sub.name},
 		MessageType: "DATA_MESSAGE", LogEvents: batch,
 	})
 	var zipped bytes.Buffer

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"platformapi/shared/lambdarie"
 )
@@ -69,6 +70,7 @@ type Stack struct {
 	wg        sync.WaitGroup
 	log       *slog.Logger
 	moto      *privateMoto
+	account   string // the emulator's account id
 }
 
 // function is one AWS::Lambda::Function under the emulator.
@@ -117,7 +119,14 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.Physical = physical
-	attrs := &attributes{cfg: o.AWS, t: t, physical: physical, region: o.AWS.Region, account: "123456789012"}
+	// The account the emulator answers for (moto's 123456789012,
+	// LocalStack's 000000000000) names the roles and functions.
+	id, err := sts.NewFromConfig(o.AWS).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return nil, fmt.Errorf("stackemu: caller identity: %w", err)
+	}
+	s.account = aws.ToString(id.Account)
+	attrs := &attributes{cfg: o.AWS, t: t, physical: physical, region: o.AWS.Region, account: s.account}
 	res := &resolver{ref: attrs.ref, getAtt: attrs.getAtt, pseudo: map[string]string{
 		"AWS::Region": o.AWS.Region, "AWS::AccountId": attrs.account, "AWS::StackName": o.Name, "AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com",
 	}}
@@ -287,7 +296,7 @@ func (s *Stack) functionByArn(arn string) (*function, error) {
 
 // front builds the HTTP API from the template's routes and integrations.
 func (s *Stack) front(t *Template, res *resolver) (*front, error) {
-	fr := &front{apiID: "local", log: s.log}
+	fr := &front{apiID: "local", account: s.account, log: s.log}
 	integrations := map[string]*function{}
 	for _, id := range t.ofType("AWS::ApiGatewayV2::Integration") {
 		var typ, version string

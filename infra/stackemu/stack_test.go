@@ -227,12 +227,16 @@ type caller struct {
 func (c caller) call(method, path, key string, body any, headers ...string) (int, map[string]any) {
 	c.t.Helper()
 	var rd io.Reader
-	if body != nil {
+	if raw, ok := body.([]byte); ok {
+		rd = bytes.NewReader(raw)
+	} else if body != nil {
 		raw, _ := json.Marshal(body)
 		rd = bytes.NewReader(raw)
 	}
 	req, _ := http.NewRequest(method, c.url+path, rd)
-	if body != nil {
+	if _, ok := body.([]byte); ok {
+		req.Header.Set("Content-Type", "application/octet-stream")
+	} else if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if key != "" {
@@ -258,9 +262,11 @@ func (c caller) call(method, path, key string, body any, headers ...string) (int
 // credentials, IAM enforced) and drives it over HTTP only: health, a
 // credit token redeemed into a root key, a charged invoke, its webhook
 // delivered to a loopback receiver and retried through the SQS mapping
-// after the receiver failed the first attempt, and /usage counting the
-// requests once the log subscription and the stream rollup have run. No
-// function may meet a refused call on the way.
+// after the receiver failed the first attempt, a database action and an
+// export by the databases worker, a project's file stored and read, a
+// durable run by the run worker, and /usage equal to what the balance lost
+// once the log subscription and the stream rollup have run. No function
+// may meet a refused call on the way.
 func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T) {
 	tmpl, bin, rie := template(t)
 	s := up(t, tmpl, bin, rie)
@@ -319,6 +325,18 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	code, export := call("POST", "/v1/databases/transfers", root, map[string]any{"direction": "export"}, "Idempotency-Key", "db-export-0001")
 	if code != 202 {
 		t.Fatalf("export: %d %v", code, export)
+	}
+	// A project's file, stored in the files bucket and read back.
+	code, project := call("POST", "/v1/projects", root, map[string]any{"name": "stack"}, "Idempotency-Key", "project-0001")
+	if code != 201 {
+		t.Fatalf("project: %d %v", code, project)
+	}
+	code, file := call("POST", "/v1/files", root, []byte("stack file"), "Idempotency-Key", "file-0001", "X-File-Name", "stack.txt", "X-Service-Project", fmt.Sprint(project["id"]))
+	if code != 201 {
+		t.Fatalf("file: %d %v", code, file)
+	}
+	if code, _ := call("GET", "/v1/files/"+fmt.Sprint(file["id"])+"/content", root, nil, "X-Service-Project", fmt.Sprint(project["id"])); code != 200 {
+		t.Fatalf("file content: %d", code)
 	}
 	// A durable run, executed by the run worker through the runs queue's
 	// mapping.
