@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/smithy-go"
@@ -43,6 +44,24 @@ func privateMotoEnforcing(t *testing.T) (m *privateMoto, setup, op aws.Config) {
 
 func pathStyle(o *s3.Options) { o.UsePathStyle = true }
 
+// userWithoutPolicies makes, as the operator, a user allowed nothing and
+// returns a configuration calling as it.
+func userWithoutPolicies(t *testing.T, op aws.Config) aws.Config {
+	t.Helper()
+	ctx := context.Background()
+	client := iam.NewFromConfig(op)
+	if _, err := client.CreateUser(ctx, &iam.CreateUserInput{UserName: aws.String("nobody")}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := client.CreateAccessKey(ctx, &iam.CreateAccessKeyInput{UserName: aws.String("nobody")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := op.Copy()
+	cfg.Credentials = credentials.NewStaticCredentialsProvider(aws.ToString(key.AccessKey.AccessKeyId), aws.ToString(key.AccessKey.SecretAccessKey), "")
+	return cfg
+}
+
 // Once setup is done the stack's moto refuses what IAM would: a call
 // without known credentials, while the operator's calls succeed.
 func TestTheStacksMotoEnforcesIAMOnceSetupIsDone(t *testing.T) {
@@ -54,6 +73,19 @@ func TestTheStacksMotoEnforcesIAMOnceSetupIsDone(t *testing.T) {
 	}
 	if _, err := secretsmanager.NewFromConfig(op).ListSecrets(ctx, &secretsmanager.ListSecretsInput{}); err != nil {
 		t.Fatalf("the operator: %v", err)
+	}
+}
+
+// A refused call of a JSON protocol is answered as AWS answers it, an
+// AccessDeniedException naming the action, which the SDK can read.
+func TestTheStacksMotoRefusesJSONCallsAsAccessDeniedException(t *testing.T) {
+	_, _, op := privateMotoEnforcing(t)
+	ctx := context.Background()
+	nobody := userWithoutPolicies(t, op)
+	_, err := secretsmanager.NewFromConfig(nobody).ListSecrets(ctx, &secretsmanager.ListSecretsInput{})
+	var api smithy.APIError
+	if !errors.As(err, &api) || api.ErrorCode() != "AccessDeniedException" || !strings.Contains(api.ErrorMessage(), "secretsmanager:ListSecrets") {
+		t.Fatalf("a call without a grant: %v, want AccessDeniedException for secretsmanager:ListSecrets", err)
 	}
 }
 
