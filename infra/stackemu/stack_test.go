@@ -263,7 +263,7 @@ func (c caller) call(method, path, key string, body any, headers ...string) (int
 // delivered to a loopback receiver and retried through the SQS mapping
 // after the receiver failed the first attempt, a database action and an
 // export by the databases worker, a project's file stored and read, a
-// durable run by the run worker, and /usage equal to what the balance lost
+// managed wallet created, a durable run by the run worker, and /usage equal to what the balance lost
 // once the log subscription and the stream rollup have run. No function
 // may meet a refused call on the way.
 func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T) {
@@ -336,6 +336,10 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	}
 	if code, _ := call("GET", "/v1/files/"+fmt.Sprint(file["id"])+"/content", root, nil, "X-Service-Project", fmt.Sprint(project["id"])); code != 200 {
 		t.Fatalf("file content: %d", code)
+	}
+	// A managed wallet, its key sealed with the envelope key (KMS).
+	if code, w := call("POST", "/v1/wallets", root, map[string]any{}, "Idempotency-Key", "wallet-0001"); code != 201 || !strings.HasPrefix(fmt.Sprint(w["address"]), "0x") {
+		t.Fatalf("wallet: %d %v", code, w)
 	}
 	// A durable run, executed by the run worker through the runs queue's
 	// mapping.
