@@ -2,16 +2,21 @@
 # Makefile includes it.
 #
 #   make stack   synth, then bring the template up (infra/stackemu): storage
-#                in a private moto through its CloudFormation, every function
-#                under AWS's runtime interface emulator ($(RIE)), the HTTP API
-#                on $(ADDR) routed by the template's routes, and the queues,
-#                schedules, stream and log subscriptions wired as the template
-#                says. Runs until interrupted. See docs/stack.md.
+#                in a private moto through its CloudFormation, with moto
+#                enforcing IAM once it is up, every function under AWS's
+#                runtime interface emulator ($(RIE)) with its role's
+#                credentials, the HTTP API on $(ADDR) routed by the template's
+#                routes, and the queues, schedules, stream and log
+#                subscriptions wired as the template says. Runs until
+#                interrupted. With AWS_ENDPOINT_URL set (LocalStack) that
+#                emulator is used instead. See docs/stack.md.
+#   make stack-test       the whole-stack tests (also in make test), verbose:
+#                they print each function's init duration.
 
 # Keep the root Makefile's default goal: an included file must not steal it.
 stack_saved_goal := $(.DEFAULT_GOAL)
 
-.PHONY: stack stack-synthesized
+.PHONY: stack stack-synthesized stack-test
 
 stack: synth
 	$(MAKE) stack-synthesized
@@ -20,7 +25,11 @@ stack: synth
 # `make run` allows with it; the deployed stack never sets it.
 stack-synthesized: $(RIE)
 	AWS_LAMBDA_RIE=$(CURDIR)/$(RIE) ALLOW_PRIVATE_WEBHOOKS=$${ALLOW_PRIVATE_WEBHOOKS:-true} \
-		.ci/with-moto $(GO) run ./infra/stackemu/cmd/stack -addr $(ADDR) \
+		$(GO) run ./infra/stackemu/cmd/stack -addr $(ADDR) \
 		-template $(firstword $(wildcard $(CDK_OUT)/PlatformApi-*.template.json))
+
+stack-test: $(RIE)
+	AWS_LAMBDA_RIE=$(CURDIR)/$(RIE) .ci/with-moto $(GO) test -count=1 -v -timeout 20m \
+		-run 'TestTheSynthesizedStack|TestAMissingGrant' ./infra/stackemu/
 
 .DEFAULT_GOAL := $(stack_saved_goal)

@@ -39,11 +39,11 @@ func BuildBootstraps(root, dir string, names []string) error {
 }
 
 // FunctionEnv is what every function gets from this process's environment
-// besides the template's variables: the emulator's endpoint and
-// credentials and the SDK call bound.
+// besides the template's variables and its role's credentials: the SDK
+// call bound.
 func FunctionEnv() []string {
 	var env []string
-	for _, k := range []string{"AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_CALL_TIMEOUT"} {
+	for _, k := range []string{"AWS_CALL_TIMEOUT"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

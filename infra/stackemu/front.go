@@ -35,9 +35,10 @@ const maxRequest = 10 << 20
 // front is the HTTP API: it chooses a route as API Gateway does, sends the
 // function a payload 2.0 event and writes back the response it returns.
 type front struct {
-	routes []route
-	apiID  string
-	log    *slog.Logger
+	routes  []route
+	apiID   string
+	account string
+	log     *slog.Logger
 }
 
 // match picks the route API Gateway would: an exact method over ANY, the
@@ -169,7 +170,7 @@ func (f *front) event(req *http.Request, r *route, params map[string]string, bod
 		Version: "2.0", RouteKey: r.key, RawPath: req.URL.EscapedPath(), RawQueryString: req.URL.RawQuery,
 		Cookies: cookies, Headers: headers, QueryStringParameters: query,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			RouteKey: r.key, AccountID: "123456789012", Stage: "$default", RequestID: requestID(),
+			RouteKey: r.key, AccountID: f.account, Stage: "$default", RequestID: requestID(),
 			APIID: f.apiID, DomainName: req.Host, DomainPrefix: strings.Split(req.Host, ".")[0],
 			Time: now.UTC().Format("02/Jan/2006:15:04:05 -0700"), TimeEpoch: now.UnixMilli(),
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{

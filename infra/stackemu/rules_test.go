@@ -120,3 +120,52 @@ func TestIntrinsicsResolveToTheCreatedResources(t *testing.T) {
 		t.Error("an unsupported intrinsic resolved")
 	}
 }
+
+// The role policies loaded into moto keep what moto can check as AWS
+// would: resources of S3 and SQS statements resolved, other statements'
+// resources widened to "*" (moto asks about "*" for them), and moto's names
+// for the calls IAM authorises by other actions (transactions, SQS
+// batches) added where those actions are allowed.
+func TestRolePoliciesAreLoadedAsMotoCanCheckThem(t *testing.T) {
+	res := &resolver{
+		ref:    func(id string) (string, error) { return "ref-" + id, nil },
+		getAtt: func(id, attr string) (string, error) { return "arn:" + id + ":" + attr, nil },
+	}
+	for _, tc := range []struct {
+		name, statement, want string
+	}{
+		{"an SQS statement keeps its resolved resource, with the batch send",
+			`{"Effect":"Allow","Action":["sqs:GetQueueUrl","sqs:SendMessage"],"Resource":{"Fn::GetAtt":["Queue","Arn"]}}`,
+			`{"Action":["sqs:GetQueueUrl","sqs:SendMessage","sqs:SendMessageBatch"],"Effect":"Allow","Resource":["arn:Queue:Arn"]}`},
+		{"an S3 statement keeps its resolved resources",
+			`{"Effect":"Allow","Action":"s3:GetObject*","Resource":[{"Fn::GetAtt":["Bucket","Arn"]},{"Fn::Join":["",[{"Fn::GetAtt":["Bucket","Arn"]},"/*"]]}]}`,
+			`{"Action":"s3:GetObject*","Effect":"Allow","Resource":["arn:Bucket:Arn","arn:Bucket:Arn/*"]}`},
+		{"a DynamoDB statement is widened and allows the transactions its item actions allow",
+			`{"Effect":"Allow","Action":["dynamodb:ConditionCheckItem","dynamodb:DeleteItem","dynamodb:GetItem","dynamodb:PutItem","dynamodb:UpdateItem"],"Resource":{"Fn::GetAtt":["Table","Arn"]}}`,
+			`{"Action":["dynamodb:ConditionCheckItem","dynamodb:DeleteItem","dynamodb:GetItem","dynamodb:PutItem","dynamodb:UpdateItem","dynamodb:TransactWriteItems","dynamodb:TransactGetItems"],"Effect":"Allow","Resource":"*"}`},
+		{"reads alone allow no write transaction",
+			`{"Effect":"Allow","Action":["dynamodb:GetItem","dynamodb:Query"],"Resource":{"Fn::GetAtt":["Table","Arn"]}}`,
+			`{"Action":["dynamodb:GetItem","dynamodb:Query","dynamodb:TransactGetItems"],"Effect":"Allow","Resource":"*"}`},
+		{"a secret's statement is widened",
+			`{"Effect":"Allow","Action":["secretsmanager:GetSecretValue"],"Resource":{"Ref":"Seed"}}`,
+			`{"Action":["secretsmanager:GetSecretValue"],"Effect":"Allow","Resource":"*"}`},
+		{"a statement mixing an unchecked service with SQS is widened",
+			`{"Effect":"Allow","Action":["sqs:SendMessage","kms:Decrypt"],"Resource":{"Fn::GetAtt":["Queue","Arn"]}}`,
+			`{"Action":["sqs:SendMessage","kms:Decrypt","sqs:SendMessageBatch"],"Effect":"Allow","Resource":"*"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var st map[string]any
+			if err := json.Unmarshal([]byte(tc.statement), &st); err != nil {
+				t.Fatal(err)
+			}
+			got, err := renderPolicy(res, map[string]any{"Statement": []any{st}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := `{"Statement":[` + tc.want + `],"Version":"2012-10-17"}`
+			if got != want {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
+	}
+}

@@ -48,7 +48,9 @@ func (s *Stack) mapQueues(ctx context.Context, o Options, res *resolver) error {
 		if err != nil {
 			return fmt.Errorf("stackemu: mapping %s: %w", id, err)
 		}
-		s.wg.Go(func() { s.pollQueue(ctx, client, aws.ToString(url.QueueUrl), source, o.AWS.Region, m) })
+		s.wg.Go(func() {
+			s.pollQueue(ctx, sqs.NewFromConfig(m.fn.aws), aws.ToString(url.QueueUrl), source, o.AWS.Region, m)
+		})
 	}
 	return nil
 }
@@ -209,7 +211,7 @@ func (s *Stack) schedule(ctx context.Context, o Options, res *resolver) error {
 					case now := <-tick.C:
 						ev, _ := json.Marshal(map[string]any{
 							"version": "0", "id": requestID(), "detail-type": "Scheduled Event", "source": "aws.events",
-							"account": "123456789012", "time": now.UTC().Format(time.RFC3339), "region": o.AWS.Region,
+							"account": s.account, "time": now.UTC().Format(time.RFC3339), "region": o.AWS.Region,
 							"resources": []string{ruleArn}, "detail": map[string]any{},
 						})
 						if _, err := fn.invoke(ctx, ev); err != nil && ctx.Err() == nil {
@@ -255,7 +257,7 @@ func (s *Stack) mapStreams(ctx context.Context, o Options, res *resolver) error 
 		if err != nil {
 			return err
 		}
-		streams := &jsonAPI{cfg: o.AWS, service: "dynamodb", prefix: "DynamoDBStreams_20120810."}
+		streams := &jsonAPI{cfg: m.fn.aws, service: "dynamodb", prefix: "DynamoDBStreams_20120810."}
 		var desc struct {
 			StreamDescription struct{ Shards []struct{ ShardId string } }
 		}
@@ -589,7 +591,7 @@ func (s *Stack) shipLogs(ctx context.Context, f *function, subs []*subscription)
 
 func (s *Stack) deliverLogs(ctx context.Context, f *function, sub *subscription, batch []events.CloudwatchLogsLogEvent) {
 	data, _ := json.Marshal(events.CloudwatchLogsData{
-		Owner: "123456789012", LogGroup: sub.logGroup, LogStream: "$LATEST", SubscriptionFilters: []string{sub.name},
+		Owner: s.account, LogGroup: sub.logGroup, LogStream: "$LATEST", SubscriptionFilters: []string{sub.name},
 		MessageType: "DATA_MESSAGE", LogEvents: batch,
 	})
 	var zipped bytes.Buffer
@@ -606,7 +608,7 @@ func (s *Stack) deliverLogs(ctx context.Context, f *function, sub *subscription,
 	}
 	if sub.onFailure != "" {
 		body, _ := json.Marshal(map[string]any{"requestContext": map[string]any{"condition": "RetriesExhausted", "functionArn": sub.destination.fn.Name()}, "responsePayload": err.Error()})
-		s.sendTo(ctx, s.awsCfg, sub.onFailure, string(body))
+		s.sendTo(ctx, sub.destination.aws, sub.onFailure, string(body))
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"platformapi/shared/lambdarie"
 )
@@ -24,12 +26,19 @@ type Options struct {
 	Template *Template
 	// Name names the storage stack and prefixes the function names.
 	Name string
-	// AWS is the client configuration of the emulator the storage is
-	// created in (moto, through AWS_ENDPOINT_URL).
+	// Moto, when set, is the repository's .ci/with-moto: Up starts a
+	// private moto through it, creates everything unauthenticated, and then
+	// has moto enforce IAM, so that each function and each event source
+	// calls with its role's credentials and a missing grant fails as in an
+	// account. AWS is then ignored.
+	Moto string
+	// AWS is the client configuration of the emulator the stack is created
+	// in when Moto is not set (moto or LocalStack, through
+	// AWS_ENDPOINT_URL); whether it enforces IAM is its own affair.
 	AWS aws.Config
 	// FunctionEnv is given to every function besides the template's
-	// variables: the emulator's endpoint, its credentials, the SDK's call
-	// timeout. The template cannot say these.
+	// variables and its role's credentials: the SDK's call timeout and
+	// development switches. The template cannot say these.
 	FunctionEnv []string
 	// Bootstraps maps a function's name (its CDK construct id, such as
 	// webhook-worker) to its host build.
@@ -51,13 +60,17 @@ type Stack struct {
 	URL string
 	// Physical maps the storage resources' logical ids to what was created.
 	Physical map[string]string
+	// AWS calls the stack's emulator as the account's operator, allowed
+	// everything: for reading what the functions wrote.
+	AWS aws.Config
 
 	functions map[string]*function // by logical id
 	srv       *http.Server
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	log       *slog.Logger
-	awsCfg    aws.Config
+	moto      *privateMoto
+	account   string // the emulator's account id
 }
 
 // function is one AWS::Lambda::Function under the emulator.
@@ -65,6 +78,9 @@ type function struct {
 	id, name string // logical id; CDK construct id (the binary's name)
 	fn       *lambdarie.Function
 	lines    chan string // its log, for the log subscription; nil without one
+	// aws calls as the function's execution role: what Lambda's pollers
+	// and destinations use on its behalf.
+	aws aws.Config
 }
 
 func (f *function) invoke(ctx context.Context, event []byte) ([]byte, error) {
@@ -81,21 +97,47 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 		o.Addr = "127.0.0.1:0"
 	}
 	t := o.Template
+	runCtx, cancel := context.WithCancel(context.Background())
+	s := &Stack{functions: map[string]*function{}, cancel: cancel, log: o.Log}
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+		}
+	}()
+	if o.Moto != "" {
+		if s.moto, err = startMoto(ctx, o.Moto); err != nil {
+			return nil, err
+		}
+		o.AWS = aws.Config{
+			Region: "us-east-1", BaseEndpoint: aws.String(s.moto.endpoint), HTTPClient: o.AWS.HTTPClient, Retryer: o.AWS.Retryer,
+			Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
+		}
+	}
+	s.AWS = o.AWS
 	physical, err := deployStorage(ctx, o.AWS, o.Name, t)
 	if err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	s := &Stack{Physical: physical, functions: map[string]*function{}, cancel: cancel, log: o.Log, awsCfg: o.AWS}
-	defer func() {
-		if err != nil {
-			s.Close()
-		}
-	}()
-	attrs := &attributes{cfg: o.AWS, t: t, physical: physical, region: o.AWS.Region, account: "123456789012"}
+	s.Physical = physical
+	// The account the emulator answers for (moto's 123456789012,
+	// LocalStack's 000000000000) names the roles and functions.
+	id, err := sts.NewFromConfig(o.AWS).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return nil, fmt.Errorf("stackemu: caller identity: %w", err)
+	}
+	s.account = aws.ToString(id.Account)
+	attrs := &attributes{cfg: o.AWS, t: t, physical: physical, region: o.AWS.Region, account: s.account}
 	res := &resolver{ref: attrs.ref, getAtt: attrs.getAtt, pseudo: map[string]string{
 		"AWS::Region": o.AWS.Region, "AWS::AccountId": attrs.account, "AWS::StackName": o.Name, "AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com",
 	}}
+	if err := deployRoles(ctx, o.AWS, o.Name, t, res, physical); err != nil {
+		return nil, err
+	}
+	if s.moto != nil {
+		if s.AWS, err = operator(ctx, o.AWS, o.Name); err != nil {
+			return nil, err
+		}
+	}
 	subscribed := subscribedLogGroups(t)
 	for _, id := range t.ofType("AWS::Lambda::Function") {
 		name, err := constructName(t, id)
@@ -120,6 +162,11 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 	if err := s.schedule(runCtx, o, res); err != nil {
 		return nil, err
+	}
+	if s.moto != nil {
+		if err := s.moto.enforce(ctx); err != nil {
+			return nil, err
+		}
 	}
 	fr, err := s.front(t, res)
 	if err != nil {
@@ -192,9 +239,25 @@ func (s *Stack) startFunction(ctx context.Context, o Options, res *resolver, id 
 			}
 		}
 	}
+	role, err := res.resolve(t.Resources[id].Properties["Role"])
+	if err != nil {
+		return fmt.Errorf("stackemu: %s's role: %w", name, err)
+	}
+	var creds aws.Credentials
+	f.aws, creds, err = assumeRole(ctx, o.AWS, res.pseudo["AWS::AccountId"], role[strings.LastIndex(role, "/")+1:], s.physicalName(o, id))
+	if err != nil {
+		return err
+	}
+	fenv := append(vars, "AWS_ENDPOINT_URL="+aws.ToString(o.AWS.BaseEndpoint),
+		"AWS_ACCESS_KEY_ID="+creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+creds.SecretAccessKey, "AWS_SESSION_TOKEN="+creds.SessionToken)
+	for _, kv := range o.FunctionEnv {
+		if !ownVariable(kv) {
+			fenv = append(fenv, kv)
+		}
+	}
 	fn, err := lambdarie.Start(ctx, lambdarie.Config{
 		RIE: o.RIE, Path: o.Bootstraps(name), Name: s.physicalName(o, id), MemoryMB: int(memory), Region: o.AWS.Region,
-		Timeout: time.Duration(timeout) * time.Second, Env: append(vars, o.FunctionEnv...), OnLine: onLine,
+		Timeout: time.Duration(timeout) * time.Second, Env: fenv, OnLine: onLine,
 	})
 	if err != nil {
 		return err
@@ -202,6 +265,17 @@ func (s *Stack) startFunction(ctx context.Context, o Options, res *resolver, id 
 	f.fn = fn
 	s.functions[id] = f
 	return nil
+}
+
+// ownVariable: the stack sets this variable for each function itself (its
+// role's credentials, the emulator's endpoint); the caller's is ignored.
+func ownVariable(kv string) bool {
+	k, _, _ := strings.Cut(kv, "=")
+	switch k {
+	case "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE":
+		return true
+	}
+	return false
 }
 
 func (s *Stack) physicalName(o Options, id string) string {
@@ -222,7 +296,7 @@ func (s *Stack) functionByArn(arn string) (*function, error) {
 
 // front builds the HTTP API from the template's routes and integrations.
 func (s *Stack) front(t *Template, res *resolver) (*front, error) {
-	fr := &front{apiID: "local", log: s.log}
+	fr := &front{apiID: "local", account: s.account, log: s.log}
 	integrations := map[string]*function{}
 	for _, id := range t.ofType("AWS::ApiGatewayV2::Integration") {
 		var typ, version string
@@ -280,6 +354,9 @@ func (s *Stack) Close() error {
 	var errs []error
 	for _, f := range s.functions {
 		errs = append(errs, f.fn.Stop())
+	}
+	if s.moto != nil {
+		s.moto.stop()
 	}
 	return errors.Join(errs...)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -108,36 +109,69 @@ func (r *receiver) seen() []string {
 	return append([]string(nil), r.attempts...)
 }
 
-// TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators brings the
-// template up (storage in moto through CloudFormation, every function under
-// the runtime interface emulator) and drives it over HTTP only: health, a
-// credit token redeemed into a root key, a charged invoke, its webhook
-// delivered to a loopback receiver and retried through the SQS mapping
-// after the receiver failed the first attempt, and /usage counting the
-// requests once the log subscription and the stream rollup have run.
-func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T) {
-	env := awstest.Env(t)
+// built is the synthesized template and the host builds of its functions,
+// shared by the tests: the synth and the build are the slow part, and jsii
+// runs once per process.
+var built struct {
+	once sync.Once
+	tmpl []byte
+	bin  string
+	rie  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.bin != "" {
+		_ = os.RemoveAll(built.bin)
+	}
+	os.Exit(code)
+}
+
+// template returns a fresh copy of the synthesized template, the functions
+// built for it and the runtime interface emulator.
+func template(t *testing.T) (tmpl *stackemu.Template, bin, rie string) {
+	t.Helper()
+	_ = awstest.Env(t)
 	if testing.Short() {
-		t.Skip("builds every function and waits for a webhook retry")
+		t.Skip("builds every function and runs the whole stack")
 	}
-	tmpl := synthesize(t)
-	names, err := tmpl.FunctionNames()
-	if err != nil {
+	built.once.Do(func() {
+		tm := synthesize(t)
+		names, err := tm.FunctionNames()
+		if err != nil {
+			built.err = err
+			return
+		}
+		if built.tmpl, built.err = json.Marshal(tm); built.err != nil {
+			return
+		}
+		if built.bin, built.err = os.MkdirTemp("", "stack-bin"); built.err != nil {
+			return
+		}
+		if built.err = stackemu.BuildBootstraps(moduleRoot, built.bin, names); built.err != nil {
+			return
+		}
+		built.rie, built.err = lambdarie.Binary(moduleRoot)
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	tmpl = &stackemu.Template{}
+	if err := json.Unmarshal(built.tmpl, tmpl); err != nil {
 		t.Fatal(err)
 	}
-	bin := t.TempDir()
-	if err := stackemu.BuildBootstraps(moduleRoot, bin, names); err != nil {
-		t.Fatal(err)
-	}
-	rie, err := lambdarie.Binary(moduleRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
+	return tmpl, built.bin, built.rie
+}
+
+// up brings a template up on a private moto enforcing IAM and stops it when
+// the test ends, logging each function's init duration.
+func up(t *testing.T, tmpl *stackemu.Template, bin, rie string) *stackemu.Stack {
+	t.Helper()
 	began := time.Now()
 	name := strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(awstest.Name(t, "stk"), ""))
-	s, err := stackemu.Up(ctx, stackemu.Options{
-		Template: tmpl, Name: name, AWS: env.Config, Bootstraps: stackemu.BootstrapsIn(bin), RIE: rie,
+	s, err := stackemu.Up(context.Background(), stackemu.Options{
+		Template: tmpl, Name: name, Moto: filepath.Join(moduleRoot, ".ci", "with-moto"), Bootstraps: stackemu.BootstrapsIn(bin), RIE: rie,
 		FunctionEnv:   append(stackemu.FunctionEnv(), "ALLOW_PRIVATE_WEBHOOKS=true"),
 		ScheduleEvery: 5 * time.Second,
 		Log:           slog.New(slog.NewTextHandler(testWriter{t}, nil)),
@@ -145,8 +179,8 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("stack up in %s (%d functions)", time.Since(began).Round(time.Millisecond), len(names))
-	defer func() {
+	t.Logf("stack up in %s", time.Since(began).Round(time.Millisecond))
+	t.Cleanup(func() {
 		inits := s.InitDurations()
 		keys := make([]string, 0, len(inits))
 		for k := range inits {
@@ -156,43 +190,93 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 		for _, k := range keys {
 			t.Logf("init %-16s %s", k, inits[k].Round(10*time.Microsecond))
 		}
-		if t.Failed() {
-			for _, n := range []string{"webhook-worker", "audit-ingest", "audit-rollup", "services", "webhooks"} {
-				t.Logf("%s log:\n%s", n, s.Logs(n))
-			}
-		}
 		if err := s.Close(); err != nil {
 			t.Error(err)
 		}
-	}()
+	})
+	return s
+}
 
-	call := func(method, path, key string, body any, headers ...string) (int, map[string]any) {
-		t.Helper()
-		var rd io.Reader
-		if body != nil {
-			raw, _ := json.Marshal(body)
-			rd = bytes.NewReader(raw)
-		}
-		req, _ := http.NewRequest(method, s.URL+path, rd)
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		for i := 0; i+1 < len(headers); i += 2 {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		var doc map[string]any
-		_ = json.Unmarshal(raw, &doc)
-		return resp.StatusCode, doc
+// denied lists the functions whose log shows a call IAM refused (or any
+// other 403 from the emulator, such as a signature it would not accept).
+func denied(t *testing.T, s *stackemu.Stack, tmpl *stackemu.Template) map[string]string {
+	t.Helper()
+	names, err := tmpl.FunctionNames()
+	if err != nil {
+		t.Fatal(err)
 	}
+	out := map[string]string{}
+	for _, n := range names {
+		for _, line := range strings.Split(s.Logs(n), "\n") {
+			if strings.Contains(line, "AccessDenied") || strings.Contains(line, "is not authorized to perform") || strings.Contains(line, "StatusCode: 403") {
+				out[n] = line
+				break
+			}
+		}
+	}
+	return out
+}
+
+// caller sends requests to the stack's HTTP API.
+type caller struct {
+	t   *testing.T
+	url string
+}
+
+func (c caller) call(method, path, key string, body any, headers ...string) (int, map[string]any) {
+	c.t.Helper()
+	var rd io.Reader
+	if raw, ok := body.([]byte); ok {
+		rd = bytes.NewReader(raw)
+	} else if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, c.url+path, rd)
+	if _, ok := body.([]byte); ok {
+		req.Header.Set("Content-Type", "application/octet-stream")
+	} else if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var doc map[string]any
+	_ = json.Unmarshal(raw, &doc)
+	return resp.StatusCode, doc
+}
+
+// TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators brings the
+// template up (storage in a private moto through CloudFormation, every
+// function under the runtime interface emulator with its role's
+// credentials, IAM enforced) and drives it over HTTP only: health, a
+// credit token redeemed into a root key, a charged invoke, its webhook
+// delivered to a loopback receiver and retried through the SQS mapping
+// after the receiver failed the first attempt, a database action and an
+// export by the databases worker, a project's file stored and read, a
+// managed wallet created, a durable run by the run worker, and /usage equal to what the balance lost
+// once the log subscription and the stream rollup have run. No function
+// may meet a refused call on the way.
+func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T) {
+	tmpl, bin, rie := template(t)
+	s := up(t, tmpl, bin, rie)
+	defer func() {
+		if t.Failed() {
+			for _, n := range []string{"webhook-worker", "audit-ingest", "audit-rollup", "services", "webhooks", "keys"} {
+				t.Logf("%s log:\n%s", n, s.Logs(n))
+			}
+		}
+	}()
+	call := caller{t, s.URL}.call
 
 	if code, h := call("GET", "/v1/health", "", nil); code != 200 || h["status"] != "ok" || h["backend"] != "aws" {
 		t.Fatalf("health %d %v", code, h)
@@ -200,7 +284,7 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 
 	// The credit token is signed with the seed in the stack's secret, as
 	// mint-credit-token does with CREDIT_TOKEN_SECRET_ARN.
-	signer := signerFromStack(t, env.Config, s)
+	signer := signerFromStack(t, s.AWS, s)
 	tok, err := signer.Mint(50_000_000, time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -226,31 +310,103 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 		t.Fatalf("balance after the charge: %d %v", code, bal)
 	}
 
+	// A database provisioned and changed by an action, then exported by its
+	// worker through the databases queue's mapping.
+	if code, db := call("POST", "/v1/databases/account", root, map[string]any{}, "Idempotency-Key", "db-provision-0001"); code != 201 {
+		t.Fatalf("provision: %d %v", code, db)
+	}
+	if code, r := call("POST", "/v1/databases/actions", root, map[string]any{"actions": []any{
+		map[string]any{"type": "migrate", "id": "001", "sql": "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)"},
+		map[string]any{"type": "execute", "sql": "INSERT INTO t(name) VALUES (?), (?)", "params": []any{"a", "b"}},
+	}}, "Idempotency-Key", "db-action-0001"); code != 200 {
+		t.Fatalf("action: %d %v", code, r)
+	}
+	code, export := call("POST", "/v1/databases/transfers", root, map[string]any{"direction": "export"}, "Idempotency-Key", "db-export-0001")
+	if code != 202 {
+		t.Fatalf("export: %d %v", code, export)
+	}
+	// A project's file, stored in the files bucket and read back.
+	code, project := call("POST", "/v1/projects", root, map[string]any{"name": "stack"}, "Idempotency-Key", "project-0001")
+	if code != 201 {
+		t.Fatalf("project: %d %v", code, project)
+	}
+	code, file := call("POST", "/v1/files", root, []byte("stack file"), "Idempotency-Key", "file-0001", "X-File-Name", "stack.txt", "X-Service-Project", fmt.Sprint(project["id"]))
+	if code != 201 {
+		t.Fatalf("file: %d %v", code, file)
+	}
+	if code, _ := call("GET", "/v1/files/"+fmt.Sprint(file["id"])+"/content", root, nil, "X-Service-Project", fmt.Sprint(project["id"])); code != 200 {
+		t.Fatalf("file content: %d", code)
+	}
+	// A managed wallet, its key sealed with the envelope key (KMS).
+	if code, w := call("POST", "/v1/wallets", root, map[string]any{}, "Idempotency-Key", "wallet-0001"); code != 201 || !strings.HasPrefix(fmt.Sprint(w["address"]), "0x") {
+		t.Fatalf("wallet: %d %v", code, w)
+	}
+	// A durable run, executed by the run worker through the runs queue's
+	// mapping.
+	code, run := call("POST", "/v1/runs", root, map[string]any{"serviceId": "cloud-superbrain", "operationId": "memory.search", "input": map[string]any{"query": "stack"}}, "Idempotency-Key", "run-0001")
+	if code != 202 {
+		t.Fatalf("run: %d %v", code, run)
+	}
+
 	// The first attempt fails; the worker sets the message's visibility to
 	// its backoff (30 s) and the mapping delivers it again.
 	deadline := time.Now().Add(90 * time.Second)
 	for len(rcv.seen()) < 2 && time.Now().Before(deadline) {
 		time.Sleep(500 * time.Millisecond)
 	}
-	if got := rcv.seen(); len(got) != 2 || got[0] != "service.invoked" || got[1] != "service.invoked" {
+	if got := rcv.seen(); len(got) < 2 || got[0] != "service.invoked" || got[1] != "service.invoked" {
 		t.Fatalf("deliveries %v, want service.invoked failed once and then delivered", got)
 	}
 
-	// The access lines reach audit-ingest through the log subscription,
-	// the stored events reach the rollup through the stream.
-	deadline = time.Now().Add(60 * time.Second)
+	until := func(what, path, field string, want ...string) map[string]any {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			code, doc := call("GET", path, root, nil)
+			for _, w := range want {
+				if code == 200 && fmt.Sprint(doc[field]) == w {
+					return doc
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d %v, want %s %v", what, code, doc, field, want)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	until("export", "/v1/databases/transfers/"+fmt.Sprint(export["id"]), "status", "ready")
+	if code, _ := call("GET", "/v1/databases/transfers/"+fmt.Sprint(export["id"])+"/archive", root, nil); code != 200 {
+		t.Fatalf("archive: %d", code)
+	}
+	run = until("run", "/v1/runs/"+fmt.Sprint(run["id"]), "status", "succeeded", "failed")
+	if run["status"] != "succeeded" {
+		t.Fatalf("run %v", run)
+	}
+
+	// /usage equals what the balance lost: the requests' charges, brought
+	// to audit-ingest by the log subscription and to the rollup by the
+	// table's stream, and the run's, which the run worker makes.
+	_, bal := call("GET", "/v1/credits/balance", root, nil)
+	spent := micro(t, "50") - micro(t, bal["balance"])
+	if runCharge := micro(t, run["chargedCredits"]); runCharge <= 0 || spent <= runCharge {
+		t.Fatalf("the run charged %d µcredits of the %d spent", runCharge, spent)
+	}
+	began := time.Now()
+	deadline = began.Add(60 * time.Second)
 	var usage map[string]any
-	for time.Now().Before(deadline) {
+	var counted int64
+	for {
 		code, usage = call("GET", "/v1/usage", root, nil)
-		if code == 200 && nonEmpty(usage) {
+		counted = charged(t, usage)
+		if code == 200 && counted == spent || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(time.Second)
 	}
-	if code != 200 || !nonEmpty(usage) {
-		t.Fatalf("usage %d %v, want the requests counted", code, usage)
+	if counted != spent {
+		t.Fatalf("usage counts %d µcredits, the balance fell %d: %v", counted, spent, usage)
 	}
-	t.Logf("usage counted after %s", time.Since(deadline.Add(-60*time.Second)).Round(time.Second))
+	t.Logf("usage counts the %d µcredits spent after %s", spent, time.Since(began).Round(time.Second))
 
 	// The schedules ran their targets.
 	for _, n := range []string{"hold-sweeper", "webhook-outbox"} {
@@ -258,19 +414,39 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 			t.Errorf("%s was never invoked by its schedule", n)
 		}
 	}
+	if d := denied(t, s, tmpl); len(d) > 0 {
+		t.Errorf("calls refused by IAM: %v", d)
+	}
 }
 
-// nonEmpty: some day of the usage report counts something.
-func nonEmpty(usage map[string]any) bool {
+// charged sums the usage report's chargedCredits, in micro-credits.
+func charged(t *testing.T, usage map[string]any) int64 {
+	var sum int64
 	days, _ := usage["data"].([]any)
 	for _, d := range days {
-		if day, ok := d.(map[string]any); ok {
-			if results, ok := day["results"].([]any); ok && len(results) > 0 {
-				return true
-			}
+		day, _ := d.(map[string]any)
+		results, _ := day["results"].([]any)
+		for _, r := range results {
+			res, _ := r.(map[string]any)
+			sum += micro(t, res["chargedCredits"])
 		}
 	}
-	return false
+	return sum
+}
+
+// micro reads a credit amount as the API renders it ("49.99") into
+// micro-credits, exactly.
+func micro(t *testing.T, v any) int64 {
+	t.Helper()
+	r, ok := new(big.Rat).SetString(fmt.Sprint(v))
+	if !ok {
+		t.Fatalf("credit amount %v", v)
+	}
+	r.Mul(r, big.NewRat(1_000_000, 1))
+	if !r.IsInt() {
+		t.Fatalf("credit amount %v has more than six decimals", v)
+	}
+	return r.Num().Int64()
 }
 
 func signerFromStack(t *testing.T, cfg aws.Config, s *stackemu.Stack) *credittoken.Signer {
@@ -299,4 +475,95 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// withoutGrant removes from a function's role policies the statements that
+// grant action, as an account missing that grant would have it.
+func withoutGrant(t *testing.T, tmpl *stackemu.Template, function, action string) {
+	t.Helper()
+	var role string
+	for id, r := range tmpl.Resources {
+		if r.Type != "AWS::Lambda::Function" || !strings.HasSuffix(fmt.Sprint(r.Metadata["aws:cdk:path"]), "/"+function+"/Resource") {
+			continue
+		}
+		var ref struct {
+			GetAtt []string `json:"Fn::GetAtt"`
+		}
+		if err := json.Unmarshal(r.Properties["Role"], &ref); err != nil || len(ref.GetAtt) == 0 {
+			t.Fatalf("function %s has no role: %s", id, r.Properties["Role"])
+		}
+		role = ref.GetAtt[0]
+	}
+	if role == "" {
+		t.Fatalf("no function %s", function)
+	}
+	removed := 0
+	for id, r := range tmpl.Resources {
+		if r.Type != "AWS::IAM::Policy" || !strings.Contains(string(r.Properties["Roles"]), `"`+role+`"`) {
+			continue
+		}
+		var doc struct {
+			Version   string
+			Statement []map[string]any
+		}
+		if err := json.Unmarshal(r.Properties["PolicyDocument"], &doc); err != nil {
+			t.Fatal(err)
+		}
+		kept := doc.Statement[:0]
+		for _, st := range doc.Statement {
+			if strings.Contains(fmt.Sprint(st["Action"]), action) {
+				removed++
+				continue
+			}
+			kept = append(kept, st)
+		}
+		doc.Statement = kept
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Properties["PolicyDocument"] = raw
+		tmpl.Resources[id] = r
+	}
+	if removed == 0 {
+		t.Fatalf("%s's role has no statement granting %s", function, action)
+	}
+}
+
+// A grant the template lacks fails the function that needs it, and only
+// that one, as in an account: without the keys function's
+// secretsmanager:GetSecretValue on the credit token seed, redeeming a credit
+// token is API Gateway's 500 and the keys function's log shows the call
+// refused, while the other functions serve and meet no refusal.
+func TestAMissingGrantFailsOnlyTheFunctionThatNeedsIt(t *testing.T) {
+	tmpl, bin, rie := template(t)
+	withoutGrant(t, tmpl, "keys", "secretsmanager:GetSecretValue")
+	s := up(t, tmpl, bin, rie)
+	call := caller{t, s.URL}.call
+
+	if code, h := call("GET", "/v1/health", "", nil); code != 200 || h["status"] != "ok" {
+		t.Fatalf("health %d %v", code, h)
+	}
+	tok, err := signerFromStack(t, s.AWS, s).Mint(50_000_000, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body := call("POST", "/v1/api-keys", "", map[string]string{"label": "root"}, "X-Service-Credit-Token", tok, "Idempotency-Key", "first-key-0001")
+	if code != http.StatusInternalServerError {
+		t.Fatalf("redeem without the grant: %d %v, want API Gateway's 500", code, body)
+	}
+	// Other functions still serve: an unauthenticated call is answered by
+	// its function, not failed.
+	if code, body := call("GET", "/v1/credits/balance", "", nil); code != http.StatusUnauthorized {
+		t.Fatalf("balance without a key: %d %v, want 401", code, body)
+	}
+	d := denied(t, s, tmpl)
+	if line, ok := d["keys"]; !ok || !strings.Contains(line, "AccessDeniedException") || !strings.Contains(line, "secretsmanager:GetSecretValue") {
+		t.Errorf("keys' log shows no refused secretsmanager:GetSecretValue:\n%s", s.Logs("keys"))
+	}
+	t.Logf("keys: %s", d["keys"])
+	delete(d, "keys")
+	if len(d) > 0 {
+		t.Errorf("other functions met refusals: %v", d)
+	}
 }

@@ -185,6 +185,8 @@ func (a *attributes) getAtt(id, attr string) (string, error) {
 		return "", fmt.Errorf("stackemu: key %s (%s) not found", id, a.physical[id])
 	case "AWS::Lambda::Function.Arn":
 		return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", a.region, a.account, a.physical[id]), nil
+	case "AWS::IAM::Role.Arn":
+		return fmt.Sprintf("arn:aws:iam::%s:role/%s", a.account, a.physical[id]), nil
 	case "AWS::SecretsManager::Secret.Arn":
 		return a.physical[id], nil
 	}

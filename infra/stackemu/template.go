@@ -1,13 +1,15 @@
 // Package stackemu brings the synthesized CloudFormation template up on a
 // laptop, whole and driven by the template alone: its storage through the
-// emulator's CloudFormation (moto, AWS_ENDPOINT_URL), every function under
-// AWS's runtime interface emulator with the environment the template gives
-// it, an HTTP front routing by the template's API Gateway routes, and the
-// event sources that connect them: SQS event source mappings, EventBridge
-// schedules, the DynamoDB stream mapping and the log subscriptions.
+// emulator's CloudFormation (a private moto, or the emulator AWS_ENDPOINT_URL
+// names), its roles and their policies in IAM, every function under AWS's
+// runtime interface emulator with the environment the template gives it and
+// its role's credentials (moto enforcing IAM once setup is done), an HTTP
+// front routing by the template's API Gateway routes, and the event sources
+// that connect them: SQS event source mappings, EventBridge schedules, the
+// DynamoDB stream mapping and the log subscriptions.
 //
 // It emulates what the template says, not what the code means: a route,
-// queue or schedule the template lacks does not exist here either.
+// queue, schedule or grant the template lacks does not exist here either.
 package stackemu
 
 import (

@@ -21,7 +21,7 @@ import (
 
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/sharedconfig"
-	"platformapi/shared/lambdaemu"
+	"platformapi/shared/lambdarie"
 	"platformapi/shared/platform"
 	"platformapi/shared/routes"
 	"platformapi/shared/work"
@@ -79,32 +79,76 @@ func goBuild(ctx context.Context, root, out, goos, goarch string, groups []strin
 	return nil
 }
 
+// coldEvent is the first event of every started function: a request no
+// group routes, answered without storage, so that the first invocation's
+// duration is the runtime's and the router's first request, not a handler's.
+var coldEvent = []byte(`{"version":"2.0","routeKey":"$default","rawPath":"/v1/cold-start","headers":{},` +
+	`"requestContext":{"http":{"method":"GET","path":"/v1/cold-start","sourceIp":"127.0.0.1"},"requestId":"cold-start","stage":"$default"},"isBase64Encoded":false}`)
+
+// coldStart is one cold start under AWS's runtime interface emulator: its
+// init phase (INIT REPORT) and its first request (the first REPORT's
+// Duration, which on the emulator includes the init it waited for).
+type coldStart struct {
+	init, firstInvoke time.Duration
+}
+
 // coldStarts builds the functions for the host and starts each one n times
-// under lambdaemu, round-robin so that a burst of machine noise spreads
-// over all functions instead of landing on one. It returns every function's
-// init durations, sorted.
-func coldStarts(ctx context.Context, root, dir string, groups []string, n int, env func(group string) []string) (map[string][]time.Duration, error) {
+// under AWS's runtime interface emulator (lambdarie), invoking it once,
+// round-robin so that a burst of machine noise spreads over all functions
+// instead of landing on one. It returns every function's init durations and
+// first-invocation durations, each sorted.
+func coldStarts(ctx context.Context, root, dir string, groups []string, n int, env func(group string) []string) (inits, firsts map[string][]time.Duration, err error) {
 	bin := filepath.Join(dir, "host")
 	if err := goBuild(ctx, root, bin, runtime.GOOS, runtime.GOARCH, groups); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := map[string][]time.Duration{}
+	rie, err := lambdarie.Binary(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	inits, firsts = map[string][]time.Duration{}, map[string][]time.Duration{}
 	for range n {
 		for _, g := range groups {
-			fn, err := lambdaemu.Start(ctx, lambdaemu.Config{Path: filepath.Join(bin, g), Name: g, MemoryMB: USEast1.LambdaMemoryMB, Env: env(g)})
+			c, err := startOnce(ctx, rie, filepath.Join(bin, g), g, env(g))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			out[g] = append(out[g], fn.ColdStart())
-			if err := fn.Stop(); err != nil {
-				return nil, err
-			}
+			inits[g] = append(inits[g], c.init)
+			firsts[g] = append(firsts[g], c.firstInvoke)
 		}
 	}
-	for _, d := range out {
-		slices.Sort(d)
+	for _, m := range []map[string][]time.Duration{inits, firsts} {
+		for _, d := range m {
+			slices.Sort(d)
+		}
 	}
-	return out, nil
+	return inits, firsts, nil
+}
+
+// startOnce runs one function under the emulator for one invocation and
+// reads both durations from the emulator's reports.
+func startOnce(ctx context.Context, rie, path, name string, env []string) (coldStart, error) {
+	fn, err := lambdarie.Start(ctx, lambdarie.Config{RIE: rie, Path: path, Name: name, MemoryMB: USEast1.LambdaMemoryMB, Env: env})
+	if err != nil {
+		return coldStart{}, err
+	}
+	_, invokeErr := fn.Invoke(ctx, coldEvent)
+	// The emulator's log is read from a pipe: its reports may land in the
+	// buffer after the response (REPORT is even written after it).
+	init, initOK := fn.InitDuration()
+	first, firstOK := fn.FirstInvokeDuration()
+	for wait := time.Now().Add(5 * time.Second); invokeErr == nil && !(initOK && firstOK) && time.Now().Before(wait); {
+		time.Sleep(5 * time.Millisecond)
+		init, initOK = fn.InitDuration()
+		first, firstOK = fn.FirstInvokeDuration()
+	}
+	if err := errors.Join(invokeErr, fn.Stop()); err != nil {
+		return coldStart{}, fmt.Errorf("bench: cold start of %s: %w\n%s", name, err, fn.Logs())
+	}
+	if !initOK || !firstOK {
+		return coldStart{}, fmt.Errorf("bench: cold start of %s: the emulator reported no init or invocation:\n%s", name, fn.EmulatorLogs())
+	}
+	return coldStart{init: init, firstInvoke: first}, nil
 }
 
 // secretEnv are the functions whose init reads a signing seed from Secrets

@@ -312,6 +312,27 @@ func (f *Function) InitDuration() (time.Duration, bool) {
 	return time.Duration(ms * float64(time.Millisecond)), true
 }
 
+// invokeReport is the platform's REPORT line of an invocation, written
+// just after the response is returned.
+var invokeReport = regexp.MustCompile(`REPORT RequestId: \S+\s+(?:Init Duration: [0-9.]+ ms\s+)?Duration: ([0-9.]+) ms`)
+
+// FirstInvokeDuration is the first invocation's REPORT Duration: from the
+// event's arrival to the function's response. The emulator starts init
+// when the first event arrives, so this first figure includes the init it
+// waited for (InitDuration): it is the cold request's whole time. False
+// until the REPORT line is written, which is just after Invoke returns.
+func (f *Function) FirstInvokeDuration() (time.Duration, bool) {
+	m := invokeReport.FindStringSubmatch(f.out.String())
+	if m == nil {
+		return 0, false
+	}
+	ms, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(ms * float64(time.Millisecond)), true
+}
+
 // Logs returns what Lambda would send to CloudWatch: the function's output
 // and the platform's START, END and REPORT lines, without the emulator's
 // own diagnostics.

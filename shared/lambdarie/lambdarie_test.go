@@ -186,6 +186,31 @@ func TestInitDurationIsKnownAfterTheFirstInvocation(t *testing.T) {
 	}
 }
 
+// The first invocation's duration is its REPORT line's Duration, init it
+// waited for included: a first event that sleeps 300 ms reports at least
+// that and at least the init, and nothing is reported before an invocation.
+func TestFirstInvokeDurationIsTheFirstReportsDuration(t *testing.T) {
+	fn := start(t, "echo", 0)
+	if _, ok := fn.FirstInvokeDuration(); ok {
+		t.Fatal("first invoke duration before any invocation")
+	}
+	if _, err := invoke(t, fn, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := invoke(t, fn, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	// The reports reach the log through a pipe, after the response.
+	d, ok := fn.FirstInvokeDuration()
+	for wait := time.Now().Add(5 * time.Second); !ok && time.Now().Before(wait); d, ok = fn.FirstInvokeDuration() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	init, _ := fn.InitDuration()
+	if !ok || d < 300*time.Millisecond || d < init || d > 5*time.Second {
+		t.Fatalf("first invoke duration %s, %v (init %s); want the slow first event's, at least 300ms and the init", d, ok, init)
+	}
+}
+
 // After Stop the function no longer answers.
 func TestStoppedFunctionNoLongerAnswers(t *testing.T) {
 	fn := start(t, "echo", 0)

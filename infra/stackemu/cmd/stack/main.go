@@ -1,7 +1,8 @@
 // Command stack runs the synthesized stack locally (make stack): storage
-// in the emulator named by AWS_ENDPOINT_URL, every function under AWS's
-// runtime interface emulator, the HTTP API on ADDR. It runs until
-// interrupted.
+// in a private moto enforcing IAM (or, with AWS_ENDPOINT_URL set, in that
+// emulator, such as LocalStack), every function under AWS's runtime
+// interface emulator with its role's credentials, the HTTP API on ADDR. It
+// runs until interrupted.
 //
 //	stack [-template cdk.out/PlatformApi-dev.template.json] [-addr 127.0.0.1:8080]
 package main
@@ -31,9 +32,8 @@ func main() {
 	}
 }
 
-// functionEnv is the emulator's endpoint and credentials, and
-// ALLOW_PRIVATE_WEBHOOKS when set: a development switch the template never
-// carries.
+// functionEnv is the SDK's call bound, and ALLOW_PRIVATE_WEBHOOKS when
+// set: a development switch the template never carries.
 func functionEnv() []string {
 	env := stackemu.FunctionEnv()
 	if v := os.Getenv("ALLOW_PRIVATE_WEBHOOKS"); v != "" {
@@ -54,9 +54,6 @@ func run() error {
 	flag.Parse()
 	if *tmplPath == "" {
 		return fmt.Errorf("no template: run make synth, or pass -template")
-	}
-	if os.Getenv("AWS_ENDPOINT_URL") == "" {
-		return fmt.Errorf("AWS_ENDPOINT_URL is not set: run under .ci/with-moto (make stack does)")
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	began := time.Now()
@@ -81,19 +78,23 @@ func run() error {
 	}
 	built := time.Since(began)
 	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
+	opts := stackemu.Options{
+		Template: tmpl, Name: fmt.Sprintf("stack-%d", time.Now().Unix()), FunctionEnv: functionEnv(),
+		Bootstraps: stackemu.BootstrapsIn(bin), RIE: rie, Addr: *addr, Log: log,
+	}
+	// Without an emulator named, the stack starts its own moto and has it
+	// enforce IAM; a named one (LocalStack) is used as it is.
+	if os.Getenv("AWS_ENDPOINT_URL") == "" {
+		opts.Moto = filepath.Join(*root, ".ci", "with-moto")
+	} else if opts.AWS, err = config.LoadDefaultConfig(ctx); err != nil {
 		return err
 	}
 	up := time.Now()
-	s, err := stackemu.Up(ctx, stackemu.Options{
-		Template: tmpl, Name: fmt.Sprintf("stack-%d", time.Now().Unix()), AWS: cfg, FunctionEnv: functionEnv(),
-		Bootstraps: stackemu.BootstrapsIn(bin), RIE: rie, Addr: *addr, Log: log,
-	})
+	s, err := stackemu.Up(ctx, opts)
 	if err != nil {
 		return err
 	}
-	log.Info("stack up", "url", s.URL, "functions", len(names), "build", built.Round(time.Millisecond), "up", time.Since(up).Round(time.Millisecond))
+	log.Info("stack up", "url", s.URL, "iamEnforced", opts.Moto != "", "functions", len(names), "build", built.Round(time.Millisecond), "up", time.Since(up).Round(time.Millisecond))
 	fmt.Println("listening on " + s.URL)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
