@@ -35,7 +35,7 @@ type Record struct {
 	// carried, "" for none.
 	Payment string
 	// Made is what a successful answer names: the id of what it created,
-	// a top-up's receipt, an invoke's upstream request id.
+	// a top-up's receipt.
 	Made string
 }
 
@@ -251,13 +251,20 @@ func byRequest(h []Record, s State) []string {
 		attempts[r.Idem] = append(attempts[r.Idem], fmt.Sprintf("%d %s%s", r.Status, r.RequestID, r.Code))
 	}
 	ledger, audited := map[string]int64{}, map[string]int64{}
+	ops := map[string][]string{} // request → the operations of its entries and events
 	for _, e := range s.Entries {
 		if !e.funding() {
 			ledger[e.RequestID] -= e.Amount
+			if !slices.Contains(ops[e.RequestID], e.Operation) && e.Operation != "" {
+				ops[e.RequestID] = append(ops[e.RequestID], e.Operation)
+			}
 		}
 	}
 	for _, e := range s.Audit {
 		audited[e.RequestID] += e.ChargedMicro
+		if !slices.Contains(ops[e.RequestID], e.Operation) && e.Operation != "" {
+			ops[e.RequestID] = append(ops[e.RequestID], e.Operation)
+		}
 	}
 	seen := map[string]bool{}
 	var v []string
@@ -267,6 +274,8 @@ func byRequest(h []Record, s State) []string {
 				line := fmt.Sprintf("%s: the ledger %d, its audit events %d", req, ledger[req], audited[req])
 				if idem, ok := idemOf[req]; ok {
 					line += fmt.Sprintf(" (%s, attempts: %s)", idem, strings.Join(attempts[idem], ", "))
+				} else if len(ops[req]) > 0 {
+					line += fmt.Sprintf(" (an attempt never answered; %s)", strings.Join(ops[req], ", "))
 				}
 				v = append(v, line)
 			}

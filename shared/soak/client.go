@@ -144,13 +144,11 @@ func (c *Client) once(r Request) (Answer, bool) {
 	return a, true
 }
 
-// made is what a successful answer names: a top-up's receipt, an invoke's
-// upstream request id, else the id of the resource it answers with.
+// made is what a successful answer names: a top-up's receipt, else the id
+// of the resource it answers with.
 func made(a Answer) string {
-	for _, h := range []string{"X-Service-Paid-Agent-Receipt", "X-Service-Upstream-Request-Id"} {
-		if v := a.Header.Get(h); v != "" {
-			return v
-		}
+	if v := a.Header.Get("X-Service-Paid-Agent-Receipt"); v != "" {
+		return v
 	}
 	id, _ := a.Body["id"].(string)
 	return id

@@ -221,7 +221,9 @@ func (r *Run) readAccount(a *account, i int) (AccountState, error) {
 	}
 	// Sends, swaps and orders: each resource's last status is announced,
 	// and every status it may have passed through at most once.
+	reached := map[string]int{} // event of each resource's status → how many
 	lifecycle := func(id, prefix, status string, statuses []string) {
+		reached[prefix+status]++
 		commit(id, prefix+status)
 		for _, st := range statuses {
 			if st != status {
@@ -286,6 +288,12 @@ func (r *Run) readAccount(a *account, i int) (AccountState, error) {
 		}
 		s.Sends = append(s.Sends, send)
 	}
+	for _, e := range s.Entries {
+		if e.Type == "top_up" {
+			reached["top-ups credited"]++
+		}
+	}
+	r.logf("account %d: %v", i, reached)
 	untracked := map[string]int{}
 	for _, d := range r.awaitDeliveries(i, s.Committed, s.Unnamed) {
 		if trackedEvent(d.Event) {

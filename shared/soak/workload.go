@@ -120,6 +120,9 @@ type Run struct {
 	start time.Time
 	// deliveriesBy is when the state reader stops waiting for events.
 	deliveriesBy time.Time
+	// tokens are the local chain's test tokens by symbol (deployed at the
+	// chain's first start by a faucet of its own).
+	tokens map[string]string
 }
 
 // Start builds nothing: bin is the soakfaults build of the server, dir
@@ -296,7 +299,8 @@ func (r *Run) killer(rng *mrand.Rand, stop <-chan time.Time) {
 }
 
 // setup makes each account's root key from a minted credit token, its
-// webhook to the receiver and its wallet, on a server with no fault yet.
+// webhook to the receiver, its funded wallet with its policy and its
+// database, and learns the local chain's tokens.
 func (r *Run) setup(ctx context.Context) error {
 	for i := range r.cfg.Accounts {
 		tok, err := r.mint(ctx)
@@ -343,6 +347,15 @@ func (r *Run) setup(ctx context.Context) error {
 			return fmt.Errorf("database: %d %s", a.Status, a.Raw)
 		}
 		acct.setupEvents[str(a.Body["id"])] = []string{"database.provisioned"}
+		if r.tokens == nil {
+			a = r.call("setup", root, "GET", "/v1/swaps/tokens?chainId=1337", "", nil, nil)
+			data, _ := a.Body["data"].([]any)
+			r.tokens = map[string]string{}
+			for _, x := range data {
+				t, _ := x.(map[string]any)
+				r.tokens[str(t["symbol"])] = str(t["address"])
+			}
+		}
 		a = r.c.Do(Request{Op: "setup", Method: "POST", Path: "/v1/databases/actions", Key: &root.Key, Secret: root.Secret, Idem: fmt.Sprintf("soak-db-table-%d", i),
 			Body: []byte(`{"actions":[{"type":"migrate","id":"001","sql":"CREATE TABLE soak(v TEXT NOT NULL)"}]}`)})
 		if a.Status != 200 {
@@ -682,13 +695,6 @@ func (r *Run) decide(rng *mrand.Rand, acct int, req *mkey, approval, idem string
 		Idem: idem + "-decide", Body: []byte(`{"decision":"` + decision + `"}`), Requester: req.ID})
 }
 
-// The local chain's test tokens (deployed at the chain's first start, at
-// the same addresses on every fresh chain).
-const (
-	localUSDC = "0xcAF1814927557A406F06BdADe6EaCaB02b29944a"
-	localWETH = "0x56c498E19CAF95cD000B3074c656fdF43c646d94"
-)
-
 // swap trades about one USDC of the account's wallet for WETH on the local
 // chain's pool.
 func (r *Run) swap(rng *mrand.Rand, idem string) {
@@ -696,7 +702,7 @@ func (r *Run) swap(rng *mrand.Rand, idem string) {
 	a := r.accounts[acct]
 	req := r.pickKey(rng, acct)
 	q := r.call("swap.quote", req, "POST", "/v1/swaps/quote", idem+"-quote",
-		[]byte(`{"walletId":"`+a.WalletID+`","fromChainId":1337,"toChainId":1337,"fromToken":"`+localUSDC+`","toToken":"`+localWETH+
+		[]byte(`{"walletId":"`+a.WalletID+`","fromChainId":1337,"toChainId":1337,"fromToken":"`+r.tokens["USDC"]+`","toToken":"`+r.tokens["WETH"]+
 			`","fromAmount":"`+fmt.Sprint(1_000_000+rng.IntN(1000))+`"}`), nil)
 	if q.Status/100 != 2 {
 		return
@@ -732,13 +738,14 @@ func NewReceiver() *Receiver {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		// The subject: a resource's id, a top-up's receipt; an invoke's
+		// event has none.
 		var data struct {
-			ID       string `json:"id"`
-			Receipt  string `json:"receiptId"`
-			Upstream string `json:"upstreamRequestId"`
+			ID      string `json:"id"`
+			Receipt string `json:"receiptId"`
 		}
 		_ = json.Unmarshal(p.Data, &data)
-		subject := cmp.Or(data.ID, data.Receipt, data.Upstream)
+		subject := cmp.Or(data.ID, data.Receipt)
 		rc.mu.Lock()
 		rc.got[acct] = append(rc.got[acct], Delivery{EventID: p.ID, Event: p.Type, Subject: subject})
 		rc.mu.Unlock()
