@@ -293,7 +293,9 @@ func (r *Run) readAccount(a *account, i int) (AccountState, error) {
 			reached["top-ups credited"]++
 		}
 	}
-	r.logf("account %d: %v", i, reached)
+	if len(reached) > 0 {
+		r.logf("account %d: %v", i, reached)
+	}
 	untracked := map[string]int{}
 	for _, d := range r.awaitDeliveries(i, s.Committed, s.Unnamed) {
 		if trackedEvent(d.Event) {
