@@ -9,21 +9,39 @@ import (
 var t0 = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 
 // clean is a run that keeps every invariant: one key charged once, its
-// event delivered once, its request audited once.
+// event delivered once, its request audited once; one top-up credited
+// once for its payment; one send confirmed, its amount on the chain.
 func clean() ([]Record, State) {
 	h := []Record{{Op: "invoke", Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", KeyID: "k1", Idem: "i1",
-		Sent: t0, Answered: t0.Add(time.Second), Status: 200, RequestID: "req_1", Timeout: 4 * time.Second}}
+		Sent: t0, Answered: t0.Add(time.Second), Status: 200, RequestID: "req_1", Timeout: 4 * time.Second},
+		{Op: "topup", Method: "POST", Path: "/v1/credits/x402/top-up", KeyID: "k1", Idem: "t1",
+			Sent: t0, Answered: t0.Add(time.Second), Status: 402, RequestID: "req_2", Code: "payment_required", Unchanged: true, Timeout: 4 * time.Second},
+		{Op: "topup", Method: "POST", Path: "/v1/credits/x402/top-up", KeyID: "k1", Idem: "t1", Payment: "0xn1",
+			Sent: t0, Answered: t0.Add(time.Second), Status: 200, RequestID: "req_3", Made: "rcpt_1", Timeout: 4 * time.Second},
+		{Op: "send", Method: "POST", Path: "/v1/wallets/wal_1/transactions", KeyID: "k1", Idem: "s1",
+			Sent: t0, Answered: t0.Add(time.Second), Status: 202, RequestID: "req_4", Made: "wtx_1", Timeout: 4 * time.Second},
+	}
 	s := State{
-		Balance: 90, Entries: []Entry{
+		Balance: 580, Entries: []Entry{
+			{ID: "led_6", Type: "capture", Reference: "hld_2", RequestID: "req_w", BalanceAfter: 580},
+			{ID: "led_5", Type: "hold", Reference: "hld_2", RequestID: "req_4", Operation: "wallets.transactions.create", Amount: -10, BalanceAfter: 580},
+			{ID: "led_4", Type: "top_up", Reference: "rcpt_1", RequestID: "req_3", Amount: 500, BalanceAfter: 590},
 			{ID: "led_3", Type: "capture", Reference: "hld_1", RequestID: "req_1", BalanceAfter: 90},
 			{ID: "led_2", Type: "hold", Reference: "hld_1", RequestID: "req_1", Amount: -10, BalanceAfter: 90},
 			{ID: "led_1", Type: "grant", Amount: 100, BalanceAfter: 100},
 		},
-		Audit: []AuditEvent{{RequestID: "req_1", KeyID: "k1", ChargedMicro: 10}}, AuditListedAt: t0.Add(30 * time.Second), UsageMicro: 10,
-		Deliveries: []Delivery{{EventID: "evt_1", Event: "service.invoked", Subject: "i1"}},
-		Committed:  map[string]string{"i1": "service.invoked"},
-		Effects:    map[string]Effect{"i1": {Resources: 1, Charges: 1}},
-		Keys:       []Key{{ID: "k1"}}, MaxRSSBytes: 100 << 20, RSSBoundBytes: 1 << 30,
+		Audit: []AuditEvent{{RequestID: "req_1", KeyID: "k1", ChargedMicro: 10}, {RequestID: "req_2", KeyID: "k1"}, {RequestID: "req_3", KeyID: "k1"},
+			{RequestID: "req_4", KeyID: "k1", ChargedMicro: 10}, {RequestID: "req_4", KeyID: "k1", Operation: "wallets.transactions.confirm"}},
+		AuditListedAt: t0.Add(30 * time.Second), UsageMicro: 20,
+		Deliveries: []Delivery{{EventID: "evt_1", Event: "service.invoked", Subject: "i1"}, {EventID: "evt_2", Event: "credits.topped_up", Subject: "rcpt_1"},
+			{EventID: "evt_3", Event: "wallet.transaction.queued", Subject: "wtx_1"}, {EventID: "evt_4", Event: "wallet.transaction.confirmed", Subject: "wtx_1"}},
+		Committed: map[string][]string{"i1": {"service.invoked"}, "rcpt_1": {"credits.topped_up"}, "wtx_1": {"wallet.transaction.confirmed"}},
+		Passing:   map[string][]string{"wtx_1": {"wallet.transaction.queued", "wallet.transaction.submitted"}},
+		Effects: map[string]Effect{"i1": {Resources: 1, Charges: 1}, "t1": {Credits: 1, Funds: true},
+			"s1": {Resources: 1, Charges: 1, Creates: true}},
+		PaymentCredits: map[string]int{"0xn1": 1},
+		Sends:          []Send{{Idem: "s1", Status: "confirmed", Listed: 1, Amount: "1000001", Received: "1000001"}},
+		Keys:           []Key{{ID: "k1"}}, MaxRSSBytes: 100 << 20, RSSBoundBytes: 1 << 30,
 	}
 	return h, s
 }
@@ -50,7 +68,7 @@ func TestTheCheckerReportsEachBrokenInvariantByName(t *testing.T) {
 		}},
 		{"negative balance", "money", "leaves the balance at -", func(h []Record, s *State) []Record { s.Entries[1].BalanceAfter = -1; return h }},
 		{"a key charged twice", "money", "charged 2 times", func(h []Record, s *State) []Record { s.Effects["i1"] = Effect{Resources: 1, Charges: 2}; return h }},
-		{"a hold never ended", "money", "hld_1 never ended", func(h []Record, s *State) []Record { s.Entries = s.Entries[1:]; return h }},
+		{"a hold never ended", "money", "hld_2 of wallets.transactions.create never ended", func(h []Record, s *State) []Record { s.Entries = s.Entries[1:]; return h }},
 		{"a call's hold taken twice", "money", "hld_1 taken 2 times", func(h []Record, s *State) []Record {
 			s.Entries = append([]Entry{{ID: "led_4", Type: "hold", Reference: "hld_1", RequestID: "req_2", Amount: -10, BalanceAfter: 80}}, s.Entries...)
 			s.Balance = 80
@@ -60,7 +78,58 @@ func TestTheCheckerReportsEachBrokenInvariantByName(t *testing.T) {
 			s.Entries[0].BalanceAfter = 91
 			return h
 		}},
-		{"a charge the audit missed", "charges-audited", "audit events charged 0", func(h []Record, s *State) []Record { s.Audit[0].ChargedMicro = 0; return h }},
+		{"a top-up credited twice for one Idempotency-Key", "money", "t1 credited 2 top-ups", func(h []Record, s *State) []Record {
+			s.Effects["t1"] = Effect{Credits: 2, Funds: true}
+			return h
+		}},
+		{"one payment credited twice", "money", "payment 0xn1 credited 2 times", func(h []Record, s *State) []Record {
+			s.PaymentCredits["0xn1"] = 2
+			return h
+		}},
+		{"a top-up the ledger does not hold", "money", "the ledger sums to", func(h []Record, s *State) []Record {
+			s.Entries = append(s.Entries[:2], s.Entries[3:]...)
+			return h
+		}},
+		{"a paid top-up credited nothing", "truthful-errors", "credited nothing", func(h []Record, s *State) []Record {
+			s.Effects["t1"] = Effect{Funds: true}
+			return h
+		}},
+		{"a refused payment that credited", "truthful-errors", "1 top-ups", func(h []Record, s *State) []Record {
+			h[2].Status, h[2].Code, h[2].Unchanged = 402, "payment_required", true
+			return h
+		}},
+		{"a send broadcast twice", "chain", "received 2000002", func(h []Record, s *State) []Record { s.Sends[0].Received = "2000002"; return h }},
+		{"a send that never confirmed yet reached the chain", "chain", "received 1000001", func(h []Record, s *State) []Record {
+			s.Sends[0].Status = "failed"
+			return h
+		}},
+		{"one send, two transactions", "chain", "2 transactions", func(h []Record, s *State) []Record { s.Sends[0].Listed = 2; return h }},
+		{"a lifecycle event delivered under two ids", "events", "want at most 1", func(h []Record, s *State) []Record {
+			s.Deliveries = append(s.Deliveries, Delivery{EventID: "evt_5", Event: "wallet.transaction.queued", Subject: "wtx_1"})
+			return h
+		}},
+		{"a send's final event lost", "events", "wallet.transaction.confirmed of wtx_1: 0 event ids", func(h []Record, s *State) []Record {
+			s.Deliveries = s.Deliveries[:3]
+			return h
+		}},
+		{"an invoke announced under more ids than calls", "events", "service.invoked: 2 event ids for 1 committed writes", func(h []Record, s *State) []Record {
+			s.Unnamed = map[string]int{"service.invoked": 1}
+			s.Deliveries = append(s.Deliveries, Delivery{EventID: "evt_7", Event: "service.invoked"}, Delivery{EventID: "evt_8", Event: "service.invoked"})
+			return h
+		}},
+		{"a send's hold never ended though nothing waits", "money", "never ended (send s1, req_4)", func(h []Record, s *State) []Record {
+			s.Entries = s.Entries[1:]
+			return h
+		}},
+		{"a second event of a request that is no settlement", "audit", "2 audit events", func(h []Record, s *State) []Record {
+			s.Audit[4].Operation = "wallets.transactions.create"
+			return h
+		}},
+		{"a top-up announced twice", "events", "credits.topped_up of rcpt_1: 2 event ids", func(h []Record, s *State) []Record {
+			s.Deliveries = append(s.Deliveries, Delivery{EventID: "evt_6", Event: "credits.topped_up", Subject: "rcpt_1"})
+			return h
+		}},
+		{"a charge the audit missed", "charges-audited", "audit events charged 10,", func(h []Record, s *State) []Record { s.Audit[0].ChargedMicro = 0; return h }},
 		{"an answered request unaudited", "audit", "0 audit events", func(h []Record, s *State) []Record { s.Audit = nil; return h }},
 		{"a request audited twice", "audit", "2 audit events", func(h []Record, s *State) []Record { s.Audit = append(s.Audit, s.Audit[0]); return h }},
 		{"an event of a request never sent", "audit", "of no answered request", func(h []Record, s *State) []Record {
@@ -106,6 +175,21 @@ func TestTheCheckerReportsEachBrokenInvariantByName(t *testing.T) {
 	}
 }
 
+// A send or a swap waiting for its approval keeps its hold: its hold's not
+// having ended is no violation, and it is one once nothing waits.
+func TestAHoldOfASendWaitingForItsApprovalMayStayHeld(t *testing.T) {
+	h, s := clean()
+	s.Entries = s.Entries[1:]
+	s.Waiting = map[string]bool{"req_4": true}
+	if vs := checkMoney(h, s); len(vs) > 0 {
+		t.Fatalf("reported %v", vs)
+	}
+	s.Waiting = nil
+	if vs := checkMoney(h, s); len(vs) == 0 {
+		t.Fatal("a hold nothing waits for went unreported")
+	}
+}
+
 // The lineage of a key is its roll chain both ways, its ancestors and
 // everything below any key of that chain; a sibling is outside it.
 func TestLineageIsTheRollChainItsAncestorsAndDescendants(t *testing.T) {
@@ -141,5 +225,28 @@ func TestUsageIsLeftOutWhereTheServerRollsNoneUp(t *testing.T) {
 	s.Audit[0].ChargedMicro = 0
 	if vs := checkChargesAudited(h, s); len(vs) == 0 {
 		t.Fatal("a charge no event carries went unreported")
+	}
+}
+
+// A hold taken by an attempt that died unanswered names a request the
+// client never heard of: it waits with its send when the key's attempt in
+// flight at the hold's time is of a send that waits for its approval, and
+// not otherwise.
+func TestAHoldOfADeadAttemptWaitsWithTheSendItWasMadeFor(t *testing.T) {
+	h := []Record{
+		{Op: "send", KeyID: "k1", Idem: "s1", Sent: t0, Answered: t0.Add(time.Second)},
+		{Op: "send", KeyID: "k1", Idem: "s1", Sent: t0.Add(2 * time.Second), Answered: t0.Add(3 * time.Second), Status: 202, RequestID: "req_2"},
+		{Op: "order", KeyID: "k1", Idem: "o1", Sent: t0.Add(4 * time.Second), Answered: t0.Add(5 * time.Second)},
+	}
+	entries := []Entry{
+		{Type: "hold", Reference: "hld_1", RequestID: "req_dead1", KeyID: "k1", At: t0.Add(500 * time.Millisecond)},
+		{Type: "hold", Reference: "hld_2", RequestID: "req_dead2", KeyID: "k1", At: t0.Add(4500 * time.Millisecond)},
+	}
+	got := waitingHolds(h, entries, map[string]bool{"s1": true})
+	if !got["req_dead1"] || !got["req_2"] {
+		t.Errorf("the send's requests are not waiting: %v", got)
+	}
+	if got["req_dead2"] {
+		t.Error("the order's dead attempt waits with the send")
 	}
 }

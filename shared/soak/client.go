@@ -20,6 +20,7 @@ type Request struct {
 	Body             []byte
 	Header           map[string]string
 	Requester        string // an approval decision: the key that asked for it
+	Payment          string // the x402 authorization's nonce a top-up carries
 	// Harness is a call of the harness itself, sent while the server is
 	// withheld from the workers.
 	Harness bool
@@ -89,7 +90,7 @@ func (c *Client) once(r Request) (Answer, bool) {
 	if r.Harness {
 		base = c.Server.URL()
 	}
-	rec := Record{Op: r.Op, Method: r.Method, Path: r.Path, Idem: r.Idem, Sent: time.Now(), Timeout: c.Timeout, Requester: r.Requester}
+	rec := Record{Op: r.Op, Method: r.Method, Path: r.Path, Idem: r.Idem, Sent: time.Now(), Timeout: c.Timeout, Requester: r.Requester, Payment: r.Payment}
 	if r.Key != nil {
 		rec.KeyID = r.Key.ID
 	}
@@ -137,7 +138,20 @@ func (c *Client) once(r Request) (Answer, bool) {
 	rec.Status, rec.RequestID = a.Status, res.Header.Get("X-Request-Id")
 	rec.Code, _ = a.Body["code"].(string)
 	rec.Unchanged = saysUnchanged(a)
+	if a.Status/100 == 2 {
+		rec.Made = made(a)
+	}
 	return a, true
+}
+
+// made is what a successful answer names: a top-up's receipt, else the id
+// of the resource it answers with.
+func made(a Answer) string {
+	if v := a.Header.Get("X-Service-Paid-Agent-Receipt"); v != "" {
+		return v
+	}
+	id, _ := a.Body["id"].(string)
+	return id
 }
 
 // saysUnchanged is an answer that tells the client its request was

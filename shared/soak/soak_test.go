@@ -74,6 +74,9 @@ func run(t *testing.T, cfg Config) (map[string][]string, Stats) {
 		sfx := "soak-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 		cfg.Env = append(cfg.Env, "BACKEND="+b, "TABLE_NAME=t-"+sfx, "WEBHOOK_QUEUE_NAME=q-"+sfx, "KMS_KEY_ID=alias/k-"+sfx,
 			"FILES_BUCKET=f-"+sfx, "ARCHIVES_BUCKET=a-"+sfx, "ARTIFACTS_BUCKET=r-"+sfx, "RUNS_QUEUE_NAME=r-"+sfx)
+		// Top-ups on the AWS backend go to the local facilitator too, which
+		// moves no money: the soak buys credits on either backend.
+		cfg.Env = append(cfg.Env, "X402_FACILITATOR=local", "X402_PAY_TO=0x000000000000000000000000000000000000dEaD")
 		cfg.Args = append(cfg.Args, "--create-resources")
 		// Listing a run's audit events is many queries, each slower on an
 		// emulator than on DynamoDB.
@@ -112,7 +115,8 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 // TestASeededRunKeepsEveryInvariant is the soak: the real server, killed
 // and crashed at random points while keys of every depth charge, delegate,
-// roll, upload, download and decide each other's signature approvals, and
+// roll, upload, download, buy credits through x402, trade, send from and
+// swap in the account's wallet and decide each other's approvals, and
 // accounts are sliced mid-run; then each account is held to every
 // invariant. A failure prints the command that runs its seed again.
 func TestASeededRunKeepsEveryInvariant(t *testing.T) {
@@ -145,7 +149,10 @@ func TestASeededRunKeepsEveryInvariant(t *testing.T) {
 // without failing, make soak (SOAK_STRICT) fails on them like on any
 // other. The list is the product's known defects; docs/status.md says the
 // same.
-var knownOpen = map[string]string{}
+var knownOpen = map[string]string{
+	"charges-audited": "a process that dies after a trading order, a wallet send or a swap committed with its hold and before the answer was stored leaves its charge on no audit event: the retry finds it by its dedupe key and its event charges nothing",
+	"events": "the wallets and the swaps publish after their own commit, outside it and with no outbox item in it: a process that dies between a transaction's status change (wallets.Service.transition), an approval it requests (requestApproval, the signature quote), a signature (signatures.create) or a swap's status change (swaps: execute, the transition that follows its transactions) and the publish loses that event for good, and the retry that replays the signature or the swap publishes nothing",
+}
 
 // A life that dies right after a charged call's answer is stored, before
 // the call's audit event is written, leaves the charge audited all the
@@ -217,12 +224,14 @@ func TestTheCheckerReportsEachInjectedFault(t *testing.T) {
 			}
 			t.Logf("%s reported: %s", tc.invariant, strings.Join(first(broken[tc.invariant], 3), "; "))
 			// The same run without the fault, waiting as long as a queue
-			// message a dead life held may take to come back.
+			// message a dead life held may take to come back. Its
+			// operations reach no known open defect: the invariant the
+			// fault breaks must hold, known open or not.
 			tc.cfg.Fault, tc.cfg.DeliveryWait = "", 0
 			kept, _ := run(t, tc.cfg)
 			for _, inv := range Invariants {
 				vs := kept[inv.Name]
-				if _, known := knownOpen[inv.Name]; len(vs) > 0 && !known {
+				if _, known := knownOpen[inv.Name]; len(vs) > 0 && (!known || inv.Name == tc.invariant) {
 					t.Errorf("without %s, %s failed: %s", tc.fault, inv.Name, strings.Join(first(vs, 5), "; "))
 				}
 			}

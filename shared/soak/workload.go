@@ -1,8 +1,11 @@
 package soak
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +18,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"platformapi/shared/x402"
 )
 
 // Config is one run of the model. A seed fixes the operations each worker
@@ -81,7 +88,17 @@ type account struct {
 	WalletID string
 	Hook     string // the receiver's URL for this account's webhook
 	sliced   atomic.Bool
+	// setupEvents are the events the setup's writes announce, by subject.
+	setupEvents map[string][]string
+
+	mu       sync.Mutex
+	sends    []plannedSend
+	swaps    map[string]string // quote id → the swap's Idempotency-Key
+	payments []x402.PaymentPayload
 }
+
+// plannedSend is a send quoted to an address of its own.
+type plannedSend struct{ Idem, QuoteID, To, Amount string }
 
 // Stats is what a run did.
 type Stats struct {
@@ -107,6 +124,9 @@ type Run struct {
 	start time.Time
 	// deliveriesBy is when the state reader stops waiting for events.
 	deliveriesBy time.Time
+	// tokens are the local chain's test tokens by symbol (deployed at the
+	// chain's first start by a faucet of its own).
+	tokens map[string]string
 }
 
 // Start builds nothing: bin is the soakfaults build of the server, dir
@@ -291,7 +311,8 @@ func (r *Run) killer(rng *mrand.Rand, stop <-chan time.Time) {
 }
 
 // setup makes each account's root key from a minted credit token, its
-// webhook to the receiver and its wallet, on a server with no fault yet.
+// webhook to the receiver, its funded wallet with its policy and its
+// database, and learns the local chain's tokens.
 func (r *Run) setup(ctx context.Context) error {
 	for i := range r.cfg.Accounts {
 		tok, err := r.mint(ctx)
@@ -304,7 +325,7 @@ func (r *Run) setup(ctx context.Context) error {
 			return fmt.Errorf("root key: %d %s", a.Status, a.Raw)
 		}
 		root := &mkey{Key: Key{ID: str(a.Body["id"])}, Secret: str(a.Body["secret"]), Account: i}
-		acct := &account{Root: root, Hook: r.recv.URL(i)}
+		acct := &account{Root: root, Hook: r.recv.URL(i), setupEvents: map[string][]string{}, swaps: map[string]string{}}
 		r.keys = append(r.keys, root)
 		r.accounts = append(r.accounts, acct)
 		a = r.c.Do(Request{Op: "setup", Method: "POST", Path: "/v1/webhooks", Key: &root.Key, Secret: root.Secret, Idem: fmt.Sprintf("soak-hook-%d", i),
@@ -312,16 +333,40 @@ func (r *Run) setup(ctx context.Context) error {
 		if a.Status != 201 {
 			return fmt.Errorf("webhook: %d %s", a.Status, a.Raw)
 		}
+		acct.setupEvents[str(a.Body["id"])] = []string{"webhook.created"}
 		a = r.c.Do(Request{Op: "setup", Method: "POST", Path: "/v1/wallets", Key: &root.Key, Secret: root.Secret, Idem: fmt.Sprintf("soak-wallet-%d", i),
 			Body: []byte(`{"label":"soak"}`)})
 		if a.Status != 201 {
 			return fmt.Errorf("wallet: %d %s", a.Status, a.Raw)
 		}
 		acct.WalletID = str(a.Body["id"])
+		acct.setupEvents[acct.WalletID] = []string{"wallet.created"}
+		if err := r.fund(ctx, str(a.Body["address"])); err != nil {
+			return err
+		}
+		// Sends over sendApprovalOver wei wait for an approval.
+		a = r.c.Do(Request{Op: "setup", Method: "PATCH", Path: "/v1/wallets/" + acct.WalletID + "/policy", Key: &root.Key, Secret: root.Secret,
+			Idem: fmt.Sprintf("soak-policy-%d", i), Body: []byte(`{"defaultAction":"allow","expectedRevision":1,"rules":[` +
+				`{"action":"require_approval","operation":"signatures.create","criteria":[]},` +
+				`{"action":"require_approval","operation":"transactions.create","criteria":[{"type":"value","asset":"ETH","op":"gt","amount":"` + sendApprovalOver + `"}]}]}`)})
+		if a.Status != 200 {
+			return fmt.Errorf("wallet policy: %d %s", a.Status, a.Raw)
+		}
+		acct.setupEvents[acct.WalletID] = append(acct.setupEvents[acct.WalletID], "wallet.policy_updated")
 		a = r.c.Do(Request{Op: "setup", Method: "POST", Path: "/v1/databases/account", Key: &root.Key, Secret: root.Secret, Idem: fmt.Sprintf("soak-db-%d", i),
 			Body: []byte(`{}`)})
 		if a.Status != 201 {
 			return fmt.Errorf("database: %d %s", a.Status, a.Raw)
+		}
+		acct.setupEvents[str(a.Body["id"])] = []string{"database.provisioned"}
+		if r.tokens == nil {
+			a = r.call("setup", root, "GET", "/v1/swaps/tokens?chainId=1337", "", nil, nil)
+			data, _ := a.Body["data"].([]any)
+			r.tokens = map[string]string{}
+			for _, x := range data {
+				t, _ := x.(map[string]any)
+				r.tokens[str(t["symbol"])] = str(t["address"])
+			}
 		}
 		a = r.c.Do(Request{Op: "setup", Method: "POST", Path: "/v1/databases/actions", Key: &root.Key, Secret: root.Secret, Idem: fmt.Sprintf("soak-db-table-%d", i),
 			Body: []byte(`{"actions":[{"type":"migrate","id":"001","sql":"CREATE TABLE soak(v TEXT NOT NULL)"}]}`)})
@@ -343,6 +388,19 @@ func (r *Run) mint(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// fund gives a wallet ETH for sends and gas and USDC to swap, on the
+// server's local chain.
+func (r *Run) fund(ctx context.Context, address string) error {
+	for _, f := range [][2]string{{"ETH", "100"}, {"USDC", "10000"}} {
+		cmd := exec.CommandContext(ctx, r.srv.Bin, "fund", "--address", address, "--asset", f[0], "--amount", f[1])
+		cmd.Env = append(append(cmd.Environ(), "DATA_DIR="+r.srv.DataDir), r.srv.Env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("fund %s: %v\n%s", f[0], err, out)
+		}
+	}
+	return nil
+}
+
 // The operations a worker picks from, with their weights.
 var operations = []struct {
 	name   string
@@ -358,6 +416,10 @@ var operations = []struct {
 	{"balance", 5, (*Run).balance},
 	{"db", 8, (*Run).insert},
 	{"slice", 1, (*Run).slice},
+	{"topup", 3, (*Run).topUp},
+	{"order", 6, (*Run).order},
+	{"send", 6, (*Run).send},
+	{"swap", 3, (*Run).swap},
 }
 
 func (r *Run) worker(rng *mrand.Rand, w int, end time.Time) {
@@ -537,6 +599,132 @@ func (r *Run) sliceAccount(a *account) {
 	}
 }
 
+// topUp buys credits through x402: the challenge, then the same request
+// with the same Idempotency-Key and a payment signed by a new payer. Now
+// and then it pays again with an authorization an earlier top-up used,
+// under a new key: that must credit nothing.
+func (r *Run) topUp(rng *mrand.Rand, idem string) {
+	acct := rng.IntN(len(r.accounts))
+	a, k := r.accounts[acct], r.pickKey(rng, acct)
+	body := []byte(`{"amountUsd":5}`)
+	a.mu.Lock()
+	var used []x402.PaymentPayload
+	if rng.IntN(4) == 0 {
+		used = a.payments
+	}
+	a.mu.Unlock()
+	if len(used) > 0 {
+		p := used[rng.IntN(len(used))]
+		hdr, err := x402.EncodeHeader(p)
+		if err == nil {
+			r.c.Do(Request{Op: "topup.reuse", Method: "POST", Path: "/v1/credits/x402/top-up", Key: &k.Key, Secret: k.Secret, Idem: idem,
+				Body: body, Header: map[string]string{"Payment-Signature": hdr}, Payment: p.Payload.Authorization.Nonce})
+		}
+		return
+	}
+	ch := r.call("topup", k, "POST", "/v1/credits/x402/top-up", idem, body, nil)
+	if ch.Status != 402 {
+		return
+	}
+	pr, err := x402.DecodePaymentRequired(ch.Header.Get("Payment-Required"))
+	if err != nil || len(pr.Accepts) == 0 {
+		r.logf("topup %s: challenge %v", idem, err)
+		return
+	}
+	payer, err := crypto.GenerateKey()
+	if err != nil {
+		return
+	}
+	p, err := x402.Sign(payer, pr.Accepts[0], x402.SignOptions{Resource: &pr.Resource})
+	if err != nil {
+		r.logf("topup %s: sign: %v", idem, err)
+		return
+	}
+	hdr, err := x402.EncodeHeader(p)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	a.payments = append(a.payments, p)
+	a.mu.Unlock()
+	r.c.Do(Request{Op: "topup", Method: "POST", Path: "/v1/credits/x402/top-up", Key: &k.Key, Secret: k.Secret, Idem: idem,
+		Body: body, Header: map[string]string{"Payment-Signature": hdr}, Payment: p.Payload.Authorization.Nonce})
+}
+
+// order buys or sells a little on the paper venue, immediate or cancel,
+// with its Idempotency-Key as its clientOrderId: acknowledged, the book
+// holds exactly one order of that id.
+func (r *Run) order(rng *mrand.Rand, idem string) {
+	side := [2]string{"buy", "sell"}[rng.IntN(2)]
+	qty := fmt.Sprintf("0.00%d", 1+rng.IntN(9))
+	r.call("order", r.pickKey(rng, -1), "POST", "/v1/trading/orders", idem,
+		[]byte(`{"symbol":"ETH-USD","side":"`+side+`","type":"market","qty":"`+qty+`","timeInForce":"ioc","clientOrderId":"`+idem+`"}`), nil)
+}
+
+// sendApprovalOver is the largest send (wei) the soak's wallet policy
+// lets through without an approval.
+const sendApprovalOver = "2000000"
+
+// sendTo is the address a send pays, its own: what the chain holds there
+// is what that send moved.
+func sendTo(idem string) string {
+	h := sha256.Sum256([]byte("soak-send|" + idem))
+	return "0x" + hex.EncodeToString(h[:20])
+}
+
+// send pays a small amount of ETH from the account's wallet to an address
+// of its own; a send over sendApprovalOver waits for an approval, decided
+// by a random key of the account (its requester's lineage is refused), now
+// and then rejected.
+func (r *Run) send(rng *mrand.Rand, idem string) {
+	acct := rng.IntN(len(r.accounts))
+	a := r.accounts[acct]
+	req := r.pickKey(rng, acct)
+	to, amount := sendTo(idem), fmt.Sprint(1_000_000+rng.IntN(2_000_000))
+	q := r.call("send.quote", req, "POST", "/v1/wallets/"+a.WalletID+"/transactions/quote", idem+"-quote",
+		[]byte(`{"chainId":1337,"to":"`+to+`","asset":"ETH","amount":"`+amount+`"}`), nil)
+	if q.Status/100 != 2 {
+		return
+	}
+	a.mu.Lock()
+	a.sends = append(a.sends, plannedSend{Idem: idem, QuoteID: str(q.Body["id"]), To: to, Amount: amount})
+	a.mu.Unlock()
+	t := r.call("send", req, "POST", "/v1/wallets/"+a.WalletID+"/transactions", idem, []byte(`{"quoteId":"`+str(q.Body["id"])+`"}`), nil)
+	if approval := str(t.Body["approvalId"]); t.Status == 202 && approval != "" {
+		r.decide(rng, acct, req, approval, idem)
+	}
+}
+
+// decide has a random key of the account decide an approval req asked
+// for: approved, one time in five rejected.
+func (r *Run) decide(rng *mrand.Rand, acct int, req *mkey, approval, idem string) Answer {
+	dec := r.pickKey(rng, acct)
+	decision := "approve"
+	if rng.IntN(5) == 0 {
+		decision = "reject"
+	}
+	return r.c.Do(Request{Op: "approve", Method: "POST", Path: "/v1/approvals/" + approval, Key: &dec.Key, Secret: dec.Secret,
+		Idem: idem + "-decide", Body: []byte(`{"decision":"` + decision + `"}`), Requester: req.ID})
+}
+
+// swap trades about one USDC of the account's wallet for WETH on the local
+// chain's pool.
+func (r *Run) swap(rng *mrand.Rand, idem string) {
+	acct := rng.IntN(len(r.accounts))
+	a := r.accounts[acct]
+	req := r.pickKey(rng, acct)
+	q := r.call("swap.quote", req, "POST", "/v1/swaps/quote", idem+"-quote",
+		[]byte(`{"walletId":"`+a.WalletID+`","fromChainId":1337,"toChainId":1337,"fromToken":"`+r.tokens["USDC"]+`","toToken":"`+r.tokens["WETH"]+
+			`","fromAmount":"`+fmt.Sprint(1_000_000+rng.IntN(1000))+`"}`), nil)
+	if q.Status/100 != 2 {
+		return
+	}
+	a.mu.Lock()
+	a.swaps[str(q.Body["id"])] = idem
+	a.mu.Unlock()
+	r.call("swap", req, "POST", "/v1/swaps", idem, []byte(`{"quoteId":"`+str(q.Body["id"])+`"}`), nil)
+}
+
 func str(v any) string { s, _ := v.(string); return s }
 
 // Receiver is the webhook target: every delivery it takes, by account.
@@ -562,12 +750,16 @@ func NewReceiver() *Receiver {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		// The subject: a resource's id, a top-up's receipt; an invoke's
+		// event has none.
 		var data struct {
-			ID string `json:"id"`
+			ID      string `json:"id"`
+			Receipt string `json:"receiptId"`
 		}
 		_ = json.Unmarshal(p.Data, &data)
+		subject := cmp.Or(data.ID, data.Receipt)
 		rc.mu.Lock()
-		rc.got[acct] = append(rc.got[acct], Delivery{EventID: p.ID, Event: p.Type, Subject: data.ID})
+		rc.got[acct] = append(rc.got[acct], Delivery{EventID: p.ID, Event: p.Type, Subject: subject})
 		rc.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	}))
