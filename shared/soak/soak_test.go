@@ -151,7 +151,7 @@ func TestASeededRunKeepsEveryInvariant(t *testing.T) {
 // same.
 var knownOpen = map[string]string{
 	"charges-audited": "a process that dies after a trading order, a wallet send or a swap committed with its hold and before the answer was stored leaves its charge on no audit event: the retry finds it by its dedupe key and its event charges nothing",
-	"events": "the wallets and the swaps publish after their own commit, outside it and with no outbox item in it: a process that dies between a transaction's status change (wallets.Service.transition), an approval it requests (requestApproval, the signature quote), a signature (signatures.create) or a swap's status change (swaps: execute, the transition that follows its transactions) and the publish loses that event for good, and the retry that replays the signature or the swap publishes nothing",
+	"events":          "the wallets and the swaps publish after their own commit, outside it and with no outbox item in it: a process that dies between a transaction's status change (wallets.Service.transition), an approval it requests (requestApproval, the signature quote), a signature (signatures.create) or a swap's status change (swaps: execute, the transition that follows its transactions) and the publish loses that event for good, and the retry that replays the signature or the swap publishes nothing",
 }
 
 // A life that dies right after a charged call's answer is stored, before
