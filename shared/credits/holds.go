@@ -198,6 +198,20 @@ func inherit(ctx context.Context, h *Hold) {
 	}
 }
 
+// Inherit reports to ctx's request a hold of amountMicro that an earlier
+// attempt of its call took and committed with the call's own effect (an
+// order, a wallet transaction; HoldOps), and that the retry finds by the
+// call's dedupe key and answers. That attempt died before its answer was
+// stored, and so before its audit event was written, which would have
+// carried the hold (Change.Committed): the retry's event carries it
+// instead, and what settles the hold later reports what it returns, as
+// always.
+func Inherit(ctx context.Context, amountMicro int64) {
+	if note := noteFrom(ctx); note != nil && amountMicro != 0 {
+		note(amountMicro)
+	}
+}
+
 // errHoldExists: the hold's id is taken (by another attempt of its call).
 var errHoldExists = errors.New("credits: hold exists")
 

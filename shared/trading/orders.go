@@ -390,7 +390,9 @@ func (s *Service) reject(ctx context.Context, sc Scope, o *orderRec, sub Submiss
 	}
 }
 
-// replay returns the order a dedupe key created.
+// replay returns the order a dedupe key created, for a retry of the call
+// whose earlier attempt created it and died before its answer was stored:
+// the retry answers for the call, its credit hold included.
 func (s *Service) replay(ctx context.Context, sc Scope, key string) (*Result, error) {
 	it, err := s.st.Get(ctx, sc.key("ddp#"+dedupeHash(key)))
 	if err != nil {
@@ -399,6 +401,9 @@ func (s *Service) replay(ctx context.Context, sc Scope, key string) (*Result, er
 	o, _, err := s.load(ctx, sc, it.String("orderId"))
 	if err != nil {
 		return nil, err
+	}
+	if o.HoldID != "" {
+		credits.Inherit(ctx, o.CreditsMicro)
 	}
 	return &Result{Order: o.view(), Replayed: true}, nil
 }

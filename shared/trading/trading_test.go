@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"platformapi/shared/apierr"
+	"platformapi/shared/credits"
 	"platformapi/shared/decimal"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
@@ -593,4 +594,38 @@ func TestAnOrdersEventsCommitWithItsChangesAndARetryAddsNone(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noting is a request that adds up what it is charged.
+type noting struct{ charged int64 }
+
+func (n *noting) Attribution() credits.Attribution {
+	return credits.Attribution{RequestID: "req_1", KeyPath: []string{"key_1"}}
+}
+func (n *noting) Charged(micro int64) { n.charged += micro }
+
+// A retry that finds the order its call's dead attempt created (that
+// attempt's answer, with the audit event carrying its hold, never left)
+// answers for the call: its own event carries the hold, as the dead
+// attempt's would have, so the charge is on an event once.
+func TestARetryThatFindsItsDeadAttemptsOrderCarriesItsHold(t *testing.T) {
+	forEachBackend(t, "1000000", func(t *testing.T, f *fixture) {
+		f.openAccount(book.AccountID, 1_000_000)
+		sub := Submission{OrderRequest: OrderRequest{Symbol: "ETH-USD", Side: SideBuy, Type: TypeMarket, Qty: "1", TimeInForce: TIFIOC},
+			DedupeKey: "key_1:idem-dead", CreditsMicro: 250_000}
+		dead, retry := &noting{}, &noting{}
+		if _, err := f.svc.CreateOrder(credits.WithRequest(context.Background(), dead), book, sub); err != nil {
+			t.Fatal(err)
+		}
+		again, err := f.svc.CreateOrder(credits.WithRequest(context.Background(), retry), book, sub)
+		if err != nil || !again.Replayed {
+			t.Fatalf("retry: %+v %v", again, err)
+		}
+		if dead.charged != 250_000 || retry.charged != 250_000 {
+			t.Fatalf("the dead attempt's event would carry %d, the retry's carries %d; want the hold, 250000, on each", dead.charged, retry.charged)
+		}
+		if got := f.balance(book.AccountID); got != 750_000 {
+			t.Fatalf("balance %d, want 750000: one order charged once", got)
+		}
+	})
 }
