@@ -96,7 +96,7 @@ func (s *Service) Execute(ctx context.Context, sc wallets.Scope, req ExecuteRequ
 	}
 	if used := qit.String("used"); used != "" {
 		if qit.String("usedBy") == callID {
-			sw, err := s.Get(ctx, sc, used)
+			sw, err := s.replayed(ctx, sc, used)
 			return sw, true, err
 		}
 		return nil, false, errQuoteUsed
@@ -156,7 +156,7 @@ func (s *Service) Execute(ctx context.Context, sc wallets.Scope, req ExecuteRequ
 		var ae *apierr.Error
 		if errors.As(err, &ae) && ae.Code == apierr.QuoteAlreadyUsed {
 			if it, gerr := s.cfg.Store.Get(ctx, qit.Key()); gerr == nil && it.String("usedBy") == callID {
-				again, gerr := s.Get(ctx, sc, it.String("used"))
+				again, gerr := s.replayed(ctx, sc, it.String("used"))
 				return again, true, gerr
 			}
 		}
@@ -165,6 +165,25 @@ func (s *Service) Execute(ctx context.Context, sc wallets.Scope, req ExecuteRequ
 	sw.Status = status
 	s.publish(ctx, sc, sw)
 	return sw, false, nil
+}
+
+// replayed returns the swap an earlier attempt of this call executed, to
+// a retry: that attempt died before its answer was stored, and so before
+// its audit event carried the credit hold of the swap's transactions,
+// which the retry's event carries instead.
+func (s *Service) replayed(ctx context.Context, sc wallets.Scope, id string) (*Swap, error) {
+	sw, err := s.Get(ctx, sc, id)
+	if err != nil {
+		return nil, err
+	}
+	txs := make([]string, 0, len(sw.Transactions))
+	for _, t := range sw.Transactions {
+		txs = append(txs, t.TransactionID)
+	}
+	if err := s.cfg.Wallets.InheritHolds(ctx, sc, sw.WalletID, txs...); err != nil {
+		return nil, err
+	}
+	return sw, nil
 }
 
 func (s *Service) publish(ctx context.Context, sc wallets.Scope, sw *Swap) {

@@ -330,3 +330,42 @@ func TestASendAfterTheChainLostItsTailRefillsTheNonceGap(t *testing.T) {
 		t.Fatalf("the recipient has %s", got)
 	}
 }
+
+// noting is a request that adds up what it is charged.
+type noting struct{ charged int64 }
+
+func (n *noting) Attribution() credits.Attribution { return credits.Attribution{RequestID: "req_1", KeyPath: []string{"key_1"}} }
+func (n *noting) Charged(micro int64)              { n.charged += micro }
+
+// A retry that finds the send its call's dead attempt created (that
+// attempt's answer, with the audit event carrying its credit hold, never
+// left) answers for the call: its own event carries the hold, so the
+// charge is on an event once.
+func TestARetryThatFindsItsDeadAttemptsSendCarriesItsHold(t *testing.T) {
+	s, dev, _ := crashEnv(t)
+	ctx := context.Background()
+	sc := Scope{AccountID: "acct_1"}
+	w, err := s.Create(ctx, sc, WalletCreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dev.Faucet().Fund(ctx, common.HexToAddress(w.Address), "ETH", big.NewInt(1e18)); err != nil {
+		t.Fatal(err)
+	}
+	q, err := s.QuoteTransaction(ctx, sc, w.ID, TxQuoteRequest{ChainID: devchain.ChainID, To: "0x00000000000000000000000000000000000c0ffe", Asset: "ETH", Amount: "1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead, retry := &noting{}, &noting{}
+	first, _, err := s.CreateTransaction(credits.WithRequest(ctx, dead), sc, w.ID, TxCreateRequest{QuoteID: q.ID}, "key_1", "call-dead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, replayed, err := s.CreateTransaction(credits.WithRequest(ctx, retry), sc, w.ID, TxCreateRequest{QuoteID: q.ID}, "key_1", "call-dead")
+	if err != nil || !replayed || again.ID != first.ID {
+		t.Fatalf("retry: %+v %v %v", again, replayed, err)
+	}
+	if dead.charged != 100_000 || retry.charged != 100_000 {
+		t.Fatalf("the dead attempt's event would carry %d, the retry's carries %d; want the hold, 100000, on each", dead.charged, retry.charged)
+	}
+}

@@ -209,7 +209,7 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 	}
 	if used := qit.String("used"); used != "" {
 		if qit.String("usedBy") == callID {
-			t, err := s.GetTransaction(ctx, sc, walletID, used)
+			t, err := s.replayed(ctx, sc, walletID, used)
 			return t, true, false, err
 		}
 		return nil, false, false, errQuoteUsed
@@ -269,7 +269,7 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 		if errors.Is(err, errQuoteUsed) {
 			// A concurrent attempt of this same call may have won.
 			if it, gerr := s.st.Get(ctx, qk); gerr == nil && it.String("usedBy") == callID {
-				t, gerr := s.GetTransaction(ctx, sc, walletID, it.String("used"))
+				t, gerr := s.replayed(ctx, sc, walletID, it.String("used"))
 				return t, true, false, gerr
 			}
 		}
@@ -277,6 +277,41 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 	}
 	s.afterCommit(ctx, t)
 	return t.view(), false, false, nil
+}
+
+// replayed returns the transaction an earlier attempt of this call
+// created, to a retry: that attempt died before its answer was stored, and
+// so before its audit event carried the transaction's credit hold, which
+// the retry's event carries instead (credits.Inherit).
+func (s *Service) replayed(ctx context.Context, sc Scope, walletID, id string) (*WalletTransaction, error) {
+	if err := s.InheritHolds(ctx, sc, walletID, id); err != nil {
+		return nil, err
+	}
+	return s.GetTransaction(ctx, sc, walletID, id)
+}
+
+// InheritHolds reports to ctx's request the credit holds of the wallet's
+// transactions ids, which an earlier attempt of its call created with them
+// and died before answering (see replayed; a swap's retry calls it for the
+// swap's transactions).
+func (s *Service) InheritHolds(ctx context.Context, sc Scope, walletID string, ids ...string) error {
+	for _, id := range ids {
+		it, err := s.st.Get(ctx, txKey(sc, walletID, id))
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("wallets: read transaction: %w", err)
+		}
+		t, _, err := decodeTx(it)
+		if err != nil {
+			return err
+		}
+		if t.HoldID != "" {
+			credits.Inherit(ctx, t.Credits)
+		}
+	}
+	return nil
 }
 
 // requestApproval requests the approval a send needs, once per call: a
