@@ -334,8 +334,10 @@ func TestASendAfterTheChainLostItsTailRefillsTheNonceGap(t *testing.T) {
 // noting is a request that adds up what it is charged.
 type noting struct{ charged int64 }
 
-func (n *noting) Attribution() credits.Attribution { return credits.Attribution{RequestID: "req_1", KeyPath: []string{"key_1"}} }
-func (n *noting) Charged(micro int64)              { n.charged += micro }
+func (n *noting) Attribution() credits.Attribution {
+	return credits.Attribution{RequestID: "req_1", KeyPath: []string{"key_1"}}
+}
+func (n *noting) Charged(micro int64) { n.charged += micro }
 
 // A retry that finds the send its call's dead attempt created (that
 // attempt's answer, with the audit event carrying its credit hold, never
