@@ -176,11 +176,12 @@ func (k *Kernel) recordAudit(r *http.Request, rt *routes.Route, p *Principal, pa
 		e.EndUser = &eu
 	}
 	o.mu.Lock()
+	// A stored answer replayed charges nothing: no operation runs. An
+	// operation that answers a retry with what the call's dead attempt
+	// made (a replayed order, send or swap) reports the hold it inherits
+	// (credits.Inherit), which its event carries.
 	code, charged := o.code, o.charged
 	o.mu.Unlock()
-	if e.IdempotentReplayed {
-		charged = 0 // a replay charges nothing again; its code is the stored problem's
-	}
 	if status >= 400 {
 		if code == "" && status == http.StatusInternalServerError {
 			code = apierr.Internal
