@@ -52,6 +52,13 @@ func (f *faulty) arm(status string, kill bool) {
 	f.mu.Unlock()
 }
 
+// armed says whether the armed fault is still to happen.
+func (f *faulty) armed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.status != ""
+}
+
 func (f *faulty) Transact(ctx context.Context, ops []store.Op) error {
 	f.mu.Lock()
 	hit, kill := false, f.kill
@@ -102,8 +109,9 @@ func TestASwapsEventsExistExactlyWhenItsChangesDo(t *testing.T) {
 				t.Fatal(err)
 			}
 			f, out := &faulty{Store: st}, &memOutbox{}
-			ws, svc := Wire(wallets.Config{Store: f, Sealer: sealer, Networks: nets, Outbox: out},
-				Config{Store: f, Outbox: out, Router: &Dispatch{Local: &Pool{Networks: nets, Now: time.Now}}, PriceMicro: 100_000})
+			// Not wired: the test refreshes the swap itself.
+			ws := wallets.New(wallets.Config{Store: f, Sealer: sealer, Networks: nets, Outbox: out})
+			svc := New(Config{Store: f, Wallets: ws, Outbox: out, Router: &Dispatch{Local: &Pool{Networks: nets, Now: time.Now}}, PriceMicro: 100_000})
 			sc := wallets.Scope{AccountID: "acct_1"}
 			w, err := ws.Create(ctx, sc, wallets.WalletCreateRequest{})
 			if err != nil {
@@ -140,6 +148,9 @@ func TestASwapsEventsExistExactlyWhenItsChangesDo(t *testing.T) {
 			if n, d := events("swap."+SwapPending), out.dispatched.Load(); n != 1 || d != 0 {
 				t.Fatalf("%d pending events, %d dispatched; want the one committed with the swap, left to the sweep", n, d)
 			}
+			// The first refresh that would record the swap's end, by the
+			// replay's read or by the test, is aborted.
+			f.arm(SwapDone, false)
 			sw, replayed, err := svc.Execute(ctx, sc, ExecuteRequest{QuoteID: q.ID}, "key_1", "call-1")
 			if err != nil || !replayed {
 				t.Fatalf("retry: %+v %v %v", sw, replayed, err)
@@ -147,28 +158,41 @@ func TestASwapsEventsExistExactlyWhenItsChangesDo(t *testing.T) {
 			if n := events("swap." + SwapPending); n != 1 {
 				t.Fatalf("%d pending events after the replay; want the one committed with the swap", n)
 			}
-			// The swap's transaction moves; the refresh that records the
-			// swap's next status is aborted once, then killed after its
-			// commit, then the swap is advanced to its end.
-			f.arm(SwapDone, false)
-			for i := 0; i < 2; i++ {
+			// The swap's transactions end; the refresh that records the
+			// swap's end was aborted once, is then killed after its commit,
+			// and a later read finds it done.
+			last := sw.Transactions[len(sw.Transactions)-1].TransactionID
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				for _, tx := range sw.Transactions {
-					for more := true; more; {
-						if more, err = ws.Advance(ctx, sc, w.ID, tx.TransactionID); err != nil {
-							t.Fatal(err)
-						}
-						time.Sleep(10 * time.Millisecond)
+					if _, err := ws.Advance(ctx, sc, w.ID, tx.TransactionID); err != nil {
+						t.Fatal(err)
 					}
 				}
-				if i == 0 {
-					if n := events("swap." + SwapDone); n != 0 {
-						t.Fatalf("an aborted refresh left %d events", n)
-					}
-					f.arm(SwapDone, true)
-					if _, err := svc.Refresh(ctx, sc, sw.ID); err == nil {
-						t.Fatal("the killed refresh answered")
-					}
+				charged, err := ws.SwapCharged(ctx, sc, w.ID, last)
+				if err != nil {
+					t.Fatal(err)
 				}
+				if charged != "0" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the swap's transactions never settled")
+				}
+			}
+			if f.armed() {
+				if r, err := svc.Refresh(ctx, sc, sw.ID); err == nil {
+					t.Fatalf("the aborted refresh answered %+v", r)
+				}
+			}
+			if n := events("swap." + SwapDone); n != 0 {
+				t.Fatalf("an aborted refresh left %d events", n)
+			}
+			if cur, _, err := svc.loadSwap(ctx, sc, sw.ID); err != nil || cur.Status == SwapDone {
+				t.Fatalf("after the aborted refresh: %+v %v", cur, err)
+			}
+			f.arm(SwapDone, true)
+			if _, err := svc.Refresh(ctx, sc, sw.ID); err == nil {
+				t.Fatal("the killed refresh answered")
 			}
 			got, err := svc.Get(ctx, sc, sw.ID)
 			if err != nil || got.Status != SwapDone {
