@@ -90,10 +90,14 @@ func putsTx(status string) func(store.Op) bool {
 }
 
 // usesSigQuote matches the write that records a signature on its quote.
-func usesSigQuote(op store.Op) bool { return op.Kind == store.OpUpdate && strings.HasPrefix(op.Key.SK, "wsq#") }
+func usesSigQuote(op store.Op) bool {
+	return op.Kind == store.OpUpdate && strings.HasPrefix(op.Key.SK, "wsq#")
+}
 
 // putsApproval matches the write that creates an approval.
-func putsApproval(op store.Op) bool { return op.Kind == store.OpPut && strings.HasPrefix(op.Key.SK, "apr#") }
+func putsApproval(op store.Op) bool {
+	return op.Kind == store.OpPut && strings.HasPrefix(op.Key.SK, "apr#")
+}
 
 type outboxFixture struct {
 	s   *Service
