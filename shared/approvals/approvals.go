@@ -128,6 +128,14 @@ func decode(it store.Item) (*Approval, error) {
 
 // Create records a pending approval for exactly this input.
 func (r *Repo) Create(ctx context.Context, accountID string, projectID *string, keyID, serviceID, operationID string, input json.RawMessage) (*Approval, error) {
+	return r.CreateWith(ctx, accountID, projectID, keyID, serviceID, operationID, input, nil)
+}
+
+// CreateWith is Create with the caller's writes about the new approval
+// (its approval.requested event) in the same transaction, so that they
+// exist exactly when the approval does. with may be nil.
+func (r *Repo) CreateWith(ctx context.Context, accountID string, projectID *string, keyID, serviceID, operationID string, input json.RawMessage,
+	with func(*Approval) ([]store.Op, error)) (*Approval, error) {
 	canon, sum, err := Canonical(input)
 	if err != nil {
 		return nil, inputError(err)
@@ -135,7 +143,15 @@ func (r *Repo) Create(ctx context.Context, accountID string, projectID *string, 
 	now := r.now().UTC()
 	a := &Approval{ID: ids.New("apr", now), ServiceID: serviceID, OperationID: operationID, Input: canon, InputSHA256: sum,
 		Status: StatusPending, ProjectID: projectID, RequestedBy: keyID, CreatedAt: now, ExpiresAt: now.Add(TTL)}
-	if err := r.st.Put(ctx, encode(accountID, a), store.NotExists()); err != nil {
+	ops := []store.Op{store.PutOp(encode(accountID, a), store.NotExists())}
+	if with != nil {
+		extra, err := with(a)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, extra...)
+	}
+	if err := r.st.Transact(ctx, ops); err != nil {
 		return nil, fmt.Errorf("approvals: create: %w", err)
 	}
 	return a, nil

@@ -149,9 +149,7 @@ func TestASeededRunKeepsEveryInvariant(t *testing.T) {
 // without failing, make soak (SOAK_STRICT) fails on them like on any
 // other. The list is the product's known defects; docs/status.md says the
 // same.
-var knownOpen = map[string]string{
-	"events": "the wallets and the swaps publish after their own commit, outside it and with no outbox item in it: a process that dies between a transaction's status change (wallets.Service.transition), an approval it requests (requestApproval, the signature quote), a signature (signatures.create) or a swap's status change (swaps: execute, the transition that follows its transactions) and the publish loses that event for good, and the retry that replays the signature or the swap publishes nothing",
-}
+var knownOpen = map[string]string{}
 
 // A life that dies right after a charged call's answer is stored, before
 // the call's audit event is written, leaves the charge audited all the

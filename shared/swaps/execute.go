@@ -137,19 +137,22 @@ func (s *Service) Execute(ctx context.Context, sc wallets.Scope, req ExecuteRequ
 	sw := &Swap{ID: ids.New("swp", now), WalletID: *q.WalletID, RouteID: rr.ID, QuoteID: q.ID, FromChainID: r.FromChainID, ToChainID: r.ToChainID,
 		FromToken: r.FromToken.Hex(), ToToken: r.ToToken.Hex(), FromAmount: r.FromAmount.String(), ToAmount: r.ToAmount.String(),
 		ToAmountMin: r.ToAmountMin.String(), ChargedCredits: "0", CreatedAt: now, UpdatedAt: now}
+	dispatch := func(context.Context) {}
 	_, status, err := s.cfg.Wallets.SendForSwap(ctx, sc, *q.WalletID, wallets.SwapSend{
 		SwapID: sw.ID, ChainID: r.FromChainID, Calls: calls,
 		Intent:          policy.Intent{Operation: policy.OpSwapsExecute, ChainID: r.FromChainID, To: r.Transaction.To, Recipient: wallet, Asset: asset, Amount: r.FromAmount},
 		ApprovalService: ServiceID, ApprovalInput: swapApprovalInput(q), ApprovalID: req.ApprovalID,
 		CreditsMicro: s.cfg.PriceMicro, QuoteKey: qit.Key(), Requester: requester, CallID: callID,
-		Records: func(txs []*wallets.WalletTransaction, status string) []store.Op {
+		Records: func(txs []*wallets.WalletTransaction, status string) ([]store.Op, error) {
 			sw.Status = status
 			sw.Transactions = sw.Transactions[:0]
 			for _, t := range txs {
 				sw.Transactions = append(sw.Transactions, SwapTx{Purpose: t.Purpose, TransactionID: t.ID, Hash: t.Hash, Status: t.Status})
 			}
 			sw.ApprovalID = txs[0].ApprovalID
-			return []store.Op{store.PutOp(encodeSwap(sc, sw, 1), store.NotExists())}
+			evOps, d, err := s.event(sc, sw)
+			dispatch = d
+			return append([]store.Op{store.PutOp(encodeSwap(sc, sw, 1), store.NotExists())}, evOps...), err
 		},
 	})
 	if err != nil {
@@ -163,7 +166,7 @@ func (s *Service) Execute(ctx context.Context, sc wallets.Scope, req ExecuteRequ
 		return nil, false, err
 	}
 	sw.Status = status
-	s.publish(ctx, sc, sw)
+	dispatch(context.WithoutCancel(ctx))
 	return sw, false, nil
 }
 
@@ -186,13 +189,17 @@ func (s *Service) replayed(ctx context.Context, sc wallets.Scope, id string) (*S
 	return sw, nil
 }
 
-func (s *Service) publish(ctx context.Context, sc wallets.Scope, sw *Swap) {
-	if s.cfg.Events == nil {
-		return
+// event is sw's swap.<status> event as members of the transaction that
+// writes sw, and its fan-out, to run once that transaction committed.
+func (s *Service) event(sc wallets.Scope, sw *Swap) ([]store.Op, func(context.Context), error) {
+	if s.cfg.Outbox == nil {
+		return nil, func(context.Context) {}, nil
 	}
-	if err := s.cfg.Events.Publish(context.WithoutCancel(ctx), sc.AccountID, sc.ProjectID, "swap."+sw.Status, sw); err != nil {
-		s.cfg.Logger.Error("swaps: publish", "swap", sw.ID, "error", err.Error())
+	ops, dispatch, err := s.cfg.Outbox.Outboxed(sc.AccountID, sc.ProjectID, "swap."+sw.Status, sw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("swaps: event swap.%s: %w", sw.Status, err)
 	}
+	return ops, dispatch, nil
 }
 
 func (s *Service) loadSwap(ctx context.Context, sc wallets.Scope, id string) (*Swap, int64, error) {
@@ -248,7 +255,7 @@ func (s *Service) List(ctx context.Context, sc wallets.Scope, limit int, cursor 
 }
 
 // Refresh recomputes a swap's status from its transactions (as stored) and
-// the router, stores a change and publishes swap.<status>. The wallets
+// the router, and stores a change with its swap.<status> event. The wallets
 // service calls it when one of the swap's transactions moves.
 func (s *Service) Refresh(ctx context.Context, sc wallets.Scope, id string) (*Swap, error) {
 	for attempt := 0; attempt < 8; attempt++ {
@@ -267,16 +274,23 @@ func (s *Service) Refresh(ctx context.Context, sc wallets.Scope, id string) (*Sw
 			return sw, nil
 		}
 		next.UpdatedAt = s.now()
-		err = s.cfg.Store.Put(ctx, encodeSwap(sc, next, rev+1), store.AttrEquals("rev", rev))
+		ops := []store.Op{store.PutOp(encodeSwap(sc, next, rev+1), store.AttrEquals("rev", rev))}
+		dispatch := func(context.Context) {}
+		if next.Status != sw.Status {
+			var evOps []store.Op
+			if evOps, dispatch, err = s.event(sc, next); err != nil {
+				return sw, err
+			}
+			ops = append(ops, evOps...)
+		}
+		err = s.cfg.Store.Transact(ctx, ops)
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue
 		}
 		if err != nil {
 			return sw, fmt.Errorf("swaps: update swap: %w", err)
 		}
-		if next.Status != sw.Status {
-			s.publish(ctx, sc, next)
-		}
+		dispatch(context.WithoutCancel(ctx))
 		return next, nil
 	}
 	return nil, errors.New("swaps: the swap kept changing")

@@ -38,17 +38,14 @@ const (
 	swapGas = 500_000
 )
 
-// Publisher sends swap.<status> events.
-type Publisher interface {
-	Publish(ctx context.Context, accountID, projectID, event string, data any) error
-}
-
 // Config are the service's dependencies.
 type Config struct {
-	Store      store.Store
-	Wallets    *wallets.Service
-	Router     Router
-	Events     Publisher
+	Store   store.Store
+	Wallets *wallets.Service
+	Router  Router
+	// Outbox records each swap.<status> event in the transaction of the
+	// change it announces.
+	Outbox     wallets.Outbox
 	PriceMicro int64
 	Now        func() time.Time
 	Logger     *slog.Logger

@@ -55,11 +55,19 @@ func (s *Service) advance(ctx context.Context, t *txRec, rev int64) (*txRec, err
 	return t, nil
 }
 
-// transition writes next over t (conditional on rev); on a lost race it
-// returns the transaction as the winner left it.
+// transition writes next over t (conditional on rev), with the
+// wallet.transaction.<status> event of a change of status; on a lost race
+// it returns the transaction as the winner left it.
 func (s *Service) transition(ctx context.Context, t *txRec, rev int64, next *txRec) (*txRec, int64, error) {
 	next.UpdatedAt = s.now()
 	ops := []store.Op{store.PutOp(encodeTx(next, rev+1), store.AttrEquals("rev", rev))}
+	var evs events
+	if next.Status != t.Status {
+		if err := s.add(&evs, next.AccountID, next.ProjectID, "wallet.transaction."+next.Status, next.view()); err != nil {
+			return t, rev, err
+		}
+		ops = append(ops, evs.ops...)
+	}
 	err := s.st.Transact(ctx, ops)
 	if errors.Is(err, store.ErrConditionFailed) {
 		it, gerr := s.st.Get(ctx, txKey(t.scope(), t.WalletID, t.ID))
@@ -76,7 +84,7 @@ func (s *Service) transition(ctx context.Context, t *txRec, rev int64, next *txR
 		return t, rev, fmt.Errorf("wallets: transition %s: %w", t.ID, err)
 	}
 	if next.Status != t.Status {
-		s.publishTx(ctx, next)
+		evs.send(ctx)
 		if next.Status == StatusQueued {
 			s.enqueue(ctx, next, 0)
 		}

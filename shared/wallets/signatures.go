@@ -223,12 +223,11 @@ func (s *Service) QuoteSignature(ctx context.Context, sc Scope, walletID string,
 		return nil, apierr.New(apierr.PolicyDenied, "The wallet's policy denies this signature: %s.", d.Reason)
 	}
 	if d.Action == policy.ActionRequireApproval {
-		a, err := s.approvals.Create(ctx, sc.AccountID, projectPtr(sc), requester, ServiceID, OpSignaturesCreate, sigApprovalInput(q, r))
+		a, err := s.createApproval(ctx, sc, requester, ServiceID, OpSignaturesCreate, sigApprovalInput(q, r))
 		if err != nil {
 			return nil, err
 		}
 		q.ApprovalID, q.ExpiresAt = &a.ID, a.ExpiresAt
-		s.publishApproval(ctx, sc, a)
 	}
 	it := store.NewItem(sc.key("wsq", q.ID))
 	it.SetDoc(q)
@@ -331,6 +330,11 @@ func (s *Service) trySign(ctx context.Context, sc Scope, walletID string, req Si
 		ops = append(ops, store.UpdateOp(l.item.Key(), store.Update{Set: map[string]any{"spends": store.DocOf(append(pruneSpends(l.spends, now), spends...)), "rev": l.rev + 1}},
 			store.AttrEquals("rev", l.rev)))
 	}
+	var evs events
+	if err := s.add(&evs, sc.AccountID, sc.ProjectID, "wallet.signature.created", out); err != nil {
+		return fail(err)
+	}
+	ops = append(ops, evs.ops...)
 	err = s.st.Transact(ctx, ops)
 	var tx *store.TxError
 	switch {
@@ -341,11 +345,7 @@ func (s *Service) trySign(ctx context.Context, sc Scope, walletID string, req Si
 	case err != nil:
 		return fail(fmt.Errorf("wallets: record signature: %w", err))
 	}
-	if s.events != nil {
-		if perr := s.events.Publish(context.WithoutCancel(ctx), sc.AccountID, sc.ProjectID, "wallet.signature.created", out); perr != nil {
-			s.log.Error("wallets: publish", "signature", out.ID, "error", perr.Error())
-		}
-	}
+	evs.send(ctx)
 	return out, false, nil
 }
 

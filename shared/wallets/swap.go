@@ -57,9 +57,9 @@ type SwapSend struct {
 	// QuoteKey is the swap quote, marked used by the swap in the same
 	// transaction (conditional: unused and unexpired).
 	QuoteKey store.Key
-	// Records are the swap's own items for the given transactions and
-	// first status, committed with them.
-	Records   func(txs []*WalletTransaction, status string) []store.Op
+	// Records are the swap's own items (its record and its event) for the
+	// given transactions and first status, committed with them.
+	Records   func(txs []*WalletTransaction, status string) ([]store.Op, error)
 	Requester string
 	CallID    string
 }
@@ -134,14 +134,18 @@ func (s *Service) trySwap(ctx context.Context, sc Scope, walletID string, sw Swa
 	if first == StatusPendingApproval {
 		status = StatusPendingApproval
 	}
+	records, err := sw.Records(views, status)
+	if err != nil {
+		return nil, "", false, s.giveBack(ctx, undo, err)
+	}
 	sd := &send{sc: sc, w: w, txs: txs, spend: &spend{Asset: sw.Intent.Asset, Amount: sw.Intent.Amount.String(), At: now, TxID: last.ID},
-		quoteKey: &sw.QuoteKey, quoteUsed: sw.SwapID, callID: sw.CallID, extra: sw.Records(views, status), races: races}
-	retry, err := s.commitSend(ctx, sd)
+		quoteKey: &sw.QuoteKey, quoteUsed: sw.SwapID, callID: sw.CallID, extra: records, races: races}
+	evs, retry, err := s.commitSend(ctx, sd)
 	if err != nil || retry {
 		return nil, "", retry, s.giveBack(ctx, undo, err)
 	}
+	evs.send(ctx)
 	for _, t := range txs {
-		s.publishTx(ctx, t)
 		if t.Status == StatusQueued {
 			s.enqueue(ctx, t, 0) // one waiting for its predecessor polls it
 		}

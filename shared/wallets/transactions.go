@@ -259,7 +259,7 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 	}
 	sp := &spend{Asset: q.Asset, Amount: q.Amount, At: now, TxID: t.ID}
 	qk := qit.Key()
-	retry, err := s.commitSend(ctx, &send{sc: sc, w: w, txs: []*txRec{t}, spend: sp, quoteKey: &qk, quoteUsed: t.ID, callID: callID, races: races})
+	evs, retry, err := s.commitSend(ctx, &send{sc: sc, w: w, txs: []*txRec{t}, spend: sp, quoteKey: &qk, quoteUsed: t.ID, callID: callID, races: races})
 	if err != nil || retry {
 		if undo != nil {
 			if uerr := undo(context.WithoutCancel(ctx)); uerr != nil {
@@ -275,6 +275,7 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 		}
 		return nil, false, retry, err
 	}
+	evs.send(ctx)
 	s.afterCommit(ctx, t)
 	return t.view(), false, false, nil
 }
@@ -320,12 +321,26 @@ func (s *Service) requestApproval(ctx context.Context, sc Scope, requested **app
 	if *requested != nil {
 		return *requested, nil
 	}
-	a, err := s.approvals.Create(ctx, sc.AccountID, projectPtr(sc), requester, service, operation, input)
+	a, err := s.createApproval(ctx, sc, requester, service, operation, input)
 	if err != nil {
 		return nil, err
 	}
 	*requested = a
-	s.publishApproval(ctx, sc, a)
+	return a, nil
+}
+
+// createApproval creates an approval with its approval.requested event in
+// the same transaction.
+func (s *Service) createApproval(ctx context.Context, sc Scope, requester, service, operation string, input json.RawMessage) (*approvals.Approval, error) {
+	var evs events
+	a, err := s.approvals.CreateWith(ctx, sc.AccountID, projectPtr(sc), requester, service, operation, input, func(a *approvals.Approval) ([]store.Op, error) {
+		err := s.add(&evs, sc.AccountID, sc.ProjectID, "approval.requested", a)
+		return evs.ops, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	evs.send(ctx)
 	return a, nil
 }
 
@@ -347,11 +362,13 @@ func projectPtr(sc Scope) *string {
 // commitSend writes a send in one transaction: the wallet's spends (its
 // revision unchanged since the policy was evaluated, so the decision and
 // the reservation are of the same state), the quote marked used, the
-// transactions, the credit hold and the open index. retry means the
+// transactions, the credit hold, the open index and each transaction's
+// first wallet.transaction.<status> event, which the caller sends once
+// committed. retry means the
 // wallet or the balance changed meanwhile: decide again. A balance that
 // keeps changing first fails the call as the ledger's own changes fail,
 // and slices the account (docs/credits.md, "Busy accounts: slices").
-func (s *Service) commitSend(ctx context.Context, sd *send) (bool, error) {
+func (s *Service) commitSend(ctx context.Context, sd *send) (*events, bool, error) {
 	now := s.now()
 	spends := pruneSpends(sd.w.spends, now)
 	if sd.spend != nil {
@@ -383,15 +400,22 @@ func (s *Service) commitSend(ctx context.Context, sd *send) (bool, error) {
 				holdOps, hold, err = credits.HoldOps(ctx, a, t.HoldID, t.Credits, "wallets "+t.ID, now, t.holdDeadline())
 			}
 			if errors.Is(err, credits.ErrInsufficient) {
-				return false, errNoCredits
+				return nil, false, errNoCredits
 			}
 			if err != nil {
-				return false, err
+				return nil, false, err
 			}
 			ops = append(ops, holdOps...)
 		}
 	}
 	ops = append(ops, sd.extra...)
+	var evs events
+	for _, t := range sd.txs {
+		if err := s.add(&evs, t.AccountID, t.ProjectID, "wallet.transaction."+t.Status, t.view()); err != nil {
+			return nil, false, err
+		}
+	}
+	ops = append(ops, evs.ops...)
 	err := s.st.Transact(ctx, ops)
 	var tx *store.TxError
 	switch {
@@ -399,23 +423,23 @@ func (s *Service) commitSend(ctx context.Context, sd *send) (bool, error) {
 		if hold != nil {
 			hold.Committed()
 		}
-		return false, nil
+		return &evs, false, nil
 	case !errors.As(err, &tx):
-		return false, fmt.Errorf("wallets: create transaction: %w", err)
+		return nil, false, fmt.Errorf("wallets: create transaction: %w", err)
 	case tx.Index == 0:
-		return true, nil
+		return nil, true, nil
 	case tx.Index == iQuote:
 		it, gerr := s.st.Get(ctx, *sd.quoteKey)
 		if gerr == nil && it.String("used") != "" {
-			return false, errQuoteUsed
+			return nil, false, errQuoteUsed
 		}
-		return false, errQuoteExpired
+		return nil, false, errQuoteExpired
 	case credits.IsRace(err, ops, hold):
 		err := s.ledger.Raced(ctx, sd.sc.AccountID, *sd.races)
 		*sd.races++
-		return err == nil, err
+		return nil, err == nil, err
 	}
-	return false, fmt.Errorf("wallets: create transaction: %w", err)
+	return nil, false, fmt.Errorf("wallets: create transaction: %w", err)
 }
 
 // maxSpends bounds a wallet's spend list (its item stays far below
@@ -452,10 +476,8 @@ func pruneSpends(in []spend, now time.Time) []spend {
 	return out
 }
 
-// afterCommit hands a queued transaction to the worker and publishes its
-// first state.
+// afterCommit hands a queued transaction to the worker.
 func (s *Service) afterCommit(ctx context.Context, t *txRec) {
-	s.publishTx(ctx, t)
 	if t.Status == StatusQueued {
 		s.enqueue(ctx, t, 0)
 	}
@@ -496,22 +518,4 @@ func (s *Service) ListTransactions(ctx context.Context, sc Scope, walletID strin
 		}
 		return t.view(), t.ID, nil
 	})
-}
-
-func (s *Service) publishTx(ctx context.Context, t *txRec) {
-	if s.events == nil {
-		return
-	}
-	if err := s.events.Publish(context.WithoutCancel(ctx), t.AccountID, t.ProjectID, "wallet.transaction."+t.Status, t.view()); err != nil {
-		s.log.Error("wallets: publish", "transaction", t.ID, "error", err.Error())
-	}
-}
-
-func (s *Service) publishApproval(ctx context.Context, sc Scope, a *approvals.Approval) {
-	if s.events == nil {
-		return
-	}
-	if err := s.events.Publish(context.WithoutCancel(ctx), sc.AccountID, sc.ProjectID, "approval.requested", a); err != nil {
-		s.log.Error("wallets: publish approval", "approval", a.ID, "error", err.Error())
-	}
 }

@@ -93,9 +93,41 @@ func (s Scope) key(kind, rest string) store.Key {
 
 func openKey(txID string) store.Key { return store.Key{PK: "wallets#open", SK: txID} }
 
-// Publisher sends webhook events (wallet.*).
-type Publisher interface {
-	Publish(ctx context.Context, accountID, projectID, event string, data any) error
+// Outbox records webhook events as members of the transaction whose
+// change they announce (webhooks.Repo.Outboxed): an event exists exactly
+// when its change does, so a crash between the commit and the fan-out
+// loses none (the outbox sweep fans it out) and a retry that replays the
+// change adds none.
+type Outbox interface {
+	Outboxed(accountID, projectID, event string, data any) ([]store.Op, func(context.Context), error)
+}
+
+// events are the events of one transaction: their ops, to append to it,
+// and their fan-outs, to run once it committed.
+type events struct {
+	ops      []store.Op
+	dispatch []func(context.Context)
+}
+
+// add records event in evs; without an outbox there is nothing to record.
+func (s *Service) add(evs *events, accountID, projectID, event string, data any) error {
+	if s.outbox == nil {
+		return nil
+	}
+	ops, dispatch, err := s.outbox.Outboxed(accountID, projectID, event, data)
+	if err != nil {
+		return fmt.Errorf("wallets: event %s: %w", event, err)
+	}
+	evs.ops, evs.dispatch = append(evs.ops, ops...), append(evs.dispatch, dispatch)
+	return nil
+}
+
+// send fans the events out once their transaction committed, whatever
+// became of the request.
+func (evs *events) send(ctx context.Context) {
+	for _, d := range evs.dispatch {
+		d(context.WithoutCancel(ctx))
+	}
 }
 
 // Config are a Service's dependencies.
@@ -104,8 +136,9 @@ type Config struct {
 	Sealer   envelope.Sealer
 	Networks *chain.Networks
 	// Queue carries transactions to the worker; nil leaves them to Recheck.
-	Queue  queue.Queue
-	Events Publisher
+	Queue queue.Queue
+	// Outbox records each change's event in the change's transaction.
+	Outbox Outbox
 	// PriceMicro is what wallets.transactions.create costs.
 	PriceMicro int64
 	// OnSwapTx is told when a swap's transaction changes state (the swaps
@@ -121,7 +154,7 @@ type Service struct {
 	sealer    envelope.Sealer
 	nets      *chain.Networks
 	q         queue.Queue
-	events    Publisher
+	outbox    Outbox
 	ledger    *credits.Ledger
 	approvals *approvals.Repo
 	price     int64
@@ -143,7 +176,7 @@ func New(cfg Config) *Service {
 	// kernel commits with their idempotent response (routes.Commit); every
 	// other write passes straight through (no unit in its context).
 	st := idempotency.Deferring(cfg.Store)
-	return &Service{st: st, sealer: cfg.Sealer, nets: cfg.Networks, q: cfg.Queue, events: cfg.Events,
+	return &Service{st: st, sealer: cfg.Sealer, nets: cfg.Networks, q: cfg.Queue, outbox: cfg.Outbox,
 		ledger: credits.NewLedger(cfg.Store, now), approvals: approvals.NewRepo(cfg.Store, now), price: cfg.PriceMicro, onSwapTx: cfg.OnSwapTx, now: now, log: cfg.Logger}
 }
 

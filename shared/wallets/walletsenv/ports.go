@@ -54,13 +54,13 @@ func FromPorts(p ports.Ports) (wallets.Config, swaps.Config) {
 	if base, key := p.Env("LIFI_BASE_URL"), p.Env("LIFI_API_KEY"); base != "" || key != "" {
 		router = lifi.New(lifi.Config{BaseURL: base, APIKey: key})
 	}
-	var events wallets.Publisher
+	var outbox wallets.Outbox
 	if p.Events != nil {
-		events = p.Events
+		outbox = p.Events
 	}
-	return wallets.Config{Store: p.Store, Sealer: p.Sealer, Networks: nets, Queue: p.Queue(wallets.Queue), Events: events,
+	return wallets.Config{Store: p.Store, Sealer: p.Sealer, Networks: nets, Queue: p.Queue(wallets.Queue), Outbox: outbox,
 			PriceMicro: catalog.PriceMicro(wallets.ServiceID, wallets.OpTransactionsCreate), Now: p.Now, Logger: p.Logger},
-		swaps.Config{Store: p.Store, Events: events, Now: p.Now, Logger: p.Logger,
+		swaps.Config{Store: p.Store, Outbox: outbox, Now: p.Now, Logger: p.Logger,
 			Router:     &swaps.Dispatch{Local: &swaps.Pool{Networks: nets, Now: time.Now}, Default: router},
 			PriceMicro: catalog.PriceMicro(swaps.ServiceID, "swaps.execute")}
 }
