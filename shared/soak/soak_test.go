@@ -185,7 +185,7 @@ func TestACrashAfterAnOrderSendOrSwapCommitsLeavesItsChargeAudited(t *testing.T)
 		t.Skip("the run drives the real server for half a minute")
 	}
 	verdicts, stats := run(t, Config{Seed: 8, Duration: 15 * time.Second, KillEvery: time.Hour, CrashMatch: "hold#", CrashWithin: 1,
-		Accounts: 1, Workers: 3, Only: []string{"order", "send", "swap"}, DeliveryWait: 10 * time.Second})
+		Accounts: 1, Workers: 3, Only: []string{"order", "send", "swap"}})
 	t.Logf("%d lives, %d crashes, %v", stats.Lives, stats.Crashes, stats.Ops)
 	if stats.Crashes == 0 {
 		t.Fatal("no life crashed: the run tested nothing")
