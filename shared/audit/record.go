@@ -168,8 +168,10 @@ func (r *Recorder) Timings() *Timings {
 // recordTimeout bounds what Record waits on the store (a Put, or the commit
 // a full journal backlog forces; an append to the journal makes no timer):
 // its caller passes no deadline, because the event of an answered request
-// is written even after the request's own deadline.
-const recordTimeout = 5 * time.Second
+// is written even after the request's own deadline. It is generous: the
+// event is the audit trail of an answer already given, and a store that
+// throttles (or an emulator shared by many clients) may take seconds.
+const recordTimeout = 15 * time.Second
 
 // check refuses an event that lacks what every event has.
 func check(e *Event) error {
