@@ -3,12 +3,14 @@ package stackemu
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
 
@@ -34,7 +36,11 @@ func deployRoles(ctx context.Context, cfg aws.Config, name string, t *Template, 
 			return err
 		}
 		role := roleName(name, id)
-		if _, err := client.CreateRole(ctx, &iam.CreateRoleInput{RoleName: &role, AssumeRolePolicyDocument: aws.String(string(doc))}); err != nil {
+		// The stack's role names are its own: one that exists is this
+		// create's, committed by an attempt the SDK retried after losing
+		// its answer.
+		var exists *iamtypes.EntityAlreadyExistsException
+		if _, err := client.CreateRole(ctx, &iam.CreateRoleInput{RoleName: &role, AssumeRolePolicyDocument: aws.String(string(doc))}); err != nil && !errors.As(err, &exists) {
 			return fmt.Errorf("stackemu: role %s: %w", id, err)
 		}
 		physical[id] = role
