@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -152,12 +153,14 @@ func walkthrough(t *testing.T, env []string, args ...string) {
 	if code, bal := call(t, "GET", srv.base+"/v1/credits/balance", auth, ""); code != 200 || bal["balance"] != 42.0 {
 		t.Fatalf("balance: %d %v", code, bal)
 	}
+	spendAndSeeItInUsage(t, srv, secret, "walk-write-001", 10_000)
 	srv.stop(t)
 
 	again := start(t, env)
-	if code, bal := call(t, "GET", again.base+"/v1/credits/balance", auth, ""); code != 200 || bal["balance"] != 42.0 {
+	if code, bal := call(t, "GET", again.base+"/v1/credits/balance", auth, ""); code != 200 || bal["balance"] != 41.99 {
 		t.Fatalf("after restart: %d %v", code, bal)
 	}
+	spendAndSeeItInUsage(t, again, secret, "walk-write-002", 20_000)
 	if code, body := call(t, "POST", again.base+"/v1/api-keys", map[string]string{
 		"X-Service-Credit-Token": tok, "Idempotency-Key": "first-key-002", "Content-Type": "application/json"}, `{}`); code != 401 || body["code"] != "invalid_credit_token" {
 		t.Fatalf("second redemption after restart: %d %v", code, body)
@@ -417,4 +420,56 @@ func TestTheNormalBinaryHasNoFaultInjection(t *testing.T) {
 	if code, _ := call(t, "GET", srv.base+"/health", nil, ""); code != 200 {
 		t.Fatalf("health after a write: %d", code)
 	}
+}
+
+// spendAndSeeItInUsage makes one charged call (0.01 credits) and waits for
+// /usage to report spent credits in all, exactly: the rollup runs in the
+// process on both backends (embedded: the recorder's own pass; aws: the
+// table's stream, which no event source mapping reads here). After a
+// restart the stream is read again from its start, so the second call's
+// total also proves the first is not counted twice.
+func spendAndSeeItInUsage(t *testing.T, srv *server, secret, idem string, spent int64) {
+	t.Helper()
+	auth := map[string]string{"Authorization": "Bearer " + secret}
+	code, out := call(t, "POST", srv.base+"/v1/services/cloud-superbrain/invoke", map[string]string{
+		"Authorization": "Bearer " + secret, "Idempotency-Key": idem, "Content-Type": "application/json"},
+		`{"operationId":"memory.write","input":{"text":"the deploy key rotates every 90 days"}}`)
+	if code != 200 || out["chargedCredits"] != 0.01 {
+		t.Fatalf("invoke: %d %v", code, out)
+	}
+	if code, bal := call(t, "GET", srv.base+"/v1/credits/balance", auth, ""); code != 200 || micro(bal["balance"]) != 42_000_000-spent {
+		t.Fatalf("balance after the call: %d %v", code, bal)
+	}
+	var last map[string]any
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		code, last = call(t, "GET", srv.base+"/v1/usage", auth, "")
+		if code != 200 {
+			t.Fatalf("usage: %d %v", code, last)
+		}
+		switch got := chargedMicro(last); {
+		case got == spent:
+			return
+		case got > spent:
+			t.Fatalf("usage reports %d micro-credits charged, the balance lost %d: %v", got, spent, last)
+		}
+	}
+	t.Fatalf("usage never reported the %d micro-credits spent: %v\n%s", spent, last, srv.logs)
+}
+
+func micro(v any) int64 {
+	f, _ := v.(float64)
+	return int64(math.Round(f * 1e6))
+}
+
+// chargedMicro sums chargedCredits over a /usage page.
+func chargedMicro(page map[string]any) int64 {
+	var sum int64
+	buckets, _ := page["data"].([]any)
+	for _, b := range buckets {
+		results, _ := b.(map[string]any)["results"].([]any)
+		for _, r := range results {
+			sum += micro(r.(map[string]any)["chargedCredits"])
+		}
+	}
+	return sum
 }

@@ -18,6 +18,7 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/audit"
+	"platformapi/shared/audit/auditpoll"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
@@ -113,7 +114,8 @@ type Runtime struct {
 	Sealer    envelope.Sealer
 	// Audit records every authenticated request's event: embedded, it also
 	// rolls usage up in process (and first counts what a previous process
-	// left pending); on AWS, the table's stream does. Nil records none.
+	// left pending); on AWS, the table's stream does (read by the
+	// audit-rollup function, or by this process's Work). Nil records none.
 	Audit *audit.Recorder
 	// AWS is the AWS environment in BACKEND=aws (its Calls counter counts
 	// storage round trips); nil in embedded mode.
@@ -296,5 +298,16 @@ func (r *Runtime) Work(logger *slog.Logger) ([]work.Worker, []work.Pass, error) 
 		return nil, nil, err
 	}
 	w := api.WorkOf(groups)
+	if r.AWS != nil {
+		w.Passes = append(w.Passes, r.usageRollup(logger))
+	}
 	return w.Workers, w.Passes, nil
+}
+
+// usageRollup reads the table's stream into the usage counters, as the
+// audit-rollup function does on AWS: no event source mapping feeds this
+// process.
+func (r *Runtime) usageRollup(logger *slog.Logger) work.Pass {
+	p := auditpoll.New(r.AWS.DynamoDB(), r.AWS.DynamoDBStreams(), r.AWS.Names.Table, audit.NewRollup(r.Store), logger)
+	return p.Pass(time.Second)
 }

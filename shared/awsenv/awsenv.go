@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -165,8 +166,14 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 }
 
 func (e *Env) DynamoDB() *dynamodb.Client { return dynamodb.NewFromConfig(e.Config) }
-func (e *Env) SQS() *sqs.Client           { return sqs.NewFromConfig(e.Config) }
-func (e *Env) KMS() *kms.Client           { return kms.NewFromConfig(e.Config) }
+
+// DynamoDBStreams reads the table's stream where no event source mapping
+// does (the local process on BACKEND=aws).
+func (e *Env) DynamoDBStreams() *dynamodbstreams.Client {
+	return dynamodbstreams.NewFromConfig(e.Config)
+}
+func (e *Env) SQS() *sqs.Client { return sqs.NewFromConfig(e.Config) }
+func (e *Env) KMS() *kms.Client { return kms.NewFromConfig(e.Config) }
 
 func (e *Env) S3() *s3.Client {
 	return s3.NewFromConfig(e.Config, func(o *s3.Options) { o.UsePathStyle = e.pathStyle })

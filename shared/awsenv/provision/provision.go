@@ -17,13 +17,17 @@ import (
 	"platformapi/shared/work"
 )
 
-// Create creates whatever named resource of e is missing: the table, the
-// buckets, the declared queues with their dead-letter queues (name +
+// Create creates whatever named resource of e is missing: the table with
+// its stream of new images (the audit rollup reads it), the buckets, the declared queues with their dead-letter queues (name +
 // "-dlq"; the local process passes every queue, platform.Queues) and the
 // KMS key behind its alias. Queues created here get their URLs recorded in
 // e.Names.
 func Create(ctx context.Context, e *awsenv.Env, queues []work.Queue) error {
-	if err := dynamostore.CreateTable(ctx, e.DynamoDB(), e.Names.Table); err != nil {
+	db := e.DynamoDB()
+	if err := dynamostore.CreateTable(ctx, db, e.Names.Table); err != nil {
+		return err
+	}
+	if err := dynamostore.EnableStream(ctx, db, e.Names.Table); err != nil {
 		return err
 	}
 	s3c := e.S3()

@@ -10,7 +10,7 @@ type setting struct{ def, meaning string }
 var settings = map[string]setting{
 	"ADDR":                       {"`127.0.0.1:8080`", "local server listen address (`:0` picks a free port; the process prints `listening on http://…`); the development commands read it to find the server"},
 	"DATA_DIR":                   {"`.data`", "embedded storage (`platform.db`), the credit-token signing key, the local master key, artifacts, the local chain; survives restarts. The development commands read the same (or `--data-dir`)"},
-	"BACKEND":                    {"`embedded`", "`aws`: DynamoDB, S3, SQS, KMS, Secrets Manager from the standard AWS environment; `AWS_ENDPOINT_URL` for LocalStack or moto. With `BACKEND=aws` the flag `--create-resources` of the local server creates the table, buckets, queues (with DLQs) and KMS key if missing (LocalStack, moto; CDK creates them on AWS)"},
+	"BACKEND":                    {"`embedded`", "`aws`: DynamoDB, S3, SQS, KMS, Secrets Manager from the standard AWS environment; `AWS_ENDPOINT_URL` for LocalStack or moto. With `BACKEND=aws` the flag `--create-resources` of the local server creates the table (with its stream of new images, which the server reads to roll usage up), buckets, queues (with DLQs) and KMS key if missing (LocalStack, moto; CDK creates them on AWS)"},
 	"TABLE_NAME":                 {"`platform-api`", "the DynamoDB table (CDK passes the real name)"},
 	"FILES_BUCKET":               {"`platform-api-files`", "the files bucket"},
 	"ARCHIVES_BUCKET":            {"`platform-api-archives`", "the database archives bucket"},

@@ -55,3 +55,30 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 	}
 	return nil
 }
+
+// EnableStream turns on the table's stream of new images, as the CDK stack
+// declares it: the audit rollup reads it. A table that already streams new
+// images is left as it is; one that streams another view is refused, since
+// the rollup needs every inserted item whole.
+func EnableStream(ctx context.Context, client *dynamodb.Client, table string) error {
+	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
+	if err != nil {
+		return fmt.Errorf("dynamostore: describe table %s: %w", table, err)
+	}
+	if spec := out.Table.StreamSpecification; spec != nil && aws.ToBool(spec.StreamEnabled) {
+		if spec.StreamViewType != types.StreamViewTypeNewImage && spec.StreamViewType != types.StreamViewTypeNewAndOldImages {
+			return fmt.Errorf("dynamostore: table %s streams %s, not its new images", table, spec.StreamViewType)
+		}
+		return nil
+	}
+	_, err = client.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+		TableName: &table,
+		StreamSpecification: &types.StreamSpecification{
+			StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage,
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("dynamostore: enable the stream of %s: %w", table, err)
+	}
+	return nil
+}
