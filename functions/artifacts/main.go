@@ -1,5 +1,5 @@
-// Command artifacts is the Lambda function of the artifacts group (spec
-// 4.6): run artifacts, streamed through the API.
+// Command artifacts is the Lambda function of the artifacts group: run
+// artifacts, streamed through the API.
 package main
 
 import (

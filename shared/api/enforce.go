@@ -130,8 +130,9 @@ func appendKeyPath(dst []string, chain []*keys.Key) []string {
 
 var endUserRE = regexp.MustCompile(`^[A-Za-z0-9:._@-]{1,128}$`)
 
-// enforce runs the request path of DESIGN.md for one route. Every rejection
-// is problem+json; none of them is stored for idempotent replay.
+// enforce runs the request path of docs/request-pipeline.md for one
+// route. Every rejection is problem+json; none of them is stored for
+// idempotent replay.
 func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 	maxBody := maxBody(rt)
 	literalPath := !strings.Contains(rt.Path, "{")

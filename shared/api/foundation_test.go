@@ -183,7 +183,7 @@ func TestIdemEndpointsRequireAWellFormedIdempotencyKey(t *testing.T) {
 }
 
 func TestUnbuiltEndpointsAnswer501AfterAuthentication(t *testing.T) {
-	// Every spec route is built now: a served route no group registered is
+	// Every promised route is built now: a served route no group registered is
 	// a test-only one.
 	unbuilt := []routes.Route{
 		{Method: http.MethodGet, Path: "/test/unbuilt", Group: "test", Operation: "test.unbuilt.list", ID: "test.unbuilt.list",
@@ -198,8 +198,8 @@ func TestUnbuiltEndpointsAnswer501AfterAuthentication(t *testing.T) {
 	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/test/unbuilt", Key: secret, Idem: apitest.Idem(), Body: map[string]any{}}), 501, "not_implemented")
 }
 
-// specEndpoints is the specification's endpoint list with the later additions (GET
-// /files/{fileId}/content, POST /api-keys/{id}/roll, GET /credits/ledger), copied
+// specEndpoints is every endpoint the API promises, GET /files/{fileId}/content,
+// POST /api-keys/{id}/roll and GET /credits/ledger included, copied
 // independently of the route table.
 const specEndpoints = `GET /api-keys;POST /api-keys;DELETE /api-keys/{id};POST /api-keys/{id}/roll;GET /services;GET /capabilities;GET /capabilities/{serviceId};GET /actions;POST /services/{serviceId}/invoke;GET /credits/balance;GET /credits/ledger;POST /credits/x402/top-up;GET /projects;POST /projects;GET /projects/{projectId};PATCH /projects/{projectId};DELETE /projects/{projectId};GET /usage;GET /audit-events;GET /files;POST /files;GET /files/{fileId};GET /files/{fileId}/content;DELETE /files/{fileId};GET /connections;POST /connections;GET /connections/{connectionId};PATCH /connections/{connectionId};DELETE /connections/{connectionId};GET /databases/account;POST /databases/account;DELETE /databases/account;POST /databases/query;POST /databases/actions;POST /databases/transfers;PUT /databases/transfers/{transferId}/parts/{partNumber};POST /databases/transfers/{transferId}/complete;GET /databases/transfers/{transferId}/archive;GET /databases/transfers/{transferId};DELETE /databases/transfers/{transferId};GET /wallets;POST /wallets;GET /wallets/{walletId};GET /wallets/{walletId}/balances;PATCH /wallets/{walletId}/policy;POST /wallets/{walletId}/transactions/quote;POST /wallets/{walletId}/transactions;GET /wallets/{walletId}/transactions;GET /wallets/{walletId}/transactions/{transactionId};POST /wallets/{walletId}/signatures/quote;POST /wallets/{walletId}/signatures;POST /trading/quotes;POST /trading/orders;GET /trading/orders;GET /trading/orders/{orderId};GET /trading/positions;GET /swaps/tokens;POST /swaps/quote;POST /swaps;GET /swaps;GET /swaps/{swapId};POST /swaps/prepare;GET /swaps/routes/{routeId};GET /runs;POST /runs;GET /runs/{runId};POST /runs/{runId}/cancel;GET /approvals;POST /approvals/service-actions;POST /approvals/{approvalId};GET /artifacts;GET /artifacts/{artifactId}/content;GET /webhooks;POST /webhooks;PATCH /webhooks/{webhookId};POST /webhooks/{webhookId}/rotate-secret;DELETE /webhooks/{webhookId};GET /webhook-deliveries;POST /webhook-deliveries/{deliveryId}/replay`
 
@@ -261,7 +261,7 @@ func TestOpenAPIDocumentsEverySpecEndpointWithItsPolicy(t *testing.T) {
 		}
 	}
 	if n := len(strings.Split(specEndpoints, ";")); n != len(routes.Table) {
-		t.Errorf("route table has %d endpoints, the specification lists %d", len(routes.Table), n)
+		t.Errorf("route table has %d endpoints, the API promises %d", len(routes.Table), n)
 	}
 }
 

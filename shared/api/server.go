@@ -1,6 +1,7 @@
-// Package api is the kernel of the HTTP API: the request path of DESIGN.md
-// (authenticate, the four access controls, limits, idempotency), problem+json
-// errors, request logging, paging and the assembly of the OpenAPI document.
+// Package api is the kernel of the HTTP API: the request path of
+// docs/request-pipeline.md (authenticate, the four access controls, limits,
+// idempotency), problem+json errors, request logging, paging and the
+// assembly of the OpenAPI document.
 // It holds no endpoint group's handlers: each group is a package of its own
 // (keysapi, projectsapi, ...) that adds its operations with Register by
 // their route-table id, so a Lambda links only the group it serves.

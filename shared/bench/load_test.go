@@ -94,3 +94,15 @@ func TestARuntimeHistogramsQuantileIsItsBucketsUpperEdge(t *testing.T) {
 		t.Errorf("empty histogram q0.99 = %s, want 0", got)
 	}
 }
+
+// The runtime's histograms rank as ours do: the 7th percentile of 100
+// samples, one a millisecond bucket, is the 7th bucket's upper edge.
+func TestARuntimeHistogramRanksAsTheLatencyHistogramsDo(t *testing.T) {
+	h := runtimeHistogram{counts: make([]uint64, 100), buckets: make([]float64, 101)}
+	for i := range h.counts {
+		h.counts[i], h.buckets[i+1] = 1, float64(i+1)/1000
+	}
+	if got := h.quantile(0.07); got != 7*time.Millisecond {
+		t.Errorf("q0.07 = %s, want 7ms", got)
+	}
+}

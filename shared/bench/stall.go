@@ -130,23 +130,15 @@ func (h runtimeHistogram) total() uint64 {
 // quantile is the upper boundary of the bucket holding the q-th quantile
 // (its lower one for the last, unbounded bucket); zero without samples.
 func (h runtimeHistogram) quantile(q float64) time.Duration {
-	n := h.total()
-	if n == 0 {
+	i, ok := latency.QuantileBucket(h.counts, q)
+	if !ok {
 		return 0
 	}
-	rank := min(max(uint64(math.Ceil(q*float64(n))), 1), n)
-	var seen uint64
-	for i, c := range h.counts {
-		seen += c
-		if seen >= rank {
-			edge := h.buckets[i+1]
-			if math.IsInf(edge, 1) {
-				edge = h.buckets[i]
-			}
-			return time.Duration(edge * float64(time.Second))
-		}
+	edge := h.buckets[i+1]
+	if math.IsInf(edge, 1) {
+		edge = h.buckets[i]
 	}
-	return 0
+	return time.Duration(edge * float64(time.Second))
 }
 
 // startTrace writes a runtime/trace to path until the returned func is

@@ -301,15 +301,7 @@ var initReport = regexp.MustCompile(`\(rapid\) INIT REPORT\(durationMs: ([0-9.]+
 // InitDuration is the function's first init phase as the emulator timed
 // it (exec to the runtime's first poll); false before the first invocation.
 func (f *Function) InitDuration() (time.Duration, bool) {
-	m := initReport.FindStringSubmatch(f.out.String())
-	if m == nil {
-		return 0, false
-	}
-	ms, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
-		return 0, false
-	}
-	return time.Duration(ms * float64(time.Millisecond)), true
+	return reportedDuration(initReport, f.out.String())
 }
 
 // invokeReport is the platform's REPORT line of an invocation, written
@@ -322,7 +314,13 @@ var invokeReport = regexp.MustCompile(`REPORT RequestId: \S+\s+(?:Init Duration:
 // waited for (InitDuration): it is the cold request's whole time. False
 // until the REPORT line is written, which is just after Invoke returns.
 func (f *Function) FirstInvokeDuration() (time.Duration, bool) {
-	m := invokeReport.FindStringSubmatch(f.out.String())
+	return reportedDuration(invokeReport, f.out.String())
+}
+
+// reportedDuration is the milliseconds the first match of report in log
+// captures; false when the log holds no such line yet.
+func reportedDuration(report *regexp.Regexp, log string) (time.Duration, bool) {
+	m := report.FindStringSubmatch(log)
 	if m == nil {
 		return 0, false
 	}

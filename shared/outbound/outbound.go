@@ -7,6 +7,7 @@ package outbound
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,14 +18,18 @@ import (
 // ErrBaseURL is a base URL that breaks the rules.
 var ErrBaseURL = errors.New("base URL must be an absolute https URL without credentials, query or fragment (http only for loopback)")
 
-// BaseURL validates raw and returns it without a trailing slash.
+// BaseURL validates raw and returns it without a trailing slash. Its error
+// wraps ErrBaseURL and names the URL with any password masked: the operator
+// who set it must see which one was refused, and the log must not hold a
+// credential.
 func BaseURL(raw string) (string, error) {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", ErrBaseURL
+	if err != nil {
+		return "", fmt.Errorf("an unparseable URL: %w", ErrBaseURL)
 	}
-	if u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())) {
-		return "", ErrBaseURL
+	if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" ||
+		u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())) {
+		return "", fmt.Errorf("%q: %w", u.Redacted(), ErrBaseURL)
 	}
 	return strings.TrimRight(u.String(), "/"), nil
 }

@@ -3,38 +3,17 @@ package swaps
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math/big"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-
-	"platformapi/shared/chain"
 	"platformapi/shared/chain/devchain"
-	"platformapi/shared/credits"
-	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 	"platformapi/shared/wallets"
+	"platformapi/shared/wallets/wallettest"
 )
-
-const testOutboxPK = "evo#test"
-
-// memOutbox records each event as an item of the service's own store, in
-// the transaction it is handed to, as webhooks.Repo's outbox does, and
-// counts the fan-outs that ran.
-type memOutbox struct{ n, dispatched atomic.Int64 }
-
-func (o *memOutbox) Outboxed(_, _, event string, _ any) ([]store.Op, func(context.Context), error) {
-	it := store.NewItem(store.Key{PK: testOutboxPK, SK: fmt.Sprintf("%s#%04d", event, o.n.Add(1))})
-	return []store.Op{store.PutOp(it)}, func(context.Context) { o.dispatched.Add(1) }, nil
-}
 
 // faulty fails the next transaction that writes a swap in status: abort
 // before anything is written, or (kill) after the commit, as a process
@@ -87,48 +66,19 @@ func TestASwapsEventsExistExactlyWhenItsChangesDo(t *testing.T) {
 	for _, b := range teststores.All() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			dir, err := os.MkdirTemp("", "swaps-outbox-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			dev, err := devchain.Open(ctx, dir, devchain.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { dev.Close(); os.RemoveAll(dir) })
-			nets, err := chain.NewNetworks(dev.Network())
-			if err != nil {
-				t.Fatal(err)
-			}
-			st := b.Open(t, time.Now)
-			sealer, err := localkey.Open(filepath.Join(t.TempDir(), "master.key"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Transact(ctx, credits.OpenAccountOps("acct_1", 10_000_000, "test", time.Now())); err != nil {
-				t.Fatal(err)
-			}
-			f, out := &faulty{Store: st}, &memOutbox{}
+			env := wallettest.Open(t, b)
+			st, nets := env.Store, env.Networks
+			f, out := &faulty{Store: st}, &wallettest.Outbox{}
 			// Not wired: the test refreshes the swap itself.
-			ws := wallets.New(wallets.Config{Store: f, Sealer: sealer, Networks: nets, Outbox: out})
+			ws := wallets.New(wallets.Config{Store: f, Sealer: env.Sealer, Networks: nets, Outbox: out})
 			svc := New(Config{Store: f, Wallets: ws, Outbox: out, Router: &Dispatch{Local: &Pool{Networks: nets, Now: time.Now}}, PriceMicro: 100_000})
-			sc := wallets.Scope{AccountID: "acct_1"}
+			sc := wallets.Scope{AccountID: wallettest.AccountID}
 			w, err := ws.Create(ctx, sc, wallets.WalletCreateRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for asset, amount := range map[string]*big.Int{"ETH": big.NewInt(1e18), "USDC": big.NewInt(5_000_000)} {
-				if _, err := dev.Faucet().Fund(ctx, common.HexToAddress(w.Address), asset, amount); err != nil {
-					t.Fatal(err)
-				}
-			}
-			events := func(event string) int {
-				page, err := st.Query(ctx, store.Query{PK: testOutboxPK, Prefix: event + "#"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return len(page.Items)
-			}
+			env.Fund(t, w.Address)
+			events := func(event string) int { return wallettest.Events(t, st, event) }
 			q, err := svc.Quote(ctx, sc, SwapQuoteRequest{WalletID: &w.ID, FromChainID: devchain.ChainID, ToChainID: devchain.ChainID,
 				FromToken: "USDC", ToToken: "WETH", FromAmount: "1000000"})
 			if err != nil {
@@ -145,7 +95,7 @@ func TestASwapsEventsExistExactlyWhenItsChangesDo(t *testing.T) {
 			if _, _, err := svc.Execute(ctx, sc, ExecuteRequest{QuoteID: q.ID}, "key_1", "call-1"); err == nil {
 				t.Fatal("the killed execution answered")
 			}
-			if n, d := events("swap."+SwapPending), out.dispatched.Load(); n != 1 || d != 0 {
+			if n, d := events("swap."+SwapPending), out.Dispatched.Load(); n != 1 || d != 0 {
 				t.Fatalf("%d pending events, %d dispatched; want the one committed with the swap, left to the sweep", n, d)
 			}
 			// The first refresh that would record the swap's end, by the

@@ -18,6 +18,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/chain"
 	"platformapi/shared/ids"
+	"platformapi/shared/outbox"
 	"platformapi/shared/paging"
 	"platformapi/shared/store"
 	"platformapi/shared/wallets"
@@ -45,7 +46,7 @@ type Config struct {
 	Router  Router
 	// Outbox records each swap.<status> event in the transaction of the
 	// change it announces.
-	Outbox     wallets.Outbox
+	Outbox     outbox.Recorder
 	PriceMicro int64
 	Now        func() time.Time
 	Logger     *slog.Logger

@@ -222,13 +222,6 @@ func (s *Service) Recheck(ctx context.Context, now time.Time) ([]Transition, err
 	}
 }
 
-// Outbox records webhook events as members of the transaction whose
-// change they announce (webhooks.Repo): an order's event exists exactly
-// when its change does, so no crash or retry can lose or repeat it.
-type Outbox interface {
-	Outboxed(accountID, projectID, event string, data any) ([]store.Op, func(context.Context), error)
-}
-
 // EventName is the webhook event of a transition: trading.order.<status>.
 func EventName(t Transition) string { return "trading.order." + t.To }
 

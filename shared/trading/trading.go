@@ -35,6 +35,7 @@ import (
 
 	"platformapi/shared/credits"
 	"platformapi/shared/decimal"
+	"platformapi/shared/outbox"
 	"platformapi/shared/store"
 )
 
@@ -131,7 +132,7 @@ type Config struct {
 	Logger *slog.Logger
 	// Outbox records each order change's trading.order.<status> event in
 	// the change's transaction; nil records none.
-	Outbox Outbox
+	Outbox outbox.Recorder
 }
 
 // Service is managed trading on one venue.
@@ -142,7 +143,7 @@ type Service struct {
 	cash   int64
 	now    func() time.Time
 	log    *slog.Logger
-	outbox Outbox
+	outbox outbox.Recorder
 }
 
 // New builds a Service; an unreadable PaperCash is a configuration error.

@@ -91,9 +91,9 @@ var _ Invoker = (*HTTP)(nil)
 
 // NewHTTP validates cfg and returns the invoker. It is safe for concurrent use.
 func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
-	base, err := checkBaseURL(cfg.BaseURL)
+	base, err := outbound.BaseURL(cfg.BaseURL)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("upstream: %w", err)
 	}
 	if (cfg.CredentialHeader == "") != (cfg.Credential == "") {
 		return nil, errors.New("upstream: CredentialHeader and Credential go together")
@@ -108,14 +108,6 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 	}
 	h.client = outbound.Client(timeout)
 	return h, nil
-}
-
-func checkBaseURL(raw string) (string, error) {
-	u, err := outbound.BaseURL(raw)
-	if err != nil {
-		return "", fmt.Errorf("upstream: %q: %w", raw, err)
-	}
-	return u, nil
 }
 
 type callContext struct {

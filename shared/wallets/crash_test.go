@@ -19,6 +19,7 @@ import (
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
+	"platformapi/shared/wallets/wallettest"
 )
 
 // crashEnv is a service on embedded storage and a fresh local chain, with
@@ -31,28 +32,8 @@ func crashEnv(t *testing.T) (*Service, *devchain.Chain, store.Store) {
 // envOn is crashEnv whose service uses wrap's store over the embedded one.
 func envOn(t *testing.T, wrap func(store.Store) store.Store) (*Service, *devchain.Chain, store.Store) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "wallets-crash-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := devchain.Open(context.Background(), dir, devchain.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close(); os.RemoveAll(dir) })
-	nets, err := chain.NewNetworks(dev.Network())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := teststores.Embedded.Open(t, time.Now)
-	sealer, err := localkey.Open(filepath.Join(t.TempDir(), "master.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Transact(context.Background(), credits.OpenAccountOps("acct_1", 10_000_000, "test", time.Now())); err != nil {
-		t.Fatal(err)
-	}
-	return New(Config{Store: wrap(st), Sealer: sealer, Networks: nets, PriceMicro: 100_000}), dev, st
+	env := wallettest.Open(t, teststores.Embedded)
+	return New(Config{Store: wrap(env.Store), Sealer: env.Sealer, Networks: env.Networks, PriceMicro: 100_000}), env.Chain, env.Store
 }
 
 // queuedSend creates a funded wallet and a queued USDC send of 1 USDC.

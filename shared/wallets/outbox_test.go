@@ -3,38 +3,16 @@ package wallets
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math/big"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-
-	"platformapi/shared/chain"
 	"platformapi/shared/chain/devchain"
-	"platformapi/shared/credits"
-	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/store"
 	"platformapi/shared/store/teststores"
 	"platformapi/shared/wallets/policy"
+	"platformapi/shared/wallets/wallettest"
 )
-
-const testOutboxPK = "evo#test"
-
-// memOutbox records each event as an item of the service's own store, in
-// the transaction it is handed to, as webhooks.Repo's outbox does, and
-// counts the fan-outs that ran.
-type memOutbox struct{ n, dispatched atomic.Int64 }
-
-func (o *memOutbox) Outboxed(_, _, event string, _ any) ([]store.Op, func(context.Context), error) {
-	it := store.NewItem(store.Key{PK: testOutboxPK, SK: fmt.Sprintf("%s#%04d", event, o.n.Add(1))})
-	return []store.Op{store.PutOp(it)}, func(context.Context) { o.dispatched.Add(1) }, nil
-}
 
 // faultMode is what becomes of the next matching transaction.
 type faultMode int
@@ -104,58 +82,30 @@ type outboxFixture struct {
 	dev *devchain.Chain
 	st  store.Store
 	f   *faulty
-	out *memOutbox
+	out *wallettest.Outbox
 	sc  Scope
 	w   *Wallet
 }
 
-// outboxEnv is a service on b with a memOutbox over a faulty store, a
-// fresh local chain and a funded wallet.
+// outboxEnv is a service on b with a recording outbox over a faulty store,
+// a fresh local chain and a funded wallet.
 func outboxEnv(t *testing.T, b teststores.Backend) *outboxFixture {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "wallets-outbox-")
-	if err != nil {
+	env := wallettest.Open(t, b)
+	fx := &outboxFixture{dev: env.Chain, st: env.Store, f: &faulty{Store: env.Store}, out: &wallettest.Outbox{}, sc: Scope{AccountID: wallettest.AccountID}}
+	fx.s = New(Config{Store: fx.f, Sealer: env.Sealer, Networks: env.Networks, PriceMicro: 100_000, Outbox: fx.out})
+	var err error
+	if fx.w, err = fx.s.Create(context.Background(), fx.sc, WalletCreateRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	dev, err := devchain.Open(context.Background(), dir, devchain.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close(); os.RemoveAll(dir) })
-	nets, err := chain.NewNetworks(dev.Network())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := b.Open(t, time.Now)
-	sealer, err := localkey.Open(filepath.Join(t.TempDir(), "master.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := st.Transact(ctx, credits.OpenAccountOps("acct_1", 10_000_000, "test", time.Now())); err != nil {
-		t.Fatal(err)
-	}
-	fx := &outboxFixture{dev: dev, st: st, f: &faulty{Store: st}, out: &memOutbox{}, sc: Scope{AccountID: "acct_1"}}
-	fx.s = New(Config{Store: fx.f, Sealer: sealer, Networks: nets, PriceMicro: 100_000, Outbox: fx.out})
-	if fx.w, err = fx.s.Create(ctx, fx.sc, WalletCreateRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	for asset, amount := range map[string]*big.Int{"ETH": big.NewInt(1e18), "USDC": big.NewInt(5_000_000)} {
-		if _, err := dev.Faucet().Fund(ctx, common.HexToAddress(fx.w.Address), asset, amount); err != nil {
-			t.Fatal(err)
-		}
-	}
+	env.Fund(t, fx.w.Address)
 	return fx
 }
 
 // events are the recorded events named event.
 func (fx *outboxFixture) events(t *testing.T, event string) int {
 	t.Helper()
-	page, err := fx.st.Query(context.Background(), store.Query{PK: testOutboxPK, Prefix: event + "#"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(page.Items)
+	return wallettest.Events(t, fx.st, event)
 }
 
 // A send's wallet.transaction.queued event commits with the send: a send
@@ -183,7 +133,7 @@ func TestASendsEventExistsExactlyWhenTheSendDoes(t *testing.T) {
 			if _, _, err := fx.s.CreateTransaction(ctx, fx.sc, fx.w.ID, TxCreateRequest{QuoteID: q.ID}, "key_1", "call-1"); err == nil {
 				t.Fatal("the killed send answered")
 			}
-			if n, d := fx.events(t, "wallet.transaction.queued"), fx.out.dispatched.Load(); n != 1 || d != 0 {
+			if n, d := fx.events(t, "wallet.transaction.queued"), fx.out.Dispatched.Load(); n != 1 || d != 0 {
 				t.Fatalf("%d queued events, %d dispatched; want the one committed with the send, left to the sweep", n, d)
 			}
 			again, replayed, err := fx.s.CreateTransaction(ctx, fx.sc, fx.w.ID, TxCreateRequest{QuoteID: q.ID}, "key_1", "call-1")
@@ -228,7 +178,7 @@ func TestATransitionsEventExistsExactlyWhenTheTransitionDoes(t *testing.T) {
 			if v, err := fx.s.PeekTransaction(ctx, fx.sc, fx.w.ID, tx.ID); err != nil || v.Status == StatusQueued {
 				t.Fatalf("the killed transition did not commit: %+v %v", v, err)
 			}
-			if n, d := fx.events(t, "wallet.transaction.submitted"), fx.out.dispatched.Load(); n != 1 || d != 1 {
+			if n, d := fx.events(t, "wallet.transaction.submitted"), fx.out.Dispatched.Load(); n != 1 || d != 1 {
 				t.Fatalf("%d submitted events, %d dispatched; want the one committed with the transition, left to the sweep", n, d)
 			}
 			done := settleAll(t, fx.s, fx.sc, fx.w.ID, tx.ID)
@@ -275,7 +225,7 @@ func TestASignaturesEventExistsExactlyWhenTheSignatureDoes(t *testing.T) {
 			if err != nil || sig.Signature == "" {
 				t.Fatalf("retry: %+v %v", sig, err)
 			}
-			if n, d := fx.events(t, "wallet.signature.created"), fx.out.dispatched.Load(); n != 1 || d != 0 {
+			if n, d := fx.events(t, "wallet.signature.created"), fx.out.Dispatched.Load(); n != 1 || d != 0 {
 				t.Fatalf("%d signature events, %d dispatched; want the one committed with the signature, left to the sweep", n, d)
 			}
 		})
@@ -315,7 +265,7 @@ func TestAnApprovalsRequestedEventExistsExactlyWhenTheApprovalDoes(t *testing.T)
 				!strings.Contains(err.Error(), "killed") {
 				t.Fatalf("the killed request answered %v", err)
 			}
-			if n, a, d := fx.events(t, "approval.requested"), approvalsNow(), fx.out.dispatched.Load(); n != 1 || a != 1 || d != 0 {
+			if n, a, d := fx.events(t, "approval.requested"), approvalsNow(), fx.out.Dispatched.Load(); n != 1 || a != 1 || d != 0 {
 				t.Fatalf("%d events, %d approvals, %d dispatched; want the approval and its one event, left to the sweep", n, a, d)
 			}
 		})

@@ -43,6 +43,7 @@ import (
 	"platformapi/shared/envelope"
 	"platformapi/shared/idempotency"
 	"platformapi/shared/ids"
+	"platformapi/shared/outbox"
 	"platformapi/shared/paging"
 	"platformapi/shared/queue"
 	"platformapi/shared/store"
@@ -93,15 +94,6 @@ func (s Scope) key(kind, rest string) store.Key {
 
 func openKey(txID string) store.Key { return store.Key{PK: "wallets#open", SK: txID} }
 
-// Outbox records webhook events as members of the transaction whose
-// change they announce (webhooks.Repo.Outboxed): an event exists exactly
-// when its change does, so a crash between the commit and the fan-out
-// loses none (the outbox sweep fans it out) and a retry that replays the
-// change adds none.
-type Outbox interface {
-	Outboxed(accountID, projectID, event string, data any) ([]store.Op, func(context.Context), error)
-}
-
 // events are the events of one transaction: their ops, to append to it,
 // and their fan-outs, to run once it committed.
 type events struct {
@@ -138,7 +130,7 @@ type Config struct {
 	// Queue carries transactions to the worker; nil leaves them to Recheck.
 	Queue queue.Queue
 	// Outbox records each change's event in the change's transaction.
-	Outbox Outbox
+	Outbox outbox.Recorder
 	// PriceMicro is what wallets.transactions.create costs.
 	PriceMicro int64
 	// OnSwapTx is told when a swap's transaction changes state (the swaps
@@ -154,7 +146,7 @@ type Service struct {
 	sealer    envelope.Sealer
 	nets      *chain.Networks
 	q         queue.Queue
-	outbox    Outbox
+	outbox    outbox.Recorder
 	ledger    *credits.Ledger
 	approvals *approvals.Repo
 	price     int64

@@ -28,8 +28,8 @@ type Facilitator interface {
 // error, never the payer's fault.
 var ErrInvalidRequirements = errors.New("x402: invalid payment requirements")
 
-// Reasons a payment is rejected. The names follow the x402 v2 specification
-// (section 9) and its reference facilitator where those define one.
+// Reasons a payment is rejected. The names follow the error codes of the x402
+// v2 specification and its reference facilitator where those define one.
 const (
 	ReasonInvalidVersion = "invalid_x402_version"
 	ReasonInvalidScheme  = "invalid_scheme"

@@ -1,5 +1,5 @@
-// Package connectionsapi is the protected-connections endpoint group (spec
-// 4.2): credentials a client hands over once, write-only, that managed
+// Package connectionsapi is the protected-connections endpoint group:
+// credentials a client hands over once, write-only, that managed
 // services use by reference. A key sees the connections of its account in
 // its project scope (account level without a project); any other is
 // not_found. Create, update and delete commit with their stored idempotent

@@ -1,5 +1,5 @@
-// Package runsapi is the durable-runs and artifacts endpoint groups (spec
-// 4.6): runs are accepted here and executed by the run worker.
+// Package runsapi is the durable-runs and artifacts endpoint groups:
+// runs are accepted here and executed by the run worker.
 package runsapi
 
 import (

@@ -14,6 +14,7 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/catalog"
+	"platformapi/shared/outbox"
 	"platformapi/shared/store"
 	"platformapi/shared/trading"
 )
@@ -26,7 +27,7 @@ type Deps struct {
 	Trading trading.Config
 	// Outbox records each order change's event in the change's own
 	// transaction; nil records none.
-	Outbox trading.Outbox
+	Outbox outbox.Recorder
 }
 
 type handlers struct {

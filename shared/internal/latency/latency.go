@@ -5,6 +5,7 @@
 package latency
 
 import (
+	"math"
 	"math/bits"
 	"sync/atomic"
 	"time"
@@ -99,20 +100,38 @@ func (s Snapshot) Count() uint64 {
 // Quantile is the upper bound of the bucket that holds the q-th quantile
 // (0 < q ≤ 1) of the samples, zero when there are none.
 func (s Snapshot) Quantile(q float64) time.Duration {
-	n := s.Count()
-	if n == 0 {
+	i, ok := QuantileBucket(s.counts[:], q)
+	if !ok {
 		return 0
 	}
-	rank := uint64(q*float64(n) + 0.999999)
+	return upper(i)
+}
+
+// QuantileBucket is the index of the bucket of counts that holds the q-th
+// quantile (0 < q ≤ 1): the bucket of the ceil(q·n)-th smallest of the n
+// samples, false when there are none. It is the one rank rule of every
+// histogram the benchmark reads, ours and the runtime's, so their tails
+// compare. The product q·n is rounded before its ceiling is taken: 0.07 × 100
+// is 7.000000000000001 in floating point, and the 7th sample, not the 8th,
+// is the 7th percentile of 100.
+func QuantileBucket(counts []uint64, q float64) (int, bool) {
+	var n uint64
+	for _, c := range counts {
+		n += c
+	}
+	if n == 0 {
+		return 0, false
+	}
+	rank := uint64(math.Ceil(q*float64(n) - 1e-9))
 	rank = min(max(rank, 1), n)
 	var seen uint64
-	for i, c := range s.counts {
+	for i, c := range counts {
 		seen += c
 		if seen >= rank {
-			return upper(i)
+			return i, true
 		}
 	}
-	return upper(buckets - 1)
+	return len(counts) - 1, true
 }
 
 // Max is the upper bound of the highest bucket with a sample.

@@ -47,3 +47,33 @@ func TestQuantilesRankTheSamplesAndSnapshotsSubtract(t *testing.T) {
 		t.Error("a nil histogram recorded")
 	}
 }
+
+// The q-th quantile of n samples is the bucket of the ceil(q·n)-th smallest,
+// with q·n taken as the exact product it stands for (0.07 × 100 is 7, not
+// the 7.000000000000001 of floating point).
+func TestAQuantileIsTheBucketOfTheCeilingRank(t *testing.T) {
+	hundred := make([]uint64, 100)
+	for i := range hundred {
+		hundred[i] = 1
+	}
+	for _, tc := range []struct {
+		name   string
+		counts []uint64
+		q      float64
+		want   int
+		ok     bool
+	}{
+		{"no samples", []uint64{0, 0}, 0.99, 0, false},
+		{"the 7th of 100", hundred, 0.07, 6, true},
+		{"the 29th of 100", hundred, 0.29, 28, true},
+		{"the 99th of 100", hundred, 0.99, 98, true},
+		{"the greatest", hundred, 1, 99, true},
+		{"a rank below one is the first", []uint64{0, 3, 1}, 0.0001, 1, true},
+		{"p99 of 98 short and 2 long", []uint64{98, 1, 1}, 0.99, 1, true},
+	} {
+		got, ok := QuantileBucket(tc.counts, tc.q)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: bucket %d, %v; want %d, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"platformapi/shared/catalog"
 	"platformapi/shared/chain"
 	"platformapi/shared/deploy"
+	"platformapi/shared/outbox"
 	"platformapi/shared/ports"
 	"platformapi/shared/swaps"
 	"platformapi/shared/swaps/lifi"
@@ -54,13 +55,13 @@ func FromPorts(p ports.Ports) (wallets.Config, swaps.Config) {
 	if base, key := p.Env("LIFI_BASE_URL"), p.Env("LIFI_API_KEY"); base != "" || key != "" {
 		router = lifi.New(lifi.Config{BaseURL: base, APIKey: key})
 	}
-	var outbox wallets.Outbox
+	var events outbox.Recorder
 	if p.Events != nil {
-		outbox = p.Events
+		events = p.Events
 	}
-	return wallets.Config{Store: p.Store, Sealer: p.Sealer, Networks: nets, Queue: p.Queue(wallets.Queue), Outbox: outbox,
+	return wallets.Config{Store: p.Store, Sealer: p.Sealer, Networks: nets, Queue: p.Queue(wallets.Queue), Outbox: events,
 			PriceMicro: catalog.PriceMicro(wallets.ServiceID, wallets.OpTransactionsCreate), Now: p.Now, Logger: p.Logger},
-		swaps.Config{Store: p.Store, Outbox: outbox, Now: p.Now, Logger: p.Logger,
+		swaps.Config{Store: p.Store, Outbox: events, Now: p.Now, Logger: p.Logger,
 			Router:     &swaps.Dispatch{Local: &swaps.Pool{Networks: nets, Now: time.Now}, Default: router},
 			PriceMicro: catalog.PriceMicro(swaps.ServiceID, "swaps.execute")}
 }

@@ -56,9 +56,9 @@ var _ x402.Facilitator = (*Client)(nil)
 
 // New validates cfg and returns a client.
 func New(cfg Config) (*Client, error) {
-	base, err := checkBaseURL(cfg.BaseURL)
+	base, err := outbound.BaseURL(cfg.BaseURL)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("httpfacilitator: %w", err)
 	}
 	c := &Client{base: base, maxBytes: cfg.MaxResponseBytes}
 	if c.maxBytes <= 0 {
@@ -76,14 +76,6 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.http = outbound.Client(timeout)
 	return c, nil
-}
-
-func checkBaseURL(raw string) (string, error) {
-	u, err := outbound.BaseURL(raw)
-	if err != nil {
-		return "", fmt.Errorf("httpfacilitator: %q: %w", raw, err)
-	}
-	return u, nil
 }
 
 // request is the body of /verify and /settle.
