@@ -403,7 +403,9 @@ func (s *Service) replay(ctx context.Context, sc Scope, key string) (*Result, er
 		return nil, err
 	}
 	if o.HoldID != "" {
-		credits.Inherit(ctx, o.CreditsMicro)
+		if err := s.ledger.Inherit(ctx, o.AccountID, o.HoldID, o.CreditsMicro); err != nil {
+			return nil, err
+		}
 	}
 	return &Result{Order: o.view(), Replayed: true}, nil
 }
