@@ -391,8 +391,9 @@ func (s *Service) reject(ctx context.Context, sc Scope, o *orderRec, sub Submiss
 }
 
 // replay returns the order a dedupe key created, for a retry of the call
-// whose earlier attempt created it and died before its answer was stored:
-// the retry answers for the call, its credit hold included.
+// whose earlier attempt created it and whose answer was never stored (or
+// expired): the retry answers for the call and owes the order's credit
+// hold to that attempt's audit event (Ledger.Inherit).
 func (s *Service) replay(ctx context.Context, sc Scope, key string) (*Result, error) {
 	it, err := s.st.Get(ctx, sc.key("ddp#"+dedupeHash(key)))
 	if err != nil {

@@ -291,10 +291,10 @@ func (s *Service) replayed(ctx context.Context, sc Scope, walletID, id string) (
 	return s.GetTransaction(ctx, sc, walletID, id)
 }
 
-// InheritHolds reports to ctx's request the credit holds of the wallet's
-// transactions ids, which an earlier attempt of its call created with them
-// and died before answering (see replayed; a swap's retry calls it for the
-// swap's transactions).
+// InheritHolds owes, for ctx's request, the credit holds of the wallet's
+// transactions ids to the audit event of the earlier attempt of its call
+// that created them (see replayed; a swap's retry calls it for the swap's
+// transactions).
 func (s *Service) InheritHolds(ctx context.Context, sc Scope, walletID string, ids ...string) error {
 	for _, id := range ids {
 		it, err := s.st.Get(ctx, txKey(sc, walletID, id))
