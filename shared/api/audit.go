@@ -232,10 +232,10 @@ func (k *Kernel) recordAudit(r *http.Request, rt *routes.Route, p *Principal, pa
 // nameCharge fixes the name of the audit event of a request whose
 // operation charged credits, as its answer is about to be stored (unless
 // a hold it took fixed it already), and returns the charge to store with
-// it. The event is written after the
-// answer is stored, so a process that dies in between leaves the charge on
-// no event; a replay of the answer then writes it (recordOwed) under the
-// same name, which a store keeps once.
+// it. The event is written after the answer is stored, so a process that
+// dies in between leaves the charge on no event; a replay of the answer
+// then writes it (recordOwed) under the same name, which a store keeps
+// once.
 func (k *Kernel) nameCharge(ctx context.Context) *idempotency.Charged {
 	st := stateFrom(ctx)
 	if st == nil || k.cfg.Audit == nil {
