@@ -177,10 +177,18 @@ func (k *Kernel) recordAudit(r *http.Request, rt *routes.Route, p *Principal, pa
 	}
 	o.mu.Lock()
 	// A stored answer replayed charges nothing: no operation runs. An
-	// operation that answers a retry with what the call's dead attempt
-	// made (a replayed order, send or swap) reports the hold it inherits
-	// (credits.Inherit), which its event carries.
+	// operation that answers a retry with what the call's earlier attempt
+	// made (a replayed order, send or swap, a call's hold taken over)
+	// owes the hold it inherits to that attempt's event, named by the
+	// hold (credits.EventNamer), and writes that event again: the store
+	// keeps it once, whether or not the attempt lived to write it.
 	code, charged := o.code, o.charged
+	var named time.Time
+	var inherited []idempotency.Charged
+	st := stateFrom(r.Context())
+	if st != nil {
+		named, inherited = st.named, st.inherited
+	}
 	o.mu.Unlock()
 	if status >= 400 {
 		if code == "" && status == http.StatusInternalServerError {
@@ -192,12 +200,14 @@ func (k *Kernel) recordAudit(r *http.Request, rt *routes.Route, p *Principal, pa
 		}
 	}
 	e.ChargedMicro = charged
-	st := stateFrom(r.Context())
-	if st != nil && !st.named.IsZero() {
-		e.Name(e.RequestID, st.named)
+	if !named.IsZero() {
+		e.Name(e.RequestID, named)
 	}
 	if st != nil && st.owed != nil {
 		k.recordOwed(r.Context(), e, st.owed)
+	}
+	for i := range inherited {
+		k.recordOwed(r.Context(), e, &inherited[i])
 	}
 	if sh, ok := k.cfg.Audit.(lineShipper); ok && sh.Ships() {
 		if st != nil {
@@ -220,11 +230,12 @@ func (k *Kernel) recordAudit(r *http.Request, rt *routes.Route, p *Principal, pa
 }
 
 // nameCharge fixes the name of the audit event of a request whose
-// operation charged credits, as its answer is about to be stored, and
-// returns the charge to store with it. The event is written after the
-// answer is stored, so a process that dies in between leaves the charge on
-// no event; a replay of the answer then writes it (recordOwed) under the
-// same name, which a store keeps once.
+// operation charged credits, as its answer is about to be stored (unless
+// a hold it took fixed it already), and returns the charge to store with
+// it. The event is written after the answer is stored, so a process that
+// dies in between leaves the charge on no event; a replay of the answer
+// then writes it (recordOwed) under the same name, which a store keeps
+// once.
 func (k *Kernel) nameCharge(ctx context.Context) *idempotency.Charged {
 	st := stateFrom(ctx)
 	if st == nil || k.cfg.Audit == nil {
@@ -236,8 +247,8 @@ func (k *Kernel) nameCharge(ctx context.Context) *idempotency.Charged {
 	if charged == 0 {
 		return nil
 	}
-	st.named = k.cfg.Now().UTC().Truncate(time.Millisecond)
-	return &idempotency.Charged{Micro: charged, RequestID: st.id, AtMilli: st.named.UnixMilli()}
+	name := st.NameCharge()
+	return &idempotency.Charged{Micro: charged, RequestID: name.RequestID, AtMilli: name.AtMilli}
 }
 
 // recordOwed writes again the event of the call whose stored answer the

@@ -146,7 +146,7 @@ func (k *Kernel) enforce(rt routes.Route, next http.Handler) http.Handler {
 			st = &requestState{id: newRequestID(), base: k.log}
 			ctx = context.WithValue(ctx, keyState, st)
 		}
-		st.route = &rt
+		st.route, st.now = &rt, k.cfg.Now
 		info := &st.info
 		info.group, info.operation, info.literalPath = rt.Group, rt.Operation, literalPath
 		// Before anything can answer: every response of a deprecated

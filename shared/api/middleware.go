@@ -51,11 +51,17 @@ type requestState struct {
 	// shipped is the request's audit event when it rides on the access
 	// line (a shipping recorder, see recordAudit).
 	shipped *audit.Event
-	// named is when the request's audit event occurred, fixed when its
-	// charged answer was stored (nameCharge); owed is the charge of the
-	// call whose answer this request replays (see recordAudit).
-	named time.Time
-	owed  *idempotency.Charged
+	// named is when the request's audit event occurred, fixed when it
+	// took a credit hold (NameCharge) or when its charged answer was
+	// stored (nameCharge); owed is the charge of the call whose answer
+	// this request replays, inherited the charges of holds earlier
+	// attempts of its call took, each owed to that attempt's event (see
+	// recordAudit). now is the kernel's clock. named and inherited are
+	// guarded by outcome.mu.
+	named     time.Time
+	owed      *idempotency.Charged
+	inherited []idempotency.Charged
+	now       func() time.Time
 	// invocation names the Lambda invocation and its trace (see
 	// invocation), on every log line of the request.
 	invocation []any
@@ -105,6 +111,43 @@ func (st *requestState) Charged(micro int64) {
 	st.outcome.mu.Lock()
 	st.outcome.charged += micro
 	st.outcome.mu.Unlock()
+}
+
+// NameCharge fixes the name of the request's audit event, if it is not
+// fixed yet, and returns it (credits.EventNamer): a credit hold keeps it,
+// so that another attempt of the call that finds the hold owes its charge
+// to this event rather than charging its own.
+func (st *requestState) NameCharge() credits.ChargeName {
+	st.outcome.mu.Lock()
+	defer st.outcome.mu.Unlock()
+	if st.named.IsZero() {
+		now := time.Now
+		if st.now != nil {
+			now = st.now
+		}
+		st.named = now().UTC().Truncate(time.Millisecond)
+	}
+	return credits.ChargeName{RequestID: st.id, AtMilli: st.named.UnixMilli()}
+}
+
+// Owe records micro-credits an earlier attempt of the request's call
+// charged under name (credits.EventNamer): the request writes that
+// attempt's event again, which the audit store keeps once, instead of
+// charging its own.
+func (st *requestState) Owe(micro int64, name credits.ChargeName) {
+	st.outcome.mu.Lock()
+	defer st.outcome.mu.Unlock()
+	if name.RequestID == st.id {
+		st.outcome.charged += micro
+		return
+	}
+	for i, c := range st.inherited {
+		if c.RequestID == name.RequestID && c.AtMilli == name.AtMilli {
+			st.inherited[i].Micro += micro
+			return
+		}
+	}
+	st.inherited = append(st.inherited, idempotency.Charged{Micro: micro, RequestID: name.RequestID, AtMilli: name.AtMilli})
 }
 
 func RequestID(ctx context.Context) string {

@@ -89,3 +89,48 @@ func settledBy(ctx context.Context, fallback string) string {
 	}
 	return fallback
 }
+
+// ChargeName names the audit event that carries a charge: its request and
+// the moment that request's event is said to occur. A hold keeps the name
+// of the request that took it, so that a later attempt of the same call,
+// which finds the hold and cannot know whether that request's event was
+// written, writes the charge under the same name, and the audit store,
+// which keeps an event once per name, counts it once.
+type ChargeName struct {
+	RequestID string
+	AtMilli   int64
+}
+
+// EventNamer is a Request whose audit event can be named before it ends
+// (the API kernel's requests): NameCharge fixes the name (the first call
+// decides, later ones return it), and Owe records a charge on the event of
+// another request, named, rather than on this one's.
+type EventNamer interface {
+	NameCharge() ChargeName
+	Owe(micro int64, name ChargeName)
+}
+
+// nameCharge is the name of the audit event of ctx's request, fixed now if
+// it was not yet; zero where ctx's request cannot be named.
+func nameCharge(ctx context.Context) ChargeName {
+	if n, ok := ctx.Value(attrKey{}).(EventNamer); ok {
+		return n.NameCharge()
+	}
+	return ChargeName{}
+}
+
+// owe reports to ctx's request a charge that an earlier attempt of its call
+// made under name: recorded on that attempt's event (Owe), or, for a hold
+// taken before holds kept a name, on this request's own event.
+func owe(ctx context.Context, micro int64, name ChargeName) {
+	if micro == 0 {
+		return
+	}
+	if n, ok := ctx.Value(attrKey{}).(EventNamer); ok && name.RequestID != "" {
+		n.Owe(micro, name)
+		return
+	}
+	if note := noteFrom(ctx); note != nil {
+		note(micro)
+	}
+}

@@ -26,6 +26,21 @@ type Hold struct {
 	// Deadline is when the holder expects to have ended the hold: the
 	// sweeper releases it only GraceAfterDeadline later (SweepHolds).
 	Deadline time.Time
+	// named is the audit event of the request that took the hold, for a
+	// hold an earlier attempt of the call took (HoldOnce).
+	named ChargeName
+}
+
+// attrNamedBy and attrNamedAt are the name of the audit event that carries
+// a hold taken in a request (ChargeName).
+const (
+	attrNamedBy = "namedBy"
+	attrNamedAt = "namedAt"
+)
+
+// chargeNameOf is the name a hold's record keeps; zero for none.
+func chargeNameOf(it store.Item) ChargeName {
+	return ChargeName{RequestID: it.String(attrNamedBy), AtMilli: it.Int(attrNamedAt)}
 }
 
 // holdKey is where a hold taken on an account of one slice is, in its
@@ -125,6 +140,9 @@ func HoldOps(ctx context.Context, a Account, holdID string, amountMicro int64, r
 	rec["state"] = "held"
 	rec["reference"] = reference
 	rec[attrDeadline] = deadline.Unix()
+	if n := nameCharge(ctx); n.RequestID != "" {
+		rec[attrNamedBy], rec[attrNamedAt] = n.RequestID, n.AtMilli
+	}
 	rec.SetDoc(ch.Entries[0].Attribution)
 	ops := append(ch.Ops, store.PutOp(rec, store.NotExists()), store.PutOp(openHoldItem(a.ID, holdID, amountMicro, deadline)))
 	return ops, ch, nil
@@ -164,7 +182,7 @@ func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int
 		case err == nil:
 			h := &Hold{l: l, accountID: accountID, ID: id, Amount: it.Int("amount"),
 				Captured: it.String("state") == "captured", Charged: it.Int("charged"),
-				Deadline: time.Unix(it.Int(attrDeadline), 0)}
+				Deadline: time.Unix(it.Int(attrDeadline), 0), named: chargeNameOf(it)}
 			inherit(ctx, h)
 			return h, nil
 		case !errors.Is(err, store.ErrNotFound):
@@ -182,34 +200,42 @@ func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int
 
 // inherit reports to the request what the hold it takes over from an
 // earlier attempt of its call has debited: the hold, or what its capture
-// kept. That attempt died before its answer was stored, and so before its
-// audit event was journalled (an idempotent answer leaves, with its
-// event, only once stored), so the debit was reported to an event that
-// never was; the answer of this attempt is the call's, and its event
-// carries the charge. Its capture reports the refund as usual.
+// kept. That attempt's audit event, if it was written at all, carried the
+// debit under the name the hold keeps: the debit is owed to that name
+// (owe), which the audit store keeps once, so the charge is audited once
+// whether that attempt died before its event or only before its answer
+// was stored. Its capture reports the refund as usual.
 func inherit(ctx context.Context, h *Hold) {
-	note := noteFrom(ctx)
 	switch {
-	case note == nil:
 	case h.Captured:
-		note(h.Charged)
+		owe(ctx, h.Charged, h.named)
 	default:
-		note(h.Amount)
+		owe(ctx, h.Amount, h.named)
 	}
 }
 
-// Inherit reports to ctx's request a hold of amountMicro that an earlier
-// attempt of its call took and committed with the call's own effect (an
-// order, a wallet transaction; HoldOps), and that the retry finds by the
-// call's dedupe key and answers. That attempt died before its answer was
-// stored, and so before its audit event was written, which would have
-// carried the hold (Change.Committed): the retry's event carries it
-// instead, and what settles the hold later reports what it returns, as
-// always.
-func Inherit(ctx context.Context, amountMicro int64) {
-	if note := noteFrom(ctx); note != nil && amountMicro != 0 {
-		note(amountMicro)
+// Inherit reports to ctx's request the hold holdID of amountMicro that an
+// earlier attempt of its call took and committed with the call's own
+// effect (an order, a wallet transaction; HoldOps), and that the retry
+// finds by the call's dedupe key and answers. That attempt may have died
+// before its audit event was written, or only before its answer was
+// stored (or its stored answer expired) after writing it: the charge is
+// owed to the event the hold names (see inherit), and what settles the
+// hold later reports what it returns, as always.
+func (l *Ledger) Inherit(ctx context.Context, accountID, holdID string, amountMicro int64) error {
+	if noteFrom(ctx) == nil || amountMicro == 0 {
+		return nil
 	}
+	var name ChargeName
+	it, err := l.findHold(ctx, accountID, holdID, true)
+	switch {
+	case err == nil:
+		name = chargeNameOf(it)
+	case !errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("credits: read hold %s: %w", holdID, err)
+	}
+	owe(ctx, amountMicro, name)
+	return nil
 }
 
 // errHoldExists: the hold's id is taken (by another attempt of its call).

@@ -178,8 +178,8 @@ func TestACrashAfterAChargedAnswerIsStoredLeavesItsChargeAudited(t *testing.T) {
 
 // A life that dies right after an order, a send or a swap committed with
 // its credit hold, before its answer was stored, leaves the charge audited
-// all the same: the retry finds what the dead attempt made and its event
-// carries the hold. Every life of this run crashes right after its first
+// all the same: the retry finds what the dead attempt made and writes the
+// dead attempt's event, named by the hold, with the hold. Every life of this run crashes right after its first
 // write of a hold; the seed has the three workers start with an order, a
 // swap and a send.
 func TestACrashAfterAnOrderSendOrSwapCommitsLeavesItsChargeAudited(t *testing.T) {

@@ -171,9 +171,10 @@ func (s *Service) Execute(ctx context.Context, sc wallets.Scope, req ExecuteRequ
 }
 
 // replayed returns the swap an earlier attempt of this call executed, to
-// a retry: that attempt died before its answer was stored, and so before
-// its audit event carried the credit hold of the swap's transactions,
-// which the retry's event carries instead.
+// a retry: that attempt's answer was never stored (or expired), its audit
+// event, which carries the credit hold of the swap's transactions,
+// written or not; the retry owes the hold to that event
+// (wallets.InheritHolds).
 func (s *Service) replayed(ctx context.Context, sc wallets.Scope, id string) (*Swap, error) {
 	sw, err := s.Get(ctx, sc, id)
 	if err != nil {

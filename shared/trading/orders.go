@@ -391,8 +391,9 @@ func (s *Service) reject(ctx context.Context, sc Scope, o *orderRec, sub Submiss
 }
 
 // replay returns the order a dedupe key created, for a retry of the call
-// whose earlier attempt created it and died before its answer was stored:
-// the retry answers for the call, its credit hold included.
+// whose earlier attempt created it and whose answer was never stored (or
+// expired): the retry answers for the call and owes the order's credit
+// hold to that attempt's audit event (Ledger.Inherit).
 func (s *Service) replay(ctx context.Context, sc Scope, key string) (*Result, error) {
 	it, err := s.st.Get(ctx, sc.key("ddp#"+dedupeHash(key)))
 	if err != nil {
@@ -403,7 +404,9 @@ func (s *Service) replay(ctx context.Context, sc Scope, key string) (*Result, er
 		return nil, err
 	}
 	if o.HoldID != "" {
-		credits.Inherit(ctx, o.CreditsMicro)
+		if err := s.ledger.Inherit(ctx, o.AccountID, o.HoldID, o.CreditsMicro); err != nil {
+			return nil, err
+		}
 	}
 	return &Result{Order: o.view(), Replayed: true}, nil
 }

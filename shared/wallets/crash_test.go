@@ -352,3 +352,63 @@ func TestARetryThatFindsItsDeadAttemptsSendCarriesItsHold(t *testing.T) {
 		t.Fatalf("the dead attempt's event would carry %d, the retry's carries %d; want the hold, 100000, on each", dead.charged, retry.charged)
 	}
 }
+
+// naming is a request whose audit event can be named, as the API kernel's
+// are: it adds up what it charges and what it owes to other events.
+type naming struct {
+	id      string
+	charged int64
+	named   credits.ChargeName
+	owed    map[credits.ChargeName]int64
+}
+
+func (n *naming) Attribution() credits.Attribution {
+	return credits.Attribution{RequestID: n.id, KeyPath: []string{"key_1"}}
+}
+func (n *naming) Charged(micro int64) { n.charged += micro }
+func (n *naming) NameCharge() credits.ChargeName {
+	if n.named.RequestID == "" {
+		n.named = credits.ChargeName{RequestID: n.id, AtMilli: time.Now().UnixMilli()}
+	}
+	return n.named
+}
+func (n *naming) Owe(micro int64, name credits.ChargeName) {
+	if n.owed == nil {
+		n.owed = map[credits.ChargeName]int64{}
+	}
+	n.owed[name] += micro
+}
+
+// A retry that finds the send an earlier attempt of its call created owes
+// the send's credit hold to that attempt's audit event, named when the
+// hold was taken, and charges none of it to its own: written by the
+// attempt, by the retry, or by both, the event is one and the charge is
+// audited once.
+func TestARetryOwesItsEarlierAttemptsSendHoldToThatAttemptsEvent(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			fx := outboxEnv(t, b)
+			ctx := context.Background()
+			q, err := fx.s.QuoteTransaction(ctx, fx.sc, fx.w.ID, TxQuoteRequest{ChainID: devchain.ChainID,
+				To: "0x00000000000000000000000000000000000c0ffe", Asset: "ETH", Amount: "1000"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, retry := &naming{id: "req_first"}, &naming{id: "req_retry"}
+			sent, _, err := fx.s.CreateTransaction(credits.WithRequest(ctx, first), fx.sc, fx.w.ID, TxCreateRequest{QuoteID: q.ID}, "key_1", "call-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, replayed, err := fx.s.CreateTransaction(credits.WithRequest(ctx, retry), fx.sc, fx.w.ID, TxCreateRequest{QuoteID: q.ID}, "key_1", "call-1")
+			if err != nil || !replayed || again.ID != sent.ID {
+				t.Fatalf("retry: %+v %v %v", again, replayed, err)
+			}
+			if first.charged != 100_000 || first.named.RequestID == "" {
+				t.Fatalf("the first attempt charged %d under %+v; want the hold, 100000, on its named event", first.charged, first.named)
+			}
+			if retry.charged != 0 || len(retry.owed) != 1 || retry.owed[first.named] != 100_000 {
+				t.Fatalf("the retry charged %d and owes %v; want the hold owed to %+v alone", retry.charged, retry.owed, first.named)
+			}
+		})
+	}
+}

@@ -281,9 +281,9 @@ func (s *Service) tryCreate(ctx context.Context, sc Scope, walletID string, req 
 }
 
 // replayed returns the transaction an earlier attempt of this call
-// created, to a retry: that attempt died before its answer was stored, and
-// so before its audit event carried the transaction's credit hold, which
-// the retry's event carries instead (credits.Inherit).
+// created, to a retry: that attempt died before its answer was stored, its
+// audit event, which carries the transaction's credit hold, written or
+// not; the retry owes the hold to that event (Ledger.Inherit).
 func (s *Service) replayed(ctx context.Context, sc Scope, walletID, id string) (*WalletTransaction, error) {
 	if err := s.InheritHolds(ctx, sc, walletID, id); err != nil {
 		return nil, err
@@ -291,10 +291,10 @@ func (s *Service) replayed(ctx context.Context, sc Scope, walletID, id string) (
 	return s.GetTransaction(ctx, sc, walletID, id)
 }
 
-// InheritHolds reports to ctx's request the credit holds of the wallet's
-// transactions ids, which an earlier attempt of its call created with them
-// and died before answering (see replayed; a swap's retry calls it for the
-// swap's transactions).
+// InheritHolds owes, for ctx's request, the credit holds of the wallet's
+// transactions ids to the audit event of the earlier attempt of its call
+// that created them (see replayed; a swap's retry calls it for the swap's
+// transactions).
 func (s *Service) InheritHolds(ctx context.Context, sc Scope, walletID string, ids ...string) error {
 	for _, id := range ids {
 		it, err := s.st.Get(ctx, txKey(sc, walletID, id))
@@ -309,7 +309,9 @@ func (s *Service) InheritHolds(ctx context.Context, sc Scope, walletID string, i
 			return err
 		}
 		if t.HoldID != "" {
-			credits.Inherit(ctx, t.Credits)
+			if err := s.ledger.Inherit(ctx, t.AccountID, t.HoldID, t.Credits); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

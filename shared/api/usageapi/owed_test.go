@@ -10,6 +10,7 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/audit"
+	"platformapi/shared/store"
 )
 
 // losing loses the event of the first charged request that is not a
@@ -81,4 +82,44 @@ func TestAChargeWhoseEventDiedWithItsProcessIsAuditedByTheReplay(t *testing.T) {
 			t.Errorf("usage counts %d requests charged %d, the events %d charged %d", requests, usage, events, charged)
 		}
 	}, apitest.Options{Audit: func(r *audit.Recorder) api.AuditRecorder { rec.Recorder = r; return rec }})
+}
+
+// A charged call whose answer was never stored, though its audit event was
+// written (storing the answer failed, or the stored answer expired), runs
+// again on its retry and finds the call's hold, captured: the retry owes
+// the charge to the first attempt's event, which the store keeps once, so
+// the call is charged and audited once.
+func TestARetryAfterALostAnswerAuditsTheCallsChargeOnce(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
+		since := e.Clock.Now()
+		root, rec := e.RootKey(1, nil)
+		idem := apitest.Idem()
+		call := invokeReq(root, idem, "memory.write", map[string]any{"text": "lost answer"})
+		first := e.Must(e.Do(call), 200)
+		if err := e.Store.Delete(context.Background(), store.Key{PK: "idem#" + rec.Str("id") + "#" + idem, SK: "idem"}); err != nil {
+			t.Fatal(err)
+		}
+		e.Clock.Advance(time.Second)
+		retry := e.Must(e.Do(call), 200)
+		if retry.Header.Get("Idempotent-Replayed") == "true" {
+			t.Fatal("the retry replayed a stored answer: the test tests nothing")
+		}
+		until := closeHour(t, e)
+		evs := byRequest(listAll(t, e, root, rangeQuery(since, until)))
+		const op = "services.invoke.cloud-superbrain.memory.write"
+		var charged int64
+		for _, es := range evs {
+			for _, ev := range es {
+				if ev["operation"] == op {
+					charged += micro(ev["chargedCredits"].(float64))
+				}
+			}
+		}
+		if spent := 1_000_000 - micro(e.Balance(root)); spent != 10_000 || charged != spent {
+			t.Fatalf("the account spent %d micro-credits on the call; its events charge %d", spent, charged)
+		}
+		if orig, again := evs[first.Header.Get("X-Request-Id")], evs[retry.Header.Get("X-Request-Id")]; len(orig) != 1 || len(again) != 1 {
+			t.Fatalf("the attempts have %d and %d events; want one each", len(orig), len(again))
+		}
+	})
 }
