@@ -14,6 +14,9 @@ import (
 	"platformapi/shared/store/teststores"
 )
 
+// dataOutboxPK is where dataOutbox keeps the events it records.
+const dataOutboxPK = "evo#data"
+
 // dataOutbox records each event with its data, as encoded, in the
 // transaction it is handed to.
 type dataOutbox struct{ n atomic.Int64 }
@@ -23,7 +26,7 @@ func (o *dataOutbox) Outboxed(_, _, event string, data any) ([]store.Op, func(co
 	if err != nil {
 		return nil, nil, err
 	}
-	it := store.NewItem(store.Key{PK: testOutboxPK, SK: fmt.Sprintf("%06d", o.n.Add(1))})
+	it := store.NewItem(store.Key{PK: dataOutboxPK, SK: fmt.Sprintf("%06d", o.n.Add(1))})
 	it["event"], it["data"] = event, string(b)
 	return []store.Op{store.PutOp(it)}, func(context.Context) {}, nil
 }
@@ -85,7 +88,7 @@ func TestEveryTransactionEventNamesItsTransactionUnderRacingAdvancers(t *testing
 				}()
 			}
 			wg.Wait()
-			page, err := fx.st.Query(ctx, store.Query{PK: testOutboxPK})
+			page, err := fx.st.Query(ctx, store.Query{PK: dataOutboxPK})
 			if err != nil {
 				t.Fatal(err)
 			}
