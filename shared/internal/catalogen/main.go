@@ -1,9 +1,10 @@
-// Command catalogen writes the whole service catalogue and webhook event
-// catalogue from what each group declares (api.Group.Services and Events).
-// A Lambda links only its own group, yet the kernel, pricing, selectors and
-// webhook subscriptions read every group's entries, so the entries are
-// written as plain tables into the packages those read:
-// shared/catalog/zz_services.go and shared/webhooks/zz_events.go.
+// Command catalogen writes the whole service catalogue, webhook event
+// catalogue and route table from what each group declares
+// (api.Group.Services, Events and Routes). A Lambda links only its own
+// group, yet the kernel, pricing, selectors, keys, audit and webhook
+// subscriptions read every group's entries, so the entries are written as
+// plain tables into the packages those read: shared/catalog/zz_services.go,
+// shared/webhooks/zz_events.go and shared/routes/zz_routes.go.
 //
 // An entry the tables already list keeps its place and a new one goes
 // last, so that the order of every listing (GET /v1/services, /pricing,
@@ -12,7 +13,7 @@
 //
 // `make catalogue` writes the tables; a test of this package fails when
 // they differ from the declarations, or when two declarations name the
-// same service, operation or event.
+// same service, operation, event, route id or method and path.
 package main
 
 import (
@@ -65,6 +66,14 @@ func generate(list []api.NewGroup) (map[string][]byte, error) {
 	}
 	services = ordered(services, func(s catalog.Service) string { return s.ID }, serviceIDs(catalog.Services()))
 	events = ordered(events, func(e eventdef.Def) string { return e.Name }, webhooks.EventNames())
+	rts, err := gatherRoutes(groups)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := renderRoutes(rts)
+	if err != nil {
+		return nil, err
+	}
 	svc, err := renderServices(services)
 	if err != nil {
 		return nil, err
@@ -73,7 +82,7 @@ func generate(list []api.NewGroup) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{servicesFile: svc, eventsFile: ev}, nil
+	return map[string][]byte{servicesFile: svc, eventsFile: ev, routesFile: rt}, nil
 }
 
 // serviceIDs are the ids of services, in order.
