@@ -30,7 +30,6 @@ import (
 	"platformapi/shared/catalog"
 	"platformapi/shared/platform"
 	"platformapi/shared/ports"
-	"platformapi/shared/routes"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/webhooks/eventdef"
 )
@@ -60,16 +59,16 @@ func generate(list []api.NewGroup) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	services, events, err := gather(groups)
+	rts, err := gatherRoutes(groups)
+	if err != nil {
+		return nil, err
+	}
+	services, events, err := gather(groups, rts.has)
 	if err != nil {
 		return nil, err
 	}
 	services = ordered(services, func(s catalog.Service) string { return s.ID }, serviceIDs(catalog.Services()))
 	events = ordered(events, func(e eventdef.Def) string { return e.Name }, webhooks.EventNames())
-	rts, err := gatherRoutes(groups)
-	if err != nil {
-		return nil, err
-	}
 	rt, err := renderRoutes(rts)
 	if err != nil {
 		return nil, err
@@ -106,10 +105,11 @@ func write(root string, files map[string][]byte) error {
 // gather is every group's services and events, in the order of the groups,
 // refusing a service id, an operation id or an event name declared twice
 // (by two groups, or twice by one): a lookup would silently find only one.
-// It also refuses an event whose emitting or reading operation is no route:
-// the webhook domain decides who may read an event by its reading route,
-// and would find out only on the first publish.
-func gather(groups []api.Group) ([]catalog.Service, []eventdef.Def, error) {
+// It also refuses an event whose emitting or reading operation is no route
+// id that isRoute knows (the groups' declared routes): the webhook domain
+// decides who may read an event by its reading route, and would find out
+// only on the first publish.
+func gather(groups []api.Group, isRoute func(id string) bool) ([]catalog.Service, []eventdef.Def, error) {
 	var services []catalog.Service
 	var events []eventdef.Def
 	owner := map[string]string{}
@@ -138,7 +138,7 @@ func gather(groups []api.Group) ([]catalog.Service, []eventdef.Def, error) {
 				return nil, nil, err
 			}
 			for _, op := range []string{e.EmittedBy, e.ReadBy} {
-				if _, ok := routes.ByID(op); !ok {
+				if !isRoute(op) {
 					return nil, nil, fmt.Errorf("event %q of group %s names %q, which is no route", e.Name, g.Name, op)
 				}
 			}

@@ -71,6 +71,21 @@ func gatherRoutes(groups []api.Group) (routeTables, error) {
 	return t, nil
 }
 
+// has reports whether id is the id of a declared route.
+func (t routeTables) has(id string) bool {
+	if t.mcp.ID == id {
+		return true
+	}
+	for _, rts := range [][]routes.Route{t.public, t.table} {
+		for _, rt := range rts {
+			if rt.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func routeID(rt routes.Route) string { return rt.ID }
 
 func routeIDs(rts []routes.Route) []string {

@@ -30,15 +30,17 @@ var edits = []edit{
 // generated are the files the generators rewrite for a new route, queue,
 // service or event.
 var generated = []string{"shared/api/publicapi/openapi.json", "docs/routes.md", "docs/configuration.md",
-	"shared/catalog/zz_services.go", "shared/webhooks/zz_events.go", "shared/routes/zz_routes.go", "docs/webhooks.md"}
+	"shared/catalog/zz_services.go", "shared/webhooks/zz_events.go", "shared/routes/zz_routes.go", "docs/webhooks.md",
+	"sdk/go/zz_generated.go", "sdk/go/zz_operations.go"}
 
 // A group with one route, one queue worker and its queue, one managed
 // service and one webhook event needs, outside its own folders, only its
 // line in the list of groups, as the README says: with just that and the
-// generated files, the tree builds, its test passes (its service priced, its
-// event known), and so do the checks of the stack (its queue and functions
-// held to what their declared uses mean), the declarations, the names, the
-// catalogues, the OpenAPI document and the generated pages.
+// generated files (its route rows in the route table, its Go SDK method),
+// the tree builds, its test passes (its service priced, its event known),
+// and so do the checks of the stack (its queue and functions held to what
+// their declared uses mean), the declarations, the names, the catalogues,
+// the OpenAPI document and the generated pages.
 func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies and builds the repository")
@@ -79,7 +81,9 @@ func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, dir, "go", "run", "./shared/internal/docgen")
+	run(t, filepath.Join(dir, "sdk/go"), "go", "run", "./internal/gen", "-in", "../../"+generated[0], "-out", "zz_generated.go", "-methods", "zz_operations.go")
 	run(t, dir, "go", "build", "./...")
+	run(t, filepath.Join(dir, "sdk/go"), "go", "vet", ".")
 	run(t, dir, "go", "vet", "./shared/example", "./shared/api/exampleapi", "./functions/examples", "./functions/examples-worker")
 	run(t, dir, "go", "test", "-count=1", "./shared/api/exampleapi", "./shared/platform", "./shared/work", "./shared/internal/docgen", "./shared/internal/catalogen", "./infra/stacks")
 
