@@ -80,6 +80,8 @@ func singular(w string) string {
 	switch {
 	case strings.HasSuffix(w, "ies"):
 		return strings.TrimSuffix(w, "ies") + "y"
+	case strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "sses"):
+		return strings.TrimSuffix(w, "es")
 	case strings.HasSuffix(w, "ss"):
 		return w
 	}
