@@ -150,6 +150,9 @@ func New(method, path, group, op, scopes string, idem bool, body Body, summary s
 	return Route{Method: method, Path: path, Group: group, Operation: op, ID: op, Scopes: s, Idem: idem, Body: body, Summary: summary}
 }
 
+// The With methods each set one field of a route New built (Route says
+// what each field means), so that a group's row reads as one expression.
+
 func (rt Route) WithService(s string) Route       { rt.Service = s; return rt }
 func (rt Route) WithServiceFrom(s string) Route   { rt.ServiceFrom = s; return rt }
 func (rt Route) WithOperationFrom(s string) Route { rt.OperationFrom = s; return rt }
