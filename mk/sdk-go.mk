@@ -3,13 +3,15 @@
 # go.work at the root develops it beside the server, whose `go test ./...`
 # does not descend into other modules, hence these steps.
 #
-#   make sdk-go-test      the generated file must be current, the SDK must
+#   make sdk-go-test      the generated files must be current, the SDK must
 #                         depend on the standard library only, then vet and
 #                         test the SDK module and the sdktest module (the
 #                         black-box tests against the real local server)
 #   make sdk-go-generate  regenerate sdk/go/zz_generated.go (wire types and
-#                         route table) from shared/api/publicapi/openapi.json
-#   make sdk-go-check     only the "generated file is current" check
+#                         route table) and sdk/go/zz_operations.go (the
+#                         Client's methods but those written by hand, and
+#                         Operations) from shared/api/publicapi/openapi.json
+#   make sdk-go-check     only the "generated files are current" check
 #   make sdk-go-deps      only the "standard library only" check
 
 # Keep the root Makefile's default goal: an included file must not steal it.
@@ -24,14 +26,15 @@ SDK_GO_TMP := $(CURDIR)/.cache/sdk-go
 .PHONY: sdk-go-test sdk-go-generate sdk-go-check sdk-go-deps
 
 sdk-go-generate:
-	cd $(SDK_GO) && $(GO) run ./internal/gen -in ../../$(SDK_GO_DOC) -out zz_generated.go
+	cd $(SDK_GO) && $(GO) run ./internal/gen -in ../../$(SDK_GO_DOC) -out zz_generated.go -methods zz_operations.go
 
-# Regenerates into a temporary file and diffs: fails when the document
-# changed and `make sdk-go-generate` was not run.
+# Regenerates into temporary files and diffs: fails when the document (or a
+# hand-written method) changed and `make sdk-go-generate` was not run.
 sdk-go-check:
 	@mkdir -p $(SDK_GO_TMP)
-	cd $(SDK_GO) && $(GO) run ./internal/gen -in ../../$(SDK_GO_DOC) -out $(SDK_GO_TMP)/zz_generated.go
+	cd $(SDK_GO) && $(GO) run ./internal/gen -in ../../$(SDK_GO_DOC) -out $(SDK_GO_TMP)/zz_generated.go -methods $(SDK_GO_TMP)/zz_operations.go
 	diff -u $(SDK_GO)/zz_generated.go $(SDK_GO_TMP)/zz_generated.go
+	diff -u $(SDK_GO)/zz_operations.go $(SDK_GO_TMP)/zz_operations.go
 
 # The module requires no other module, and no package it builds (the SDK,
 # its generator, its examples) imports one outside the standard library.

@@ -129,6 +129,9 @@ type TopUpReceipt struct {
 // decimal string, 5 to 500 with at most two decimals ("12.34"). A refused
 // payment is Result.Error (402 payment_required, its Payment-Required in
 // Error.Header); a signer failure is a Go error.
+//
+// TopUp is written by hand: one call is two exchanges with a signature
+// between them, and it answers the settlement header beside the body.
 func (c *Client) TopUp(ctx context.Context, amountUSD string, signer Signer, opts ...CallOption) (Result[TopUpReceipt], error) {
 	cl := c.newCall("credits.x402.topUp", nil, opts)
 	if err := cl.jsonBody(TopUpRequest{AmountUSD: json.Number(amountUSD)}); err != nil {

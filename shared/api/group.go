@@ -7,6 +7,7 @@ import (
 	"platformapi/shared/catalog"
 	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
+	"platformapi/shared/routes"
 	"platformapi/shared/webhooks/eventdef"
 	"platformapi/shared/work"
 )
@@ -30,6 +31,12 @@ type Group struct {
 	// into the tables they read (docs/structure.md).
 	Services []catalog.Service
 	Events   []eventdef.Def
+
+	// Routes are the group's rows of the route table: its endpoints and
+	// their policy. A Lambda links only its own group, yet the kernel,
+	// keys, audit and webhooks read every route: the catalogue generator
+	// writes every group's rows into package routes (docs/structure.md).
+	Routes []routes.Route
 }
 
 // NewGroup is a group's constructor.

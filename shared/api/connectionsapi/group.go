@@ -11,7 +11,7 @@ import (
 // Group is the connections group on p.
 func Group(p ports.Ports) (api.Group, error) {
 	d := Deps{Store: p.Store, Sealer: p.Sealer}
-	return api.Group{Name: "connections", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "connections", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Events: events}, nil
 }
 

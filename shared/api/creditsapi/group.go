@@ -22,7 +22,7 @@ func Group(p ports.Ports) (api.Group, error) {
 		return api.Group{}, err
 	}
 	d := Deps{Store: p.Store, TopUp: cfg, Facilitator: fac}
-	return api.Group{Name: "credits", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy,
+	return api.Group{Name: "credits", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy,
 		Services: services, Events: events}, nil
 }
 

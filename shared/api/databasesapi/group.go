@@ -15,7 +15,7 @@ import (
 func Group(p ports.Ports) (api.Group, error) {
 	svc, _ := ports.Resource[*databases.Service](p)
 	d := Deps{Store: p.Store, Databases: svc, Queue: p.Queue(databases.Queue)}
-	return api.Group{Name: "databases", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: databases.Work(p), Deploy: Deploy,
+	return api.Group{Name: "databases", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: databases.Work(p), Deploy: Deploy,
 		Services: services, Events: events}, nil
 }
 

@@ -17,7 +17,7 @@ func Group(p ports.Ports) (api.Group, error) {
 		return api.Group{}, err
 	}
 	d := Deps{Store: p.Store, Bucket: p.Files, Quota: quota}
-	return api.Group{Name: "files", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: files.Work(p), Deploy: Deploy,
+	return api.Group{Name: "files", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: files.Work(p), Deploy: Deploy,
 		Events: events}, nil
 }
 

@@ -11,7 +11,7 @@ import (
 // Group is the keys group on p.
 func Group(p ports.Ports) (api.Group, error) {
 	d := Deps{Store: p.Store}
-	return api.Group{Name: "keys", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "keys", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Events: events}, nil
 }
 

@@ -12,7 +12,7 @@ import (
 // Group is the MCP group on p.
 func Group(p ports.Ports) (api.Group, error) {
 	d := servicesapi.PortsDeps(p)
-	return api.Group{Name: "mcp", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
+	return api.Group{Name: "mcp", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
 }
 
 // Deploy is the MCP group's function: it opens the connections a tool

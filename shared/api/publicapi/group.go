@@ -16,7 +16,7 @@ type ArchiveKey string
 func Group(p ports.Ports) (api.Group, error) {
 	key, _ := ports.Resource[ArchiveKey](p)
 	d := Deps{Backend: p.Backend, ArchivePublicKey: string(key)}
-	return api.Group{Name: "public", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
+	return api.Group{Name: "public", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
 }
 
 // Deploy is the public group's function: /health publishes the databases'

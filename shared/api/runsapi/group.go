@@ -17,7 +17,7 @@ func Group(p ports.Ports) (api.Group, error) {
 		return api.Group{}, err
 	}
 	d := Deps{Store: p.Store, Queue: p.Queue(runs.Queue), Artifacts: p.Artifacts, Services: p.Services}
-	return api.Group{Name: "runs", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy}, nil
+	return api.Group{Name: "runs", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy}, nil
 }
 
 // Deploy is what the runs group deploys: the runs queue, the runs and

@@ -19,7 +19,7 @@ func PortsDeps(p ports.Ports) Deps {
 // Group is the services group on p.
 func Group(p ports.Ports) (api.Group, error) {
 	d := PortsDeps(p)
-	return api.Group{Name: "services", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "services", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Services: services, Events: events}, nil
 }
 

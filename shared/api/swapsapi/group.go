@@ -14,7 +14,7 @@ import (
 func Group(p ports.Ports) (api.Group, error) {
 	wc, sc := walletsenv.FromPorts(p)
 	d := Deps{Wallets: wc, Swaps: sc}
-	return api.Group{Name: "swaps", Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "swaps", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Services: services, Events: events}, nil
 }
 

@@ -25,7 +25,7 @@ func Group(p ports.Ports) (api.Group, error) {
 	if p.Events != nil {
 		d.Outbox = p.Events
 	}
-	return api.Group{Name: "trading", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy,
+	return api.Group{Name: "trading", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy,
 		Services: services, Events: events}, nil
 }
 

@@ -8,5 +8,5 @@ import (
 // Group is the usage group on p.
 func Group(p ports.Ports) (api.Group, error) {
 	d := Deps{Store: p.Store}
-	return api.Group{Name: "usage", Register: func(k *api.Kernel) error { return Register(k, d) }}, nil
+	return api.Group{Name: "usage", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }}, nil
 }

@@ -16,7 +16,7 @@ import (
 func Group(p ports.Ports) (api.Group, error) {
 	wc, sc := walletsenv.FromPorts(p)
 	d := Deps{Wallets: wc, Swaps: sc}
-	return api.Group{Name: "wallets", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: walletsenv.Work(p), Deploy: Deploy,
+	return api.Group{Name: "wallets", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: walletsenv.Work(p), Deploy: Deploy,
 		Services: services, Events: events}, nil
 }
 

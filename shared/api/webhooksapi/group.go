@@ -15,7 +15,7 @@ import (
 // development).
 func Group(p ports.Ports) (api.Group, error) {
 	d := Deps{Store: p.Store, Sealer: p.Sealer, Queue: p.Queue(work.Webhooks), AllowPrivate: p.Env("ALLOW_PRIVATE_WEBHOOKS") == "true"}
-	return api.Group{Name: "webhooks", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: webhooks.Work(p), Deploy: Deploy,
+	return api.Group{Name: "webhooks", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: webhooks.Work(p), Deploy: Deploy,
 		Events: events}, nil
 }
 

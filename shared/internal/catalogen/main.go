@@ -1,9 +1,10 @@
-// Command catalogen writes the whole service catalogue and webhook event
-// catalogue from what each group declares (api.Group.Services and Events).
-// A Lambda links only its own group, yet the kernel, pricing, selectors and
-// webhook subscriptions read every group's entries, so the entries are
-// written as plain tables into the packages those read:
-// shared/catalog/zz_services.go and shared/webhooks/zz_events.go.
+// Command catalogen writes the whole service catalogue, webhook event
+// catalogue and route table from what each group declares
+// (api.Group.Services, Events and Routes). A Lambda links only its own
+// group, yet the kernel, pricing, selectors, keys, audit and webhook
+// subscriptions read every group's entries, so the entries are written as
+// plain tables into the packages those read: shared/catalog/zz_services.go,
+// shared/webhooks/zz_events.go and shared/routes/zz_routes.go.
 //
 // An entry the tables already list keeps its place and a new one goes
 // last, so that the order of every listing (GET /v1/services, /pricing,
@@ -12,7 +13,7 @@
 //
 // `make catalogue` writes the tables; a test of this package fails when
 // they differ from the declarations, or when two declarations name the
-// same service, operation or event.
+// same service, operation, event, route id or method and path.
 package main
 
 import (
@@ -29,7 +30,6 @@ import (
 	"platformapi/shared/catalog"
 	"platformapi/shared/platform"
 	"platformapi/shared/ports"
-	"platformapi/shared/routes"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/webhooks/eventdef"
 )
@@ -59,12 +59,20 @@ func generate(list []api.NewGroup) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	services, events, err := gather(groups)
+	rts, err := gatherRoutes(groups)
+	if err != nil {
+		return nil, err
+	}
+	services, events, err := gather(groups, rts.has)
 	if err != nil {
 		return nil, err
 	}
 	services = ordered(services, func(s catalog.Service) string { return s.ID }, serviceIDs(catalog.Services()))
 	events = ordered(events, func(e eventdef.Def) string { return e.Name }, webhooks.EventNames())
+	rt, err := renderRoutes(rts)
+	if err != nil {
+		return nil, err
+	}
 	svc, err := renderServices(services)
 	if err != nil {
 		return nil, err
@@ -73,7 +81,7 @@ func generate(list []api.NewGroup) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{servicesFile: svc, eventsFile: ev}, nil
+	return map[string][]byte{servicesFile: svc, eventsFile: ev, routesFile: rt}, nil
 }
 
 // serviceIDs are the ids of services, in order.
@@ -97,10 +105,11 @@ func write(root string, files map[string][]byte) error {
 // gather is every group's services and events, in the order of the groups,
 // refusing a service id, an operation id or an event name declared twice
 // (by two groups, or twice by one): a lookup would silently find only one.
-// It also refuses an event whose emitting or reading operation is no route:
-// the webhook domain decides who may read an event by its reading route,
-// and would find out only on the first publish.
-func gather(groups []api.Group) ([]catalog.Service, []eventdef.Def, error) {
+// It also refuses an event whose emitting or reading operation is no route
+// id that isRoute knows (the groups' declared routes): the webhook domain
+// decides who may read an event by its reading route, and would find out
+// only on the first publish.
+func gather(groups []api.Group, isRoute func(id string) bool) ([]catalog.Service, []eventdef.Def, error) {
 	var services []catalog.Service
 	var events []eventdef.Def
 	owner := map[string]string{}
@@ -129,7 +138,7 @@ func gather(groups []api.Group) ([]catalog.Service, []eventdef.Def, error) {
 				return nil, nil, err
 			}
 			for _, op := range []string{e.EmittedBy, e.ReadBy} {
-				if _, ok := routes.ByID(op); !ok {
+				if !isRoute(op) {
 					return nil, nil, fmt.Errorf("event %q of group %s names %q, which is no route", e.Name, g.Name, op)
 				}
 			}

@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"platformapi/shared/api"
 	"platformapi/shared/catalog"
 	"platformapi/shared/platform"
 	"platformapi/shared/ports"
+	"platformapi/shared/routes"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/webhooks/eventdef"
 )
@@ -38,7 +40,11 @@ func TestTheTablesAreWhatTheGroupsDeclare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	services, events, err := gather(groups)
+	rts, err := gatherRoutes(groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	services, events, err := gather(groups, rts.has)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +55,61 @@ func TestTheTablesAreWhatTheGroupsDeclare(t *testing.T) {
 	}
 	if !reflect.DeepEqual(webhooks.Catalogue, events) {
 		t.Errorf("webhooks.Catalogue is not what the groups declare:\n got %+v\nwant %+v", webhooks.Catalogue, events)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{{"routes.Public", routes.Public, rts.public}, {"routes.MCP", routes.MCP, rts.mcp}, {"routes.Table", routes.Table, rts.table}} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s is not what the groups declare:\n got %+v\nwant %+v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// A route id and a method and path are declared once, by one group, once:
+// the kernel finds a route by its id and a request by its method and path,
+// and would serve only one of two. There is one MCP transport.
+func TestARouteIsDeclaredOnce(t *testing.T) {
+	mcp := routes.Route{Method: "POST", Path: "/mcp", Group: "mcp", ID: "mcp"}
+	row := func(method, path, id string) routes.Route {
+		return routes.New(method, path, "a", id, "", routes.NoIdem, routes.BodyNone, "")
+	}
+	for _, tc := range []struct {
+		name    string
+		groups  []api.Group
+		wantErr string
+	}{
+		{"distinct routes", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("GET", "/a", "a.read"), row("POST", "/a", "a.create")}},
+			{Name: "b", Routes: []routes.Route{row("GET", "/b", "b.read"), mcp}},
+		}, ""},
+		{"one id in two groups", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("GET", "/a", "x.read"), mcp}},
+			{Name: "b", Routes: []routes.Route{row("GET", "/b", "x.read")}},
+		}, `route id "x.read" is declared by both group a and group b`},
+		{"one id twice in a group", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("GET", "/a", "x.read"), row("GET", "/b", "x.read"), mcp}},
+		}, `route id "x.read" is declared by both group a and group a`},
+		{"one operation under two ids", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("GET", "/a", "x.read"), row("GET", "/a/{id}", "x.read").WithID("x.read.one"), mcp}},
+		}, ""},
+		{"one method and path in two groups", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("GET", "/a", "a.read"), mcp}},
+			{Name: "b", Routes: []routes.Route{row("GET", "/a", "b.read")}},
+		}, `route GET /a is declared by both group a and group b`},
+		{"no MCP transport", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("GET", "/a", "a.read")}},
+		}, `0 routes are served by the mcp function`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := gatherRoutes(tc.groups)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+		})
 	}
 }
 
@@ -98,7 +159,7 @@ func TestAnEntryIsDeclaredOnceAndAnEventNamesRoutes(t *testing.T) {
 		}, `event "x.done" of group a names "projects.make", which is no route`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := gather(tc.groups)
+			_, _, err := gather(tc.groups, func(id string) bool { _, ok := routes.ByID(id); return ok })
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("unexpected error: %v", err)
@@ -130,5 +191,33 @@ func TestAnEntryKeepsItsPlaceAndANewOneGoesLast(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// Every field of a route is written into the table, the deprecation with
+// its dates: a field the generator skipped would be lost in every process.
+func TestEveryFieldOfARouteIsWritten(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
+	rt := routes.New("POST", "/a/{id}", "a", "a.do", "a:write b:read", routes.Idem, routes.BodyZip, "Do").
+		WithService("s").WithServiceFrom("path:id").WithOperationFrom("body:operationId").WithID("a.do.one").
+		WithMetered().WithCommit().WithSecret().WithCreditToken().WithArchivedReadable().WithReplay("X-A").
+		Deprecate(day(1), day(31), "/b")
+	v := reflect.ValueOf(rt)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("the test route leaves %s unset", v.Type().Field(i).Name)
+		}
+	}
+	var b bytes.Buffer
+	usesTime := false
+	if err := renderRoute(&b, rt, &usesTime); err != nil {
+		t.Fatal(err)
+	}
+	want := `{Method: "POST", Path: "/a/{id}", Group: "a", Operation: "a.do", ID: "a.do.one", Scopes: []string{"a:write", "b:read"}, Idem: true, Body: BodyZip, ` +
+		`Service: "s", ServiceFrom: "path:id", CreditToken: true, Metered: true, OperationFrom: "body:operationId", Commit: true, ReplayHeaders: []string{"X-A"}, ` +
+		`Secret: true, ArchivedReadable: true, Summary: "Do", Deprecated: &Deprecation{Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), ` +
+		`Sunset: time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC), Successor: "/b"}}`
+	if b.String() != want || !usesTime {
+		t.Errorf("wrote\n%s\nwant\n%s (imports time: %v)", b.String(), want, usesTime)
 	}
 }

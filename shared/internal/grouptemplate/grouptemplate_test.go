@@ -18,14 +18,11 @@ type edit struct {
 }
 
 // edits are everything the group needs outside its folders, as the README
-// lists it: its route row, and its line (with its import) in the list of
-// groups. The local process, the tests, the OpenAPI generator and infra
-// take from that line its routes, its worker, its queue and its functions
-// (the group's deploy.Unit); the catalogue generator its service and its
-// webhook event.
+// lists it: its line (with its import) in the list of groups. The local
+// process, the tests, the OpenAPI generator and infra take from that line
+// its worker, its queue and its functions (the group's deploy.Unit); the
+// catalogue generator its route rows, its service and its webhook event.
 var edits = []edit{
-	{"shared/routes/routes.go", `\tr\(get, "/approvals", "approvals",`,
-		"\tr(post, \"/examples\", \"examples\", \"examples.create\", \"runs:write\", idem, BodyNone, \"Queue an example\"),\n$0"},
 	{"shared/platform/platform.go", `\tswapsapi\.Group,\n`, "$0\texampleapi.Group,\n"},
 	{"shared/platform/platform.go", `\t"platformapi/shared/api/databasesapi"\n`, "$0\t\"platformapi/shared/api/exampleapi\"\n"},
 }
@@ -33,15 +30,17 @@ var edits = []edit{
 // generated are the files the generators rewrite for a new route, queue,
 // service or event.
 var generated = []string{"shared/api/publicapi/openapi.json", "docs/routes.md", "docs/configuration.md",
-	"shared/catalog/zz_services.go", "shared/webhooks/zz_events.go", "docs/webhooks.md"}
+	"shared/catalog/zz_services.go", "shared/webhooks/zz_events.go", "shared/routes/zz_routes.go", "docs/webhooks.md",
+	"sdk/go/zz_generated.go", "sdk/go/zz_operations.go"}
 
 // A group with one route, one queue worker and its queue, one managed
 // service and one webhook event needs, outside its own folders, only its
-// route row and its line in the list of groups, as the README says: with
-// just those, the tree builds, its test passes (its service priced, its
-// event known), and so do the checks of the stack (its queue and functions
-// held to what their declared uses mean), the declarations, the names, the
-// catalogues, the OpenAPI document and the generated pages.
+// line in the list of groups, as the README says: with just that and the
+// generated files (its route rows in the route table, its Go SDK method),
+// the tree builds, its test passes (its service priced, its event known),
+// and so do the checks of the stack (its queue and functions held to what
+// their declared uses mean), the declarations, the names, the catalogues,
+// the OpenAPI document and the generated pages.
 func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies and builds the repository")
@@ -82,7 +81,9 @@ func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, dir, "go", "run", "./shared/internal/docgen")
+	run(t, filepath.Join(dir, "sdk/go"), "go", "run", "./internal/gen", "-in", "../../"+generated[0], "-out", "zz_generated.go", "-methods", "zz_operations.go")
 	run(t, dir, "go", "build", "./...")
+	run(t, filepath.Join(dir, "sdk/go"), "go", "vet", ".")
 	run(t, dir, "go", "vet", "./shared/example", "./shared/api/exampleapi", "./functions/examples", "./functions/examples-worker")
 	run(t, dir, "go", "test", "-count=1", "./shared/api/exampleapi", "./shared/platform", "./shared/work", "./shared/internal/docgen", "./shared/internal/catalogen", "./infra/stacks")
 
@@ -103,7 +104,7 @@ func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 	if !slices.Equal(changed, want) {
 		t.Fatalf("files outside the group's folders: %v, want %v", changed, want)
 	}
-	t.Logf("outside its folders the group needed %d files (route rows included): %v", len(want), want)
+	t.Logf("outside its folders the group needed %d files: %v", len(want), want)
 }
 
 // own reports whether path is in one of the group's folders.

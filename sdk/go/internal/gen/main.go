@@ -1,8 +1,13 @@
-// Command gen writes the SDK's wire types and route table from the OpenAPI
-// document the server publishes, so the SDK needs none of the server's
-// packages (and none of their dependencies) to speak the API:
+// Command gen writes the SDK's wire types and route table, and the Client's
+// methods, from the OpenAPI document the server publishes, so the SDK needs
+// none of the server's packages (and none of their dependencies) to speak
+// the API, and a new operation needs no hand-written method:
 //
-//	go run ./internal/gen -in ../../shared/api/publicapi/openapi.json -out zz_generated.go
+//	go run ./internal/gen -in ../../shared/api/publicapi/openapi.json -out zz_generated.go -methods zz_operations.go
+//
+// A method the package already declares by hand (a raw body, filters,
+// top-up's payment, a download answered otherwise) is not generated
+// (methods.go).
 //
 // Mapping, chosen so that a value means on the wire what it says in Go:
 //   - number is json.Number: credits and amounts are exact decimals, never
@@ -145,6 +150,8 @@ var methods = []string{"get", "put", "post", "delete", "patch", "head", "options
 func main() {
 	in := flag.String("in", "../../shared/api/publicapi/openapi.json", "the OpenAPI document")
 	out := flag.String("out", "zz_generated.go", "the Go file to write")
+	methodsOut := flag.String("methods", "", "the Go file to write the Client's methods to (none when empty)")
+	dir := flag.String("dir", ".", "the SDK package, whose hand-written methods are not generated")
 	flag.Parse()
 	raw, err := os.ReadFile(*in)
 	if err != nil {
@@ -160,6 +167,11 @@ func main() {
 	}
 	if err := os.WriteFile(*out, src, 0o644); err != nil {
 		log.Fatal(err)
+	}
+	if *methodsOut != "" {
+		if err := writeMethods(&doc, *dir, *methodsOut); err != nil {
+			log.Fatal(err)
+		}
 	}
 }
 

@@ -20,7 +20,7 @@ type Deps struct {
 // Group is the group on p, with its worker.
 func Group(p ports.Ports) (api.Group, error) {
 	d := Deps{Queue: p.Queue(example.Queue)}
-	return api.Group{Name: "examples", Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(p), Deploy: example.Deploy,
+	return api.Group{Name: "examples", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(p), Deploy: example.Deploy,
 		Services: services, Events: events}, nil
 }
 

@@ -1,0 +1,19 @@
+package projectsapi
+
+import (
+	"net/http"
+
+	"platformapi/shared/routes"
+)
+
+// routeTable are the projects group's routes.
+// Each row is the route's whole policy (package routes); the catalogue
+// generator gathers every group's rows into the one table the kernel, keys,
+// audit and webhooks read (docs/structure.md).
+var routeTable = []routes.Route{
+	routes.New(http.MethodGet, "/projects", "projects", "projects.list", "projects:read", routes.NoIdem, routes.BodyNone, "List projects visible to the key").WithArchivedReadable(),
+	routes.New(http.MethodPost, "/projects", "projects", "projects.create", "projects:write", routes.Idem, routes.BodyJSON, "Create a project").WithCommit(),
+	routes.New(http.MethodGet, "/projects/{projectId}", "projects", "projects.read", "projects:read", routes.NoIdem, routes.BodyNone, "Read a project").WithArchivedReadable(),
+	routes.New(http.MethodPatch, "/projects/{projectId}", "projects", "projects.update", "projects:write", routes.Idem, routes.BodyJSON, "Update a project").WithCommit(),
+	routes.New(http.MethodDelete, "/projects/{projectId}", "projects", "projects.archive", "projects:write", routes.Idem, routes.BodyNone, "Archive a project").WithCommit(),
+}
