@@ -13,8 +13,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"platformapi/shared/audit/auditlogs"
 	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/auditlogs"
 )
 
 func main() {

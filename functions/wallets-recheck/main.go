@@ -11,8 +11,8 @@ import (
 	"context"
 
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/wallets/walletsenv"
-	"platformapi/shared/wallets/walletslambda"
+	"platformapi/shared/lambdaedge/walletslambda"
+	"platformapi/shared/swaps/walletsenv"
 )
 
 func main() {

@@ -10,9 +10,9 @@ import (
 	"context"
 
 	"platformapi/shared/lambdaedge"
+	"platformapi/shared/lambdaedge/walletslambda"
+	"platformapi/shared/swaps/walletsenv"
 	"platformapi/shared/wallets"
-	"platformapi/shared/wallets/walletsenv"
-	"platformapi/shared/wallets/walletslambda"
 	"platformapi/shared/work"
 )
 

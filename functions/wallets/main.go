@@ -11,7 +11,7 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/api/walletsapi"
 	"platformapi/shared/lambdaedge/httpedge"
-	"platformapi/shared/wallets/walletslambda"
+	"platformapi/shared/lambdaedge/walletslambda"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/store"
 	"platformapi/shared/store/dynamostore"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // A storage outage in the middle of a write answers 503 with Retry-After and

@@ -25,13 +25,6 @@ import (
 	"platformapi/shared/routes"
 )
 
-type ctxKey int
-
-const (
-	keyState ctxKey = iota
-	keyCallID
-)
-
 // requestState is everything the request path keeps about one request, in
 // one context value set by edge: one allocation and one r.WithContext
 // instead of one per field, on the path every request takes.
@@ -72,8 +65,10 @@ type requestState struct {
 	rec      recorder
 	url      url.URL
 	idHeader [1]string
-	// ctx is the request's context below edge (see requestContext).
-	ctx requestContext
+	// ctx is the request's context below edge (see requestContext);
+	// cause is the ledger's credits.Cause it answers, this request.
+	ctx   requestContext
+	cause credits.Cause
 	// caller is the principal authenticate fills in; principal points to
 	// it once the request passed every check.
 	caller Principal
@@ -82,14 +77,6 @@ type requestState struct {
 	metrics [8]emf.Metric
 	// route is the route enforce serves the request by; nil elsewhere.
 	route *routes.Route
-}
-
-func stateFrom(ctx context.Context) *requestState {
-	if c, ok := ctx.(*requestContext); ok {
-		return c.st
-	}
-	st, _ := ctx.Value(keyState).(*requestState)
-	return st
 }
 
 // Attribution is who a ledger change made by the request is shown to
@@ -201,8 +188,7 @@ func (k *Kernel) edge(next http.Handler) http.Handler {
 		st.idHeader[0] = st.id
 		w.Header()["X-Request-Id"] = st.idHeader[:]
 		info := &st.info
-		st.ctx.parent, st.ctx.st = r.Context(), st
-		r = r.WithContext(&st.ctx)
+		r = r.WithContext(st.bind(r.Context()))
 		st.url = *r.URL
 		r.URL = &st.url
 		st.rec.w = w

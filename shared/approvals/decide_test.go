@@ -13,7 +13,7 @@ import (
 	"platformapi/shared/credittoken"
 	"platformapi/shared/keys"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // tree is an account's keys by name (lineagetest.Tree), made and rolled

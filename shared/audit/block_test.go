@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"platformapi/shared/audit"
-	"platformapi/shared/internal/diskuse"
+	"platformapi/shared/diskuse"
 	"platformapi/shared/store/boltstore"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // Events recorded out of order (late ones below blocks already committed),

@@ -9,9 +9,9 @@ import (
 
 	"platformapi/shared/audit"
 	"platformapi/shared/ids"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 )
 
 // t0 is late in a UTC day, so that a few hours of traffic cross midnight.

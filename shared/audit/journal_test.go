@@ -9,7 +9,7 @@ import (
 
 	"platformapi/shared/audit"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // segments are the journal's segment files in dir.

@@ -11,7 +11,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/audit"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 func TestAKeySeesItselfAndItsDescendantsOnly(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"platformapi/shared/ids"
-	"platformapi/shared/internal/latency"
+	"platformapi/shared/latency"
 	"platformapi/shared/store"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"platformapi/shared/audit"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
 	"platformapi/shared/store/throttlestore"
+	"platformapi/shared/testkit/teststores"
 )
 
 // interleaved records 33 events of each of three operations of one key and

@@ -13,7 +13,7 @@ import (
 
 	"platformapi/shared/audit"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 type sums struct{ requests, errors, micro int64 }

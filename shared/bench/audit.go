@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"platformapi/shared/audit"
-	"platformapi/shared/audit/auditlogs"
+	"platformapi/shared/lambdaedge/auditlogs"
 	"platformapi/shared/store"
 )
 

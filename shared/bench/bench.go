@@ -35,7 +35,7 @@ import (
 	"time"
 
 	"platformapi/shared/app"
-	"platformapi/shared/internal/diskuse"
+	"platformapi/shared/diskuse"
 	"platformapi/shared/jsonlog"
 )
 

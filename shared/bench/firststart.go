@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"platformapi/shared/internal/diskuse"
+	"platformapi/shared/diskuse"
 )
 
 // firstStart is what a new user's first `make run` costs: the local server

@@ -14,10 +14,10 @@ import (
 	"platformapi/shared/audit"
 	"platformapi/shared/credits"
 	"platformapi/shared/ids"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/limits"
 	"platformapi/shared/store"
 	"platformapi/shared/store/throttlestore"
+	"platformapi/shared/testkit/testclock"
 )
 
 // The scaled load test (make load; docs/storage-design.md): one key and one

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"platformapi/shared/audit"
-	"platformapi/shared/internal/latency"
+	"platformapi/shared/latency"
 )
 
 // Where a load's tail may go, each measured over the load alone: the Go

@@ -22,9 +22,9 @@ import (
 
 	"platformapi/shared/app"
 	"platformapi/shared/audit"
-	"platformapi/shared/audit/auditlogs"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/jsonlog"
+	"platformapi/shared/lambdaedge/auditlogs"
 )
 
 // storageCase is what one request costs in storage: the round trips per

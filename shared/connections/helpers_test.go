@@ -19,10 +19,10 @@ import (
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/envelope/localkey"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
 	"platformapi/shared/store/dynamostore"
+	"platformapi/shared/testkit/testclock"
 )
 
 // counting counts the writes that reach the store.

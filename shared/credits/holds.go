@@ -223,7 +223,7 @@ func inherit(ctx context.Context, h *Hold) {
 // owed to the event the hold names (see inherit), and what settles the
 // hold later reports what it returns, as always.
 func (l *Ledger) Inherit(ctx context.Context, accountID, holdID string, amountMicro int64) error {
-	if noteFrom(ctx) == nil || amountMicro == 0 {
+	if noteOf(CauseOf(ctx)) == nil || amountMicro == 0 {
 		return nil
 	}
 	var name ChargeName
@@ -269,7 +269,7 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 			return ops, ch, err
 		}
 		iRec = len(ch.Ops)
-		if kind != holdPlain && noteFrom(ctx) != nil {
+		if kind != holdPlain && CauseOf(ctx).Request() != nil {
 			ops[iRec].Item[attrCall] = true
 		}
 		if once && a.Slices <= 1 {
@@ -325,14 +325,15 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 		if rec == nil || rec.String("state") != "held" {
 			return ErrHoldEnded
 		}
-		attr, note, event := attributionFrom(ctx), noteFrom(ctx), ""
+		cause := CauseOf(ctx)
+		attr, note, event := cause.Attribution(), noteOf(cause), ""
 		switch {
 		case note != nil: // a request's: its own event carries the change
 		case len(attr.KeyPath) > 0: // a worker acting for a key (a run's step)
-			event = settledBy(ctx, attr.Operation)
+			event = cause.SettledBy(attr.Operation)
 		default: // a worker or the sweeper settling whoever took the hold
 			_ = rec.Doc(&attr) // a hold taken before attribution was kept has none
-			event = settledBy(ctx, "credits.holds.settle")
+			event = cause.SettledBy("credits.holds.settle")
 		}
 		var moves []Move
 		if state == "captured" {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"platformapi/shared/audit"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // noting is a request whose audit event adds up what it is told it charged.

@@ -150,8 +150,9 @@ type Change struct {
 // request or the key a worker acts for) on the account as read. A change
 // that would take the balance below zero is ErrInsufficient.
 func (a Account) Change(ctx context.Context, now time.Time, moves ...Move) (*Change, error) {
-	attr := attributionFrom(ctx)
-	return a.change(now, attr, noteFrom(ctx), attr.Operation, moves)
+	cause := CauseOf(ctx)
+	attr := cause.Attribution()
+	return a.change(now, attr, noteOf(cause), attr.Operation, moves)
 }
 
 // change builds the change; outside a request (note nil) a change made for

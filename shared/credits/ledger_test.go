@@ -10,7 +10,7 @@ import (
 	"platformapi/shared/audit"
 	"platformapi/shared/credits"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 func openAccount(t *testing.T, st store.Store, micro int64) string {

@@ -15,9 +15,9 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/audit"
 	"platformapi/shared/credits/creditstest"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 )
 
 // recorder is a real store that writes down every operation's keys.

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"platformapi/shared/credits"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 )
 
 // start is where each test's clock stands at first.

@@ -15,9 +15,9 @@ import (
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
 	"platformapi/shared/blob/s3blob"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 )
 
 type fixture struct {

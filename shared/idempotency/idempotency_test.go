@@ -14,9 +14,9 @@ import (
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/idempotency"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 )
 
 // sealer is a real envelope key in a fresh file: another call is another

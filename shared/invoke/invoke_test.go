@@ -15,7 +15,7 @@ import (
 	"platformapi/shared/invoke"
 	"platformapi/shared/limits"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/upstream"
 )
 

@@ -3,6 +3,11 @@
 // slog's JSONHandler was 6% of an audited read's CPU (docs/benchmarks.md),
 // spent on its handle state, its attribute walk and its encoder for
 // json.Marshaler values, on the access line every request writes.
+// BenchmarkAccessLine (jsonlog_test.go) writes the kernel's access line both
+// ways: 0 allocations per line against slog's 2 (736 B), and 1.2–2.1 µs
+// against 5.0–5.6 µs on a quiet development machine (2026-11-26; about a
+// third of slog's time on a loaded one, 2026-11-29). The tests hold the
+// bytes equal to slog's for every line the kernel writes.
 //
 // It handles the attributes an access line holds (strings, integers,
 // booleans, durations, groups, and values that append their own JSON, as

@@ -124,7 +124,7 @@ func TestTheHandlerKeepsItsLevel(t *testing.T) {
 }
 
 // BenchmarkAccessLine compares writing an access line with this handler
-// and with slog's.
+// and with slog's: the figures the package comment quotes.
 func BenchmarkAccessLine(b *testing.B) {
 	attrs := append([]slog.Attr{
 		slog.String("requestId", "req_0123456789abcdef01234567"), slog.String("method", "GET"),

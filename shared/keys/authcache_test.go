@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"platformapi/shared/apierr"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/limits"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 )
 
 // cachedChain makes an account with a key at depth 3 on the embedded store

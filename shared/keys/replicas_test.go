@@ -10,7 +10,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // account makes an account with a root key and a child on st, and returns

@@ -9,7 +9,7 @@ import (
 
 	"platformapi/shared/ids"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // storeRollChain writes n keys, each rolled into the next, as a roll leaves

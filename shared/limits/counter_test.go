@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/limits"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 )
 
 func ptr[T any](v T) *T { return &v }

@@ -8,11 +8,11 @@ import (
 
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/limits"
 	"platformapi/shared/store"
 	"platformapi/shared/store/dynamostore"
 	"platformapi/shared/store/throttlestore"
+	"platformapi/shared/testkit/testclock"
 )
 
 // windowItem reads key_a's single window item of the clock's minute.

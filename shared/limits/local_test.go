@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/limits"
+	"platformapi/shared/testkit/testclock"
 )
 
 // Exactly N requests per window, however many race for it, and a refusal

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/limits"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
 	"platformapi/shared/store/throttlestore"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 )
 
 // eachStore runs test on every backend's store, seen through throttlestore

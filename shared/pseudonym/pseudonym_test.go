@@ -18,7 +18,7 @@ import (
 	"platformapi/shared/ids"
 	"platformapi/shared/pseudonym"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // counting counts the storage round trips a keeper makes.

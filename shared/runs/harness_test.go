@@ -15,15 +15,15 @@ import (
 	"platformapi/shared/credits"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/ids"
-	"platformapi/shared/internal/testclock"
-	"platformapi/shared/internal/testlog"
 	"platformapi/shared/keys"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/memqueue"
 	"platformapi/shared/runs"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
 	"platformapi/shared/superbrain"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/testlog"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/upstream"
 )
 

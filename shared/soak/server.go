@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"platformapi/shared/internal/testlog"
+	"platformapi/shared/testkit/testlog"
 )
 
 // Build compiles the local server with the fault hooks (the soakfaults

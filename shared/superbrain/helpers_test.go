@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"platformapi/shared/apierr"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/upstream"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"platformapi/shared/chain/devchain"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/wallets"
 	"platformapi/shared/wallets/wallettest"
 )

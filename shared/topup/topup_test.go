@@ -12,7 +12,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/credits"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/topup"
 	"platformapi/shared/x402"
 	"platformapi/shared/x402/localfacilitator"

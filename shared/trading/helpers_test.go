@@ -9,9 +9,9 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/credits"
 	"platformapi/shared/decimal"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 )
 
 type fixture struct {

@@ -14,7 +14,7 @@ import (
 	"platformapi/shared/credits"
 	"platformapi/shared/decimal"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 func TestTheTapeIsAPureFunctionOfSeedSymbolAndMinute(t *testing.T) {

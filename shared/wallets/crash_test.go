@@ -18,7 +18,7 @@ import (
 	"platformapi/shared/credits"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/wallets/wallettest"
 )
 

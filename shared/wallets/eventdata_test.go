@@ -11,7 +11,7 @@ import (
 
 	"platformapi/shared/chain/devchain"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // dataOutboxPK is where dataOutbox keeps the events it records.

@@ -9,7 +9,7 @@ import (
 
 	"platformapi/shared/chain/devchain"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/wallets/policy"
 	"platformapi/shared/wallets/wallettest"
 )

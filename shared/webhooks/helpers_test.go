@@ -9,12 +9,12 @@ import (
 
 	"platformapi/shared/credittoken"
 	"platformapi/shared/envelope/localkey"
-	"platformapi/shared/internal/testclock"
 	"platformapi/shared/keys"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/memqueue"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/webhooks"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/keys"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/webhooks"
 )
 

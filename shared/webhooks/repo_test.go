@@ -10,7 +10,7 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/keys"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/webhooks"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/webhooks"
 )
 

@@ -16,10 +16,10 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/emf/emftest"
-	"platformapi/shared/internal/testlog"
 	"platformapi/shared/keys"
 	"platformapi/shared/queue"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/testlog"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/webhooks"
 	"platformapi/shared/work"
 )

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/internal/testlog"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/memqueue"
+	"platformapi/shared/testkit/testlog"
 	"platformapi/shared/work"
 )
 

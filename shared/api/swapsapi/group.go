@@ -6,7 +6,7 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
-	"platformapi/shared/wallets/walletsenv"
+	"platformapi/shared/swaps/walletsenv"
 )
 
 // Group is the swaps group on p (see walletsenv.FromPorts); its

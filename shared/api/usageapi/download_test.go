@@ -14,7 +14,7 @@ import (
 
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/audit"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // uploadFile uploads data and returns the file's id.

@@ -6,8 +6,8 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
+	"platformapi/shared/swaps/walletsenv"
 	"platformapi/shared/wallets"
-	"platformapi/shared/wallets/walletsenv"
 	"platformapi/shared/work"
 )
 

@@ -13,7 +13,7 @@ import (
 	"platformapi/shared/audit"
 	"platformapi/shared/audit/auditstream"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // The fixture's events happened on 2026-03-10 at 21:15 UTC.

@@ -3,7 +3,7 @@ package s3blob
 import (
 	"fmt"
 
-	"platformapi/shared/awsenv/awserr"
+	"platformapi/shared/awserr"
 	"platformapi/shared/blob"
 )
 

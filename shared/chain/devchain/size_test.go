@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"platformapi/shared/chain/devchain"
-	"platformapi/shared/internal/diskuse"
+	"platformapi/shared/diskuse"
 )
 
 // maxFreshChainBytes bounds the disk a fresh local chain takes: every

@@ -16,7 +16,7 @@ import (
 	"platformapi/shared/databases/dbstore"
 	"platformapi/shared/databases/engine"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // backend opens a fresh Storage.

@@ -3,7 +3,7 @@ package kmsenvelope
 import (
 	"fmt"
 
-	"platformapi/shared/awsenv/awserr"
+	"platformapi/shared/awserr"
 	"platformapi/shared/envelope"
 )
 

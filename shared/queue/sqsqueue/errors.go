@@ -3,7 +3,7 @@ package sqsqueue
 import (
 	"fmt"
 
-	"platformapi/shared/awsenv/awserr"
+	"platformapi/shared/awserr"
 	"platformapi/shared/queue"
 )
 

@@ -10,7 +10,7 @@ import (
 	"platformapi/shared/queue/storequeue"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 func open(st store.Store, maxReceives int) (queue.Queue, queue.Queue) {

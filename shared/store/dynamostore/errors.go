@@ -6,7 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"platformapi/shared/awsenv/awserr"
+	"platformapi/shared/awserr"
 	"platformapi/shared/store"
 )
 

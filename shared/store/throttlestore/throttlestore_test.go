@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/awsenv/awserr"
-	"platformapi/shared/internal/testclock"
+	"platformapi/shared/awserr"
 	"platformapi/shared/store"
 	"platformapi/shared/store/storetest"
-	"platformapi/shared/store/teststores"
 	"platformapi/shared/store/throttlestore"
+	"platformapi/shared/testkit/testclock"
+	"platformapi/shared/testkit/teststores"
 )
 
 // TestConformance holds the wrapper to the port's rules on every backend,

@@ -21,7 +21,7 @@ import (
 	"platformapi/shared/credits"
 	"platformapi/shared/envelope/localkey"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // AccountID is the account Open funds with AccountCredits micro-credits.

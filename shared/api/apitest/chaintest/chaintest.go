@@ -13,7 +13,7 @@ import (
 	"platformapi/shared/chain"
 	"platformapi/shared/chain/devchain"
 	"platformapi/shared/ports"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/wallets"
 )
 

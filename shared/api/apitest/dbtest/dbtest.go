@@ -19,7 +19,7 @@ import (
 	"platformapi/shared/databases/dbstore"
 	"platformapi/shared/ports"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // On serves managed databases on the server's backend, their files capped

@@ -16,11 +16,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"platformapi/shared/audit"
-	"platformapi/shared/audit/auditlogs"
 	"platformapi/shared/credittoken"
 	"platformapi/shared/keys"
+	"platformapi/shared/lambdaedge/auditlogs"
 	"platformapi/shared/store"
-	"platformapi/shared/store/teststores"
+	"platformapi/shared/testkit/teststores"
 )
 
 // delivery packs log lines as a CloudWatch Logs subscription delivers them.

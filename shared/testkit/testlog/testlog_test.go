@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"platformapi/shared/internal/testlog"
+	"platformapi/shared/testkit/testlog"
 )
 
 // Lines written from many goroutines at once all arrive whole (run with

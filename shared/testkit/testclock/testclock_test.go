@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/internal/testclock"
+	"platformapi/shared/testkit/testclock"
 )
 
 var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

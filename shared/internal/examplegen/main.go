@@ -5,7 +5,7 @@
 // validate against their schema are taken; every body that does not is
 // reported, since it means the document and the server disagree.
 //
-//	go run ./shared/api/internal/examplegen -captured .cache/examples-capture -out shared/api/openapi_examples.json
+//	go run ./shared/internal/examplegen -captured .cache/examples-capture -out shared/api/openapi_examples.json
 package main
 
 import (

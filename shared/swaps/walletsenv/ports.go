@@ -2,6 +2,8 @@
 // ports.Ports, for every process that serves or advances them: the chains
 // among its resources, the envelope key, the wallets and webhook queues, the
 // LI.FI router (LIFI_BASE_URL, LIFI_API_KEY) and the catalogue's prices.
+// It lives under swaps because it wires swaps onto wallets: swaps depends
+// on wallets, and nothing in wallets may depend on swaps.
 package walletsenv
 
 import (

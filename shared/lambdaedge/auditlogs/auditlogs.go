@@ -2,7 +2,8 @@
 // ingest: it unpacks a delivery (base64 of gzip of JSON), keeps the lines
 // that hold a shipped event, completes each event's account and ancestors
 // from its key's record and hands them to audit.Ingest. It is the only
-// audit code that sees this AWS type.
+// audit code that sees this AWS type. It is an edge like httpedge, beside
+// it: reading keys here keeps the audit domain below keys and credits.
 package auditlogs
 
 import (

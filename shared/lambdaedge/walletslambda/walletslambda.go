@@ -2,7 +2,8 @@
 // managed wallets and swaps (wallets, swaps, wallets-worker,
 // wallets-recheck) their ports from the function's environment. It is its
 // own package so that the groups, which every process links, do not link
-// the Lambda runtime.
+// the Lambda runtime, and under lambdaedge because it builds on it: the
+// wallets domain never imports the edge.
 package walletslambda
 
 import (

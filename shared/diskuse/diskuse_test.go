@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"platformapi/shared/internal/diskuse"
+	"platformapi/shared/diskuse"
 )
 
 // A sparse file counts for the blocks it holds, not for its apparent size,

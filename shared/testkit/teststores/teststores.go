@@ -1,7 +1,8 @@
 // Package teststores gives tests a fresh item store on every backend this run
 // can reach: the embedded adapter always, DynamoDB when an emulator is set in
 // AWS_ENDPOINT_URL (make test starts moto). Domain tests that must hold on
-// both adapters range over All.
+// both adapters range over All. It sits above the adapters it opens (and
+// awstest, which makes the table), never inside the store folder they import.
 package teststores
 
 import (

@@ -1,0 +1,143 @@
+// Package layers declares which way the packages of shared may import each
+// other, in one table (Rules) that its test holds the code to: a package
+// imports only its own layer or a lower one, and no two units (top-level
+// folders of shared) import each other, however indirectly. Folders are
+// about to move (groups under shared/groups/<name>/), so the table places
+// packages by path patterns, not by a list of packages, and a moved folder
+// needs a rule changed, not a list rewritten.
+package layers
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Layer is a rank in the import order, lowest first.
+type Layer int
+
+const (
+	// Base is the libraries that know nothing of the platform: errors,
+	// ids, decimals, JSON and log formats, the route and catalogue tables.
+	Base Layer = iota
+	// Adapters is storage, queues, blobs, keys and outside services (the
+	// interfaces with their embedded and AWS implementations), the AWS
+	// environment, and the ports and declarations a process hands every
+	// group.
+	Adapters
+	// Domain is the rules of each group and the mechanisms they share
+	// (idempotency, paging, limits), free of HTTP.
+	Domain
+	// Kernel is the HTTP kernel every group registers on (shared/api).
+	Kernel
+	// Groups is each group's HTTP package (its *api package): above its
+	// domain package, which must never reach for it.
+	Groups
+	// Assembly is the list of every group (shared/platform).
+	Assembly
+	// EntryPoints is what runs: the local process, the Lambda edges, the
+	// black-box test harness, the benchmarks, the soak and the generators.
+	EntryPoints
+)
+
+var layerNames = [...]string{"base", "adapters", "domain", "kernel", "groups", "assembly", "entry points"}
+
+func (l Layer) String() string { return layerNames[l] }
+
+// Rule places every package whose path under shared/ starts with Pattern
+// in Layer. A pattern is matched segment by segment with path.Match, so
+// "api/*api" is every group's HTTP package and "groups/*/*api" would be
+// the same below shared/groups. Where several rules match, the one with
+// the most segments wins, then the one with the fewest wildcards.
+type Rule struct {
+	Pattern string
+	Layer   Layer
+}
+
+// Rules is the layer order. A new top-level folder needs a rule here
+// (the test refuses a package no rule places, and a rule that places
+// nothing).
+var Rules = []Rule{
+	{"apierr", Base}, {"apitime", Base}, {"awserr", Base}, {"catalog", Base}, {"chain", Base},
+	{"console", Base}, {"credittoken", Base}, {"decimal", Base}, {"diskuse", Base}, {"emf", Base},
+	{"ids", Base}, {"jsonlog", Base}, {"lambdarie", Base}, {"latency", Base}, {"outbound", Base},
+	{"redact", Base}, {"routes", Base}, {"strictjson", Base}, {"textlog", Base},
+	{"testkit/testclock", Base}, {"testkit/testlog", Base}, {"webhooks/eventdef", Base},
+
+	{"awsenv", Adapters}, {"blob", Adapters}, {"deploy", Adapters}, {"envelope", Adapters},
+	{"outbox", Adapters}, {"ports", Adapters}, {"queue", Adapters}, {"store", Adapters}, {"testkit", Adapters},
+	{"upstream", Adapters}, {"work", Adapters}, {"x402", Adapters},
+
+	{"accounts", Domain}, {"approvals", Domain}, {"audit", Domain}, {"connections", Domain},
+	{"credits", Domain}, {"databases", Domain}, {"files", Domain}, {"idempotency", Domain},
+	{"invoke", Domain}, {"keys", Domain}, {"limits", Domain}, {"paging", Domain},
+	{"projects", Domain}, {"pseudonym", Domain}, {"runs", Domain}, {"superbrain", Domain},
+	{"swaps", Domain}, {"topup", Domain}, {"trading", Domain}, {"wallets", Domain},
+	{"webhooks", Domain},
+
+	{"api", Kernel},
+
+	{"api/*api", Groups},
+
+	{"platform", Assembly},
+
+	{"api/apitest", EntryPoints}, {"app", EntryPoints}, {"bench", EntryPoints},
+	{"internal", EntryPoints}, {"lambdaedge", EntryPoints}, {"lambdatest", EntryPoints},
+	{"soak", EntryPoints},
+}
+
+// Containers are the top-level folders whose subfolders are each a unit
+// of the cycle check of their own (shared/groups/<name>), rather than one
+// unit together.
+var Containers = []string{"groups"}
+
+// Place is the layer of the package at rel (its path under shared/) by
+// rules, with the rule that placed it.
+func Place(rules []Rule, rel string) (Rule, error) {
+	var best Rule
+	bestSegs, bestWild, tied := -1, 0, false
+	for _, r := range rules {
+		if !matches(r.Pattern, rel) {
+			continue
+		}
+		segs, wild := strings.Count(r.Pattern, "/")+1, strings.Count(r.Pattern, "*")
+		switch {
+		case segs > bestSegs || segs == bestSegs && wild < bestWild:
+			best, bestSegs, bestWild, tied = r, segs, wild, false
+		case segs == bestSegs && wild == bestWild:
+			tied = true
+		}
+	}
+	switch {
+	case bestSegs < 0:
+		return Rule{}, fmt.Errorf("no rule places %s", rel)
+	case tied:
+		return Rule{}, fmt.Errorf("two rules as specific as %q place %s", best.Pattern, rel)
+	}
+	return best, nil
+}
+
+func matches(pattern, rel string) bool {
+	pat, segs := strings.Split(pattern, "/"), strings.Split(rel, "/")
+	if len(pat) > len(segs) {
+		return false
+	}
+	for i, p := range pat {
+		if ok, _ := path.Match(p, segs[i]); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Unit is the folder the cycle check counts rel (a path under shared/)
+// in: its top-level folder, or a container's subfolder.
+func Unit(containers []string, rel string) string {
+	segs := strings.SplitN(rel, "/", 3)
+	for _, c := range containers {
+		if segs[0] == c && len(segs) > 1 {
+			return segs[0] + "/" + segs[1]
+		}
+	}
+	return segs[0]
+}
