@@ -106,7 +106,10 @@ func (c Config) Logger() *slog.Logger {
 type Runtime struct {
 	Config Config
 	Store  store.Store
-	Signer *credittoken.Signer // nil where tokens cannot be redeemed
+	// SharedReads is the embedded store's uncopied reads, which the kernel
+	// authenticates through; nil on AWS.
+	SharedReads store.SharedReader
+	Signer      *credittoken.Signer // nil where tokens cannot be redeemed
 	// Queues are the deployment's queues (platform.Queues), by name.
 	Queues    map[string]queue.Queue
 	Artifacts blob.Bucket
@@ -159,7 +162,7 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		if err != nil {
 			return nil, fmt.Errorf("app: open embedded store: %w", err)
 		}
-		rt.Store = st
+		rt.Store, rt.SharedReads = st, st
 		rt.closers = append(rt.closers, st.Close)
 		sealer, err := localkey.Open(filepath.Join(c.DataDir, "master.key"))
 		if err != nil {
@@ -280,7 +283,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 		rec = r.Audit
 	}
 	k, _, err := platform.New(api.Config{
-		Store: r.Store, LocalLimits: r.Config.Backend == "embedded", CreditTokens: r.Signer, Logger: logger, Groups: groups,
+		Store: r.Store, SharedReads: r.SharedReads, LocalLimits: r.Config.Backend == "embedded", CreditTokens: r.Signer, Logger: logger, Groups: groups,
 		RequestTimeout: r.Config.requestTimeout(), Audit: rec, NoMetrics: r.Config.NoMetrics,
 	}, r.Ports(logger))
 	return k, err

@@ -237,8 +237,11 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The embedded store's shared reads, as the local process hands them
+	// to its kernel.
+	shared, _ := st.(store.SharedReader)
 	k, err := api.NewWith(api.Config{
-		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: recorder,
+		Store: st, SharedReads: shared, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: recorder,
 		ExtraRoutes: o.Routes, Events: p.Events, Sealer: p.Sealer, NoMetrics: o.NoMetrics,
 	}, groups)
 	if err != nil {
