@@ -8,20 +8,18 @@ package main
 
 import (
 	"context"
-
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/wallets"
-	"platformapi/shared/wallets/walletsenv"
 	"platformapi/shared/wallets/walletslambda"
 	"platformapi/shared/work"
 )
 
 func main() {
 	lambdaedge.ServeWorker("wallets-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
-		p, err := walletslambda.Ports(ctx, e)
+		s, err := walletslambda.Services(ctx, e)
 		if err != nil {
 			return work.Worker{}, err
 		}
-		return walletsenv.Work(p).Worker(wallets.Queue.Consumer)
+		return s.Work().Worker(wallets.Queue.Consumer)
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"platformapi/shared/api"
@@ -125,11 +126,13 @@ type Runtime struct {
 
 	// Files holds uploaded files (DATA_DIR/files, or FILES_BUCKET).
 	Files blob.Bucket
-	// Resources are what the process built for one group (the managed
+	// Resources are what the process built for single groups (the managed
 	// databases' service and archive key; the EVM chains of managed wallets
-	// and swaps, which the local command adds before NewServer): the
-	// groups find theirs by type (ports.Resource).
-	Resources []any
+	// and swaps, which the local command adds before NewServer).
+	Resources platform.Resources
+
+	listOnce sync.Once
+	list     []api.NewGroup
 }
 
 // Queue is declared queue q, or nil where this process has none.
@@ -259,7 +262,7 @@ func (r *Runtime) Services() upstream.Router { return superbrain.Router(r.Store,
 func (r *Runtime) Ports(logger *slog.Logger) ports.Ports {
 	p := ports.Ports{
 		Backend: r.Config.Backend, Store: r.Store, Logger: logger, Sealer: r.Sealer, Queues: r.Queues,
-		Artifacts: r.Artifacts, Files: r.Files, Services: r.Services(), Resources: r.Resources,
+		Artifacts: r.Artifacts, Files: r.Files, Services: r.Services(),
 		Getenv: func(name string) string {
 			switch {
 			case name == "HOLD_GRACE" && r.Config.HoldGrace > 0:
@@ -285,7 +288,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 	k, _, err := platform.New(api.Config{
 		Store: r.Store, SharedReads: r.SharedReads, LocalLimits: r.Config.Backend == "embedded", CreditTokens: r.Signer, Logger: logger, Groups: groups,
 		RequestTimeout: r.Config.requestTimeout(), Audit: rec, NoMetrics: r.Config.NoMetrics,
-	}, r.Ports(logger))
+	}, r.groups(), r.Ports(logger))
 	return k, err
 }
 
@@ -294,10 +297,18 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 // work.Run runs them. On AWS each is its own function (the declarations in
 // package work say which).
 func (r *Runtime) Work(logger *slog.Logger) ([]work.Worker, []work.Pass, error) {
-	groups, err := api.Build(platform.Groups, r.Ports(logger))
+	groups, err := api.Build(r.groups(), r.Ports(logger))
 	if err != nil {
 		return nil, nil, err
 	}
 	w := api.WorkOf(groups)
 	return w.Workers, w.Passes, nil
+}
+
+// groups are every group on the process's resources, built once per
+// process: managed wallets and swaps wire once for the server and the
+// work together.
+func (r *Runtime) groups() []api.NewGroup {
+	r.listOnce.Do(func() { r.list = platform.With(r.Resources) })
+	return r.list
 }

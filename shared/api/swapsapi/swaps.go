@@ -12,14 +12,12 @@ import (
 	"platformapi/shared/api"
 	"platformapi/shared/swaps"
 	"platformapi/shared/wallets"
+	"platformapi/shared/wallets/walletsenv"
 )
 
-// Deps are what the group needs: the swaps and managed-wallets services'
-// ports (a swap executes as wallet transactions; see swaps.Wire).
-type Deps struct {
-	Wallets wallets.Config
-	Swaps   swaps.Config
-}
+// Deps are managed wallets and swaps wired together (walletsenv.Wire),
+// the same for both groups.
+type Deps = walletsenv.Services
 
 type handlers struct {
 	k   *api.Kernel
@@ -28,7 +26,7 @@ type handlers struct {
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) error {
-	_, svc := swaps.Wire(d.Wallets, d.Swaps)
+	svc := d.Swaps
 	h := &handlers{k: k, svc: svc}
 	api.Register(k, "swaps.tokens.list", http.StatusOK, h.tokens)
 	api.Register(k, "swaps.quote", http.StatusCreated, h.quote, api.Describe(quoteDoc))

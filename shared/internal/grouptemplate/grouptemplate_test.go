@@ -26,7 +26,7 @@ type edit struct {
 var edits = []edit{
 	{"shared/routes/routes.go", `\tr\(get, "/approvals", "approvals",`,
 		"\tr(post, \"/examples\", \"examples\", \"examples.create\", \"runs:write\", idem, BodyNone, \"Queue an example\"),\n$0"},
-	{"shared/platform/platform.go", `\tswapsapi\.Group,\n`, "$0\texampleapi.Group,\n"},
+	{"shared/platform/platform.go", `\t\tswapsapi\.On\(sh\),\n`, "$0\t\texampleapi.Group,\n"},
 	{"shared/platform/platform.go", `\t"platformapi/shared/api/databasesapi"\n`, "$0\t\"platformapi/shared/api/exampleapi\"\n"},
 }
 
