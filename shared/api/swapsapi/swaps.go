@@ -26,8 +26,7 @@ type handlers struct {
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) error {
-	svc := d.Swaps
-	h := &handlers{k: k, svc: svc}
+	h := &handlers{k: k, svc: d.Swaps}
 	api.Register(k, "swaps.tokens.list", http.StatusOK, h.tokens)
 	api.Register(k, "swaps.quote", http.StatusCreated, h.quote, api.Describe(quoteDoc))
 	api.Register(k, "swaps.execute", http.StatusAccepted, h.execute, api.Describe(executeDoc))

@@ -25,8 +25,7 @@ type handlers struct {
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) error {
-	svc := d.Wallets
-	h := &handlers{k: k, svc: svc}
+	h := &handlers{k: k, svc: d.Wallets}
 	api.Register(k, "wallets.create", http.StatusCreated, h.create, api.Describe(createDoc))
 	api.Register(k, "wallets.list", http.StatusOK, h.list)
 	api.Register(k, "wallets.read", http.StatusOK, h.read)
