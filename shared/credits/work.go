@@ -33,7 +33,7 @@ type WorkDeps struct {
 // more than it.
 func Work(d WorkDeps) (ports.Work, error) {
 	grace := GraceAfterDeadline
-	if v := ports.Env(d.Getenv, "HOLD_GRACE"); v != "" {
+	if v := ports.Env("HOLD_GRACE", d.Getenv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return ports.Work{}, fmt.Errorf("credits: HOLD_GRACE=%q: want a positive duration such as 30s", v)

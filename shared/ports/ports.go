@@ -73,11 +73,12 @@ type Work struct {
 func (p Ports) Queue(q work.Queue) queue.Queue { return p.Queues[q.Name] }
 
 // Env is the configuration variable name.
-func (p Ports) Env(name string) string { return Env(p.Getenv, name) }
+func (p Ports) Env(name string) string { return Env(name, p.Getenv) }
 
 // Env is configuration variable name read by getenv, or by os.Getenv
-// where getenv is nil.
-func Env(getenv func(string) string, name string) string {
+// where getenv is nil. The name comes first, as in os.Getenv: the
+// configuration document finds what the code reads by it.
+func Env(name string, getenv func(string) string) string {
 	if getenv == nil {
 		return os.Getenv(name)
 	}

@@ -46,7 +46,7 @@ type WorkDeps struct {
 // RUN_TIMEOUT bounds one attempt (default DefaultTimeout).
 func Work(d WorkDeps) (ports.Work, error) {
 	var timeout time.Duration
-	if v := ports.Env(d.Getenv, "RUN_TIMEOUT"); v != "" {
+	if v := ports.Env("RUN_TIMEOUT", d.Getenv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return ports.Work{}, fmt.Errorf("runs: RUN_TIMEOUT=%q: want a positive duration such as 4m", v)

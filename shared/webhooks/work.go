@@ -41,7 +41,7 @@ type WorkDeps struct {
 // AllowPrivate reads ALLOW_PRIVATE_WEBHOOKS by getenv (nil is os.Getenv):
 // true admits private receivers (local development).
 func AllowPrivate(getenv func(string) string) bool {
-	return ports.Env(getenv, "ALLOW_PRIVATE_WEBHOOKS") == "true"
+	return ports.Env("ALLOW_PRIVATE_WEBHOOKS", getenv) == "true"
 }
 
 // Work is the webhook group's work: the worker that delivers the webhook

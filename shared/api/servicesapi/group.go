@@ -16,7 +16,7 @@ import (
 // MCP_ALLOWED_ORIGINS (read by getenv, nil is os.Getenv) allows.
 func FromEnv(getenv func(string) string, st store.Store, services upstream.Router, sealer envelope.Sealer) Deps {
 	return Deps{Store: st, Services: services, Schemas: BuiltinSchemas(),
-		MCPAllowedOrigins: ParseOrigins(ports.Env(getenv, "MCP_ALLOWED_ORIGINS")), Sealer: sealer}
+		MCPAllowedOrigins: ParseOrigins(ports.Env("MCP_ALLOWED_ORIGINS", getenv)), Sealer: sealer}
 }
 
 // PortsDeps are the group's Deps on p.

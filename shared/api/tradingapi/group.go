@@ -19,7 +19,7 @@ func New(d Deps) api.Group {
 // FromEnv are the group's Deps on d: the venue its TRADING_*
 // configuration names (package tradingenv).
 func FromEnv(d tradingenv.Deps) (Deps, error) {
-	venue, err := tradingenv.Config(func(name string) string { return ports.Env(d.Getenv, name) })
+	venue, err := tradingenv.Config(func(name string) string { return ports.Env(name, d.Getenv) })
 	if err != nil {
 		return Deps{}, err
 	}

@@ -34,7 +34,7 @@ type Deps struct {
 // Service is the trading service on d's table and the venue d's
 // configuration names, logging on logger.
 func Service(d Deps, logger *slog.Logger) (*trading.Service, error) {
-	venue, err := Config(func(name string) string { return ports.Env(d.Getenv, name) })
+	venue, err := Config(func(name string) string { return ports.Env(name, d.Getenv) })
 	if err != nil {
 		return nil, err
 	}

@@ -89,7 +89,7 @@ func Wire(d Deps) Services {
 // Router is the LI.FI router LIFI_BASE_URL or LIFI_API_KEY names, read by
 // getenv (nil is os.Getenv), or nil when neither is set.
 func Router(getenv func(string) string) swaps.Router {
-	base, key := ports.Env(getenv, "LIFI_BASE_URL"), ports.Env(getenv, "LIFI_API_KEY")
+	base, key := ports.Env("LIFI_BASE_URL", getenv), ports.Env("LIFI_API_KEY", getenv)
 	if base == "" && key == "" {
 		return nil
 	}
