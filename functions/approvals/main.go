@@ -3,15 +3,13 @@ package main
 
 import (
 	"context"
-
 	"platformapi/shared/api"
 	"platformapi/shared/api/approvalsapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	httpedge.Serve("approvals", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		g, err := approvalsapi.Group(e.Ports(nil, nil, nil))
-		return g.Register, err
+	httpedge.Serve("approvals", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		return approvalsapi.New(approvalsapi.Deps{Store: e.Store}), nil
 	})
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-
 	"platformapi/shared/api"
 	"platformapi/shared/api/runsapi"
 	"platformapi/shared/blob/s3blob"
@@ -12,8 +11,7 @@ import (
 )
 
 func main() {
-	httpedge.Serve("artifacts", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		g, err := runsapi.Group(e.Ports(nil, s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket), nil))
-		return g.Register, err
+	httpedge.Serve("artifacts", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		return runsapi.New(runsapi.Deps{Store: e.Store, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket)}), nil
 	})
 }

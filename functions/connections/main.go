@@ -5,15 +5,13 @@ package main
 
 import (
 	"context"
-
 	"platformapi/shared/api"
 	"platformapi/shared/api/connectionsapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	httpedge.Serve("connections", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		g, err := connectionsapi.Group(e.Ports(nil, nil, nil))
-		return g.Register, err
+	httpedge.Serve("connections", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		return connectionsapi.New(connectionsapi.Deps{Store: e.Store, Sealer: e.Sealer}), nil
 	})
 }

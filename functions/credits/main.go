@@ -5,15 +5,15 @@ package main
 
 import (
 	"context"
-
+	"os"
 	"platformapi/shared/api"
 	"platformapi/shared/api/creditsapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 
 func main() {
-	httpedge.Serve("credits", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		g, err := creditsapi.Group(e.Ports(nil, nil, nil))
-		return g.Register, err
+	httpedge.Serve("credits", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		d, err := creditsapi.FromEnv(os.Getenv, false, e.Store, nil)
+		return creditsapi.New(d), err
 	})
 }

@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"errors"
-
 	"platformapi/shared/databases"
 	"platformapi/shared/databases/dbsetup"
 	"platformapi/shared/lambdaedge"
@@ -23,6 +22,6 @@ func main() {
 		if e.Webhooks == nil {
 			return work.Worker{}, errors.New("databases-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
 		}
-		return databases.Work(e.Ports(nil, nil, nil, svc)).Worker(databases.Queue.Consumer)
+		return databases.Work(databases.WorkDeps{Service: svc, Events: e.Events, Logger: e.Logger}).Worker(databases.Queue.Consumer)
 	})
 }

@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/files"
 	"platformapi/shared/lambdaedge"
@@ -16,6 +15,7 @@ import (
 
 func main() {
 	lambdaedge.ServeScheduled("file-sweeper", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		return files.Work(e.Ports(nil, nil, s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket))).Pass(files.SweeperFunction.Name)
+		bucket := s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket)
+		return files.Work(files.WorkDeps{Store: e.Store, Bucket: bucket, Logger: e.Logger}).Pass(files.SweeperFunction.Name)
 	})
 }

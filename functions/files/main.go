@@ -4,7 +4,7 @@ package main
 
 import (
 	"context"
-
+	"os"
 	"platformapi/shared/api"
 	"platformapi/shared/api/filesapi"
 	"platformapi/shared/blob/s3blob"
@@ -12,8 +12,8 @@ import (
 )
 
 func main() {
-	httpedge.Serve("files", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		g, err := filesapi.Group(e.Ports(nil, nil, s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket)))
-		return g.Register, err
+	httpedge.Serve("files", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		quota, err := filesapi.QuotaFromEnv(os.Getenv)
+		return filesapi.New(filesapi.Deps{Store: e.Store, Bucket: s3blob.New(e.AWS.S3(), e.AWS.Names.FilesBucket), Quota: quota}), err
 	})
 }

@@ -9,14 +9,13 @@ package main
 
 import (
 	"context"
-
 	"platformapi/shared/credits"
 	"platformapi/shared/lambdaedge"
 )
 
 func main() {
 	lambdaedge.ServeScheduled("hold-sweeper", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		w, err := credits.Work(e.Ports(nil, nil, nil))
+		w, err := credits.Work(credits.WorkDeps{Store: e.Store, Logger: e.Logger})
 		if err != nil {
 			return nil, err
 		}

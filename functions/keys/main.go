@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"os"
-
 	"platformapi/shared/api"
 	"platformapi/shared/api/keysapi"
 	"platformapi/shared/awsenv/secretseed"
@@ -15,19 +14,18 @@ import (
 )
 
 func main() {
-	httpedge.Serve("keys", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
+	httpedge.Serve("keys", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
 		arn := os.Getenv("CREDIT_TOKEN_SECRET_ARN")
 		if arn == "" {
-			return nil, errors.New("keys: CREDIT_TOKEN_SECRET_ARN is not set")
+			return api.Group{}, errors.New("keys: CREDIT_TOKEN_SECRET_ARN is not set")
 		}
 		seed, err := secretseed.Load(ctx, e.AWS.Config, arn)
 		if err != nil {
-			return nil, err
+			return api.Group{}, err
 		}
 		if e.Kernel.CreditTokens, err = credittoken.NewSigner(seed); err != nil {
-			return nil, err
+			return api.Group{}, err
 		}
-		g, err := keysapi.Group(e.Ports(nil, nil, nil))
-		return g.Register, err
+		return keysapi.New(keysapi.Deps{Store: e.Store}), nil
 	})
 }

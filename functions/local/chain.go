@@ -38,7 +38,7 @@ func openChain(ctx context.Context, cfg app.Config, rt *app.Runtime) (*devchain.
 		nets, err = remote.With(dev.Network())
 	}
 	if err == nil {
-		rt.Resources = append(rt.Resources, nets)
+		rt.Resources.Chains = nets
 	}
 	if err != nil {
 		dev.Close()

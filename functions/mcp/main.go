@@ -5,18 +5,15 @@ package main
 
 import (
 	"context"
-
+	"os"
 	"platformapi/shared/api"
 	"platformapi/shared/api/mcpapi"
+	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/lambdaedge/httpedge"
-	"platformapi/shared/superbrain"
 )
 
 func main() {
-	httpedge.Serve("mcp", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		p := e.Ports(nil, nil, nil)
-		p.Services = superbrain.Router(e.Store, p.Clock())
-		g, err := mcpapi.Group(p)
-		return g.Register, err
+	httpedge.Serve("mcp", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		return mcpapi.New(servicesapi.FromEnv(os.Getenv, e.Store, e.Services, e.Sealer)), nil
 	})
 }

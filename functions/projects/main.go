@@ -4,7 +4,6 @@ package main
 import (
 	"context"
 	"errors"
-
 	"platformapi/shared/api"
 	"platformapi/shared/api/projectsapi"
 	"platformapi/shared/api/usageapi"
@@ -12,11 +11,9 @@ import (
 )
 
 func main() {
-	httpedge.Serve("projects", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		groups, err := api.Build([]api.NewGroup{projectsapi.Group, usageapi.Group}, e.Ports(nil, nil, nil))
-		if err != nil {
-			return nil, err
-		}
-		return func(k *api.Kernel) error { return errors.Join(groups[0].Register(k), groups[1].Register(k)) }, nil
+	httpedge.Serve("projects", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		projects, usage := projectsapi.New(projectsapi.Deps{Store: e.Store}), usageapi.New(usageapi.Deps{Store: e.Store})
+		projects.Register = func(k *api.Kernel) error { return errors.Join(projects.Register(k), usage.Register(k)) }
+		return projects, nil
 	})
 }

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"os"
-
 	"platformapi/shared/api"
 	"platformapi/shared/api/publicapi"
 	"platformapi/shared/databases/archivekey"
@@ -14,18 +13,17 @@ import (
 )
 
 func main() {
-	httpedge.Serve("public", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		var resources []any
+	httpedge.Serve("public", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		d := publicapi.Deps{Backend: "aws"}
 		// /health publishes the database archive key when the function is
 		// granted its secret (one read at cold start).
 		if os.Getenv(archivekey.SecretEnv) != "" {
 			signer, err := archivekey.Signer(ctx, e.AWS)
 			if err != nil {
-				return nil, err
+				return api.Group{}, err
 			}
-			resources = append(resources, publicapi.ArchiveKey(signer.PublicKey()))
+			d.ArchivePublicKey = signer.PublicKey()
 		}
-		g, err := publicapi.Group(e.Ports(nil, nil, nil, resources...))
-		return g.Register, err
+		return publicapi.New(d), nil
 	})
 }

@@ -5,12 +5,9 @@ package main
 import (
 	"context"
 	"errors"
-
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/queue"
 	"platformapi/shared/runs"
-	"platformapi/shared/superbrain"
 	"platformapi/shared/work"
 )
 
@@ -24,9 +21,8 @@ func main() {
 			return work.Worker{}, errors.New("run-worker: the runs queue is not configured (RUNS_QUEUE_URL)")
 		}
 		// The envelope key opens the connections a run names.
-		p := e.Ports(map[work.Queue]queue.Queue{runs.Queue: q}, s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket), nil)
-		p.Services = superbrain.Router(e.Store, p.Clock())
-		w, err := runs.Work(p)
+		w, err := runs.Work(runs.WorkDeps{Store: e.Store, Queue: q, Artifacts: s3blob.New(e.AWS.S3(), e.AWS.Names.ArtifactsBucket),
+			Services: e.Services, Sealer: e.Sealer, Logger: e.Logger})
 		if err != nil {
 			return work.Worker{}, err
 		}

@@ -6,18 +6,14 @@ package main
 
 import (
 	"context"
-
+	"os"
 	"platformapi/shared/api"
 	"platformapi/shared/api/servicesapi"
 	"platformapi/shared/lambdaedge/httpedge"
-	"platformapi/shared/superbrain"
 )
 
 func main() {
-	httpedge.Serve("services", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		p := e.Ports(nil, nil, nil)
-		p.Services = superbrain.Router(e.Store, p.Clock())
-		g, err := servicesapi.Group(p)
-		return g.Register, err
+	httpedge.Serve("services", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		return servicesapi.New(servicesapi.FromEnv(os.Getenv, e.Store, e.Services, e.Sealer)), nil
 	})
 }

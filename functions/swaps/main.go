@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-
 	"platformapi/shared/api"
 	"platformapi/shared/api/swapsapi"
 	"platformapi/shared/lambdaedge/httpedge"
@@ -15,12 +14,8 @@ import (
 )
 
 func main() {
-	httpedge.Serve("swaps", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		p, err := walletslambda.Ports(ctx, e.Env)
-		if err != nil {
-			return nil, err
-		}
-		g, err := swapsapi.Group(p)
-		return g.Register, err
+	httpedge.Serve("swaps", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		s, err := walletslambda.Services(ctx, e.Env)
+		return swapsapi.New(s), err
 	})
 }

@@ -10,14 +10,13 @@ package main
 
 import (
 	"context"
-
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/trading/tradingenv"
 )
 
 func main() {
 	lambdaedge.ServeScheduled("trading-recheck", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		w, err := tradingenv.Work(e.Ports(nil, nil, nil))
+		w, err := tradingenv.Work(tradingenv.Deps{Store: e.Store, Outbox: e.Events, Logger: e.Logger})
 		if err != nil {
 			return nil, err
 		}

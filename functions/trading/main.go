@@ -6,15 +6,15 @@ package main
 
 import (
 	"context"
-
 	"platformapi/shared/api"
 	"platformapi/shared/api/tradingapi"
 	"platformapi/shared/lambdaedge/httpedge"
+	"platformapi/shared/trading/tradingenv"
 )
 
 func main() {
-	httpedge.Serve("trading", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		g, err := tradingapi.Group(e.Ports(nil, nil, nil))
-		return g.Register, err
+	httpedge.Serve("trading", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		d, err := tradingapi.FromEnv(tradingenv.Deps{Store: e.Store, Outbox: e.Events, Logger: e.Logger})
+		return tradingapi.New(d), err
 	})
 }

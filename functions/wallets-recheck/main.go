@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/lambdaedge/walletslambda"
 	"platformapi/shared/swaps/walletsenv"
@@ -17,10 +16,10 @@ import (
 
 func main() {
 	lambdaedge.ServeScheduled("wallets-recheck", func(ctx context.Context, e *lambdaedge.Env) (func(context.Context) error, error) {
-		p, err := walletslambda.Ports(ctx, e)
+		s, err := walletslambda.Services(ctx, e)
 		if err != nil {
 			return nil, err
 		}
-		return walletsenv.Work(p).Pass(walletsenv.RecheckFunction.Name)
+		return s.Work().Pass(walletsenv.RecheckFunction.Name)
 	})
 }

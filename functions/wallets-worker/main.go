@@ -11,17 +11,16 @@ import (
 
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/lambdaedge/walletslambda"
-	"platformapi/shared/swaps/walletsenv"
 	"platformapi/shared/wallets"
 	"platformapi/shared/work"
 )
 
 func main() {
 	lambdaedge.ServeWorker("wallets-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
-		p, err := walletslambda.Ports(ctx, e)
+		s, err := walletslambda.Services(ctx, e)
 		if err != nil {
 			return work.Worker{}, err
 		}
-		return walletsenv.Work(p).Worker(wallets.Queue.Consumer)
+		return s.Work().Worker(wallets.Queue.Consumer)
 	})
 }

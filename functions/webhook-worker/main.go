@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/webhooks"
@@ -17,6 +18,7 @@ func main() {
 		if e.Webhooks == nil {
 			return work.Worker{}, errors.New("webhook-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
 		}
-		return webhooks.Work(e.Ports(nil, nil, nil)).Worker(work.Webhooks.Consumer)
+		return webhooks.Work(webhooks.WorkDeps{Store: e.Store, Sealer: e.Sealer, Queue: e.Webhooks, Logger: e.Logger,
+			AllowPrivate: webhooks.AllowPrivate(os.Getenv)}).Worker(work.Webhooks.Consumer)
 	})
 }

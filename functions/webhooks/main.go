@@ -4,15 +4,15 @@ package main
 
 import (
 	"context"
-
+	"os"
 	"platformapi/shared/api"
 	"platformapi/shared/api/webhooksapi"
 	"platformapi/shared/lambdaedge/httpedge"
+	"platformapi/shared/webhooks"
 )
 
 func main() {
-	httpedge.Serve("webhooks", func(ctx context.Context, e *httpedge.Env) (func(*api.Kernel) error, error) {
-		g, err := webhooksapi.Group(e.Ports(nil, nil, nil))
-		return g.Register, err
+	httpedge.Serve("webhooks", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
+		return webhooksapi.New(webhooksapi.Deps{Store: e.Store, Sealer: e.Sealer, Queue: e.Webhooks, AllowPrivate: webhooks.AllowPrivate(os.Getenv)}), nil
 	})
 }

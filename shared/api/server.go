@@ -40,6 +40,9 @@ const APIVersion = "v1"
 // Config is what the kernel needs from its process.
 type Config struct {
 	Store store.Store
+	// SharedReads reads Store's items uncopied for authentication, where
+	// the process's store offers it (the embedded store); nil reads copies.
+	SharedReads store.SharedReader
 	// LocalLimits is set only by a process that serves its storage alone
 	// (the embedded server, whose store file is locked to it). Request-rate
 	// windows and concurrency leases are then kept in this process's memory
@@ -133,7 +136,7 @@ func New(cfg Config) *Kernel {
 	}
 	k := &Kernel{
 		cfg: cfg, log: cfg.Logger, now: cfg.Now,
-		keys:       keys.NewRepo(cfg.Store, cfg.Now),
+		keys:       keys.NewAuthRepo(cfg.Store, cfg.SharedReads, cfg.Now),
 		projects:   projects.NewRepo(cfg.Store, cfg.Now),
 		limits:     limits.NewCounter(cfg.Store, cfg.Now, cfg.RequestTimeout+5*time.Second),
 		idem:       idempotency.New(cfg.Store, cfg.Sealer, cfg.Now, cfg.RequestTimeout+5*time.Second),

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"platformapi/shared/api"
@@ -107,7 +108,10 @@ func (c Config) Logger() *slog.Logger {
 type Runtime struct {
 	Config Config
 	Store  store.Store
-	Signer *credittoken.Signer // nil where tokens cannot be redeemed
+	// SharedReads is the embedded store's uncopied reads, which the kernel
+	// authenticates through; nil on AWS.
+	SharedReads store.SharedReader
+	Signer      *credittoken.Signer // nil where tokens cannot be redeemed
 	// Queues are the deployment's queues (platform.Queues), by name.
 	Queues    map[string]queue.Queue
 	Artifacts blob.Bucket
@@ -124,11 +128,13 @@ type Runtime struct {
 
 	// Files holds uploaded files (DATA_DIR/files, or FILES_BUCKET).
 	Files blob.Bucket
-	// Resources are what the process built for one group (the managed
+	// Resources are what the process built for single groups (the managed
 	// databases' service and archive key; the EVM chains of managed wallets
-	// and swaps, which the local command adds before NewServer): the
-	// groups find theirs by type (ports.Resource).
-	Resources []any
+	// and swaps, which the local command adds before NewServer).
+	Resources platform.Resources
+
+	listOnce sync.Once
+	list     []api.NewGroup
 }
 
 // Queue is declared queue q, or nil where this process has none.
@@ -161,7 +167,7 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		if err != nil {
 			return nil, fmt.Errorf("app: open embedded store: %w", err)
 		}
-		rt.Store = st
+		rt.Store, rt.SharedReads = st, st
 		rt.closers = append(rt.closers, st.Close)
 		sealer, err := localkey.Open(filepath.Join(c.DataDir, "master.key"))
 		if err != nil {
@@ -258,7 +264,7 @@ func (r *Runtime) Services() upstream.Router { return superbrain.Router(r.Store,
 func (r *Runtime) Ports(logger *slog.Logger) ports.Ports {
 	p := ports.Ports{
 		Backend: r.Config.Backend, Store: r.Store, Logger: logger, Sealer: r.Sealer, Queues: r.Queues,
-		Artifacts: r.Artifacts, Files: r.Files, Services: r.Services(), Resources: r.Resources,
+		Artifacts: r.Artifacts, Files: r.Files, Services: r.Services(),
 		Getenv: func(name string) string {
 			switch {
 			case name == "HOLD_GRACE" && r.Config.HoldGrace > 0:
@@ -282,9 +288,9 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 		rec = r.Audit
 	}
 	k, _, err := platform.New(api.Config{
-		Store: r.Store, LocalLimits: r.Config.Backend == "embedded", CreditTokens: r.Signer, Logger: logger, Groups: groups,
+		Store: r.Store, SharedReads: r.SharedReads, LocalLimits: r.Config.Backend == "embedded", CreditTokens: r.Signer, Logger: logger, Groups: groups,
 		RequestTimeout: r.Config.requestTimeout(), Audit: rec, NoMetrics: r.Config.NoMetrics,
-	}, r.Ports(logger))
+	}, r.groups(), r.Ports(logger))
 	return k, err
 }
 
@@ -293,7 +299,7 @@ func (r *Runtime) NewServer(logger *slog.Logger, groups []string) (*api.Kernel, 
 // work.Run runs them. On AWS each is its own function (the declarations in
 // package work say which).
 func (r *Runtime) Work(logger *slog.Logger) ([]work.Worker, []work.Pass, error) {
-	groups, err := api.Build(platform.Groups, r.Ports(logger))
+	groups, err := api.Build(r.groups(), r.Ports(logger))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -310,4 +316,12 @@ func (r *Runtime) Work(logger *slog.Logger) ([]work.Worker, []work.Pass, error) 
 func (r *Runtime) usageRollup(logger *slog.Logger) work.Pass {
 	p := auditpoll.New(r.AWS.DynamoDB(), r.AWS.DynamoDBStreams(), r.AWS.Names.Table, audit.NewRollup(r.Store), logger)
 	return p.Pass(time.Second)
+}
+
+// groups are every group on the process's resources, built once per
+// process: managed wallets and swaps wire once for the server and the
+// work together.
+func (r *Runtime) groups() []api.NewGroup {
+	r.listOnce.Do(func() { r.list = platform.With(r.Resources) })
+	return r.list
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"platformapi/shared/api/publicapi"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
@@ -57,8 +56,8 @@ func openDatabases(ctx context.Context, c Config, rt *Runtime) error {
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return err
 	}
-	rt.Resources = append(rt.Resources, publicapi.ArchiveKey(signer.PublicKey()),
-		databases.New(rt.Store, files, bucket, signer, scratch, time.Now, databases.DefaultLimits))
+	rt.Resources.ArchiveKey = signer.PublicKey()
+	rt.Resources.Databases = databases.New(rt.Store, files, bucket, signer, scratch, time.Now, databases.DefaultLimits)
 	return nil
 }
 

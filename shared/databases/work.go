@@ -1,6 +1,8 @@
 package databases
 
 import (
+	"log/slog"
+	"platformapi/shared/queue"
 	"time"
 
 	"platformapi/shared/deploy"
@@ -23,13 +25,22 @@ var WorkerFunction = deploy.Function{Name: Queue.Consumer, MemoryMiB: 2048, Time
 	Uses:      deploy.Uses{deploy.UseTable, deploy.Consume(Queue), deploy.UseArchives, deploy.UseArchiveSecret, deploy.Send(work.Webhooks)},
 	BatchSize: 1, EphemeralMiB: 4096}
 
-// Work is the databases group's work on p: the transfer worker on the
-// databases queue, for the service among p's resources (none without it).
-func Work(p ports.Ports) ports.Work {
-	svc, ok := ports.Resource[*Service](p)
-	if !ok {
+// WorkDeps are what the databases group's work uses: the service (nil: a
+// process that serves no managed databases has no worker), the webhook
+// publisher, the databases queue and the logger.
+type WorkDeps struct {
+	Service *Service
+	Events  Publisher
+	Queue   queue.Queue
+	Logger  *slog.Logger
+}
+
+// Work is the databases group's work: the transfer worker on the
+// databases queue.
+func Work(d WorkDeps) ports.Work {
+	if d.Service == nil {
 		return ports.Work{}
 	}
-	w := NewWorker(WorkerConfig{Service: svc, Events: p.Events, Logger: p.Log(Queue.Consumer)})
-	return ports.Work{Workers: []work.Worker{w.Work(p.Queue(Queue))}}
+	w := NewWorker(WorkerConfig{Service: d.Service, Events: d.Events, Logger: ports.Log(d.Logger, Queue.Consumer)})
+	return ports.Work{Workers: []work.Worker{w.Work(d.Queue)}}
 }

@@ -1,6 +1,9 @@
 package files
 
 import (
+	"log/slog"
+	"platformapi/shared/blob"
+	"platformapi/shared/store"
 	"time"
 
 	"platformapi/shared/deploy"
@@ -14,8 +17,16 @@ import (
 var SweeperFunction = deploy.Function{Name: "file-sweeper", MemoryMiB: 256, Timeout: 5 * time.Minute, Uses: deploy.Uses{deploy.UseTable, deploy.UseFiles},
 	Schedule: work.Schedule{Every: time.Hour}}
 
-// Work is the files group's work on p: the sweep of abandoned uploads.
-func Work(p ports.Ports) ports.Work {
-	sweep := NewRepo(Config{Store: p.Store, Bucket: p.Files}).SweepPass(p.Log(SweeperFunction.Name))
+// WorkDeps are what the files group's work uses: the table, the files
+// bucket and the logger.
+type WorkDeps struct {
+	Store  store.Store
+	Bucket blob.Bucket
+	Logger *slog.Logger
+}
+
+// Work is the files group's work: the sweep of abandoned uploads.
+func Work(d WorkDeps) ports.Work {
+	sweep := NewRepo(Config{Store: d.Store, Bucket: d.Bucket}).SweepPass(ports.Log(d.Logger, SweeperFunction.Name))
 	return ports.Work{Passes: []work.Pass{{Name: SweeperFunction.Name, Every: SweeperFunction.Schedule.LocalEvery(), Run: sweep}}}
 }

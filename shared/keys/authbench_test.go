@@ -19,7 +19,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	}
 	b.Cleanup(func() { st.Close() })
 	ctx := context.Background()
-	r := NewRepo(st, time.Now)
+	r := NewAuthRepo(st, st, time.Now)
 	root, err := r.CreateAccount(ctx, credittoken.Claims{ID: "ctk_bench", CreditsMicro: 1, ExpiresAt: time.Now().Add(time.Hour).Unix()}, CreateKeyRequest{})
 	if err != nil {
 		b.Fatal(err)

@@ -11,7 +11,7 @@ import (
 )
 
 // authCache holds what authentication would otherwise rebuild on every
-// request from a store that shares its cached items (sharedReader): the
+// request from a store that shares its cached items (store.SharedReader): the
 // decoded key of each item it was handed, and the names of the items a
 // chain reads. Both are exact:
 //

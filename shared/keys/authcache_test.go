@@ -21,7 +21,7 @@ import (
 func cachedChain(t *testing.T, now func() time.Time, expires time.Time) (*Repo, []*Key, string) {
 	t.Helper()
 	st := teststores.Embedded.Open(t, now)
-	if _, ok := st.(sharedReader); !ok {
+	if _, ok := st.(store.SharedReader); !ok {
 		t.Fatal("the embedded store no longer shares its items: these tests would not reach the decoded cache")
 	}
 	r, root, mid := account(t, st, now)
@@ -230,7 +230,7 @@ func TestConcurrentAuthenticationWithTheDecodedCacheIsExact(t *testing.T) {
 // the map shared before keeps the attributes it had.
 func TestTheEmbeddedStoreReplacesASharedItemOnWrite(t *testing.T) {
 	r, chain, secret := cachedChain(t, time.Now, time.Now().Add(time.Hour))
-	sr := r.st.(sharedReader)
+	sr := r.st.(store.SharedReader)
 	ctx := context.Background()
 	k := recordKey(chain[2].ID)
 	read := func() store.Item {
@@ -253,4 +253,33 @@ func TestTheEmbeddedStoreReplacesASharedItemOnWrite(t *testing.T) {
 		t.Fatalf("after a write: same map %v, revokedAt before %v, after %v", sameItem(before, after), before.Has(attrRevokedAt), after.Has(attrRevokedAt))
 	}
 	refused(t, r, secret, apierr.KeyRevoked)
+}
+
+// countingReader counts the shared reads authentication asks of it.
+type countingReader struct {
+	store.SharedReader
+	reads int
+}
+
+func (c *countingReader) BatchGetShared(ctx context.Context, keys []store.Key) (map[string]store.Item, error) {
+	c.reads++
+	return c.SharedReader.BatchGetShared(ctx, keys)
+}
+
+// portOnly hides every method of a store but the port's.
+type portOnly struct{ store.Store }
+
+// Authentication reads through the shared reader the repository is given,
+// whatever the store's concrete type: a wrapped store (a recorder, a fault
+// injector) hides nothing from it.
+func TestAuthenticationReadsThroughTheSharedReaderItIsGivenNotTheStoresType(t *testing.T) {
+	st := teststores.Embedded.Open(t, time.Now)
+	_, _, secret := account(t, st, time.Now)
+	sr := &countingReader{SharedReader: st.(store.SharedReader)}
+	if _, err := NewAuthRepo(portOnly{st}, sr, time.Now).AuthenticateChain(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	if sr.reads == 0 {
+		t.Fatal("authentication did not read through the shared reader it was given")
+	}
 }

@@ -15,10 +15,17 @@ import (
 
 // account makes an account with a root key and a child on st, and returns
 // the repo, the root's chain and the child's secret.
+// repoOn is the repository a process builds on st: authentication reads
+// through the store's shared reads where it offers them.
+func repoOn(st store.Store, now func() time.Time) *Repo {
+	sr, _ := st.(store.SharedReader)
+	return NewAuthRepo(st, sr, now)
+}
+
 func account(t *testing.T, st store.Store, now func() time.Time) (*Repo, []*Key, string) {
 	t.Helper()
 	ctx := context.Background()
-	r := NewRepo(st, now)
+	r := repoOn(st, now)
 	root, err := r.CreateAccount(ctx, credittoken.Claims{ID: "ctk_replicas", CreditsMicro: 1, ExpiresAt: now().Add(time.Hour).Unix()}, CreateKeyRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -223,8 +223,11 @@ func (c *docCache) put(doc []byte, k *Key) {
 
 // Repo persists keys and accounts' first keys.
 type Repo struct {
-	st  store.Store
-	now func() time.Time
+	st store.Store
+	// shared reads the chain uncopied where the process offers it; nil
+	// reads copies.
+	shared store.SharedReader
+	now    func() time.Time
 	// turn picks the copies a read takes: in turn from a random start, so
 	// one process spreads its reads of a hot key evenly over the copies
 	// (random picks would leave some copies busier), and processes do not
@@ -233,8 +236,13 @@ type Repo struct {
 }
 
 // NewRepo builds a key repository on the item store.
-func NewRepo(st store.Store, now func() time.Time) *Repo {
-	r := &Repo{st: st, now: now}
+func NewRepo(st store.Store, now func() time.Time) *Repo { return NewAuthRepo(st, nil, now) }
+
+// NewAuthRepo is NewRepo whose authentication reads the chain through
+// shared (the same items as st, uncopied; see store.SharedReader), or
+// copies from st when shared is nil.
+func NewAuthRepo(st store.Store, shared store.SharedReader, now func() time.Time) *Repo {
+	r := &Repo{st: st, shared: shared, now: now}
 	r.turn.Store(mrand.Uint64())
 	return r
 }
@@ -337,8 +345,8 @@ func (r *Repo) authenticate(ctx context.Context, secret string, withAccount bool
 	if !ok {
 		return nil, nil, errInvalidKey()
 	}
-	if sr, ok := r.st.(sharedReader); ok {
-		return r.authenticateShared(ctx, sr, secret, h, withAccount)
+	if r.shared != nil {
+		return r.authenticateShared(ctx, r.shared, secret, h, withAccount)
 	}
 	if !h.valid() {
 		return nil, nil, errInvalidKey()
@@ -420,19 +428,11 @@ func (r *Repo) authenticateCopied(ctx context.Context, secret string, h Hint, wi
 	return chain, account, nil
 }
 
-// sharedReader is a store that can answer items without copying them, to a
-// caller that only reads them (the embedded store answers from its cache).
-// It reads keys and neither keeps nor changes them, so authentication
-// hands it a plan's slice (see authCache).
-type sharedReader interface {
-	BatchGetShared(ctx context.Context, keys []store.Key) (map[string]store.Item, error)
-}
-
 // authenticateShared is authentication on a store that shares its items:
 // the same reads and checks as authenticateCopied, with the names of the
 // chain's items and the decoded keys taken from authCached (exact, see
 // authCache).
-func (r *Repo) authenticateShared(ctx context.Context, sr sharedReader, secret string, h Hint, withAccount bool) ([]*Key, store.Item, error) {
+func (r *Repo) authenticateShared(ctx context.Context, sr store.SharedReader, secret string, h Hint, withAccount bool) ([]*Key, store.Item, error) {
 	// A cached plan names the ids of a chain that authenticated: a secret
 	// naming the same ids needs no check of their form.
 	p, cached := authCached.plan(h)
@@ -495,7 +495,7 @@ func (r *Repo) authenticateShared(ctx context.Context, sr sharedReader, secret s
 // copy (of turn) was missing: a key made before replicas has only its
 // record. It returns the names to read the chain's items by, names itself
 // when nothing was missing (the plan's, never changed).
-func readRecords(ctx context.Context, sr sharedReader, h Hint, turn int, names []string, got map[string]store.Item) ([]string, error) {
+func readRecords(ctx context.Context, sr store.SharedReader, h Hint, turn int, names []string, got map[string]store.Item) ([]string, error) {
 	var legacy []store.Key
 	out := names
 	for i, name := range names {

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -23,10 +24,14 @@ import (
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/kmsenvelope"
 	"platformapi/shared/jsonlog"
+	"platformapi/shared/ports"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/sqsqueue"
 	"platformapi/shared/store"
 	"platformapi/shared/store/dynamostore"
+	"platformapi/shared/superbrain"
+	"platformapi/shared/upstream"
+	"platformapi/shared/webhooks"
 	"platformapi/shared/work"
 )
 
@@ -39,8 +44,13 @@ type Env struct {
 	// Sealer is the envelope key, when the function was granted it (the
 	// grant comes with KMS_KEY_ID); nil otherwise.
 	Sealer envelope.Sealer
-	// Webhooks is the webhook queue, when the function was granted it.
+	// Webhooks is the webhook queue, when the function was granted it, and
+	// Events the webhook publisher on it (nil without it).
 	Webhooks queue.Queue
+	Events   ports.Publisher
+	// Services are the managed services built into the deployment,
+	// reached in process on the table.
+	Services upstream.Router
 }
 
 // Queue connects a queue the function was granted: CDK passes its URL, so
@@ -67,12 +77,16 @@ func NewEnv(ctx context.Context, logger *slog.Logger) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lambdaedge: aws config: %w", err)
 	}
-	e := &Env{AWS: aws, Logger: logger, Store: dynamostore.New(aws.DynamoDB(), aws.Names.Table)}
+	st := dynamostore.New(aws.DynamoDB(), aws.Names.Table)
+	e := &Env{AWS: aws, Logger: logger, Store: st, Services: superbrain.Router(st, time.Now)}
 	if os.Getenv("KMS_KEY_ID") != "" {
 		e.Sealer = kmsenvelope.New(aws.KMS(), aws.Names.KMSKeyID)
 	}
 	if e.Webhooks, err = e.Queue(ctx, aws.Names.Queue(work.Webhooks)); err != nil {
 		return nil, fmt.Errorf("lambdaedge: webhook queue: %w", err)
+	}
+	if e.Webhooks != nil {
+		e.Events = webhooks.NewRepo(webhooks.Config{Store: st, Queue: e.Webhooks})
 	}
 	return e, nil
 }

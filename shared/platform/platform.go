@@ -1,7 +1,8 @@
 // Package platform is the list of endpoint groups: the local server, the
 // benchmarks and the OpenAPI generator build every group of it on one
-// ports.Ports. No Lambda links it; each function's main wires its own
-// group, and each group's tests build only the groups they use.
+// ports.Ports, each through its own Deps. No Lambda links it; each
+// function's main builds its own group's Deps, and each group's tests
+// build only the groups they use.
 package platform
 
 import (
@@ -24,30 +25,56 @@ import (
 	"platformapi/shared/api/usageapi"
 	"platformapi/shared/api/walletsapi"
 	"platformapi/shared/api/webhooksapi"
+	"platformapi/shared/chain"
+	"platformapi/shared/databases"
 	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
+	"platformapi/shared/swaps/walletsenv"
 	"platformapi/shared/work"
 )
 
-// Groups are every endpoint group's constructor, in registration order:
-// adding a group is one line here (docs/structure.md).
-var Groups = []api.NewGroup{
-	publicapi.Group,
-	keysapi.Group,
-	servicesapi.Group,
-	mcpapi.Group,
-	creditsapi.Group,
-	projectsapi.Group,
-	approvalsapi.Group,
-	runsapi.Group,
-	connectionsapi.Group,
-	webhooksapi.Group,
-	filesapi.Group,
-	tradingapi.Group,
-	databasesapi.Group,
-	usageapi.Group,
-	walletsapi.Group,
-	swapsapi.Group,
+// Groups are every endpoint group, in registration order, on no resource
+// of their own (Resources): what the OpenAPI generator, the declarations
+// and the tests that reach the whole platform build.
+var Groups = With(Resources{})
+
+// Resources are what a process built for single groups beyond the shared
+// ports: the managed databases' service and their archive key (the public
+// group publishes it), and the chains managed wallets and swaps reach. A
+// zero field leaves its groups answering 503.
+type Resources struct {
+	Databases  *databases.Service
+	ArchiveKey string
+	Chains     *chain.Networks
+}
+
+// OnChain are the groups that serve on the chains, wired together once
+// (walletsenv.Shared).
+var OnChain = []func(*walletsenv.Shared) api.NewGroup{walletsapi.On, swapsapi.On}
+
+// With is every endpoint group's constructor on r, in registration order:
+// adding a group is one line here (docs/structure.md). Managed wallets
+// and swaps share one wiring.
+func With(r Resources) []api.NewGroup {
+	sh := walletsenv.NewShared(r.Chains)
+	return []api.NewGroup{
+		publicapi.On(r.ArchiveKey),
+		keysapi.Group,
+		servicesapi.Group,
+		mcpapi.Group,
+		creditsapi.Group,
+		projectsapi.Group,
+		approvalsapi.Group,
+		runsapi.Group,
+		connectionsapi.Group,
+		webhooksapi.Group,
+		filesapi.Group,
+		tradingapi.Group,
+		databasesapi.On(r.Databases),
+		usageapi.Group,
+		walletsapi.On(sh),
+		swapsapi.On(sh),
+	}
 }
 
 // Deployment is what the groups deploy beside the kernel: their queues and
@@ -59,11 +86,11 @@ var Deployment = sync.OnceValues(func() (deploy.Unit, error) { return api.Declar
 // them and infra deploys them.
 var Queues = sync.OnceValues(func() ([]work.Queue, error) { return api.Queues(Groups) })
 
-// New is every group on p and the kernel serving them (those cfg.Groups
-// names). The kernel publishes webhook events to p.Events and seals with
-// p.Sealer unless cfg names its own.
-func New(cfg api.Config, p ports.Ports) (*api.Kernel, []api.Group, error) {
-	groups, err := api.Build(Groups, p)
+// New is every group of list on p and the kernel serving them (those
+// cfg.Groups names). The kernel publishes webhook events to p.Events and
+// seals with p.Sealer unless cfg names its own.
+func New(cfg api.Config, list []api.NewGroup, p ports.Ports) (*api.Kernel, []api.Group, error) {
+	groups, err := api.Build(list, p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -83,7 +110,7 @@ func New(cfg api.Config, p ports.Ports) (*api.Kernel, []api.Group, error) {
 // Empty is the kernel of every group on no infrastructure and an empty
 // configuration: what the document describes.
 func Empty() (*api.Kernel, error) {
-	k, _, err := New(api.Config{}, ports.Ports{Getenv: func(string) string { return "" }})
+	k, _, err := New(api.Config{}, Groups, ports.Ports{Getenv: func(string) string { return "" }})
 	return k, err
 }
 

@@ -1,11 +1,12 @@
-// Package ports is what a process offers every endpoint group: the shared
-// infrastructure (the table, every declared queue, the buckets,
-// the envelope key, the clock, the logger, the webhook publisher) and the
-// configuration, from which each group builds its part (docs/structure.md).
-// The local process, the test harness and the OpenAPI generator fill one
-// Ports and hand it to every group of the list; a group picks what it
-// needs. It links neither the HTTP kernel nor a group, so that a worker's
-// function builds its work from the same Ports without either.
+// Package ports is what the local process and the test harness offer the
+// groups they serve together: the shared infrastructure (the table, every
+// declared queue, the buckets, the envelope key, the clock, the logger,
+// the webhook publisher) and the configuration. A group's constructor
+// takes none of it: it takes its own Deps, exactly what it uses, and each
+// group's Group wires those from Ports by name (docs/structure.md). A
+// Lambda function builds its group's Deps from its environment without
+// Ports. It also holds Work, what a group runs beside its operations, and
+// links neither the HTTP kernel nor a group.
 package ports
 
 import (
@@ -58,10 +59,6 @@ type Ports struct {
 	// Backoff is the wait before a worker's in-process retry n+1; nil is
 	// each worker's own schedule. Tests shorten it.
 	Backoff func(n int) time.Duration
-	// Resources are what the process built for one group beyond the shared
-	// infrastructure (a group's service on its own storage, the chains a
-	// group reaches): Resource finds one by its type.
-	Resources []any
 }
 
 // Work is what a group runs beside its operations: queue workers and
@@ -76,38 +73,32 @@ type Work struct {
 func (p Ports) Queue(q work.Queue) queue.Queue { return p.Queues[q.Name] }
 
 // Env is the configuration variable name.
-func (p Ports) Env(name string) string {
-	if p.Getenv == nil {
+func (p Ports) Env(name string) string { return Env(name, p.Getenv) }
+
+// Env is configuration variable name read by getenv, or by os.Getenv
+// where getenv is nil. The name comes first, as in os.Getenv: the
+// configuration document finds what the code reads by it.
+func Env(name string, getenv func(string) string) string {
+	if getenv == nil {
 		return os.Getenv(name)
 	}
-	return p.Getenv(name)
+	return getenv(name)
 }
 
-// Clock is Now, or time.Now.
-func (p Ports) Clock() func() time.Time {
-	if p.Now == nil {
+// Clock is now, or time.Now where now is nil.
+func Clock(now func() time.Time) func() time.Time {
+	if now == nil {
 		return time.Now
 	}
-	return p.Now
+	return now
 }
 
-// Log is the logger of one worker or pass.
-func (p Ports) Log(worker string) *slog.Logger {
-	if p.Logger == nil {
+// Log is the logger of one worker or pass on l (none where l is nil).
+func Log(l *slog.Logger, worker string) *slog.Logger {
+	if l == nil {
 		return slog.New(slog.DiscardHandler)
 	}
-	return p.Logger.With("worker", worker)
-}
-
-// Resource is the first of p.Resources of type T, if any.
-func Resource[T any](p Ports) (T, bool) {
-	for _, r := range p.Resources {
-		if v, ok := r.(T); ok {
-			return v, true
-		}
-	}
-	var zero T
-	return zero, false
+	return l.With("worker", worker)
 }
 
 // Worker is the worker named name (a queue's Consumer), for the function

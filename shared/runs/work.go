@@ -2,6 +2,12 @@ package runs
 
 import (
 	"fmt"
+	"log/slog"
+	"platformapi/shared/blob"
+	"platformapi/shared/envelope"
+	"platformapi/shared/queue"
+	"platformapi/shared/store"
+	"platformapi/shared/upstream"
 	"time"
 
 	"platformapi/shared/deploy"
@@ -21,11 +27,26 @@ var Queue = work.Queue{Name: "runs", Env: "RUNS", Stack: "Runs", MaxReceives: 3,
 var WorkerFunction = deploy.Function{Name: Queue.Consumer, MemoryMiB: 1024, Timeout: 5 * time.Minute,
 	Uses: deploy.Uses{deploy.UseTable, deploy.Consume(Queue), deploy.UseArtifactsWrite, deploy.Send(work.Webhooks), deploy.UseKMS}, BatchSize: 1}
 
-// Work is the runs group's work on p: the run worker on the runs queue.
+// WorkDeps are what the run worker uses: the table, the runs queue, the
+// artifacts bucket, the managed services a run calls, the envelope key
+// that opens the connections a run names, the clock (nil is time.Now), the
+// logger and the configuration (nil is os.Getenv).
+type WorkDeps struct {
+	Store     store.Store
+	Queue     queue.Queue
+	Artifacts blob.Bucket
+	Services  upstream.Router
+	Sealer    envelope.Sealer
+	Now       func() time.Time
+	Logger    *slog.Logger
+	Getenv    func(string) string
+}
+
+// Work is the runs group's work: the run worker on the runs queue.
 // RUN_TIMEOUT bounds one attempt (default DefaultTimeout).
-func Work(p ports.Ports) (ports.Work, error) {
+func Work(d WorkDeps) (ports.Work, error) {
 	var timeout time.Duration
-	if v := p.Env("RUN_TIMEOUT"); v != "" {
+	if v := ports.Env("RUN_TIMEOUT", d.Getenv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return ports.Work{}, fmt.Errorf("runs: RUN_TIMEOUT=%q: want a positive duration such as 4m", v)
@@ -33,8 +54,8 @@ func Work(p ports.Ports) (ports.Work, error) {
 		timeout = d
 	}
 	w := NewWorker(WorkerConfig{
-		Config:   Config{Store: p.Store, Queue: p.Queue(Queue), Artifacts: p.Artifacts, Now: p.Now},
-		Services: p.Services, Sealer: p.Sealer, Logger: p.Log(Queue.Consumer), Timeout: timeout,
+		Config:   Config{Store: d.Store, Queue: d.Queue, Artifacts: d.Artifacts, Now: d.Now},
+		Services: d.Services, Sealer: d.Sealer, Logger: ports.Log(d.Logger, Queue.Consumer), Timeout: timeout,
 	})
 	return ports.Work{Workers: []work.Worker{w.Work()}}, nil
 }

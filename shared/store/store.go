@@ -196,6 +196,15 @@ type Page struct {
 	More  bool
 }
 
+// SharedReader answers items without copying them, to a caller that only
+// reads them and never keeps or changes them: the embedded store answers
+// from its cache. Authentication reads a kilobyte of key document per key
+// on every request, and a copy cost more than the rest of a cached read, so
+// a process whose store offers this hands it to the kernel.
+type SharedReader interface {
+	BatchGetShared(ctx context.Context, keys []Key) (map[string]Item, error)
+}
+
 // Store is the item-store port. Reads are strongly consistent.
 type Store interface {
 	// Get returns the item or ErrNotFound (also for an expired item).

@@ -1,6 +1,10 @@
 package webhooks
 
 import (
+	"log/slog"
+	"platformapi/shared/envelope"
+	"platformapi/shared/queue"
+	"platformapi/shared/store"
 	"time"
 
 	"platformapi/shared/deploy"
@@ -19,16 +23,36 @@ var WorkerFunction = deploy.Function{Name: work.Webhooks.Consumer, MemoryMiB: 25
 var OutboxFunction = deploy.Function{Name: "webhook-outbox", MemoryMiB: 256, Timeout: 55 * time.Second,
 	Uses: deploy.Uses{deploy.UseTable, deploy.Send(work.Webhooks)}, Schedule: work.Schedule{Every: time.Minute}}
 
-// Work is the webhook group's work on p: the worker that delivers the
-// webhook queue (ALLOW_PRIVATE_WEBHOOKS lets it reach private addresses,
-// for local development) and the outbox pass that queues what a request
-// recorded but did not send.
-func Work(p ports.Ports) ports.Work {
-	c := Config{Store: p.Store, Sealer: p.Sealer, Queue: p.Queue(work.Webhooks), Now: p.Now}
+// WorkDeps are what the webhook group's work uses: the table, the
+// envelope key that opens signing secrets, the webhook queue, the clock,
+// the logger, whether deliveries may reach private addresses (local
+// development) and the wait before an in-process retry (nil is the
+// worker's own schedule).
+type WorkDeps struct {
+	Store        store.Store
+	Sealer       envelope.Sealer
+	Queue        queue.Queue
+	Now          func() time.Time
+	Logger       *slog.Logger
+	AllowPrivate bool
+	Backoff      func(n int) time.Duration
+}
+
+// AllowPrivate reads ALLOW_PRIVATE_WEBHOOKS by getenv (nil is os.Getenv):
+// true admits private receivers (local development).
+func AllowPrivate(getenv func(string) string) bool {
+	return ports.Env("ALLOW_PRIVATE_WEBHOOKS", getenv) == "true"
+}
+
+// Work is the webhook group's work: the worker that delivers the webhook
+// queue and the outbox pass that queues what a request recorded but did
+// not send.
+func Work(d WorkDeps) ports.Work {
+	c := Config{Store: d.Store, Sealer: d.Sealer, Queue: d.Queue, Now: d.Now}
 	delivery := c
-	delivery.Guard = Guard{AllowPrivate: p.Env("ALLOW_PRIVATE_WEBHOOKS") == "true"}
-	w := NewWorker(WorkerConfig{Config: delivery, Backoff: p.Backoff, Logger: p.Log(work.Webhooks.Consumer)})
+	delivery.Guard = Guard{AllowPrivate: d.AllowPrivate}
+	w := NewWorker(WorkerConfig{Config: delivery, Backoff: d.Backoff, Logger: ports.Log(d.Logger, work.Webhooks.Consumer)})
 	outbox := work.Pass{Name: OutboxFunction.Name, Every: OutboxFunction.Schedule.LocalEvery(),
-		Run: NewRepo(c).OutboxPass(p.Log(OutboxFunction.Name), time.Now())}
+		Run: NewRepo(c).OutboxPass(ports.Log(d.Logger, OutboxFunction.Name), time.Now())}
 	return ports.Work{Workers: []work.Worker{w.Work()}, Passes: []work.Pass{outbox}}
 }

@@ -87,7 +87,7 @@ type Env struct {
 	Remote *FakeUpstream
 	// Ports are what the groups were built on: the queues (in memory,
 	// dead-lettering as declared), the buckets (the files bucket is S3 on
-	// the emulator with DynamoDB), the resources the test added.
+	// the emulator with DynamoDB).
 	Ports ports.Ports
 	// Sealer is the server's envelope key: a test that must know a sealed
 	// secret (a wallet's key) to prove it is nowhere else opens it here.
@@ -127,9 +127,10 @@ type Options struct {
 	NoMetrics bool
 }
 
-// A Part adds to a test server's ports: resources the groups find by type
-// (ports.Resource), and the names of workers to run from the start.
-type Part func(t *testing.T, b teststores.Backend, p ports.Ports) (resources []any, start []string)
+// A Part adds what a group needs beyond the test server's ports: it
+// returns that group built on them (each replaces the served group of its
+// name), and the names of workers to run from the start.
+type Part func(t *testing.T, b teststores.Backend, p ports.Ports) (groups []api.NewGroup, start []string)
 
 // PaperCash is each trading book's starting paper cash in tests, dollars.
 const PaperCash = "1000000"
@@ -215,9 +216,10 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 		p.Events = webhooks.NewRepo(webhooks.Config{Store: st, Sealer: p.Sealer, Queue: q, Now: c.Now})
 	}
 	var start []string
+	var own []api.NewGroup
 	for _, part := range o.Parts {
-		res, names := part(t, b, p)
-		p.Resources = append(p.Resources, res...)
+		groups, names := part(t, b, p)
+		own = append(own, groups...)
 		start = append(start, names...)
 	}
 	auditDir := filepath.Join(t.TempDir(), "audit")
@@ -233,12 +235,33 @@ func NewOn(t *testing.T, b teststores.Backend, opts ...Options) *Env {
 	if o.Audit != nil {
 		recorder = o.Audit(auditRec)
 	}
-	groups, err := api.Build(served(), p)
+	built, err := api.Build(served(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A list names a group once; Core and a list may both name one.
+	var groups []api.Group
+	for _, g := range built {
+		if !slices.ContainsFunc(groups, func(s api.Group) bool { return s.Name == g.Name }) {
+			groups = append(groups, g)
+		}
+	}
+	parts, err := api.Build(own, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range parts {
+		i := slices.IndexFunc(groups, func(s api.Group) bool { return s.Name == g.Name })
+		if i < 0 {
+			t.Fatalf("apitest: a part builds group %s, which the test binary does not serve", g.Name)
+		}
+		groups[i] = g
+	}
+	// The embedded store's shared reads, as the local process hands them
+	// to its kernel.
+	shared, _ := st.(store.SharedReader)
 	k, err := api.NewWith(api.Config{
-		Store: st, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: recorder,
+		Store: st, SharedReads: shared, CreditTokens: signer, Now: c.Now, Logger: logger, RequestTimeout: RequestTimeout(b), Audit: recorder,
 		ExtraRoutes: o.Routes, Events: p.Events, Sealer: p.Sealer, NoMetrics: o.NoMetrics,
 	}, groups)
 	if err != nil {

@@ -8,12 +8,14 @@ import (
 	"platformapi/shared/ports"
 )
 
-// Group is the connections group on p.
-func Group(p ports.Ports) (api.Group, error) {
-	d := Deps{Store: p.Store, Sealer: p.Sealer}
+// New is the connections group on d.
+func New(d Deps) api.Group {
 	return api.Group{Name: "connections", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
-		Events: events}, nil
+		Events: events}
 }
+
+// Group is the connections group on the process's table and envelope key.
+func Group(p ports.Ports) (api.Group, error) { return New(Deps{Store: p.Store, Sealer: p.Sealer}), nil }
 
 // Deploy is the connections group's function.
 var Deploy = deploy.Unit{Functions: []deploy.Function{

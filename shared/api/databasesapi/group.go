@@ -10,14 +10,27 @@ import (
 	"platformapi/shared/work"
 )
 
-// Group is the databases group on p: the service among p's resources
-// (none: every operation answers 503), with its transfer worker.
-func Group(p ports.Ports) (api.Group, error) {
-	svc, _ := ports.Resource[*databases.Service](p)
-	d := Deps{Store: p.Store, Databases: svc, Queue: p.Queue(databases.Queue)}
-	return api.Group{Name: "databases", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: databases.Work(p), Deploy: Deploy,
-		Services: services, Events: events}, nil
+// New is the databases group's operations on d (without a service every
+// operation answers 503); its work is databases.Work's.
+func New(d Deps) api.Group {
+	return api.Group{Name: "databases", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+		Services: services, Events: events}
 }
+
+// On is the databases group on svc and the process's ports, with its
+// transfer worker: what a process that serves managed databases lists.
+func On(svc *databases.Service) api.NewGroup {
+	return func(p ports.Ports) (api.Group, error) {
+		q := p.Queue(databases.Queue)
+		g := New(Deps{Store: p.Store, Databases: svc, Queue: q})
+		g.Work = databases.Work(databases.WorkDeps{Service: svc, Events: p.Events, Queue: q, Logger: p.Logger})
+		return g, nil
+	}
+}
+
+// Group is the databases group of a process that serves no managed
+// databases: every operation answers 503.
+func Group(p ports.Ports) (api.Group, error) { return On(nil)(p) }
 
 // Deploy is what the databases group deploys: its queue, its function
 // (two versions of a 256 MiB database in its /tmp cache) and its transfer

@@ -9,6 +9,12 @@ import (
 	"platformapi/shared/ports"
 )
 
+// New is the files group's operations on d; its work is files.Work's.
+func New(d Deps) api.Group {
+	return api.Group{Name: "files", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+		Events: events}
+}
+
 // Group is the files group on p, its quota from FILES_QUOTA_FILES and
 // FILES_QUOTA_BYTES, with the sweep of abandoned uploads.
 func Group(p ports.Ports) (api.Group, error) {
@@ -16,9 +22,9 @@ func Group(p ports.Ports) (api.Group, error) {
 	if err != nil {
 		return api.Group{}, err
 	}
-	d := Deps{Store: p.Store, Bucket: p.Files, Quota: quota}
-	return api.Group{Name: "files", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: files.Work(p), Deploy: Deploy,
-		Events: events}, nil
+	g := New(Deps{Store: p.Store, Bucket: p.Files, Quota: quota})
+	g.Work = files.Work(files.WorkDeps{Store: p.Store, Bucket: p.Files, Logger: p.Logger})
+	return g, nil
 }
 
 // Deploy is the files group's function and its sweeper.

@@ -8,12 +8,14 @@ import (
 	"platformapi/shared/ports"
 )
 
-// Group is the keys group on p.
-func Group(p ports.Ports) (api.Group, error) {
-	d := Deps{Store: p.Store}
+// New is the keys group on d.
+func New(d Deps) api.Group {
 	return api.Group{Name: "keys", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
-		Events: events}, nil
+		Events: events}
 }
+
+// Group is the keys group on the process's table.
+func Group(p ports.Ports) (api.Group, error) { return New(Deps{Store: p.Store}), nil }
 
 // Deploy is the keys group's function: it seals the secrets it answers for
 // replay, and signs credit tokens.

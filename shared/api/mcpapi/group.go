@@ -9,11 +9,14 @@ import (
 	"platformapi/shared/ports"
 )
 
-// Group is the MCP group on p.
-func Group(p ports.Ports) (api.Group, error) {
-	d := servicesapi.PortsDeps(p)
-	return api.Group{Name: "mcp", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
+// New is the MCP group on d (the services group's Deps: it serves the
+// same operations as tools).
+func New(d servicesapi.Deps) api.Group {
+	return api.Group{Name: "mcp", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}
 }
+
+// Group is the MCP group on p.
+func Group(p ports.Ports) (api.Group, error) { return New(servicesapi.PortsDeps(p)), nil }
 
 // Deploy is the MCP group's function: it opens the connections a tool
 // call names.

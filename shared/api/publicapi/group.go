@@ -8,16 +8,21 @@ import (
 	"platformapi/shared/ports"
 )
 
-// ArchiveKey is the databases' archive public key ("ed25519:<base64>"),
-// among a process's ports.Resources when it serves managed databases.
-type ArchiveKey string
-
-// Group is the public group on p.
-func Group(p ports.Ports) (api.Group, error) {
-	key, _ := ports.Resource[ArchiveKey](p)
-	d := Deps{Backend: p.Backend, ArchivePublicKey: string(key)}
-	return api.Group{Name: "public", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}, nil
+// New is the public group on d.
+func New(d Deps) api.Group {
+	return api.Group{Name: "public", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}
 }
+
+// On is the public group of a process that serves managed databases:
+// /health publishes their archive key ("ed25519:<base64>").
+func On(archiveKey string) api.NewGroup {
+	return func(p ports.Ports) (api.Group, error) {
+		return New(Deps{Backend: p.Backend, ArchivePublicKey: archiveKey}), nil
+	}
+}
+
+// Group is the public group of a process without managed databases.
+func Group(p ports.Ports) (api.Group, error) { return On("")(p) }
 
 // Deploy is the public group's function: /health publishes the databases'
 // archive key.

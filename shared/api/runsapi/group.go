@@ -10,14 +10,19 @@ import (
 	"platformapi/shared/work"
 )
 
+// New is the runs group's operations on d; its work is runs.Work's.
+func New(d Deps) api.Group {
+	return api.Group{Name: "runs", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}
+}
+
 // Group is the runs group on p, with its run worker.
 func Group(p ports.Ports) (api.Group, error) {
-	w, err := runs.Work(p)
-	if err != nil {
-		return api.Group{}, err
-	}
-	d := Deps{Store: p.Store, Queue: p.Queue(runs.Queue), Artifacts: p.Artifacts, Services: p.Services}
-	return api.Group{Name: "runs", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: w, Deploy: Deploy}, nil
+	q := p.Queue(runs.Queue)
+	g := New(Deps{Store: p.Store, Queue: q, Artifacts: p.Artifacts, Services: p.Services})
+	var err error
+	g.Work, err = runs.Work(runs.WorkDeps{Store: p.Store, Queue: q, Artifacts: p.Artifacts, Services: p.Services,
+		Sealer: p.Sealer, Now: p.Now, Logger: p.Logger, Getenv: p.Getenv})
+	return g, err
 }
 
 // Deploy is what the runs group deploys: the runs queue, the runs and

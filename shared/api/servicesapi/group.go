@@ -5,23 +5,31 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/deploy"
+	"platformapi/shared/envelope"
 	"platformapi/shared/ports"
+	"platformapi/shared/store"
+	"platformapi/shared/upstream"
 )
 
-// PortsDeps are the group's dependencies on p: the managed services p
-// reaches, the built-in schemas, and the browser origins
-// MCP_ALLOWED_ORIGINS allows.
-func PortsDeps(p ports.Ports) Deps {
-	return Deps{Store: p.Store, Services: p.Services, Schemas: BuiltinSchemas(),
-		MCPAllowedOrigins: ParseOrigins(p.Env("MCP_ALLOWED_ORIGINS")), Sealer: p.Sealer}
+// FromEnv are the group's Deps on the table, the managed services and the
+// envelope key: the built-in schemas, and the browser origins
+// MCP_ALLOWED_ORIGINS (read by getenv, nil is os.Getenv) allows.
+func FromEnv(getenv func(string) string, st store.Store, services upstream.Router, sealer envelope.Sealer) Deps {
+	return Deps{Store: st, Services: services, Schemas: BuiltinSchemas(),
+		MCPAllowedOrigins: ParseOrigins(ports.Env("MCP_ALLOWED_ORIGINS", getenv)), Sealer: sealer}
+}
+
+// PortsDeps are the group's Deps on p.
+func PortsDeps(p ports.Ports) Deps { return FromEnv(p.Getenv, p.Store, p.Services, p.Sealer) }
+
+// New is the services group on d.
+func New(d Deps) api.Group {
+	return api.Group{Name: "services", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+		Services: services, Events: events}
 }
 
 // Group is the services group on p.
-func Group(p ports.Ports) (api.Group, error) {
-	d := PortsDeps(p)
-	return api.Group{Name: "services", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
-		Services: services, Events: events}, nil
-}
+func Group(p ports.Ports) (api.Group, error) { return New(PortsDeps(p)), nil }
 
 // Deploy is the services group's function: it opens the connections a
 // call names.

@@ -9,14 +9,22 @@ import (
 	"platformapi/shared/swaps/walletsenv"
 )
 
-// Group is the swaps group on p (see walletsenv.FromPorts); its
-// transactions are the wallets group's work.
-func Group(p ports.Ports) (api.Group, error) {
-	wc, sc := walletsenv.FromPorts(p)
-	d := Deps{Wallets: wc, Swaps: sc}
-	return api.Group{Name: "swaps", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
-		Services: services, Events: events}, nil
+// New is the swaps group on s; its transactions are the wallets group's
+// work.
+func New(s walletsenv.Services) api.Group {
+	return api.Group{Name: "swaps", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, s) }, Deploy: Deploy,
+		Services: services, Events: events}
 }
+
+// On is the swaps group on the process's services of managed wallets and
+// swaps (the wallets group's On takes the same).
+func On(sh *walletsenv.Shared) api.NewGroup {
+	return func(p ports.Ports) (api.Group, error) { return New(sh.On(p)), nil }
+}
+
+// Group is the swaps group of a process without chains: every route that
+// needs one answers 503.
+func Group(p ports.Ports) (api.Group, error) { return On(walletsenv.NewShared(nil))(p) }
 
 // Deploy is the swaps group's function: it executes swaps as wallet
 // transactions (walletsenv.Uses); quotes come from the router.

@@ -11,15 +11,13 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/swaps"
+	"platformapi/shared/swaps/walletsenv"
 	"platformapi/shared/wallets"
 )
 
-// Deps are what the group needs: the swaps and managed-wallets services'
-// ports (a swap executes as wallet transactions; see swaps.Wire).
-type Deps struct {
-	Wallets wallets.Config
-	Swaps   swaps.Config
-}
+// Deps are managed wallets and swaps wired together (walletsenv.Wire),
+// the same for both groups.
+type Deps = walletsenv.Services
 
 type handlers struct {
 	k   *api.Kernel
@@ -28,8 +26,7 @@ type handlers struct {
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) error {
-	_, svc := swaps.Wire(d.Wallets, d.Swaps)
-	h := &handlers{k: k, svc: svc}
+	h := &handlers{k: k, svc: d.Swaps}
 	api.Register(k, "swaps.tokens.list", http.StatusOK, h.tokens)
 	api.Register(k, "swaps.quote", http.StatusCreated, h.quote, api.Describe(quoteDoc))
 	api.Register(k, "swaps.execute", http.StatusAccepted, h.execute, api.Describe(executeDoc))

@@ -5,8 +5,10 @@ import (
 	"platformapi/shared/ports"
 )
 
-// Group is the usage group on p.
-func Group(p ports.Ports) (api.Group, error) {
-	d := Deps{Store: p.Store}
-	return api.Group{Name: "usage", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }}, nil
+// New is the usage group on d.
+func New(d Deps) api.Group {
+	return api.Group{Name: "usage", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }}
 }
+
+// Group is the usage group on the process's table.
+func Group(p ports.Ports) (api.Group, error) { return New(Deps{Store: p.Store}), nil }

@@ -10,17 +10,13 @@ import (
 	"net/http"
 
 	"platformapi/shared/api"
-	"platformapi/shared/swaps"
+	"platformapi/shared/swaps/walletsenv"
 	"platformapi/shared/wallets"
 )
 
-// Deps are what the group needs: the managed-wallets and swaps services'
-// ports (a wallet transaction that belongs to a swap tells the swap of each
-// move, so the group builds both; see swaps.Wire).
-type Deps struct {
-	Wallets wallets.Config
-	Swaps   swaps.Config
-}
+// Deps are managed wallets and swaps wired together (walletsenv.Wire),
+// the same for both groups.
+type Deps = walletsenv.Services
 
 type handlers struct {
 	k   *api.Kernel
@@ -29,8 +25,7 @@ type handlers struct {
 
 // Register adds the group's operations to the kernel.
 func Register(k *api.Kernel, d Deps) error {
-	svc, _ := swaps.Wire(d.Wallets, d.Swaps)
-	h := &handlers{k: k, svc: svc}
+	h := &handlers{k: k, svc: d.Wallets}
 	api.Register(k, "wallets.create", http.StatusCreated, h.create, api.Describe(createDoc))
 	api.Register(k, "wallets.list", http.StatusOK, h.list)
 	api.Register(k, "wallets.read", http.StatusOK, h.read)

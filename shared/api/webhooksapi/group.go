@@ -10,13 +10,21 @@ import (
 	"platformapi/shared/work"
 )
 
+// New is the webhooks group's operations on d; its work is
+// webhooks.Work's.
+func New(d Deps) api.Group {
+	return api.Group{Name: "webhooks", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+		Events: events}
+}
+
 // Group is the webhooks group on p, with its delivery worker and outbox
-// pass; ALLOW_PRIVATE_WEBHOOKS=true admits private receivers (local
-// development).
+// pass.
 func Group(p ports.Ports) (api.Group, error) {
-	d := Deps{Store: p.Store, Sealer: p.Sealer, Queue: p.Queue(work.Webhooks), AllowPrivate: p.Env("ALLOW_PRIVATE_WEBHOOKS") == "true"}
-	return api.Group{Name: "webhooks", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: webhooks.Work(p), Deploy: Deploy,
-		Events: events}, nil
+	q, private := p.Queue(work.Webhooks), webhooks.AllowPrivate(p.Getenv)
+	g := New(Deps{Store: p.Store, Sealer: p.Sealer, Queue: q, AllowPrivate: private})
+	g.Work = webhooks.Work(webhooks.WorkDeps{Store: p.Store, Sealer: p.Sealer, Queue: q, Now: p.Now, Logger: p.Logger,
+		AllowPrivate: private, Backoff: p.Backoff})
+	return g, nil
 }
 
 // Deploy is the webhooks group's function (it seals signing secrets), its

@@ -23,7 +23,7 @@ type edit struct {
 // its worker, its queue and its functions (the group's deploy.Unit); the
 // catalogue generator its route rows, its service and its webhook event.
 var edits = []edit{
-	{"shared/platform/platform.go", `\tswapsapi\.Group,\n`, "$0\texampleapi.Group,\n"},
+	{"shared/platform/platform.go", `\t\tswapsapi\.On\(sh\),\n`, "$0\t\texampleapi.Group,\n"},
 	{"shared/platform/platform.go", `\t"platformapi/shared/api/databasesapi"\n`, "$0\t\"platformapi/shared/api/exampleapi\"\n"},
 }
 

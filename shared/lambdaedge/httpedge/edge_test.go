@@ -11,9 +11,9 @@ import (
 
 func TestUnknownGroupIsRefusedBeforeAnythingIsBuilt(t *testing.T) {
 	setupRan := false
-	_, err := build(context.Background(), slog.New(slog.DiscardHandler), "kyes", func(context.Context, *Env) (func(*api.Kernel) error, error) {
+	_, err := build(context.Background(), slog.New(slog.DiscardHandler), "kyes", func(context.Context, *Env) (api.Group, error) {
 		setupRan = true
-		return func(*api.Kernel) error { return nil }, nil
+		return api.Group{}, nil
 	})
 	if err == nil || !strings.Contains(err.Error(), `"kyes"`) {
 		t.Fatalf("error %v, want the unknown group named", err)

@@ -21,7 +21,6 @@ import (
 	"platformapi/shared/audit"
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/routes"
-	"platformapi/shared/webhooks"
 )
 
 // RequestTimeout is every HTTP function's request deadline: under the HTTP
@@ -39,9 +38,9 @@ type Env struct {
 	Kernel api.Config
 }
 
-// Setup builds a group's own adapters from the environment and returns
-// the registration of its operations.
-type Setup func(ctx context.Context, e *Env) (register func(*api.Kernel) error, err error)
+// Setup builds the function's group on its Deps, taken from the
+// environment.
+type Setup func(ctx context.Context, e *Env) (api.Group, error)
 
 // Serve turns the process into the Lambda function of one endpoint group
 // and never returns. Everything is built once, in the init phase, and a
@@ -74,18 +73,14 @@ func build(ctx context.Context, logger *slog.Logger, group string, setup Setup) 
 		// carries it to audit-ingest, the table's stream to audit-rollup.
 		Audit: audit.NewShippingRecorder(os.Stdout, nil),
 	}}
-	if e.Webhooks != nil {
-		e.Kernel.Events = webhooks.NewRepo(webhooks.Config{Store: e.Store, Queue: e.Webhooks})
+	if e.Events != nil {
+		e.Kernel.Events = e.Events
 	}
-	register, err := setup(ctx, e)
+	g, err := setup(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	k := api.New(e.Kernel)
-	if err := register(k); err != nil {
-		return nil, err
-	}
-	return k, nil
+	return api.NewWith(e.Kernel, []api.Group{g})
 }
 
 // SourceIP is the client address API Gateway saw (the HTTP API's request

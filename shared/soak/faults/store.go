@@ -107,25 +107,9 @@ func (s *faultStore) Transact(ctx context.Context, ops []store.Op) error {
 	return err
 }
 
-// sharedFaultStore is faultStore over a store that shares its reads.
-type sharedFaultStore struct{ *faultStore }
-
-// BatchGetShared keeps the embedded store's shared reads on the request
-// path: without it authentication would take its slower, copying path, and
-// the soak would test a server other than the one that ships.
-func (s sharedFaultStore) BatchGetShared(ctx context.Context, keys []store.Key) (map[string]store.Item, error) {
-	return s.Store.(sharedReader).BatchGetShared(ctx, keys)
-}
-
-type sharedReader interface {
-	BatchGetShared(context.Context, []store.Key) (map[string]store.Item, error)
-}
-
-// wrap is st with faults, keeping the optional reads st offers.
+// wrap is st with faults. Authentication's shared reads stay on the
+// request path: the process hands them to the kernel apart from the store
+// (app.Runtime.SharedReads), so the soak tests the server that ships.
 func wrap(st store.Store, crashAfter int64, match string, drop func(store.Op) bool) store.Store {
-	fs := &faultStore{Store: st, crashAfter: crashAfter, match: match, drop: drop}
-	if _, ok := st.(sharedReader); ok {
-		return sharedFaultStore{fs}
-	}
-	return fs
+	return &faultStore{Store: st, crashAfter: crashAfter, match: match, drop: drop}
 }

@@ -1,12 +1,17 @@
-// Package walletsenv builds the ports of managed wallets and swaps from
-// ports.Ports, for every process that serves or advances them: the chains
-// among its resources, the envelope key, the wallets and webhook queues, the
-// LI.FI router (LIFI_BASE_URL, LIFI_API_KEY) and the catalogue's prices.
-// It lives under swaps because it wires swaps onto wallets: swaps depends
-// on wallets, and nothing in wallets may depend on swaps.
+// Package walletsenv wires managed wallets and swaps together, once, for
+// every process that serves or advances them: on the chains, the envelope
+// key, the wallets queue, the webhook outbox, the LI.FI router
+// (LIFI_BASE_URL, LIFI_API_KEY) and the catalogue's prices. It lives under
+// swaps because it wires swaps onto wallets: swaps depends on wallets, and
+// nothing in wallets may depend on swaps.
 package walletsenv
 
 import (
+	"log/slog"
+	"platformapi/shared/envelope"
+	"platformapi/shared/queue"
+	"platformapi/shared/store"
+	"sync"
 	"time"
 
 	"platformapi/shared/catalog"
@@ -46,39 +51,92 @@ var WorkerFunction = deploy.Function{Name: wallets.Queue.Consumer, MemoryMiB: 51
 var RecheckFunction = deploy.Function{Name: "wallets-recheck", MemoryMiB: 256, Timeout: 55 * time.Second, Uses: Uses,
 	Schedule: work.Schedule{Every: time.Minute, Local: 5 * time.Second}}
 
-// FromPorts are the ports of managed wallets and swaps on p: the chains
-// among p's resources (none: their routes answer 503), the wallets queue
-// (none: only reads and the recheck advance transactions), and a swap
-// router for chains without a local pool when LIFI_BASE_URL or
-// LIFI_API_KEY names one.
-func FromPorts(p ports.Ports) (wallets.Config, swaps.Config) {
-	nets, _ := ports.Resource[*chain.Networks](p)
-	var router swaps.Router
-	if base, key := p.Env("LIFI_BASE_URL"), p.Env("LIFI_API_KEY"); base != "" || key != "" {
-		router = lifi.New(lifi.Config{BaseURL: base, APIKey: key})
-	}
-	var events outbox.Recorder
-	if p.Events != nil {
-		events = p.Events
-	}
-	return wallets.Config{Store: p.Store, Sealer: p.Sealer, Networks: nets, Queue: p.Queue(wallets.Queue), Outbox: events,
-			PriceMicro: catalog.PriceMicro(wallets.ServiceID, wallets.OpTransactionsCreate), Now: p.Now, Logger: p.Logger},
-		swaps.Config{Store: p.Store, Outbox: events, Now: p.Now, Logger: p.Logger,
-			Router:     &swaps.Dispatch{Local: &swaps.Pool{Networks: nets, Now: time.Now}, Default: router},
-			PriceMicro: catalog.PriceMicro(swaps.ServiceID, "swaps.execute")}
+// Deps are what managed wallets and swaps use: the table, the envelope
+// key, the chains (nil: their routes answer 503 and there is no work), the
+// wallets queue (nil: only reads and the recheck advance transactions),
+// the outbox their events commit through, the swap router for chains
+// without a local pool (nil: none), the clock and the logger.
+type Deps struct {
+	Store  store.Store
+	Sealer envelope.Sealer
+	Chains *chain.Networks
+	Queue  queue.Queue
+	Outbox outbox.Recorder
+	Router swaps.Router
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
-// Work is the wallets group's work on p: the worker that carries wallet
+// Services are managed wallets and swaps wired together (swaps.Wire: a
+// swap hears of each move of its wallet transactions), once for every
+// group and worker of a process: the wallets and swaps groups take the
+// same.
+type Services struct {
+	Wallets *wallets.Service
+	Swaps   *swaps.Service
+	queue   queue.Queue
+	chains  bool
+}
+
+// Wire builds managed wallets and swaps on d.
+func Wire(d Deps) Services {
+	wc := wallets.Config{Store: d.Store, Sealer: d.Sealer, Networks: d.Chains, Queue: d.Queue, Outbox: d.Outbox,
+		PriceMicro: catalog.PriceMicro(wallets.ServiceID, wallets.OpTransactionsCreate), Now: d.Now, Logger: d.Logger}
+	sc := swaps.Config{Store: d.Store, Outbox: d.Outbox, Now: d.Now, Logger: d.Logger,
+		Router:     &swaps.Dispatch{Local: &swaps.Pool{Networks: d.Chains, Now: time.Now}, Default: d.Router},
+		PriceMicro: catalog.PriceMicro(swaps.ServiceID, "swaps.execute")}
+	ws, sw := swaps.Wire(wc, sc)
+	return Services{Wallets: ws, Swaps: sw, queue: d.Queue, chains: d.Chains != nil}
+}
+
+// Router is the LI.FI router LIFI_BASE_URL or LIFI_API_KEY names, read by
+// getenv (nil is os.Getenv), or nil when neither is set.
+func Router(getenv func(string) string) swaps.Router {
+	base, key := ports.Env("LIFI_BASE_URL", getenv), ports.Env("LIFI_API_KEY", getenv)
+	if base == "" && key == "" {
+		return nil
+	}
+	return lifi.New(lifi.Config{BaseURL: base, APIKey: key})
+}
+
+// FromPorts are the Deps of managed wallets and swaps on p with chains.
+func FromPorts(p ports.Ports, chains *chain.Networks) Deps {
+	return Deps{Store: p.Store, Sealer: p.Sealer, Chains: chains, Queue: p.Queue(wallets.Queue), Outbox: p.Events,
+		Router: Router(p.Getenv), Now: p.Now, Logger: p.Logger}
+}
+
+// Work is the wallets group's work: the worker that carries wallet
 // transactions on the wallets queue, and the recheck that advances those
 // the queue lost. Without chains there is none.
-func Work(p ports.Ports) ports.Work {
-	if _, ok := ports.Resource[*chain.Networks](p); !ok {
+func (s Services) Work() ports.Work {
+	if !s.chains {
 		return ports.Work{}
 	}
-	p.Logger = p.Log(wallets.Queue.Consumer)
-	ws, _ := swaps.Wire(FromPorts(p))
 	return ports.Work{
-		Workers: []work.Worker{wallets.NewWorker(ws).Work(p.Queue(wallets.Queue))},
-		Passes:  []work.Pass{{Name: RecheckFunction.Name, Every: RecheckFunction.Schedule.LocalEvery(), Run: ws.Recheck}},
+		Workers: []work.Worker{wallets.NewWorker(s.Wallets).Work(s.queue)},
+		Passes:  []work.Pass{{Name: RecheckFunction.Name, Every: RecheckFunction.Schedule.LocalEvery(), Run: s.Wallets.Recheck}},
 	}
+}
+
+// Shared wires managed wallets and swaps once on the chains of one
+// process, for its wallets and swaps groups and their work together.
+type Shared struct {
+	chains *chain.Networks
+	once   sync.Once
+	s      Services
+}
+
+// NewShared is the wiring of one process on chains.
+func NewShared(chains *chain.Networks) *Shared { return &Shared{chains: chains} }
+
+// On is the services on p: wired on the first call, the same on every
+// later one. Without chains every route answers 503 and there is no work,
+// so there is no state to share: each call wires its own, on its p (the
+// list every test binary builds on its own ports).
+func (sh *Shared) On(p ports.Ports) Services {
+	if sh.chains == nil {
+		return Wire(FromPorts(p, nil))
+	}
+	sh.once.Do(func() { sh.s = Wire(FromPorts(p, sh.chains)) })
+	return sh.s
 }

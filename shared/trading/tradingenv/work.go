@@ -2,9 +2,12 @@ package tradingenv
 
 import (
 	"context"
+	"log/slog"
+	"platformapi/shared/store"
 	"time"
 
 	"platformapi/shared/deploy"
+	"platformapi/shared/outbox"
 	"platformapi/shared/ports"
 	"platformapi/shared/trading"
 	"platformapi/shared/work"
@@ -19,24 +22,31 @@ import (
 var RecheckFunction = deploy.Function{Name: "trading-recheck", MemoryMiB: 256, Timeout: 55 * time.Second,
 	Uses: deploy.Uses{deploy.UseTable, deploy.Send(work.Webhooks)}, Schedule: work.Schedule{Every: time.Minute, Local: 5 * time.Second}}
 
-// Service is the trading service on p's table and the venue p's
-// configuration names.
-func Service(p ports.Ports, logger string) (*trading.Service, error) {
-	venue, err := Config(p.Env)
+// Deps are what the trading service uses: the table, the outbox its order
+// events commit through (nil: none), the logger and the configuration that
+// names the venue (nil is os.Getenv).
+type Deps struct {
+	Store  store.Store
+	Outbox outbox.Recorder
+	Logger *slog.Logger
+	Getenv func(string) string
+}
+
+// Service is the trading service on d's table and the venue d's
+// configuration names, logging on logger.
+func Service(d Deps, logger *slog.Logger) (*trading.Service, error) {
+	venue, err := Config(func(name string) string { return ports.Env(name, d.Getenv) })
 	if err != nil {
 		return nil, err
 	}
-	venue.Store, venue.Logger = p.Store, p.Log(logger)
-	if p.Events != nil {
-		venue.Outbox = p.Events
-	}
+	venue.Store, venue.Logger, venue.Outbox = d.Store, logger, d.Outbox
 	return trading.New(venue)
 }
 
-// Work is the trading group's work on p: the recheck that fills due orders
+// Work is the trading group's work: the recheck that fills due orders
 // (their events commit with them).
-func Work(p ports.Ports) (ports.Work, error) {
-	orders, err := Service(p, RecheckFunction.Name)
+func Work(d Deps) (ports.Work, error) {
+	orders, err := Service(d, ports.Log(d.Logger, RecheckFunction.Name))
 	if err != nil {
 		return ports.Work{}, err
 	}

@@ -9,10 +9,12 @@ import (
 	"sync"
 	"testing"
 
+	"platformapi/shared/api"
 	"platformapi/shared/api/apitest"
 	"platformapi/shared/chain"
 	"platformapi/shared/chain/devchain"
 	"platformapi/shared/ports"
+	"platformapi/shared/swaps/walletsenv"
 	"platformapi/shared/testkit/teststores"
 	"platformapi/shared/wallets"
 )
@@ -54,14 +56,39 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// On serves managed wallets and swaps on dev, with the wallets worker
-// running.
+// Serve names the groups of the test binary that On serves on a chain
+// (walletsapi.On, and swapsapi.On where it serves swaps), in one line
+// beside apitest.Serve: var _ = chaintest.Serve(walletsapi.On, swapsapi.On).
+func Serve(groups ...func(*walletsenv.Shared) api.NewGroup) bool {
+	onChain.Lock()
+	defer onChain.Unlock()
+	onChain.groups = append(onChain.groups, groups...)
+	return true
+}
+
+var onChain struct {
+	sync.Mutex
+	groups []func(*walletsenv.Shared) api.NewGroup
+}
+
+// On serves the groups Served on dev, wired together once, with the
+// wallets worker running.
 func On(dev *devchain.Chain) apitest.Part {
-	return func(t *testing.T, _ teststores.Backend, _ ports.Ports) ([]any, []string) {
+	return func(t *testing.T, _ teststores.Backend, _ ports.Ports) ([]api.NewGroup, []string) {
 		nets, err := chain.NewNetworks(dev.Network())
 		if err != nil {
 			t.Fatal(err)
 		}
-		return []any{nets}, []string{wallets.Queue.Consumer}
+		sh := walletsenv.NewShared(nets)
+		onChain.Lock()
+		defer onChain.Unlock()
+		if len(onChain.groups) == 0 {
+			t.Fatal("chaintest: the test binary names no group to serve on the chain (chaintest.Serve)")
+		}
+		var groups []api.NewGroup
+		for _, on := range onChain.groups {
+			groups = append(groups, on(sh))
+		}
+		return groups, []string{wallets.Queue.Consumer}
 	}
 }

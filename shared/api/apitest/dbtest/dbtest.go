@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/api"
 	"platformapi/shared/api/apitest"
+	"platformapi/shared/api/databasesapi"
 	"platformapi/shared/api/publicapi"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/blob"
@@ -28,9 +30,9 @@ func On(maxBytes int64) apitest.Part {
 	if maxBytes == 0 {
 		maxBytes = 1 << 20
 	}
-	return func(t *testing.T, b teststores.Backend, p ports.Ports) ([]any, []string) {
+	return func(t *testing.T, b teststores.Backend, p ports.Ports) ([]api.NewGroup, []string) {
 		svc, signer := newDatabases(t, b, p.Store, p.Now, maxBytes)
-		return []any{svc, publicapi.ArchiveKey(signer.PublicKey())}, nil
+		return []api.NewGroup{databasesapi.On(svc), publicapi.On(signer.PublicKey())}, nil
 	}
 }
 

@@ -11,6 +11,10 @@ import (
 
 func main() {
 	lambdaedge.ServeWorker("examples-worker", func(ctx context.Context, e *lambdaedge.Env) (work.Worker, error) {
-		return example.GroupWork(e.Ports(nil, nil, nil)).Worker(example.Queue.Consumer)
+		q, err := e.Queue(ctx, e.AWS.Names.Queue(example.Queue))
+		if err != nil {
+			return work.Worker{}, err
+		}
+		return example.GroupWork(example.WorkDeps{Queue: q, Logger: e.Logger}).Worker(example.Queue.Consumer)
 	})
 }

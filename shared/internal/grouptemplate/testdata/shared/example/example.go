@@ -43,7 +43,14 @@ func (w *Worker) Work(q queue.Queue) work.Worker {
 	return work.Worker{Name: Queue.Consumer, Queue: q, Handle: w.HandleBatch, Batch: 10, Visibility: time.Minute}
 }
 
-// GroupWork is the group's work on p: its worker on its queue.
-func GroupWork(p ports.Ports) ports.Work {
-	return ports.Work{Workers: []work.Worker{(&Worker{Logger: p.Log(Queue.Consumer)}).Work(p.Queue(Queue))}}
+// WorkDeps are what the group's work uses: the examples queue and the
+// logger.
+type WorkDeps struct {
+	Queue  queue.Queue
+	Logger *slog.Logger
+}
+
+// GroupWork is the group's work: its worker on its queue.
+func GroupWork(d WorkDeps) ports.Work {
+	return ports.Work{Workers: []work.Worker{(&Worker{Logger: ports.Log(d.Logger, Queue.Consumer)}).Work(d.Queue)}}
 }

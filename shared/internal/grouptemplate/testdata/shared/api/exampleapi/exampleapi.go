@@ -3,6 +3,7 @@ package exampleapi
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 
 	"platformapi/shared/api"
@@ -14,14 +15,19 @@ import (
 
 // Deps are the group's ports.
 type Deps struct {
-	Queue queue.Queue
+	Queue  queue.Queue
+	Logger *slog.Logger
 }
 
-// Group is the group on p, with its worker.
+// New is the group on d, with its worker.
+func New(d Deps) api.Group {
+	return api.Group{Name: "examples", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(example.WorkDeps{Queue: d.Queue, Logger: d.Logger}),
+		Deploy: example.Deploy, Services: services, Events: events}
+}
+
+// Group is the examples group on the process's ports, by name.
 func Group(p ports.Ports) (api.Group, error) {
-	d := Deps{Queue: p.Queue(example.Queue)}
-	return api.Group{Name: "examples", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(p), Deploy: example.Deploy,
-		Services: services, Events: events}, nil
+	return New(Deps{Queue: p.Queue(example.Queue), Logger: p.Logger}), nil
 }
 
 // Register adds the group's operation.
