@@ -58,7 +58,8 @@ lint: ## gofmt, go vet, staticcheck, and no binaries or large files in git
 # benchmark (bench-smoke, mk/bench.mk).
 #
 # The parts run side by side, TEST_JOBS at a time, the longest first,
-# each part's output printed whole when it ends: most of each part is
+# each part's output printed whole when it ends (TEST_SYNC=line prints it
+# as it comes, interleaved): most of each part is
 # waiting (on moto, on a browser, on a server's timers), not computing.
 # Parts that share files run in order within one part: the synthesized
 # template and build/ (the lint, the rehearsal and the benchmark's
@@ -71,11 +72,12 @@ lint: ## gofmt, go vet, staticcheck, and no binaries or large files in git
 TEST_JOBS ?= 3
 TEST_GO_P ?= 3
 TEST_MOTO_SERVERS ?= 2
+TEST_SYNC ?= target
 TEST_PARTS := test-go lint test-templates console-test test-sdk-ts readme-test docs-test sdk-go-test \
 	contracts-check openapi-check openapi-lint standardwebhooks-test
 
 test:
-	+$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(TEST_PARTS)
+	+$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=$(TEST_SYNC) $(TEST_PARTS)
 
 .PHONY: test-go test-templates test-sdk-ts
 test-go:
