@@ -70,7 +70,7 @@ lint: ## gofmt, go vet, staticcheck, and no binaries or large files in git
 # servers, each package on one of them (.ci/moto-pick): a moto serves one
 # request at a time, and one would queue every package's calls.
 TEST_JOBS ?= 3
-TEST_GO_P ?= 3
+TEST_GO_P ?= 2
 TEST_MOTO_SERVERS ?= 2
 TEST_SYNC ?= target
 TEST_PARTS := test-go lint test-templates console-test test-sdk-ts readme-test docs-test sdk-go-test \
