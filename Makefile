@@ -56,21 +56,41 @@ lint: ## gofmt, go vet, staticcheck, and no binaries or large files in git
 # OpenAPI validation, the infrastructure tests, the deploy rehearsal of
 # the synthesized template on the emulator, and a short run of the
 # benchmark (bench-smoke, mk/bench.mk).
-test: lint
-	.ci/with-moto $(GO) test -count=1 -timeout 20m ./...
-	$(MAKE) openapi-check
-	$(MAKE) openapi-lint
-	$(MAKE) contracts-check
-	$(MAKE) docs-test
-	$(MAKE) console-test
-	$(MAKE) readme-test
+#
+# The parts run side by side, TEST_JOBS at a time, the longest first,
+# each part's output printed whole when it ends (TEST_SYNC=line prints it
+# as it comes, interleaved): most of each part is
+# waiting (on moto, on a browser, on a server's timers), not computing.
+# Parts that share files run in order within one part: the synthesized
+# template and build/ (the lint, the rehearsal and the benchmark's
+# bootstraps), and the TypeScript SDK's node_modules and dist (its test
+# and its packed tarball's test). make test fails when any part fails.
+#
+# go test runs TEST_GO_P packages at once against TEST_MOTO_SERVERS moto
+# servers, each package on one of them (.ci/moto-pick): a moto serves one
+# request at a time, and one would queue every package's calls.
+TEST_JOBS ?= 3
+TEST_GO_P ?= 2
+TEST_MOTO_SERVERS ?= 2
+TEST_SYNC ?= target
+TEST_PARTS := test-go lint test-templates console-test test-sdk-ts readme-test docs-test sdk-go-test \
+	contracts-check openapi-check openapi-lint standardwebhooks-test
+
+test:
+	+$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=$(TEST_SYNC) $(TEST_PARTS)
+
+.PHONY: test-go test-templates test-sdk-ts
+test-go:
+	MOTO_SERVERS=$(TEST_MOTO_SERVERS) .ci/with-moto $(GO) test -exec $(CURDIR)/.ci/moto-pick -p $(TEST_GO_P) -count=1 -timeout 20m ./...
+
+test-templates:
 	$(MAKE) lint-templates
 	$(MAKE) rehearse-synthesized
+	$(MAKE) bench-smoke
+
+test-sdk-ts:
 	$(MAKE) sdk-ts-test
 	$(MAKE) sdk-ts-pack-test
-	$(MAKE) sdk-go-test
-	$(MAKE) standardwebhooks-test
-	$(MAKE) bench-smoke
 
 openapi: ## regenerate the OpenAPI document the public function embeds
 	$(GO) run ./functions/local print-openapi > shared/api/publicapi/openapi.json

@@ -38,8 +38,7 @@ console-check: console-deps ## the committed console bundle must be current
 	$(CONSOLE_NPM) node build.mjs $(CONSOLE_TMP)/dist
 	@diff -r $(CONSOLE)/dist $(CONSOLE_TMP)/dist >/dev/null || { echo "shared/console/dist is stale: run make console-build and commit it"; exit 1; }
 
-console-test: console-check ## the console in headless Chromium against a fresh local server
-	@command -v $(CHROMIUM) >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }
+console-test: console-check chromium ## the console in headless Chromium against a fresh local server
 	$(GO) build -o $(CONSOLE_TMP)/local ./functions/local
 	$(CONSOLE_NPM) CONSOLE_LOCAL_BIN=$(CONSOLE_TMP)/local CHROMIUM_PATH=$$(command -v $(CHROMIUM)) \
 		CONSOLE_SCREENSHOTS=$(CONSOLE_TMP) node --test test/*.test.mjs

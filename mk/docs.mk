@@ -15,7 +15,7 @@ DOCS_NPM_CACHE ?= $(CURDIR)/.cache/npm
 DOCS_ASSETS := shared/api/publicapi/assets
 CHROMIUM ?= chromium
 
-.PHONY: docs-assets docs-test
+.PHONY: docs-assets docs-test chromium
 
 docs-assets: ## fetch the pinned Redoc bundle into shared/api/publicapi/assets
 	@mkdir -p .cache/redoc
@@ -26,8 +26,13 @@ docs-assets: ## fetch the pinned Redoc bundle into shared/api/publicapi/assets
 	gzip -9 -n -c .cache/redoc/package/bundles/redoc.standalone.js > $(DOCS_ASSETS)/redoc.standalone.js.gz
 	cp .cache/redoc/package/bundles/redoc.standalone.js.LICENSE.txt $(DOCS_ASSETS)/
 
-docs-test: ## render /docs in headless Chromium and check every operation is on it
+# chromium installs the browser where it is missing: one prerequisite of
+# both browser tests, so that make -j runs one apt-get, not two racing for
+# its lock.
+chromium:
 	@command -v $(CHROMIUM) >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }
+
+docs-test: chromium ## render /docs in headless Chromium and check every operation is on it
 	@mkdir -p .cache
 	CHROMIUM=$(CHROMIUM) DOCS_SCREENSHOT=$(CURDIR)/.cache/docs.png \
 		$(GO) test -count=1 -tags browser -run TestTheDocsPageRendersEveryOperation ./shared/api/publicapi

@@ -24,8 +24,8 @@ REDOCLY = npm_config_cache=$(OPENAPI_NPM_CACHE) npm_config_update_notifier=false
 
 openapi-lint: ## redocly lint (recommended-strict) of the generated document
 	@mkdir -p .cache
-	$(GO) run ./functions/local print-openapi > .cache/openapi.json
-	$(REDOCLY) lint --config mk/redocly.yaml --max-problems 1000 .cache/openapi.json 2>&1 | tee .cache/openapi-lint.txt
+	$(GO) run ./functions/local print-openapi > .cache/openapi-lint.json
+	$(REDOCLY) lint --config mk/redocly.yaml --max-problems 1000 .cache/openapi-lint.json 2>&1 | tee .cache/openapi-lint.txt
 	@grep -q 'Your API description is valid' .cache/openapi-lint.txt && ! grep -Eq '[0-9]+ warnings?\b' .cache/openapi-lint.txt
 
 openapi-examples: ## capture real bodies from the black-box tests as the document's examples

@@ -75,6 +75,7 @@ func TestASweptCallHoldIsAuditedAsChargingNothing(t *testing.T) {
 		}{{"a call's hold", true, false, 0}, {"a call's fresh hold after a released one", true, true, 0}, {"a worker's hold", false, false, -10_000}} {
 			t.Run(b.Name+"/"+tc.name, func(t *testing.T) {
 				st := b.Open(t, time.Now)
+				sweptBefore(t, st, time.Now())
 				acct := open(t, st, 1_000_000)
 				var lost int64
 				req := WithRequest(context.Background(), noting{&lost})
@@ -100,7 +101,10 @@ func TestASweptCallHoldIsAuditedAsChargingNothing(t *testing.T) {
 					t.Fatalf("swept %d (%v)", n, err)
 				}
 				viewer := audit.Viewer{AccountID: acct, KeyPath: []string{"key_a"}}
-				f, err := audit.ParseListQuery(viewer, audit.ListQuery{Until: time.Now().Add(2 * time.Hour).Format(time.RFC3339)}, time.Now().Add(time.Hour))
+				// The hour the events were written in: a default range
+				// reads every day of the retention, shard by shard.
+				f, err := audit.ParseListQuery(viewer, audit.ListQuery{Since: time.Now().Add(-time.Hour).Format(time.RFC3339),
+					Until: time.Now().Add(2 * time.Hour).Format(time.RFC3339)}, time.Now().Add(time.Hour))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -133,7 +137,8 @@ func TestACallHoldOfWorkForAKeyIsAuditedOnceByItsWorker(t *testing.T) {
 				t.Fatal(err)
 			}
 			viewer := audit.Viewer{AccountID: acct, KeyPath: []string{"key_a"}}
-			f, err := audit.ParseListQuery(viewer, audit.ListQuery{Until: time.Now().Add(time.Hour).Format(time.RFC3339)}, time.Now())
+			f, err := audit.ParseListQuery(viewer, audit.ListQuery{Since: time.Now().Add(-time.Hour).Format(time.RFC3339),
+				Until: time.Now().Add(time.Hour).Format(time.RFC3339)}, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -256,7 +256,10 @@ func TestAChargeIsReportedToItsRequestAndASettlementIsItsOwnEvent(t *testing.T) 
 				t.Fatalf("release entry %+v", last)
 			}
 			viewer := audit.Viewer{AccountID: acct, KeyPath: []string{"key_root"}}
-			f, err := audit.ParseListQuery(viewer, audit.ListQuery{Until: time.Now().Add(time.Minute).Format(time.RFC3339)}, time.Now())
+			// The hour the events were written in: a default range reads
+			// every day of the retention, shard by shard.
+			f, err := audit.ParseListQuery(viewer, audit.ListQuery{Since: time.Now().Add(-time.Hour).Format(time.RFC3339),
+				Until: time.Now().Add(time.Minute).Format(time.RFC3339)}, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

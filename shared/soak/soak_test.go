@@ -2,11 +2,14 @@ package soak
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -18,8 +21,20 @@ var (
 	buildErr  error
 )
 
-// TestMain removes the server built for the soak once the tests are done.
+// runsTogether is how many of the package's runs of the real server go at
+// once when -test.parallel is not given: a run spends most of its time
+// waiting (for the deadline of its last life, for a redelivery of what a
+// dead life held, for the sweep of what it left), so its neighbours use
+// the time, and the package takes about as long as its longest run.
+const runsTogether = 6
+
+// TestMain runs the package's runs of the server side by side, and removes
+// the server built for them once the tests are done.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.parallel"); f != nil && !explicit("test.parallel") {
+		_ = f.Value.Set(strconv.Itoa(max(runsTogether, runtime.GOMAXPROCS(0))))
+	}
 	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
@@ -27,10 +42,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// explicit reports whether the named flag was given on the command line.
+func explicit(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // server is the soakfaults build of the local server, built once per test
 // binary.
-func server(t *testing.T) string {
-	t.Helper()
+func server() (string, error) {
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "soak-bin")
 		if buildErr != nil {
@@ -38,10 +59,7 @@ func server(t *testing.T) string {
 		}
 		bin, buildErr = Build(context.Background(), binDir)
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return bin
+	return bin, buildErr
 }
 
 // seedAndDuration are SOAK_SEED and SOAK_DURATION (make soak), else the
@@ -68,10 +86,28 @@ func seedAndDuration(t *testing.T) (uint64, time.Duration) {
 // run executes cfg and judges every account: the verdicts by invariant.
 func run(t *testing.T, cfg Config) (map[string][]string, Stats) {
 	t.Helper()
+	verdicts, stats, err := execute(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return verdicts, stats
+}
+
+// runs numbers the runs of this process, so that runs side by side name
+// their resources apart.
+var runs atomic.Int64
+
+// execute is run for any goroutine: it reports a failed run instead of
+// ending the test.
+func execute(t *testing.T, cfg Config) (map[string][]string, Stats, error) {
+	bin, err := server()
+	if err != nil {
+		return nil, Stats{}, err
+	}
 	cfg.Log = testWriter{t}
 	if b := os.Getenv("SOAK_BACKEND"); b != "" {
 		// Resources of this run's own, created by the server's first life.
-		sfx := "soak-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+		sfx := "soak-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36) + "-" + strconv.FormatInt(runs.Add(1), 36)
 		cfg.Env = append(cfg.Env, "BACKEND="+b, "TABLE_NAME=t-"+sfx, "WEBHOOK_QUEUE_NAME=q-"+sfx, "KMS_KEY_ID=alias/k-"+sfx,
 			"FILES_BUCKET=f-"+sfx, "ARCHIVES_BUCKET=a-"+sfx, "ARTIFACTS_BUCKET=r-"+sfx, "RUNS_QUEUE_NAME=r-"+sfx)
 		// Top-ups on the AWS backend go to the local facilitator too, which
@@ -82,12 +118,12 @@ func run(t *testing.T, cfg Config) (map[string][]string, Stats) {
 		// emulator than on DynamoDB.
 		cfg.RequestTimeout = 30 * time.Second
 	}
-	r := NewRun(cfg, server(t), t.TempDir())
+	r := NewRun(cfg, bin, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+5*time.Minute)
 	defer cancel()
 	accounts, err := r.Execute(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return nil, Stats{}, err
 	}
 	out := map[string][]string{}
 	for _, a := range accounts {
@@ -95,7 +131,7 @@ func run(t *testing.T, cfg Config) (map[string][]string, Stats) {
 			out[v.Name] = append(out[v.Name], prefix(a.Name, v.Violations)...)
 		}
 	}
-	return out, r.Stats()
+	return out, r.Stats(), nil
 }
 
 func prefix(p string, vs []string) []string {
@@ -123,6 +159,7 @@ func TestASeededRunKeepsEveryInvariant(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the soak runs the real server for over a minute")
 	}
+	t.Parallel()
 	seed, dur := seedAndDuration(t)
 	strict := os.Getenv("SOAK_STRICT") != ""
 	verdicts, stats := run(t, Config{Seed: seed, Duration: dur, NoKills: os.Getenv("SOAK_KILLS") == "0"})
@@ -163,6 +200,7 @@ func TestACrashAfterAChargedAnswerIsStoredLeavesItsChargeAudited(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the run drives the real server for half a minute")
 	}
+	t.Parallel()
 	verdicts, stats := run(t, Config{Seed: 3, Duration: 10 * time.Second, KillEvery: time.Hour, CrashMatch: "idem#", CrashAfter: 2,
 		Accounts: 1, Workers: 1, Only: []string{"invoke"}})
 	t.Logf("%d lives, %d crashes, %v", stats.Lives, stats.Crashes, stats.Ops)
@@ -186,6 +224,7 @@ func TestACrashAfterAnOrderSendOrSwapCommitsLeavesItsChargeAudited(t *testing.T)
 	if testing.Short() {
 		t.Skip("the run drives the real server for half a minute")
 	}
+	t.Parallel()
 	verdicts, stats := run(t, Config{Seed: 8, Duration: 15 * time.Second, KillEvery: time.Hour, CrashMatch: "hold#", CrashWithin: 1,
 		Accounts: 1, Workers: 3, Only: []string{"order", "send", "swap"}})
 	t.Logf("%d lives, %d crashes, %v", stats.Lives, stats.Crashes, stats.Ops)
@@ -213,6 +252,7 @@ func TestTheCheckerReportsEachInjectedFault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("each case runs the real server for half a minute")
 	}
+	t.Parallel()
 	for _, tc := range []struct {
 		fault, invariant string
 		cfg              Config
@@ -237,7 +277,18 @@ func TestTheCheckerReportsEachInjectedFault(t *testing.T) {
 			Only: []string{"invoke"}, SliceAfterCrash: true, Env: []string{"HOLD_GRACE=10m"}}},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
+			t.Parallel()
 			tc.cfg.Seed = 7
+			// The same run without the fault goes beside it, on its own
+			// data directory, waiting as long as a queue message a dead
+			// life held may take to come back.
+			clean := tc.cfg
+			clean.DeliveryWait = 0
+			var kept map[string][]string
+			var keptErr error
+			var wg sync.WaitGroup
+			wg.Go(func() { kept, _, keptErr = execute(t, clean) })
+			defer wg.Wait()
 			tc.cfg.Fault = tc.fault
 			broken, stats := run(t, tc.cfg)
 			t.Logf("with %s: %d lives, %d crashes, %d slices, %v", tc.fault, stats.Lives, stats.Crashes, stats.Slices, stats.Ops)
@@ -245,12 +296,13 @@ func TestTheCheckerReportsEachInjectedFault(t *testing.T) {
 				t.Fatalf("with %s the checker found nothing wrong with %s", tc.fault, tc.invariant)
 			}
 			t.Logf("%s reported: %s", tc.invariant, strings.Join(first(broken[tc.invariant], 3), "; "))
-			// The same run without the fault, waiting as long as a queue
-			// message a dead life held may take to come back. Its
-			// operations reach no known open defect: the invariant the
-			// fault breaks must hold, known open or not.
-			tc.cfg.Fault, tc.cfg.DeliveryWait = "", 0
-			kept, _ := run(t, tc.cfg)
+			// Without the fault, its operations reach no known open
+			// defect: the invariant the fault breaks must hold, known open
+			// or not.
+			wg.Wait()
+			if keptErr != nil {
+				t.Fatalf("without %s: %v", tc.fault, keptErr)
+			}
 			for _, inv := range Invariants {
 				vs := kept[inv.Name]
 				if _, known := knownOpen[inv.Name]; len(vs) > 0 && (!known || inv.Name == tc.invariant) {

@@ -1,6 +1,8 @@
 package grouptemplate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -8,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -49,7 +52,7 @@ func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := copyDir(t, root)
 	copyTracked(t, root, dir)
 	if err := os.CopyFS(dir, os.DirFS("testdata")); err != nil {
 		t.Fatal(err)
@@ -115,6 +118,39 @@ func own(path string) bool {
 		}
 	}
 	return false
+}
+
+// copyDir is an empty directory for the copy of root, the same one each
+// run for the same root, held by this run alone. Go keys a package's build
+// by its directory, so a copy in a new temporary directory each run would
+// compile the whole module again; in the same one, every package the
+// example group leaves unchanged comes from the build cache after the
+// first run.
+func copyDir(t *testing.T, root string) string {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(root))
+	base := filepath.Join(cache, "platformapi-grouptemplate", hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	dir := filepath.Join(base, "repo")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // copyTracked copies the files git tracks at root into dir, and makes dir a
