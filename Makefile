@@ -93,7 +93,7 @@ test-sdk-ts:
 	$(MAKE) sdk-ts-pack-test
 
 openapi: ## regenerate the OpenAPI document the public function embeds
-	$(GO) run ./functions/local print-openapi > shared/api/publicapi/openapi.json
+	$(GO) run ./functions/local print-openapi > shared/groups/public/publicapi/openapi.json
 
 openapi-check: ## the generated document must pass openapi-spec-validator
 	@python3 -c 'import openapi_spec_validator' 2>/dev/null || python3 -m pip install --quiet openapi-spec-validator

@@ -42,6 +42,6 @@ bench-smoke:
 	.ci/with-moto $(GO) run ./functions/local bench -duration 1s -warmup 0s -rounds 2 -cold-starts 2 -samples 2
 
 bench-micro:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/keys ./shared/limits ./shared/store/boltstore ./shared/audit ./shared/emf ./shared/jsonlog ./shared/idempotency ./shared/bench ./shared/files ./shared/databases ./shared/wallets/policy
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/groups/keys ./shared/limits ./shared/store/boltstore ./shared/audit ./shared/emf ./shared/jsonlog ./shared/idempotency ./shared/bench ./shared/groups/files ./shared/groups/databases ./shared/groups/wallets/policy
 
 .DEFAULT_GOAL := $(bench_saved_goal)

@@ -2,7 +2,7 @@
 # Makefile includes it.
 #
 #   make catalogue        rewrite shared/catalog/zz_services.go and
-#                         shared/webhooks/zz_events.go from what each group
+#                         shared/groups/webhooks/zz_events.go from what each group
 #                         declares (api.Group.Services and Events); run it
 #                         before make openapi and make docs-gen, which read them
 #   make catalogue-check  fail when they differ from the declarations, or when

@@ -12,12 +12,12 @@ docs_saved_goal := $(.DEFAULT_GOAL)
 # when the committed bundle is another version.
 REDOC_VERSION := 2.5.4
 DOCS_NPM_CACHE ?= $(CURDIR)/.cache/npm
-DOCS_ASSETS := shared/api/publicapi/assets
+DOCS_ASSETS := shared/groups/public/publicapi/assets
 CHROMIUM ?= chromium
 
 .PHONY: docs-assets docs-test chromium
 
-docs-assets: ## fetch the pinned Redoc bundle into shared/api/publicapi/assets
+docs-assets: ## fetch the pinned Redoc bundle into shared/groups/public/publicapi/assets
 	@mkdir -p .cache/redoc
 	cd .cache/redoc && npm_config_cache=$(DOCS_NPM_CACHE) npm_config_update_notifier=false \
 		npm pack --silent redoc@$(REDOC_VERSION) >/dev/null
@@ -35,6 +35,6 @@ chromium:
 docs-test: chromium ## render /docs in headless Chromium and check every operation is on it
 	@mkdir -p .cache
 	CHROMIUM=$(CHROMIUM) DOCS_SCREENSHOT=$(CURDIR)/.cache/docs.png \
-		$(GO) test -count=1 -tags browser -run TestTheDocsPageRendersEveryOperation ./shared/api/publicapi
+		$(GO) test -count=1 -tags browser -run TestTheDocsPageRendersEveryOperation ./shared/groups/public/publicapi
 
 .DEFAULT_GOAL := $(docs_saved_goal)

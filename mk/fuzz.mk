@@ -18,22 +18,22 @@ GO ?= go
 FUZZTIME ?= 30s
 FUZZ_TARGETS ?= \
 	shared/strictjson:FuzzCheck \
-	shared/approvals:FuzzCanonical \
-	shared/keys:FuzzParseSecret \
-	shared/keys:FuzzExpand \
-	shared/webhooks:FuzzCheckURL \
-	shared/webhooks:FuzzRefusedReason \
+	shared/groups/approvals:FuzzCanonical \
+	shared/groups/keys:FuzzParseSecret \
+	shared/groups/keys:FuzzExpand \
+	shared/groups/webhooks:FuzzCheckURL \
+	shared/groups/webhooks:FuzzRefusedReason \
 	shared/paging:FuzzCursor \
-	shared/credittoken:FuzzVerify \
-	shared/topup:FuzzTopUpAmount \
-	shared/x402:FuzzDecodePaymentPayload \
-	shared/x402:FuzzParseUint256 \
+	shared/groups/credits/credittoken:FuzzVerify \
+	shared/groups/credits/topup:FuzzTopUpAmount \
+	shared/groups/credits/x402:FuzzDecodePaymentPayload \
+	shared/groups/credits/x402:FuzzParseUint256 \
 	shared/redact:FuzzSecrets \
 	shared/decimal:FuzzParse \
-	shared/files:FuzzParseFileName \
-	shared/wallets/policy:FuzzPolicy \
-	shared/wallets/signing:FuzzTypedDataDigest \
-	shared/wallets/signing:FuzzDecodeMessage
+	shared/groups/files:FuzzParseFileName \
+	shared/groups/wallets/policy:FuzzPolicy \
+	shared/groups/wallets/signing:FuzzTypedDataDigest \
+	shared/groups/wallets/signing:FuzzDecodeMessage
 
 .PHONY: fuzz
 

@@ -30,7 +30,7 @@ openapi-lint: ## redocly lint (recommended-strict) of the generated document
 
 openapi-examples: ## capture real bodies from the black-box tests as the document's examples
 	rm -rf $(OPENAPI_CAPTURE) && mkdir -p $(OPENAPI_CAPTURE)
-	APITEST_CAPTURE_DIR=$(OPENAPI_CAPTURE) $(GO) test -count=1 -p 1 ./shared/api/...
+	APITEST_CAPTURE_DIR=$(OPENAPI_CAPTURE) $(GO) test -count=1 -p 1 ./shared/api/... ./shared/groups/...
 	$(GO) run ./shared/internal/examplegen -captured $(OPENAPI_CAPTURE) -out shared/api/openapi_examples.json
 
 .DEFAULT_GOAL := $(openapi_lint_saved_goal)

@@ -10,7 +10,7 @@
 #   make sdk-go-generate  regenerate sdk/go/zz_generated.go (wire types and
 #                         route table) and sdk/go/zz_operations.go (the
 #                         Client's methods but those written by hand, and
-#                         Operations) from shared/api/publicapi/openapi.json
+#                         Operations) from shared/groups/public/publicapi/openapi.json
 #   make sdk-go-check     only the "generated files are current" check
 #   make sdk-go-deps      only the "standard library only" check
 
@@ -20,7 +20,7 @@ sdk_go_saved_goal := $(.DEFAULT_GOAL)
 GO ?= go
 SDK_GO := sdk/go
 SDK_GO_MODULE := github.com/platformapi/platformapi/sdk/go
-SDK_GO_DOC := shared/api/publicapi/openapi.json
+SDK_GO_DOC := shared/groups/public/publicapi/openapi.json
 SDK_GO_TMP := $(CURDIR)/.cache/sdk-go
 
 .PHONY: sdk-go-test sdk-go-generate sdk-go-check sdk-go-deps

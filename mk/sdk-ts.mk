@@ -5,7 +5,7 @@
 #                         the generated files must be current, then node --test
 #                         against the real local server
 #   make sdk-ts-generate  regenerate src/schema.d.ts (openapi-typescript) and
-#                         src/operations.ts from shared/api/publicapi/openapi.json
+#                         src/operations.ts from shared/groups/public/publicapi/openapi.json
 #   make sdk-ts-check     only the "generated files are current" check
 #   make sdk-ts-pack      a clean build packed by npm pack into
 #                         .cache/sdk-ts/platformapi-sdk-<version>.tgz, the file
@@ -25,7 +25,7 @@ sdk_ts_saved_goal := $(.DEFAULT_GOAL)
 
 GO ?= go
 SDK_TS := sdk/typescript
-SDK_TS_DOC := shared/api/publicapi/openapi.json
+SDK_TS_DOC := shared/groups/public/publicapi/openapi.json
 SDK_TS_TMP := $(CURDIR)/.cache/sdk-ts
 SDK_TS_NPM = cd $(SDK_TS) && npm_config_cache=$(CURDIR)/.cache/npm npm_config_update_notifier=false \
 	npm_config_fund=false npm_config_audit=false

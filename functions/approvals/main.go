@@ -4,7 +4,7 @@ package main
 import (
 	"context"
 	"platformapi/shared/api"
-	"platformapi/shared/api/approvalsapi"
+	"platformapi/shared/groups/approvals/approvalsapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

@@ -5,8 +5,8 @@ package main
 import (
 	"context"
 	"platformapi/shared/api"
-	"platformapi/shared/api/runsapi"
 	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/groups/runs/runsapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

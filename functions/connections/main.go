@@ -6,7 +6,7 @@ package main
 import (
 	"context"
 	"platformapi/shared/api"
-	"platformapi/shared/api/connectionsapi"
+	"platformapi/shared/groups/connections/connectionsapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

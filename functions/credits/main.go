@@ -7,7 +7,7 @@ import (
 	"context"
 	"os"
 	"platformapi/shared/api"
-	"platformapi/shared/api/creditsapi"
+	"platformapi/shared/groups/credits/creditsapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

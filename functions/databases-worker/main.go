@@ -7,8 +7,8 @@ package main
 import (
 	"context"
 	"errors"
-	"platformapi/shared/databases"
-	"platformapi/shared/databases/dbsetup"
+	"platformapi/shared/groups/databases"
+	"platformapi/shared/groups/databases/dbsetup"
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/work"
 )

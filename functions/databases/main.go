@@ -6,9 +6,9 @@ package main
 import (
 	"context"
 	"platformapi/shared/api"
-	"platformapi/shared/api/databasesapi"
-	"platformapi/shared/databases"
-	"platformapi/shared/databases/dbsetup"
+	"platformapi/shared/groups/databases"
+	"platformapi/shared/groups/databases/databasesapi"
+	"platformapi/shared/groups/databases/dbsetup"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

@@ -6,8 +6,8 @@ import (
 	"context"
 	"os"
 	"platformapi/shared/api"
-	"platformapi/shared/api/filesapi"
 	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/groups/files/filesapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

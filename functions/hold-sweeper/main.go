@@ -9,7 +9,7 @@ package main
 
 import (
 	"context"
-	"platformapi/shared/credits"
+	"platformapi/shared/groups/credits"
 	"platformapi/shared/lambdaedge"
 )
 

@@ -7,9 +7,9 @@ import (
 	"errors"
 	"os"
 	"platformapi/shared/api"
-	"platformapi/shared/api/keysapi"
 	"platformapi/shared/awsenv/secretseed"
-	"platformapi/shared/credittoken"
+	"platformapi/shared/groups/credits/credittoken"
+	"platformapi/shared/groups/keys/keysapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

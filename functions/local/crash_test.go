@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/credits"
+	"platformapi/shared/groups/credits"
 	"platformapi/shared/store"
 	"platformapi/shared/store/boltstore"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"platformapi/shared/x402"
+	"platformapi/shared/groups/credits/x402"
 )
 
 // signPayment is the client side of an x402 top-up for the README's walk-

@@ -7,8 +7,8 @@ import (
 	"context"
 	"os"
 	"platformapi/shared/api"
-	"platformapi/shared/api/mcpapi"
-	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/groups/mcp/mcpapi"
+	"platformapi/shared/groups/services/servicesapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"platformapi/shared/api"
-	"platformapi/shared/api/projectsapi"
-	"platformapi/shared/api/usageapi"
+	"platformapi/shared/groups/projects/projectsapi"
+	"platformapi/shared/groups/usage/usageapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

@@ -7,8 +7,8 @@ import (
 	"context"
 	"os"
 	"platformapi/shared/api"
-	"platformapi/shared/api/publicapi"
-	"platformapi/shared/databases/archivekey"
+	"platformapi/shared/groups/databases/archivekey"
+	"platformapi/shared/groups/public/publicapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

@@ -6,8 +6,8 @@ import (
 	"context"
 	"errors"
 	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/groups/runs"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/runs"
 	"platformapi/shared/work"
 )
 

@@ -5,10 +5,10 @@ package main
 import (
 	"context"
 	"platformapi/shared/api"
-	"platformapi/shared/api/runsapi"
 	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/groups/runs"
+	"platformapi/shared/groups/runs/runsapi"
 	"platformapi/shared/lambdaedge/httpedge"
-	"platformapi/shared/runs"
 )
 
 func main() {

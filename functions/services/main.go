@@ -8,7 +8,7 @@ import (
 	"context"
 	"os"
 	"platformapi/shared/api"
-	"platformapi/shared/api/servicesapi"
+	"platformapi/shared/groups/services/servicesapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

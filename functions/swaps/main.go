@@ -8,7 +8,7 @@ package main
 import (
 	"context"
 	"platformapi/shared/api"
-	"platformapi/shared/api/swapsapi"
+	"platformapi/shared/groups/swaps/swapsapi"
 	"platformapi/shared/lambdaedge/httpedge"
 	"platformapi/shared/lambdaedge/walletslambda"
 )

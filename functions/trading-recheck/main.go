@@ -10,8 +10,8 @@ package main
 
 import (
 	"context"
+	"platformapi/shared/groups/trading/tradingenv"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/trading/tradingenv"
 )
 
 func main() {

@@ -7,9 +7,9 @@ package main
 import (
 	"context"
 	"platformapi/shared/api"
-	"platformapi/shared/api/tradingapi"
+	"platformapi/shared/groups/trading/tradingapi"
+	"platformapi/shared/groups/trading/tradingenv"
 	"platformapi/shared/lambdaedge/httpedge"
-	"platformapi/shared/trading/tradingenv"
 )
 
 func main() {

@@ -9,9 +9,9 @@ package main
 
 import (
 	"context"
+	"platformapi/shared/groups/swaps/walletsenv"
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/lambdaedge/walletslambda"
-	"platformapi/shared/swaps/walletsenv"
 )
 
 func main() {

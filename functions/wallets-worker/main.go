@@ -9,9 +9,9 @@ package main
 import (
 	"context"
 
+	"platformapi/shared/groups/wallets"
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/lambdaedge/walletslambda"
-	"platformapi/shared/wallets"
 	"platformapi/shared/work"
 )
 

@@ -8,7 +8,7 @@ package main
 import (
 	"context"
 	"platformapi/shared/api"
-	"platformapi/shared/api/walletsapi"
+	"platformapi/shared/groups/wallets/walletsapi"
 	"platformapi/shared/lambdaedge/httpedge"
 	"platformapi/shared/lambdaedge/walletslambda"
 )

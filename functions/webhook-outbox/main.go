@@ -12,8 +12,8 @@ import (
 	"context"
 	"time"
 
+	"platformapi/shared/groups/webhooks"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/webhooks"
 )
 
 func main() {

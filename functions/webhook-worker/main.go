@@ -8,8 +8,8 @@ import (
 	"errors"
 	"os"
 
+	"platformapi/shared/groups/webhooks"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/webhooks"
 	"platformapi/shared/work"
 )
 

@@ -6,9 +6,9 @@ import (
 	"context"
 	"os"
 	"platformapi/shared/api"
-	"platformapi/shared/api/webhooksapi"
+	"platformapi/shared/groups/webhooks"
+	"platformapi/shared/groups/webhooks/webhooksapi"
 	"platformapi/shared/lambdaedge/httpedge"
-	"platformapi/shared/webhooks"
 )
 
 func main() {

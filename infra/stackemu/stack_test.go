@@ -29,7 +29,7 @@ import (
 	"platformapi/infra/stackemu"
 	"platformapi/infra/stacks"
 	"platformapi/shared/awsenv/awstest"
-	"platformapi/shared/credittoken"
+	"platformapi/shared/groups/credits/credittoken"
 	"platformapi/shared/lambdarie"
 )
 

@@ -23,7 +23,7 @@ import (
 	"time"
 )
 
-//go:generate go run ./internal/gen -in ../../shared/api/publicapi/openapi.json -out zz_generated.go
+//go:generate go run ./internal/gen -in ../../shared/groups/public/publicapi/openapi.json -out zz_generated.go
 
 // route is what a call needs of an operation, generated from the OpenAPI
 // document (routeTable in zz_generated.go). Request and Response name the

@@ -9,8 +9,8 @@ import (
 	"platformapi/shared/apierr"
 	"platformapi/shared/audit"
 	"platformapi/shared/catalog"
+	"platformapi/shared/groups/keys"
 	"platformapi/shared/idempotency"
-	"platformapi/shared/keys"
 	"platformapi/shared/redact"
 	"platformapi/shared/routes"
 )

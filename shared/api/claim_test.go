@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"platformapi/shared/api/apitest"
+	"platformapi/shared/apitest"
 	"testing"
 	"time"
 

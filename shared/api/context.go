@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"platformapi/shared/credits"
+	"platformapi/shared/groups/credits"
 )
 
 // requestContext is the context every request carries below edge, kept in

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/credits"
+	"platformapi/shared/groups/credits"
 )
 
 type parentKey struct{}

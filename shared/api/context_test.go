@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"platformapi/shared/api"
-	"platformapi/shared/api/apitest"
+	"platformapi/shared/apitest"
 	"platformapi/shared/routes"
 )
 

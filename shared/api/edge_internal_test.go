@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/keys"
+	"platformapi/shared/groups/keys"
 )
 
 func TestPanicsBecomeA500WithoutLeakingInternals(t *testing.T) {

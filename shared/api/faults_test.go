@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/api/apitest"
+	"platformapi/shared/apitest"
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/store"

@@ -11,7 +11,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"platformapi/shared/api"
-	"platformapi/shared/api/apitest"
+	"platformapi/shared/apitest"
 	"platformapi/shared/platform"
 	"platformapi/shared/routes"
 )

@@ -6,9 +6,9 @@ import (
 
 	"platformapi/shared/catalog"
 	"platformapi/shared/deploy"
+	"platformapi/shared/groups/webhooks/eventdef"
 	"platformapi/shared/ports"
 	"platformapi/shared/routes"
-	"platformapi/shared/webhooks/eventdef"
 	"platformapi/shared/work"
 )
 

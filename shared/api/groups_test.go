@@ -1,7 +1,7 @@
 package api_test
 
 import (
-	"platformapi/shared/api/apitest"
+	"platformapi/shared/apitest"
 	"platformapi/shared/platform"
 )
 

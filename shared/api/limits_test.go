@@ -2,7 +2,7 @@ package api_test
 
 import (
 	"context"
-	"platformapi/shared/api/apitest"
+	"platformapi/shared/apitest"
 	"strconv"
 	"sync"
 	"sync/atomic"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/api/apitest"
+	"platformapi/shared/apitest"
 )
 
 func TestLogsNeverHoldSecretsOrCredentials(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/api/apitest"
+	"platformapi/shared/apitest"
 	"platformapi/shared/emf"
 	"platformapi/shared/emf/emftest"
 )

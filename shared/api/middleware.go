@@ -17,8 +17,8 @@ import (
 
 	"platformapi/shared/apierr"
 	"platformapi/shared/audit"
-	"platformapi/shared/credits"
 	"platformapi/shared/emf"
+	"platformapi/shared/groups/credits"
 	"platformapi/shared/idempotency"
 	"platformapi/shared/jsonlog"
 	"platformapi/shared/redact"

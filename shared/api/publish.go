@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"platformapi/shared/accounts"
-	"platformapi/shared/webhooks"
+	"platformapi/shared/groups/webhooks"
 )
 
 // Publish sends event with data to the webhooks of the caller's account

@@ -14,10 +14,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"platformapi/shared/api/apitest"
-	"platformapi/shared/api/apitest/dbtest"
+	"platformapi/shared/apitest"
+	"platformapi/shared/groups/databases/databasesapi/dbtest"
+	"platformapi/shared/groups/runs"
 	"platformapi/shared/routes"
-	"platformapi/shared/runs"
 	"platformapi/shared/work"
 )
 

@@ -12,11 +12,11 @@ import (
 	"platformapi/shared/blob"
 	"platformapi/shared/blob/fsblob"
 	"platformapi/shared/blob/s3blob"
-	"platformapi/shared/credittoken"
-	"platformapi/shared/databases"
-	"platformapi/shared/databases/archive"
-	"platformapi/shared/databases/archivekey"
-	"platformapi/shared/databases/dbstore"
+	"platformapi/shared/groups/credits/credittoken"
+	"platformapi/shared/groups/databases"
+	"platformapi/shared/groups/databases/archive"
+	"platformapi/shared/groups/databases/archivekey"
+	"platformapi/shared/groups/databases/dbstore"
 )
 
 // openDatabases builds the managed-databases service: the embedded storage

@@ -15,7 +15,7 @@ import (
 
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
-	"platformapi/shared/runs"
+	"platformapi/shared/groups/runs"
 	"platformapi/shared/store"
 	"platformapi/shared/store/dynamostore"
 	"platformapi/shared/work"

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"platformapi/shared/catalog"
-	"platformapi/shared/credittoken"
-	"platformapi/shared/keys"
+	"platformapi/shared/groups/credits/credittoken"
+	"platformapi/shared/groups/keys"
 )
 
 // The measured requests, as a client sends them.

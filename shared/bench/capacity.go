@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/credits"
+	"platformapi/shared/groups/credits"
 	"platformapi/shared/store"
 	"platformapi/shared/store/throttlestore"
 )

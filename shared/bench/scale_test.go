@@ -12,7 +12,7 @@ import (
 
 	"platformapi/shared/app"
 	"platformapi/shared/audit"
-	"platformapi/shared/credits"
+	"platformapi/shared/groups/credits"
 	"platformapi/shared/ids"
 	"platformapi/shared/limits"
 	"platformapi/shared/store"

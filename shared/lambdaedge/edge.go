@@ -23,15 +23,15 @@ import (
 	"platformapi/shared/awsenv"
 	"platformapi/shared/envelope"
 	"platformapi/shared/envelope/kmsenvelope"
+	"platformapi/shared/groups/services/superbrain"
+	"platformapi/shared/groups/webhooks"
 	"platformapi/shared/jsonlog"
 	"platformapi/shared/ports"
 	"platformapi/shared/queue"
 	"platformapi/shared/queue/sqsqueue"
 	"platformapi/shared/store"
 	"platformapi/shared/store/dynamostore"
-	"platformapi/shared/superbrain"
 	"platformapi/shared/upstream"
-	"platformapi/shared/webhooks"
 	"platformapi/shared/work"
 )
 

@@ -15,7 +15,7 @@ import (
 	"platformapi/shared/awsenv"
 	"platformapi/shared/awsenv/awstest"
 	"platformapi/shared/awsenv/provision"
-	"platformapi/shared/credittoken"
+	"platformapi/shared/groups/credits/credittoken"
 	"platformapi/shared/platform"
 )
 

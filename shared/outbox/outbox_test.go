@@ -4,11 +4,11 @@ import (
 	"reflect"
 	"testing"
 
+	"platformapi/shared/groups/swaps"
+	"platformapi/shared/groups/trading"
+	"platformapi/shared/groups/wallets"
+	"platformapi/shared/groups/webhooks"
 	"platformapi/shared/outbox"
-	"platformapi/shared/swaps"
-	"platformapi/shared/trading"
-	"platformapi/shared/wallets"
-	"platformapi/shared/webhooks"
 )
 
 // Every domain that commits its own events takes the one port, and the

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"platformapi/shared/api"
-	"platformapi/shared/api/publicapi"
 	"platformapi/shared/deploy"
+	"platformapi/shared/groups/public/publicapi"
 	"platformapi/shared/platform"
 	"platformapi/shared/ports"
 	"platformapi/shared/routes"
@@ -23,7 +23,7 @@ func TestTheEmbeddedOpenAPIDocumentIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(bytes.TrimSpace(doc), bytes.TrimSpace(publicapi.Document)) {
-		t.Fatal("shared/api/publicapi/openapi.json is stale: run make openapi")
+		t.Fatal("shared/groups/public/publicapi/openapi.json is stale: run make openapi")
 	}
 }
 

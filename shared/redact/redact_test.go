@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/credittoken"
-	"platformapi/shared/keys"
+	"platformapi/shared/groups/credits/credittoken"
+	"platformapi/shared/groups/keys"
 	"platformapi/shared/redact"
 )
 

@@ -21,7 +21,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"platformapi/shared/x402"
+	"platformapi/shared/groups/credits/x402"
 )
 
 // Config is one run of the model. A seed fixes the operations each worker

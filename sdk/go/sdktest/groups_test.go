@@ -1,8 +1,8 @@
 package sdktest_test
 
 import (
-	"platformapi/shared/api/apitest"
-	"platformapi/shared/api/apitest/chaintest"
+	"platformapi/shared/apitest"
+	"platformapi/shared/apitest/chaintest"
 	groups "platformapi/shared/platform"
 )
 

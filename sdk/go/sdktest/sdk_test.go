@@ -21,8 +21,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	platform "github.com/platformapi/platformapi/sdk/go"
 
-	"platformapi/shared/api/apitest"
-	"platformapi/shared/api/apitest/chaintest"
+	"platformapi/shared/apitest"
+	"platformapi/shared/apitest/chaintest"
 	"platformapi/shared/routes"
 )
 

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { createClient, operations } from "../dist/index.js";
 import { methodName } from "../scripts/names.mjs";
 
-const doc = JSON.parse(readFileSync(new URL("../../../shared/api/publicapi/openapi.json", import.meta.url), "utf8"));
+const doc = JSON.parse(readFileSync(new URL("../../../shared/groups/public/publicapi/openapi.json", import.meta.url), "utf8"));
 
 test("every operationId of the OpenAPI document has a client method with its route", () => {
   const client = createClient({ baseUrl: "http://127.0.0.1:1" });

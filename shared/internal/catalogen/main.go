@@ -4,7 +4,7 @@
 // group, yet the kernel, pricing, selectors, keys, audit and webhook
 // subscriptions read every group's entries, so the entries are written as
 // plain tables into the packages those read: shared/catalog/zz_services.go,
-// shared/webhooks/zz_events.go and shared/routes/zz_routes.go.
+// shared/groups/webhooks/zz_events.go and shared/routes/zz_routes.go.
 //
 // An entry the tables already list keeps its place and a new one goes
 // last, so that the order of every listing (GET /v1/services, /pricing,
@@ -28,16 +28,16 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/catalog"
+	"platformapi/shared/groups/webhooks"
+	"platformapi/shared/groups/webhooks/eventdef"
 	"platformapi/shared/platform"
 	"platformapi/shared/ports"
-	"platformapi/shared/webhooks"
-	"platformapi/shared/webhooks/eventdef"
 )
 
 // Where the tables go, relative to the repository root.
 const (
 	servicesFile = "shared/catalog/zz_services.go"
-	eventsFile   = "shared/webhooks/zz_events.go"
+	eventsFile   = "shared/groups/webhooks/zz_events.go"
 )
 
 func main() {
@@ -217,7 +217,7 @@ func renderServices(services []catalog.Service) ([]byte, error) {
 
 func renderEvents(events []eventdef.Def) ([]byte, error) {
 	var b bytes.Buffer
-	b.WriteString(header + "package webhooks\n\nimport \"platformapi/shared/webhooks/eventdef\"\n\n")
+	b.WriteString(header + "package webhooks\n\nimport \"platformapi/shared/groups/webhooks/eventdef\"\n\n")
 	b.WriteString("// Catalogue is every event a webhook can subscribe to, with who may read\n" +
 		"// it: every group's events (api.Group.Events), in the order they were\n" +
 		"// added (docs/structure.md).\n")

@@ -12,11 +12,11 @@ import (
 
 	"platformapi/shared/api"
 	"platformapi/shared/catalog"
+	"platformapi/shared/groups/webhooks"
+	"platformapi/shared/groups/webhooks/eventdef"
 	"platformapi/shared/platform"
 	"platformapi/shared/ports"
 	"platformapi/shared/routes"
-	"platformapi/shared/webhooks"
-	"platformapi/shared/webhooks/eventdef"
 )
 
 // The committed tables are what the groups declare, byte for byte, and the

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"platformapi/shared/groups/webhooks"
 	"platformapi/shared/routes"
-	"platformapi/shared/webhooks"
 )
 
 // routesFragment is every route of shared/routes, one table per group (the
@@ -42,7 +42,7 @@ func routesFragment() string {
 	return b.String()
 }
 
-// eventsFragment is the webhook event catalogue of shared/webhooks.
+// eventsFragment is the webhook event catalogue of shared/groups/webhooks.
 func eventsFragment() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d events. A webhook subscribed to `%s` receives each one its creator key may read.\n\n", len(webhooks.Catalogue), webhooks.AllEvents)

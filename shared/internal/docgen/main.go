@@ -1,6 +1,6 @@
 // Command docgen writes the parts of docs/ that are lists of something the
 // code already declares: the route table (shared/routes), the webhook event
-// catalogue (shared/webhooks) and the environment variables the processes
+// catalogue (shared/groups/webhooks) and the environment variables the processes
 // read. A page holds a part between the lines
 //
 //	<!-- generated:NAME (go run ./shared/internal/docgen) -->

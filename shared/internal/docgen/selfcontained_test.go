@@ -109,7 +109,7 @@ func TestAnOutsideReferenceIsFoundAndALookalikeIsNot(t *testing.T) {
 		{"docs/x.md", "![shot](../../outside/shot.png)", true},
 		{"shared/x/x.go", "// the request path of DESIGN.md", true},
 		{"docs/x.md", "![shot](../shared/console/screenshot.png)", false},
-		{"sdk/go/client.go", "//go:generate go run ./gen -in ../../shared/api/publicapi/openapi.json", false},
+		{"sdk/go/client.go", "//go:generate go run ./gen -in ../../shared/groups/public/publicapi/openapi.json", false},
 		{"shared/x/x.go", "// rounded up (RFC 9110 §10.2.3)", false},
 		{"docs/x.md", "the price (0.1) is held; `issues.balance` when short; TLS 1.2", false},
 		{"docs/x.md", "from authentication on; `openapi-spec-validator` 0.7", false},

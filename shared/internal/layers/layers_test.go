@@ -217,6 +217,7 @@ func TestAContainersSubfoldersAreUnitsOfTheirOwn(t *testing.T) {
 		"api/creditsapi":             "api",
 		"groups/wallets/policy":      "groups/wallets",
 		"groups/wallets":             "groups/wallets",
+		"groups/wallets/walletsapi":  "groups/wallets/walletsapi",
 		"groups":                     "groups",
 		"groupsx/wallets/walletsapi": "groupsx",
 	} {

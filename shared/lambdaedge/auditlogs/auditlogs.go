@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"platformapi/shared/audit"
-	"platformapi/shared/keys"
+	"platformapi/shared/groups/keys"
 	"platformapi/shared/store"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"platformapi/shared/audit"
-	"platformapi/shared/credittoken"
-	"platformapi/shared/keys"
+	"platformapi/shared/groups/credits/credittoken"
+	"platformapi/shared/groups/keys"
 	"platformapi/shared/lambdaedge/auditlogs"
 	"platformapi/shared/store"
 	"platformapi/shared/testkit/teststores"

@@ -13,9 +13,9 @@ import (
 	"os"
 
 	"platformapi/shared/chain"
+	"platformapi/shared/groups/swaps/walletsenv"
+	"platformapi/shared/groups/wallets"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/swaps/walletsenv"
-	"platformapi/shared/wallets"
 )
 
 // Services are a wallet function's managed wallets and swaps, wired once

@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"platformapi/shared/app"
-	"platformapi/shared/credits"
+	"platformapi/shared/groups/credits"
 	"platformapi/shared/store"
 )
 

@@ -4,7 +4,7 @@ package main
 import (
 	"context"
 
-	"platformapi/shared/example"
+	"platformapi/shared/groups/example"
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/work"
 )

@@ -5,8 +5,8 @@ import (
 	"context"
 
 	"platformapi/shared/api"
-	"platformapi/shared/api/exampleapi"
-	"platformapi/shared/example"
+	"platformapi/shared/groups/example"
+	"platformapi/shared/groups/example/exampleapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )
 

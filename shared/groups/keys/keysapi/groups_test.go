@@ -1,0 +1,11 @@
+package keysapi_test
+
+import (
+	"platformapi/shared/apitest"
+	"platformapi/shared/groups/services/servicesapi"
+	"platformapi/shared/groups/webhooks/webhooksapi"
+)
+
+// The groups these tests reach besides apitest.Core: their package's
+// tests link only these.
+var _ = apitest.Serve(webhooksapi.Group, servicesapi.Group)

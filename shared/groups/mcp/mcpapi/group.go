@@ -1,0 +1,25 @@
+package mcpapi
+
+import (
+	"time"
+
+	"platformapi/shared/api"
+	"platformapi/shared/deploy"
+	"platformapi/shared/groups/services/servicesapi"
+	"platformapi/shared/ports"
+)
+
+// New is the MCP group on d (the services group's Deps: it serves the
+// same operations as tools).
+func New(d servicesapi.Deps) api.Group {
+	return api.Group{Name: "mcp", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}
+}
+
+// Group is the MCP group on p.
+func Group(p ports.Ports) (api.Group, error) { return New(servicesapi.PortsDeps(p)), nil }
+
+// Deploy is the MCP group's function: it opens the connections a tool
+// call names.
+var Deploy = deploy.Unit{Functions: []deploy.Function{
+	{Name: "mcp", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP},
+}}

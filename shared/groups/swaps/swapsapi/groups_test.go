@@ -1,0 +1,16 @@
+package swapsapi_test
+
+import (
+	"platformapi/shared/apitest"
+	"platformapi/shared/apitest/chaintest"
+	"platformapi/shared/groups/approvals/approvalsapi"
+	"platformapi/shared/groups/swaps/swapsapi"
+	"platformapi/shared/groups/wallets/walletsapi"
+)
+
+// The groups these tests reach besides apitest.Core: their package's
+// tests link only these.
+var _ = apitest.Serve(swapsapi.Group, walletsapi.Group, approvalsapi.Group)
+
+// The groups these tests serve on the development chain, wired together.
+var _ = chaintest.Serve(walletsapi.On, swapsapi.On)

@@ -1,0 +1,40 @@
+package walletsapi
+
+import (
+	"time"
+
+	"platformapi/shared/api"
+	"platformapi/shared/deploy"
+	"platformapi/shared/groups/swaps/walletsenv"
+	"platformapi/shared/groups/wallets"
+	"platformapi/shared/ports"
+	"platformapi/shared/work"
+)
+
+// New is the managed-wallets group on s, with its worker and recheck.
+func New(s walletsenv.Services) api.Group {
+	return api.Group{Name: "wallets", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, s) }, Work: s.Work(), Deploy: Deploy,
+		Services: services, Events: events}
+}
+
+// On is the managed-wallets group on the process's services of managed
+// wallets and swaps (the swaps group's On takes the same).
+func On(sh *walletsenv.Shared) api.NewGroup {
+	return func(p ports.Ports) (api.Group, error) { return New(sh.On(p)), nil }
+}
+
+// Group is the managed-wallets group of a process without chains: every
+// route answers 503.
+func Group(p ports.Ports) (api.Group, error) { return On(walletsenv.NewShared(nil))(p) }
+
+// Deploy is what the managed-wallets group deploys: the wallets queue, its
+// function (it seals new keys and opens them to sign), its worker and its
+// recheck.
+var Deploy = deploy.Unit{
+	Queues: []work.Queue{wallets.Queue},
+	Functions: []deploy.Function{
+		{Name: "wallets", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: walletsenv.Uses},
+		walletsenv.WorkerFunction,
+		walletsenv.RecheckFunction,
+	},
+}

@@ -1,0 +1,37 @@
+package webhooksapi
+
+import (
+	"time"
+
+	"platformapi/shared/api"
+	"platformapi/shared/deploy"
+	"platformapi/shared/groups/webhooks"
+	"platformapi/shared/ports"
+	"platformapi/shared/work"
+)
+
+// New is the webhooks group's operations on d; its work is
+// webhooks.Work's.
+func New(d Deps) api.Group {
+	return api.Group{Name: "webhooks", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+		Events: events}
+}
+
+// Group is the webhooks group on p, with its delivery worker and outbox
+// pass.
+func Group(p ports.Ports) (api.Group, error) {
+	q, private := p.Queue(work.Webhooks), webhooks.AllowPrivate(p.Getenv)
+	g := New(Deps{Store: p.Store, Sealer: p.Sealer, Queue: q, AllowPrivate: private})
+	g.Work = webhooks.Work(webhooks.WorkDeps{Store: p.Store, Sealer: p.Sealer, Queue: q, Now: p.Now, Logger: p.Logger,
+		AllowPrivate: private, Backoff: p.Backoff})
+	return g, nil
+}
+
+// Deploy is the webhooks group's function (it seals signing secrets), its
+// delivery worker and its outbox pass. The webhook queue is the kernel's
+// (work.Webhooks): every group sends to it.
+var Deploy = deploy.Unit{Functions: []deploy.Function{
+	{Name: "webhooks", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP},
+	webhooks.WorkerFunction,
+	webhooks.OutboxFunction,
+}}

@@ -1,0 +1,12 @@
+package webhooksapi_test
+
+import (
+	"platformapi/shared/apitest"
+	"platformapi/shared/groups/approvals/approvalsapi"
+	"platformapi/shared/groups/services/servicesapi"
+	"platformapi/shared/groups/webhooks/webhooksapi"
+)
+
+// The groups these tests reach besides apitest.Core: their package's
+// tests link only these.
+var _ = apitest.Serve(webhooksapi.Group, servicesapi.Group, approvalsapi.Group)

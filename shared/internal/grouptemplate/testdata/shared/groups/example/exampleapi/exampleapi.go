@@ -1,0 +1,47 @@
+// Package exampleapi is a throw-away endpoint group.
+package exampleapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"platformapi/shared/api"
+	"platformapi/shared/apierr"
+	"platformapi/shared/groups/example"
+	"platformapi/shared/ports"
+	"platformapi/shared/queue"
+)
+
+// Deps are the group's ports.
+type Deps struct {
+	Queue  queue.Queue
+	Logger *slog.Logger
+}
+
+// New is the group on d, with its worker.
+func New(d Deps) api.Group {
+	return api.Group{Name: "examples", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(example.WorkDeps{Queue: d.Queue, Logger: d.Logger}),
+		Deploy: example.Deploy, Services: services, Events: events}
+}
+
+// Group is the examples group on the process's ports, by name.
+func Group(p ports.Ports) (api.Group, error) {
+	return New(Deps{Queue: p.Queue(example.Queue), Logger: p.Logger}), nil
+}
+
+// Register adds the group's operation.
+func Register(k *api.Kernel, d Deps) error {
+	api.Register(k, "examples.create", http.StatusAccepted, func(ctx context.Context, _ *struct{}) (*api.Body[map[string]string], error) {
+		if d.Queue == nil {
+			return nil, apierr.New(apierr.ServiceUnavailable, "Examples are not available on this deployment.")
+		}
+		if err := d.Queue.Send(ctx, queue.Message{Body: []byte("{}")}); err != nil {
+			return nil, err
+		}
+		out := map[string]string{"status": "queued"}
+		k.Publish(ctx, eventQueued, out)
+		return api.Reply(out), nil
+	})
+	return nil
+}
