@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"errors"
+
 	"platformapi/shared/api"
 	"platformapi/shared/groups/projects/projectsapi"
 	"platformapi/shared/groups/usage/usageapi"
@@ -13,7 +14,8 @@ import (
 func main() {
 	httpedge.Serve("projects", func(ctx context.Context, e *httpedge.Env) (api.Group, error) {
 		projects, usage := projectsapi.New(projectsapi.Deps{Store: e.Store}), usageapi.New(usageapi.Deps{Store: e.Store})
-		projects.Register = func(k *api.Kernel) error { return errors.Join(projects.Register(k), usage.Register(k)) }
+		register := projects.Register
+		projects.Register = func(k *api.Kernel) error { return errors.Join(register(k), usage.Register(k)) }
 		return projects, nil
 	})
 }
