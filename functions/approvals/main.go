@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+
 	"platformapi/shared/api"
 	"platformapi/shared/groups/approvals/approvalsapi"
 	"platformapi/shared/lambdaedge/httpedge"

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+
 	"platformapi/shared/api"
 	"platformapi/shared/groups/connections/connectionsapi"
 	"platformapi/shared/lambdaedge/httpedge"

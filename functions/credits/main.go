@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"os"
+
 	"platformapi/shared/api"
 	"platformapi/shared/groups/credits/creditsapi"
 	"platformapi/shared/lambdaedge/httpedge"

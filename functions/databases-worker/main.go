@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/databases/dbsetup"
 	"platformapi/shared/lambdaedge"

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+
 	"platformapi/shared/api"
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/databases/databasesapi"

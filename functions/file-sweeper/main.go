@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/groups/files"
 	"platformapi/shared/lambdaedge"

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"os"
+
 	"platformapi/shared/api"
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/groups/files/filesapi"

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/lambdaedge"
 )

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+
 	"platformapi/shared/api"
 	"platformapi/shared/awsenv/secretseed"
 	"platformapi/shared/groups/credits/credittoken"

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"os"
+
 	"platformapi/shared/api"
 	"platformapi/shared/groups/mcp/mcpapi"
 	"platformapi/shared/groups/services/servicesapi"

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/groups/runs"
 	"platformapi/shared/lambdaedge"

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+
 	"platformapi/shared/api"
 	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/groups/runs"

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"os"
+
 	"platformapi/shared/api"
 	"platformapi/shared/groups/services/servicesapi"
 	"platformapi/shared/lambdaedge/httpedge"

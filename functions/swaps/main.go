@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+
 	"platformapi/shared/api"
 	"platformapi/shared/groups/swaps/swapsapi"
 	"platformapi/shared/lambdaedge/httpedge"

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+
 	"platformapi/shared/groups/trading/tradingenv"
 	"platformapi/shared/lambdaedge"
 )

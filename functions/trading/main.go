@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+
 	"platformapi/shared/api"
 	"platformapi/shared/groups/trading/tradingapi"
 	"platformapi/shared/groups/trading/tradingenv"

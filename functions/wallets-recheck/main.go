@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+
 	"platformapi/shared/groups/swaps/walletsenv"
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/lambdaedge/walletslambda"

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+
 	"platformapi/shared/api"
 	"platformapi/shared/groups/wallets/walletsapi"
 	"platformapi/shared/lambdaedge/httpedge"

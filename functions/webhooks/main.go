@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"os"
+
 	"platformapi/shared/api"
 	"platformapi/shared/groups/webhooks"
 	"platformapi/shared/groups/webhooks/webhooksapi"
