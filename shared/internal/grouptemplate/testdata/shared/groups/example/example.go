@@ -1,5 +1,5 @@
 // Package example is a throw-away group's domain: it queues a note and its
-// worker marks it done.
+// worker marks it done in the table.
 package example
 
 import (
@@ -10,6 +10,7 @@ import (
 	"platformapi/shared/deploy"
 	"platformapi/shared/ports"
 	"platformapi/shared/queue"
+	"platformapi/shared/store"
 	"platformapi/shared/work"
 )
 
@@ -27,15 +28,26 @@ var Deploy = deploy.Unit{
 	},
 }
 
-// Worker handles the examples queue.
-type Worker struct{ Logger *slog.Logger }
+// Done is where the worker marks the note whose id is the message's body.
+func Done(id string) store.Key { return store.Key{PK: "example", SK: id} }
 
-// HandleBatch handles every message.
+// Worker handles the examples queue.
+type Worker struct {
+	Store  store.Store
+	Logger *slog.Logger
+}
+
+// HandleBatch marks every message's note done; a message whose mark failed
+// is delivered again.
 func (w *Worker) HandleBatch(ctx context.Context, ms []queue.Received) []string {
+	var failed []string
 	for _, m := range ms {
-		w.Logger.Info("example", "id", m.ID)
+		if err := w.Store.Put(ctx, store.NewItem(Done(string(m.Body)))); err != nil {
+			w.Logger.Warn("example not marked", "id", m.ID, "err", err)
+			failed = append(failed, m.ID)
+		}
 	}
-	return nil
+	return failed
 }
 
 // Work is the worker on q.
@@ -43,14 +55,15 @@ func (w *Worker) Work(q queue.Queue) work.Worker {
 	return work.Worker{Name: Queue.Consumer, Queue: q, Handle: w.HandleBatch, Batch: 10, Visibility: time.Minute}
 }
 
-// WorkDeps are what the group's work uses: the examples queue and the
-// logger.
+// WorkDeps are what the group's work uses: the table, the examples queue
+// and the logger.
 type WorkDeps struct {
+	Store  store.Store
 	Queue  queue.Queue
 	Logger *slog.Logger
 }
 
 // GroupWork is the group's work: its worker on its queue.
 func GroupWork(d WorkDeps) ports.Work {
-	return ports.Work{Workers: []work.Worker{(&Worker{Logger: ports.Log(d.Logger, Queue.Consumer)}).Work(d.Queue)}}
+	return ports.Work{Workers: []work.Worker{(&Worker{Store: d.Store, Logger: ports.Log(d.Logger, Queue.Consumer)}).Work(d.Queue)}}
 }

@@ -1,9 +1,11 @@
 package exampleapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"platformapi/shared/apitest"
 	"platformapi/shared/groups/example"
@@ -13,11 +15,22 @@ import (
 
 var _ = apitest.Serve(exampleapi.Group)
 
-func TestAnExampleIsQueuedAndItsWorkerRuns(t *testing.T) {
+// A queued example is marked done by the group's worker, on the queue and
+// the table the served group was given.
+func TestAQueuedExampleIsMarkedDoneByItsWorker(t *testing.T) {
 	e := apitest.New(t)
 	root, _ := e.RootKey(10, nil)
-	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/examples", Key: root, Idem: apitest.Idem()}), 202)
+	var out struct{ ID string }
+	if err := json.Unmarshal(e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/examples", Key: root, Idem: apitest.Idem()}), 202).Raw, &out); err != nil || out.ID == "" {
+		t.Fatalf("no id queued: %v", err)
+	}
 	e.StartWorker(example.Queue.Consumer)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if _, err := e.Store.Get(context.Background(), example.Done(out.ID)); err == nil {
+			return
+		}
+	}
+	t.Fatalf("the worker never marked %s done", out.ID)
 }
 
 // The group's catalogue entries reach the whole catalogues through the

@@ -5,29 +5,33 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"platformapi/shared/api"
 	"platformapi/shared/apierr"
 	"platformapi/shared/groups/example"
+	"platformapi/shared/ids"
 	"platformapi/shared/ports"
 	"platformapi/shared/queue"
+	"platformapi/shared/store"
 )
 
 // Deps are the group's ports.
 type Deps struct {
+	Store  store.Store
 	Queue  queue.Queue
 	Logger *slog.Logger
 }
 
 // New is the group on d, with its worker.
 func New(d Deps) api.Group {
-	return api.Group{Name: "examples", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(example.WorkDeps{Queue: d.Queue, Logger: d.Logger}),
+	return api.Group{Name: "examples", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(example.WorkDeps{Store: d.Store, Queue: d.Queue, Logger: d.Logger}),
 		Deploy: example.Deploy, Services: services, Events: events}
 }
 
 // Group is the examples group on the process's ports, by name.
 func Group(p ports.Ports) (api.Group, error) {
-	return New(Deps{Queue: p.Queue(example.Queue), Logger: p.Logger}), nil
+	return New(Deps{Store: p.Store, Queue: p.Queue(example.Queue), Logger: p.Logger}), nil
 }
 
 // Register adds the group's operation.
@@ -36,10 +40,11 @@ func Register(k *api.Kernel, d Deps) error {
 		if d.Queue == nil {
 			return nil, apierr.New(apierr.ServiceUnavailable, "Examples are not available on this deployment.")
 		}
-		if err := d.Queue.Send(ctx, queue.Message{Body: []byte("{}")}); err != nil {
+		id := ids.New("ex", time.Now())
+		if err := d.Queue.Send(ctx, queue.Message{Body: []byte(id)}); err != nil {
 			return nil, err
 		}
-		out := map[string]string{"status": "queued"}
+		out := map[string]string{"id": id, "status": "queued"}
 		k.Publish(ctx, eventQueued, out)
 		return api.Reply(out), nil
 	})
