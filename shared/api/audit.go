@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -203,8 +204,10 @@ func (k *Kernel) recordAudit(r *http.Request, rt *routes.Route, p *Principal, pa
 	if !named.IsZero() {
 		e.Name(e.RequestID, named)
 	}
-	if st != nil && st.owed != nil {
-		k.recordOwed(r.Context(), e, st.owed)
+	if st != nil {
+		for i := range st.owed {
+			k.recordOwed(r.Context(), e, &st.owed[i])
+		}
 	}
 	for i := range inherited {
 		k.recordOwed(r.Context(), e, &inherited[i])
@@ -249,6 +252,18 @@ func (k *Kernel) nameCharge(ctx context.Context) *idempotency.Charged {
 	}
 	name := st.NameCharge()
 	return &idempotency.Charged{Micro: charged, RequestID: name.RequestID, AtMilli: name.AtMilli}
+}
+
+// owedBy is what the request in ctx owes to earlier attempts' events, to
+// store with its answer.
+func owedBy(ctx context.Context) []idempotency.Charged {
+	st := stateFrom(ctx)
+	if st == nil {
+		return nil
+	}
+	st.outcome.mu.Lock()
+	defer st.outcome.mu.Unlock()
+	return slices.Clone(st.inherited)
 }
 
 // recordOwed writes again the event of the call whose stored answer the

@@ -536,7 +536,10 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 		}
 		w.Header().Set("Idempotent-Replayed", "true")
 		if st := stateFrom(r.Context()); st != nil {
-			st.owed = replay.Charged
+			if replay.Charged != nil {
+				st.owed = append(st.owed, *replay.Charged)
+			}
+			st.owed = append(st.owed, replay.Owed...)
 		}
 		if replay.Status >= 400 {
 			// A stored problem never passes through WriteProblem again:
@@ -577,7 +580,7 @@ func (k *Kernel) idempotent(w http.ResponseWriter, r *http.Request, rt routes.Ro
 	if rec.status >= 300 {
 		unit = nil // only a success commits its writes
 	}
-	resp := idempotency.Response{Status: rec.status, Headers: replayHeaders(rt, rec.held), Body: rec.body.Bytes(), Charged: k.nameCharge(r.Context())}
+	resp := idempotency.Response{Status: rec.status, Headers: replayHeaders(rt, rec.held), Body: rec.body.Bytes(), Charged: k.nameCharge(r.Context()), Owed: owedBy(r.Context())}
 	if rt.Secret {
 		if resp.Sealed, err = k.cfg.Sealer.Seal(done, resp.Body, replayBinding(scope, idemKey)); err != nil {
 			// Without a sealed copy nothing may be stored; the claim then

@@ -46,13 +46,13 @@ type requestState struct {
 	shipped *audit.Event
 	// named is when the request's audit event occurred, fixed when it
 	// took a credit hold (NameCharge) or when its charged answer was
-	// stored (nameCharge); owed is the charge of the call whose answer
-	// this request replays, inherited the charges of holds earlier
+	// stored (nameCharge); owed are the charges of the call whose answer
+	// this request replays (its own and those it owed), inherited the charges of holds earlier
 	// attempts of its call took, each owed to that attempt's event (see
 	// recordAudit). now is the kernel's clock. named and inherited are
 	// guarded by outcome.mu.
 	named     time.Time
-	owed      *idempotency.Charged
+	owed      []idempotency.Charged
 	inherited []idempotency.Charged
 	now       func() time.Time
 	// invocation names the Lambda invocation and its trace (see

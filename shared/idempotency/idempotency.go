@@ -115,6 +115,10 @@ type Response struct {
 	// Charged is what the operation charged and which request's audit
 	// event reports it, for a response whose operation charged credits.
 	Charged *Charged `json:"charged,omitempty"`
+	// Owed are the charges of earlier attempts of the call that this
+	// answer's request found and owed to those attempts' events: a replay
+	// writes them again too, since the request may have died before it did.
+	Owed []Charged `json:"owed,omitempty"`
 }
 
 // Charged is a stored response's charge and the request that made it. The

@@ -123,3 +123,63 @@ func TestARetryAfterALostAnswerAuditsTheCallsChargeOnce(t *testing.T) {
 		}
 	})
 }
+
+// dropping loses the events drop names, as processes that die after
+// storing an answer and before writing its events do.
+type dropping struct {
+	*audit.Recorder
+	drop atomic.Pointer[func(audit.Event) bool]
+}
+
+func (d *dropping) Record(ctx context.Context, e audit.Event) error {
+	if f := d.drop.Load(); f != nil && (*f)(e) {
+		return nil
+	}
+	return d.Recorder.Record(ctx, e)
+}
+
+// A call's first attempt took its hold and died before its event and its
+// answer; the retry owed the charge to that attempt's event and died after
+// storing its answer, before writing the owed event. The stored answer
+// keeps what the retry owed, so the replay that answers the next retry
+// writes it: the charge is audited once, under the first attempt.
+func TestAChargeOwedToALostAttemptIsAuditedByTheReplayOfItsRetry(t *testing.T) {
+	rec := &dropping{}
+	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
+		since := e.Clock.Now()
+		root, key := e.RootKey(1, nil)
+		idem := apitest.Idem()
+		call := invokeReq(root, idem, "memory.write", map[string]any{"text": "owed twice"})
+		charged := func(ev audit.Event) bool { return ev.ChargedMicro > 0 && !ev.IdempotentReplayed }
+		rec.drop.Store(&charged)
+		first := e.Must(e.Do(call), 200)
+		if err := e.Store.Delete(context.Background(), store.Key{PK: "idem#" + key.Str("id") + "#" + idem, SK: "idem"}); err != nil {
+			t.Fatal(err)
+		}
+		firstID := first.Header.Get("X-Request-Id")
+		owedToFirst := func(ev audit.Event) bool { return ev.RequestID == firstID }
+		rec.drop.Store(&owedToFirst)
+		e.Clock.Advance(time.Second)
+		if r := e.Must(e.Do(call), 200); r.Header.Get("Idempotent-Replayed") == "true" {
+			t.Fatal("the retry replayed a stored answer: the test tests nothing")
+		}
+		rec.drop.Store(nil)
+		if r := e.Must(e.Do(call), 200); r.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatal("the third attempt did not replay the retry's answer")
+		}
+		until := closeHour(t, e)
+		evs := byRequest(listAll(t, e, root, rangeQuery(since, until)))
+		const op = "services.invoke.cloud-superbrain.memory.write"
+		var total int64
+		for _, es := range evs {
+			for _, ev := range es {
+				if ev["operation"] == op {
+					total += micro(ev["chargedCredits"].(float64))
+				}
+			}
+		}
+		if spent := 1_000_000 - micro(e.Balance(root)); spent != 10_000 || total != spent || len(evs[firstID]) != 1 {
+			t.Fatalf("the account spent %d micro-credits on the call; its events charge %d, %d of them under the first attempt", spent, total, len(evs[firstID]))
+		}
+	}, apitest.Options{Audit: func(r *audit.Recorder) api.AuditRecorder { rec.Recorder = r; return rec }})
+}
