@@ -125,8 +125,28 @@ const (
 // Start runs the emulator for cfg and waits until it accepts invocations.
 // As on Lambda the function's init runs at the first invocation, whose
 // error then is a *FunctionError of Phase "init".
+//
+// The emulator takes its two loopback addresses on the command line, so
+// they are chosen free and then handed over: another process may take one
+// in between. An emulator that could not bind exits at once; Start then
+// tries again on new addresses.
 func Start(ctx context.Context, cfg Config) (*Function, error) {
 	cfg = withDefaults(cfg)
+	for attempt := 1; ; attempt++ {
+		f, err := start(ctx, cfg)
+		if errors.Is(err, errAddrTaken) && attempt < startAttempts {
+			continue
+		}
+		return f, err
+	}
+}
+
+// startAttempts bounds Start's retries on an address taken meanwhile.
+const startAttempts = 5
+
+var errAddrTaken = errors.New("address taken")
+
+func start(ctx context.Context, cfg Config) (*Function, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -150,21 +170,87 @@ func Start(ctx context.Context, cfg Config) (*Function, error) {
 		f.exitErr = f.cmd.Wait()
 		close(f.exited)
 	}()
+	// A connection proves only that something listens on an address: it
+	// is the emulator's own once its process holds the listening socket
+	// (the runtime API binds on a goroutine of its own, so the first
+	// address alone says nothing of the second).
+	for _, a := range []string{addr, runtimeAddr} {
+		if err := f.awaitListening(ctx, a); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// awaitListening waits until the emulator's process listens on addr, the
+// emulator exits, or ctx ends.
+func (f *Function) awaitListening(ctx context.Context, addr string) error {
 	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return f, nil
+		if f.listensOn(addr) {
+			return nil
 		}
 		select {
 		case <-f.exited:
-			return nil, fmt.Errorf("lambdarie: emulator for %s exited (%v):\n%s", cfg.Name, f.exitErr, f.out.String())
+			err := fmt.Errorf("lambdarie: emulator for %s exited (%v):\n%s", f.cfg.Name, f.exitErr, f.out.String())
+			if strings.Contains(f.out.String(), "address already in use") {
+				err = fmt.Errorf("%w: %w", errAddrTaken, err)
+			}
+			return err
 		case <-ctx.Done():
 			_ = f.Stop()
-			return nil, fmt.Errorf("lambdarie: emulator for %s did not listen: %w", cfg.Name, ctx.Err())
+			return fmt.Errorf("lambdarie: emulator for %s did not listen: %w", f.cfg.Name, ctx.Err())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// listensOn tells whether the emulator's process holds the socket that
+// listens on addr, read from /proc where there is one; elsewhere a
+// connection accepted on addr has to do.
+func (f *Function) listensOn(addr string) bool {
+	inodes, err := listeningInodes(addr)
+	if err != nil {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}
+	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", f.cmd.Process.Pid))
+	for _, fd := range fds {
+		if target, err := os.Readlink(fd); err == nil && inodes[target] {
+			return true
+		}
+	}
+	return false
+}
+
+// listeningInodes is the set of "socket:[inode]" links of the IPv4 sockets
+// in LISTEN state on addr, from /proc/net/tcp.
+func listeningInodes(addr string) (map[string]bool, error) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, err
+	}
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return nil, err
+	}
+	const listen = "0A"
+	local := fmt.Sprintf(":%04X", p)
+	inodes := map[string]bool{}
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+		fields := strings.Fields(line)
+		if len(fields) > 9 && strings.HasSuffix(fields[1], local) && fields[3] == listen {
+			inodes["socket:["+fields[9]+"]"] = true
+		}
+	}
+	return inodes, nil
 }
 
 func withDefaults(c Config) Config {
@@ -361,7 +447,9 @@ func (f *Function) Stop() error {
 	return f.stopErr
 }
 
-func freeAddr() (string, error) {
+// freeAddr picks a loopback address nobody listens on at the moment; a
+// variable so a test can hand out one that is taken.
+var freeAddr = func() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("lambdarie: listen: %w", err)
