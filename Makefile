@@ -35,7 +35,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # AWS's runtime interface emulator (aws-lambda-rie), which runs the function
 # binaries in the Lambda tests and in `make stack`: pinned, fetched from the
 # module proxy and built into .cache, not into the user's GOPATH.
-# shared/lambdarie.Version must agree (a test holds them together); the
+# shared/harness/lambdarie.Version must agree (a test holds them together); the
 # tests build the same path themselves when it is missing.
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 RIE := .cache/tools/aws-lambda-rie@$(RIE_VERSION)/aws-lambda-rie

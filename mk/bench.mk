@@ -13,13 +13,13 @@
 #                     journal (with its flusher's CPU), the access line's
 #                     metric block and the whole line (jsonlog against
 #                     slog's JSON handler), the whole enforce path of a read
-#                     and of an idempotent write: shared/bench's
+#                     and of an idempotent write: shared/harness/bench's
 #                     BenchmarkRequest, whose allocs/op are a request's), a
 #                     4 MiB file upload and download on embedded storage, in
 #                     MB/s, the managed databases: API over bare SQLite,
 #                     and a wallet policy's worst case (50 rules, 2,000 spends)
 #
-# The full run (shared/bench) goes through .ci/with-moto, so that storage
+# The full run (shared/harness/bench) goes through .ci/with-moto, so that storage
 # round trips are counted at the SDK against moto, or against LocalStack when
 # AWS_ENDPOINT_URL is set. It prints a table, then one JSON object as the
 # last line of output. Flags pass through BENCH_ARGS, e.g.
@@ -42,6 +42,6 @@ bench-smoke:
 	.ci/with-moto $(GO) run ./functions/local bench -duration 1s -warmup 0s -rounds 2 -cold-starts 2 -samples 2
 
 bench-micro:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/groups/keys ./shared/limits ./shared/store/boltstore ./shared/audit ./shared/emf ./shared/jsonlog ./shared/idempotency ./shared/bench ./shared/groups/files ./shared/groups/databases ./shared/groups/wallets/policy
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/groups/keys ./shared/domain/limits ./shared/adapters/store/boltstore ./shared/domain/audit ./shared/base/emf ./shared/base/jsonlog ./shared/domain/idempotency ./shared/harness/bench ./shared/groups/files ./shared/groups/databases ./shared/groups/wallets/policy
 
 .DEFAULT_GOAL := $(bench_saved_goal)

@@ -1,7 +1,7 @@
 # mk/catalogue.mk: the whole service and webhook event catalogues. The root
 # Makefile includes it.
 #
-#   make catalogue        rewrite shared/catalog/zz_services.go and
+#   make catalogue        rewrite shared/base/catalog/zz_services.go and
 #                         shared/groups/webhooks/zz_events.go from what each group
 #                         declares (api.Group.Services and Events); run it
 #                         before make openapi and make docs-gen, which read them

@@ -1,5 +1,5 @@
 # mk/contracts.mk: the Solidity contracts of the local development chain
-# (shared/chain/contracts: TestToken, Pool) and their Go bindings. The root
+# (shared/base/chain/contracts: TestToken, Pool) and their Go bindings. The root
 # Makefile includes it.
 #
 #   make contracts        compile with the pinned solc and regenerate the
@@ -29,7 +29,7 @@ contracts_saved_goal := $(.DEFAULT_GOAL)
 
 GO ?= go
 SOLC_VERSION := 0.8.28
-CONTRACTS_DIR := shared/chain/contracts
+CONTRACTS_DIR := shared/base/chain/contracts
 CONTRACTS := TestToken Pool
 CONTRACTS_CACHE := $(CURDIR)/.cache/contracts
 CONTRACTS_NPM_CACHE ?= $(CURDIR)/.cache/npm

@@ -3,7 +3,7 @@
 #
 #   make fuzz                 every target for FUZZTIME (default 30s), one at a time
 #   make fuzz FUZZTIME=5m     longer
-#   make fuzz FUZZ_TARGETS="shared/strictjson:FuzzCheck"   a subset
+#   make fuzz FUZZ_TARGETS="shared/base/strictjson:FuzzCheck"   a subset
 #
 # Seed corpora live in each package's testdata/fuzz/<FuzzName>/ (plus f.Add
 # seeds); plain `go test` replays them, so a crasher once committed there
@@ -17,19 +17,19 @@ fuzz_saved_goal := $(.DEFAULT_GOAL)
 GO ?= go
 FUZZTIME ?= 30s
 FUZZ_TARGETS ?= \
-	shared/strictjson:FuzzCheck \
+	shared/base/strictjson:FuzzCheck \
 	shared/groups/approvals:FuzzCanonical \
 	shared/groups/keys:FuzzParseSecret \
 	shared/groups/keys:FuzzExpand \
 	shared/groups/webhooks:FuzzCheckURL \
 	shared/groups/webhooks:FuzzRefusedReason \
-	shared/paging:FuzzCursor \
+	shared/domain/paging:FuzzCursor \
 	shared/groups/credits/credittoken:FuzzVerify \
 	shared/groups/credits/topup:FuzzTopUpAmount \
 	shared/groups/credits/x402:FuzzDecodePaymentPayload \
 	shared/groups/credits/x402:FuzzParseUint256 \
-	shared/redact:FuzzSecrets \
-	shared/decimal:FuzzParse \
+	shared/base/redact:FuzzSecrets \
+	shared/base/decimal:FuzzParse \
 	shared/groups/files:FuzzParseFileName \
 	shared/groups/wallets/policy:FuzzPolicy \
 	shared/groups/wallets/signing:FuzzTypedDataDigest \

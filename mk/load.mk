@@ -2,10 +2,10 @@
 # Makefile includes it.
 #
 #   make load   drives one key, one account, charged calls and audit events
-#               through shared/store/throttlestore (DynamoDB's per-partition
+#               through shared/adapters/store/throttlestore (DynamoDB's per-partition
 #               limits divided by 100) on a simulated clock, and prints what
 #               each run answered and what was throttled. It takes a second;
-#               make test runs the same test with the rest of shared/bench.
+#               make test runs the same test with the rest of shared/harness/bench.
 
 load_saved_goal := $(.DEFAULT_GOAL)
 
@@ -14,6 +14,6 @@ GO ?= go
 .PHONY: load
 
 load:
-	set -o pipefail; $(GO) test -count=1 -run 'TestTheScaledTargetsPassWithoutThrottles|TestWhatStillHasOneHotItemIsThrottledPastItsCeiling' -v ./shared/bench | grep -E 'scale_test|^(ok|FAIL|---)'
+	set -o pipefail; $(GO) test -count=1 -run 'TestTheScaledTargetsPassWithoutThrottles|TestWhatStillHasOneHotItemIsThrottledPastItsCeiling' -v ./shared/harness/bench | grep -E 'scale_test|^(ok|FAIL|---)'
 
 .DEFAULT_GOAL := $(load_saved_goal)

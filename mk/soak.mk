@@ -1,4 +1,4 @@
-# mk/soak.mk: the fault-injecting model of the server (shared/soak). The
+# mk/soak.mk: the fault-injecting model of the server (shared/harness/soak). The
 # root Makefile includes it.
 #
 #   make soak                           seed 1 for 10 minutes
@@ -23,6 +23,6 @@ SOAK_BACKEND ?=
 .PHONY: soak
 soak: ## the fault-injecting soak: SEED, DURATION, SOAK_BACKEND=aws
 	$(if $(filter aws,$(SOAK_BACKEND)),.ci/with-moto) env SOAK_SEED=$(SEED) SOAK_DURATION=$(DURATION) SOAK_STRICT=1 SOAK_BACKEND=$(SOAK_BACKEND) \
-		$(GO) test -count=1 -v -timeout 0 -run '^TestASeededRunKeepsEveryInvariant$$' ./shared/soak/
+		$(GO) test -count=1 -v -timeout 0 -run '^TestASeededRunKeepsEveryInvariant$$' ./shared/harness/soak/
 
 .DEFAULT_GOAL := $(soak_saved_goal)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"platformapi/shared/audit"
-	"platformapi/shared/audit/auditstream"
+	"platformapi/shared/domain/audit"
+	"platformapi/shared/domain/audit/auditstream"
 	"platformapi/shared/lambdaedge"
 )
 

@@ -8,10 +8,10 @@ import (
 	"context"
 	"errors"
 
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/databases/dbsetup"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/work"
 )
 
 func main() {

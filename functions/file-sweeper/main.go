@@ -9,7 +9,7 @@ package main
 import (
 	"context"
 
-	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/adapters/blob/s3blob"
 	"platformapi/shared/groups/files"
 	"platformapi/shared/lambdaedge"
 )

@@ -6,8 +6,8 @@ import (
 	"context"
 	"os"
 
+	"platformapi/shared/adapters/blob/s3blob"
 	"platformapi/shared/api"
-	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/groups/files/filesapi"
 	"platformapi/shared/lambdaedge/httpedge"
 )

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"os"
 
+	"platformapi/shared/adapters/awsenv/secretseed"
 	"platformapi/shared/api"
-	"platformapi/shared/awsenv/secretseed"
 	"platformapi/shared/groups/credits/credittoken"
 	"platformapi/shared/groups/keys/keysapi"
 	"platformapi/shared/lambdaedge/httpedge"

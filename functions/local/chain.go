@@ -15,8 +15,8 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"platformapi/shared/app"
-	"platformapi/shared/chain"
-	"platformapi/shared/chain/devchain"
+	"platformapi/shared/base/chain"
+	"platformapi/shared/base/chain/devchain"
 )
 
 // openChain starts the local development chain under DATA_DIR/chain (its

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/store/boltstore"
 	"platformapi/shared/groups/credits"
-	"platformapi/shared/store"
-	"platformapi/shared/store/boltstore"
 )
 
 // The crash suite's timings: short request, run and hold deadlines, so that

@@ -26,12 +26,12 @@ import (
 	"syscall"
 	"time"
 
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/app"
-	"platformapi/shared/bench"
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/harness/bench"
+	"platformapi/shared/harness/soak/faults"
 	"platformapi/shared/platform"
-	"platformapi/shared/soak/faults"
-	"platformapi/shared/work"
 )
 
 func main() {

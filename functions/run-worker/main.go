@@ -6,10 +6,10 @@ import (
 	"context"
 	"errors"
 
-	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/adapters/blob/s3blob"
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/groups/runs"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/work"
 )
 
 func main() {

@@ -5,8 +5,8 @@ package main
 import (
 	"context"
 
+	"platformapi/shared/adapters/blob/s3blob"
 	"platformapi/shared/api"
-	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/groups/runs"
 	"platformapi/shared/groups/runs/runsapi"
 	"platformapi/shared/lambdaedge/httpedge"

@@ -9,10 +9,10 @@ package main
 import (
 	"context"
 
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/groups/wallets"
 	"platformapi/shared/lambdaedge"
 	"platformapi/shared/lambdaedge/walletslambda"
-	"platformapi/shared/work"
 )
 
 func main() {

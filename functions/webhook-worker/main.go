@@ -8,9 +8,9 @@ import (
 	"errors"
 	"os"
 
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/groups/webhooks"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/work"
 )
 
 func main() {

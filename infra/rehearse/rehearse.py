@@ -118,7 +118,7 @@ def expectations(env, template, ddb, sqs):
     else:
         # moto's CloudFormation does not apply TimeToLiveSpecification:
         # the template is checked instead (the code never depends on the
-        # physical deletion, see shared/store).
+        # physical deletion, see shared/adapters/store).
         spec = [r for r in template["Resources"].values() if r["Type"] == "AWS::DynamoDB::Table"][0]["Properties"]["TimeToLiveSpecification"]
         check(spec == {"AttributeName": "expiresAt", "Enabled": True}, "the template expires items by expiresAt (the emulator does not apply TTL)")
     for name, receives in (("WEBHOOK_QUEUE_URL", 8), ("RUNS_QUEUE_URL", 3), ("DATABASES_QUEUE_URL", 3), ("WALLETS_QUEUE_URL", 10)):

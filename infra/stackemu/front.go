@@ -17,7 +17,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"platformapi/shared/lambdarie"
+	"platformapi/shared/harness/lambdarie"
 )
 
 // route is one AWS::ApiGatewayV2::Route: its key and the function its

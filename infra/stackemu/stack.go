@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
-	"platformapi/shared/lambdarie"
+	"platformapi/shared/harness/lambdarie"
 )
 
 // Options configures Up.

@@ -28,9 +28,9 @@ import (
 
 	"platformapi/infra/stackemu"
 	"platformapi/infra/stacks"
-	"platformapi/shared/awsenv/awstest"
+	"platformapi/shared/adapters/awsenv/awstest"
 	"platformapi/shared/groups/credits/credittoken"
-	"platformapi/shared/lambdarie"
+	"platformapi/shared/harness/lambdarie"
 )
 
 const moduleRoot = "../.."

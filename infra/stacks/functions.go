@@ -4,10 +4,10 @@ import (
 	"slices"
 	"time"
 
-	"platformapi/shared/deploy"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/work"
+	"platformapi/shared/base/routes"
 	"platformapi/shared/platform"
-	"platformapi/shared/routes"
-	"platformapi/shared/work"
 )
 
 // Function is one Lambda as infra deploys it: its declaration (its

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/deploy"
-	"platformapi/shared/routes"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/base/routes"
 )
 
 // TestFunctionTableIsConsistent checks what CloudFormation would only

@@ -5,7 +5,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"platformapi/shared/deploy"
+	"platformapi/shared/adapters/deploy"
 )
 
 // nagAllow records, on the construct and its children, that a cdk-nag

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
-	"platformapi/shared/deploy"
-	"platformapi/shared/emf"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/base/emf"
 )
 
 // Tracing. Every function has X-Ray active tracing (see addFunction):
@@ -51,7 +51,7 @@ const (
 )
 
 // tableOperations are the DynamoDB operations the store issues
-// (shared/store/dynamostore); an alarm's metric math sums at most ten.
+// (shared/adapters/store/dynamostore); an alarm's metric math sums at most ten.
 var tableOperations = []awsdynamodb.Operation{
 	awsdynamodb.Operation_GET_ITEM, awsdynamodb.Operation_BATCH_GET_ITEM, awsdynamodb.Operation_QUERY,
 	awsdynamodb.Operation_PUT_ITEM, awsdynamodb.Operation_UPDATE_ITEM, awsdynamodb.Operation_DELETE_ITEM,
@@ -107,7 +107,7 @@ func kmsRate() awscloudwatch.IMetric {
 
 // addDashboard draws, on one page, what the alarms watch and what explains
 // them: the API, latency per group, errors and throttles per function, the
-// queues, the table, KMS, and the application's own metrics (shared/emf).
+// queues, the table, KMS, and the application's own metrics (shared/base/emf).
 func (s *PlatformStack) addDashboard() {
 	graph := func(title string, width float64, left ...awscloudwatch.IMetric) awscloudwatch.IWidget {
 		return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{Title: jsii.String(title), Width: jsii.Number(width), Height: jsii.Number(6), Left: &left})

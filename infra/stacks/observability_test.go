@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
-	"platformapi/shared/deploy"
-	"platformapi/shared/emf"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/base/emf"
 )
 
 // Every function is traced by X-Ray (active tracing) and may write its

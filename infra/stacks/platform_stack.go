@@ -32,10 +32,10 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"platformapi/shared/audit"
-	"platformapi/shared/awsenv"
-	"platformapi/shared/deploy"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/awsenv"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/work"
+	"platformapi/shared/domain/audit"
 )
 
 // PlatformStackProps configure one deployment.

@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
-	"platformapi/shared/audit"
-	"platformapi/shared/awsenv"
-	"platformapi/shared/deploy"
+	"platformapi/shared/adapters/awsenv"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/domain/audit"
 )
 
 // TestTemplateHoldsExactlyTheResourcesTheFunctionTableImplies proves nothing

@@ -12,9 +12,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/audit"
-	"platformapi/shared/jsonlog"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/jsonlog"
+	"platformapi/shared/domain/audit"
 )
 
 // records keeps the records a kernel logs; it is no *jsonlog.Handler, so

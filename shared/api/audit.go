@@ -7,13 +7,13 @@ import (
 	"sync"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/audit"
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/redact"
+	"platformapi/shared/base/routes"
+	"platformapi/shared/domain/audit"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/redact"
-	"platformapi/shared/routes"
 )
 
 // AuditRecorder keeps the audit event of a request. Record is

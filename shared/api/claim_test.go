@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 	"testing"
 	"time"
 
-	"platformapi/shared/idempotency"
+	"platformapi/shared/domain/idempotency"
 )
 
 // claimDeadProcess claims an Idempotency-Key as a request would, then never

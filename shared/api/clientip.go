@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"time"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 )
 
 // SocketAddr is the client address as the socket saw it: the default of

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // codeSample is one entry of the x-codeSamples extension (Redoc's and

@@ -18,7 +18,7 @@ import (
 // (context_internal_test.go) measures both ways, edge to answer: 0
 // allocations against the context package's 7 (480 B), 0.9 against 4.5 µs
 // of CPU on the development machine (2026-11-29); BenchmarkRequest
-// (shared/bench) shows the whole request (docs/benchmarks.md).
+// (shared/harness/bench) shows the whole request (docs/benchmarks.md).
 //
 // The deadline costs no timer until something asks for Done: Err compares
 // the clock with the deadline, and Done makes a real context.WithDeadline

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"platformapi/shared/api"
-	"platformapi/shared/apitest"
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
+	"platformapi/shared/harness/apitest"
 )
 
 var ctxProbe = routes.Route{

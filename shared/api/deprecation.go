@@ -7,7 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // announceDeprecation states a deprecated route's policy on a response

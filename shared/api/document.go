@@ -12,7 +12,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // Lists are never null on the wire (Page.Data and every list field is

@@ -16,16 +16,16 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/accounts"
-	"platformapi/shared/apierr"
-	"platformapi/shared/catalog"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/routes"
+	"platformapi/shared/domain/accounts"
+	"platformapi/shared/domain/idempotency"
+	"platformapi/shared/domain/limits"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/credits/credittoken"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/limits"
-	"platformapi/shared/routes"
-	"platformapi/shared/store"
 )
 
 // Principal is who is calling: the key chain (root first, caller last) or,

@@ -10,11 +10,11 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/blob"
-	"platformapi/shared/envelope"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
 )
 
 // unavailableRetryAfter is what we ask clients to wait when a backend

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/blob"
-	"platformapi/shared/envelope"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
 )
 
 // An outage of any backing service, the key service included, is a 503

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/awsenv"
-	"platformapi/shared/awsenv/awstest"
-	"platformapi/shared/store"
-	"platformapi/shared/store/dynamostore"
-	"platformapi/shared/testkit/teststores"
+	"platformapi/shared/adapters/awsenv"
+	"platformapi/shared/adapters/awsenv/awstest"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/store/dynamostore"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/harness/apitest"
 )
 
 // A storage outage in the middle of a write answers 503 with Retry-After and

@@ -11,9 +11,9 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"platformapi/shared/api"
-	"platformapi/shared/apitest"
+	"platformapi/shared/base/routes"
+	"platformapi/shared/harness/apitest"
 	"platformapi/shared/platform"
-	"platformapi/shared/routes"
 )
 
 func TestPublicEndpointsAnswerAtRootAndUnderV1(t *testing.T) {

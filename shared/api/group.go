@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"slices"
 
-	"platformapi/shared/catalog"
-	"platformapi/shared/deploy"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/routes"
 	"platformapi/shared/groups/webhooks/eventdef"
-	"platformapi/shared/ports"
-	"platformapi/shared/routes"
-	"platformapi/shared/work"
 )
 
 // Group is one endpoint group as a process runs it: the registration of

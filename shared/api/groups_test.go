@@ -1,7 +1,7 @@
 package api_test
 
 import (
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 	"platformapi/shared/platform"
 )
 

@@ -2,14 +2,14 @@ package api_test
 
 import (
 	"context"
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"platformapi/shared/limits"
+	"platformapi/shared/domain/limits"
 )
 
 // The same key and input replay the stored response (docs/idempotency.md).

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 func TestLogsNeverHoldSecretsOrCredentials(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/emf"
-	"platformapi/shared/emf/emftest"
+	"platformapi/shared/base/emf"
+	"platformapi/shared/base/emf/emftest"
+	"platformapi/shared/harness/apitest"
 )
 
 // Every request's one log line carries its metrics in the Embedded Metric

@@ -15,14 +15,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/audit"
-	"platformapi/shared/emf"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/emf"
+	"platformapi/shared/base/jsonlog"
+	"platformapi/shared/base/redact"
+	"platformapi/shared/base/routes"
+	"platformapi/shared/domain/audit"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/credits"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/jsonlog"
-	"platformapi/shared/redact"
-	"platformapi/shared/routes"
 )
 
 // requestState is everything the request path keeps about one request, in
@@ -284,7 +284,7 @@ func invocation(ctx context.Context) []any {
 }
 
 // requestMetrics are the CloudWatch metrics of a request, written on its
-// access-log line in the Embedded Metric Format (see shared/emf): counted
+// access-log line in the Embedded Metric Format (see shared/base/emf): counted
 // by group and operation (both bounded by the route table), and problems
 // (4xx and 5xx answers) by error code (bounded by the catalogue).
 // Account, key and request ids stay plain properties of the line: as

@@ -9,9 +9,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"platformapi/shared/apitime"
-	"platformapi/shared/routes"
-	"platformapi/shared/strictjson"
+	"platformapi/shared/base/apitime"
+	"platformapi/shared/base/routes"
+	"platformapi/shared/base/strictjson"
 )
 
 const apiDescription = `Call your account's managed services with an API key.

@@ -3,7 +3,7 @@ package api
 import (
 	"strconv"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 )
 
 // Page is every list response: a page of data and the cursor of the next

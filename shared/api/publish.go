@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"platformapi/shared/accounts"
+	"platformapi/shared/domain/accounts"
 	"platformapi/shared/groups/webhooks"
 )
 

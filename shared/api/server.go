@@ -22,16 +22,16 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/envelope"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/routes"
+	"platformapi/shared/domain/idempotency"
+	"platformapi/shared/domain/limits"
+	"platformapi/shared/domain/pseudonym"
 	"platformapi/shared/groups/credits/credittoken"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/projects"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/limits"
-	"platformapi/shared/pseudonym"
-	"platformapi/shared/routes"
-	"platformapi/shared/store"
 )
 
 // APIVersion is the major version in the base path.

@@ -3,7 +3,7 @@ package api_test
 import (
 	"testing"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 // A JSON body naming one key twice, or in two cases, is refused: what the

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"platformapi/shared/emf/emftest"
+	"platformapi/shared/base/emf/emftest"
 )
 
 // On Lambda, every log line of a request names the request id the client

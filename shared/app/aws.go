@@ -6,16 +6,16 @@ import (
 	"fmt"
 	"os"
 
-	"platformapi/shared/awsenv"
-	"platformapi/shared/awsenv/provision"
-	"platformapi/shared/awsenv/secretseed"
-	"platformapi/shared/awsenv/sharedconfig"
-	"platformapi/shared/blob/s3blob"
-	"platformapi/shared/envelope/kmsenvelope"
-	"platformapi/shared/queue"
-	"platformapi/shared/queue/sqsqueue"
-	"platformapi/shared/store/dynamostore"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/awsenv"
+	"platformapi/shared/adapters/awsenv/provision"
+	"platformapi/shared/adapters/awsenv/secretseed"
+	"platformapi/shared/adapters/awsenv/sharedconfig"
+	"platformapi/shared/adapters/blob/s3blob"
+	"platformapi/shared/adapters/envelope/kmsenvelope"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/queue/sqsqueue"
+	"platformapi/shared/adapters/store/dynamostore"
+	"platformapi/shared/adapters/work"
 )
 
 // openAWS builds the AWS clients once per process (a Lambda's cold start)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"platformapi/shared/queue"
+	"platformapi/shared/adapters/queue"
 )
 
 // QueueHandler is the Lambda handler of an SQS event source mapping with

@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"platformapi/shared/adapters/queue"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/queue"
 )
 
 // batcher records what it was given and fails the listed message ids.

@@ -8,9 +8,11 @@ package platform
 import (
 	"sync"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/api"
-	"platformapi/shared/chain"
-	"platformapi/shared/deploy"
+	"platformapi/shared/base/chain"
 	"platformapi/shared/groups/approvals/approvalsapi"
 	"platformapi/shared/groups/connections/connectionsapi"
 	"platformapi/shared/groups/credits/creditsapi"
@@ -29,8 +31,6 @@ import (
 	"platformapi/shared/groups/usage/usageapi"
 	"platformapi/shared/groups/wallets/walletsapi"
 	"platformapi/shared/groups/webhooks/webhooksapi"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
 )
 
 // Groups are every endpoint group, in registration order, on no resource

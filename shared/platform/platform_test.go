@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
+	"platformapi/shared/base/routes"
 	"platformapi/shared/groups/public/publicapi"
 	"platformapi/shared/platform"
-	"platformapi/shared/ports"
-	"platformapi/shared/routes"
-	"platformapi/shared/work"
 )
 
 // The public function serves the document embedded at build time; it must

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 // The program both READMEs show (the SDK module's readme test holds them to

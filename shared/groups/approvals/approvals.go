@@ -16,12 +16,12 @@ import (
 	"slices"
 	"time"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/base/strictjson"
+	"platformapi/shared/domain/paging"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/ids"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
-	"platformapi/shared/strictjson"
 )
 
 // TTL is how long an approval stays usable after it is requested.

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"platformapi/shared/base/strictjson"
 	"platformapi/shared/groups/approvals"
-	"platformapi/shared/strictjson"
 )
 
 func TestCanonicalFormIgnoresKeyOrderAndWhitespace(t *testing.T) {

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/approvals"
 	"platformapi/shared/groups/approvals/lineagetest"
 	"platformapi/shared/groups/credits/credittoken"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 // tree is an account's keys by name (lineagetest.Tree), made and rolled

@@ -17,7 +17,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"platformapi/shared/upstream"
+	"platformapi/shared/adapters/upstream"
 )
 
 // Status values.

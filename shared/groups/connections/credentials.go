@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/strictjson"
-	"platformapi/shared/upstream"
+	"platformapi/shared/adapters/upstream"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/strictjson"
 )
 
 // secret is what is sealed: the whole credentials object of one version.

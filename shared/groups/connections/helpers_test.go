@@ -13,16 +13,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/awsenv/awstest"
-	"platformapi/shared/envelope"
-	"platformapi/shared/envelope/kmsenvelope"
-	"platformapi/shared/envelope/localkey"
+	"platformapi/shared/adapters/awsenv/awstest"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/envelope/kmsenvelope"
+	"platformapi/shared/adapters/envelope/localkey"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/store/boltstore"
+	"platformapi/shared/adapters/store/dynamostore"
+	"platformapi/shared/adapters/testkit/testclock"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/connections"
-	"platformapi/shared/store"
-	"platformapi/shared/store/boltstore"
-	"platformapi/shared/store/dynamostore"
-	"platformapi/shared/testkit/testclock"
 )
 
 // counting counts the writes that reach the store.

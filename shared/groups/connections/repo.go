@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/envelope"
-	"platformapi/shared/ids"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/paging"
 )
 
 // Attributes of the record item besides its document. lastUsedAt and

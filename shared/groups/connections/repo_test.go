@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/connections"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/store"
 )
 
 func resolveOne(e env, projectID, id string) (connections.Credential, error) {

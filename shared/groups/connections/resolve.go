@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"slices"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
-	"platformapi/shared/upstream"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/upstream"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
 )
 
 // Resolve checks and opens the connections an invoke or run names for

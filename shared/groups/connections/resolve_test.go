@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/upstream"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/connections"
-	"platformapi/shared/store"
-	"platformapi/shared/upstream"
 )
 
 func TestResolveRules(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"unicode/utf8"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/catalog"
 )
 
 func checkLabel(label string) error {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/connections"
 )
 

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"strings"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
 )
 
 // Cuts (docs/storage-design.md, "Charged calls"). On a sliced account each

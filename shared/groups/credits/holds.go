@@ -7,9 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"platformapi/shared/accounts"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/accounts"
 )
 
 // Hold is credits reserved before a metered operation runs. It ends exactly

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/audit"
-	"platformapi/shared/testkit/teststores"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/domain/audit"
 )
 
 // noting is a request whose audit event adds up what it is told it charged.

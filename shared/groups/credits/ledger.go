@@ -26,10 +26,10 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"platformapi/shared/accounts"
-	"platformapi/shared/audit"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/accounts"
+	"platformapi/shared/domain/audit"
 )
 
 // ErrInsufficient means the balance cannot cover the amount.

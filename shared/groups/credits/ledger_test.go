@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/audit"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/domain/audit"
 	"platformapi/shared/groups/credits"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 func openAccount(t *testing.T, st store.Store, micro int64) string {

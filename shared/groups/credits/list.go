@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"platformapi/shared/accounts"
-	"platformapi/shared/apierr"
-	"platformapi/shared/audit"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/accounts"
+	"platformapi/shared/domain/audit"
 )
 
 // Types are the entry types a list may be filtered by.

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"sync"
 
-	"platformapi/shared/accounts"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/domain/accounts"
 )
 
 // Slices (docs/storage-design.md, "Charged calls"). DynamoDB serves at most

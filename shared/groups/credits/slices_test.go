@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/audit"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/testclock"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/audit"
 	"platformapi/shared/groups/credits/creditstest"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/testclock"
-	"platformapi/shared/testkit/teststores"
 )
 
 // recorder is a real store that writes down every operation's keys.

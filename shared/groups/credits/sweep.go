@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
 )
 
 // Open holds are indexed so that the sweeper finds those a crash orphaned

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/testclock"
+	"platformapi/shared/adapters/testkit/teststores"
 	"platformapi/shared/groups/credits"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/testclock"
-	"platformapi/shared/testkit/teststores"
 )
 
 // start is where each test's clock stands at first.

@@ -3,12 +3,12 @@ package credits
 import (
 	"fmt"
 	"log/slog"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
 	"time"
 
-	"platformapi/shared/deploy"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 )
 
 // SweeperFunction is the hold sweeper's Lambda: it releases credit holds a

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/databases/dbstore"
 	"platformapi/shared/groups/databases/engine"
-	"platformapi/shared/idempotency"
 )
 
 // DatabaseAction is one member of a batch: {"type":"execute","sql","params"} runs

@@ -16,13 +16,13 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/blob"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
 	"platformapi/shared/groups/databases/archive"
 	"platformapi/shared/groups/databases/dbstore"
 	"platformapi/shared/groups/databases/engine"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
 )
 
 // Limits bound every request; exceeding one is a clear 4xx.

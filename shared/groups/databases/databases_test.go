@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/blob/fsblob"
+	"platformapi/shared/adapters/blob/fsblob"
+	"platformapi/shared/adapters/store/boltstore"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/databases/archive"
 	"platformapi/shared/groups/databases/dbstore"
-	"platformapi/shared/store/boltstore"
 )
 
 var scope = databases.Scope{AccountID: "acc_1", ProjectID: "prj_1"}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/databases"
 )
 

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/databases/engine"
 )
 

@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/blob"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
 	"platformapi/shared/groups/databases/archive"
 	"platformapi/shared/groups/databases/engine"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
 )
 
 // Transfer statuses.

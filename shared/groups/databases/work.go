@@ -2,12 +2,12 @@ package databases
 
 import (
 	"log/slog"
-	"platformapi/shared/queue"
+	"platformapi/shared/adapters/queue"
 	"time"
 
-	"platformapi/shared/deploy"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 )
 
 // Queue is the databases queue: its transfers (snapshots, restores,

@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"time"
 
-	"platformapi/shared/queue"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/work"
 )
 
 // Transfer events, published by the worker when a transfer's long work ends.

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/blob/fsblob"
+	"platformapi/shared/adapters/blob/fsblob"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store/boltstore"
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/databases/archive"
 	"platformapi/shared/groups/databases/dbstore"
-	"platformapi/shared/queue"
-	"platformapi/shared/store/boltstore"
 )
 
 type recorder struct {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/blob/fsblob"
-	"platformapi/shared/store/boltstore"
+	"platformapi/shared/adapters/blob/fsblob"
+	"platformapi/shared/adapters/store/boltstore"
 )
 
 // embeddedRepo is the repository of make run: bbolt and the filesystem,

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 )
 
 func TestFileNamesArePlainASCIIOrRFC8187(t *testing.T) {

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/awsenv/awstest"
-	"platformapi/shared/blob"
-	"platformapi/shared/blob/fsblob"
-	"platformapi/shared/blob/s3blob"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/testclock"
-	"platformapi/shared/testkit/teststores"
+	"platformapi/shared/adapters/awsenv/awstest"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/blob/fsblob"
+	"platformapi/shared/adapters/blob/s3blob"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/testclock"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/apierr"
 )
 
 type fixture struct {

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/blob"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/ids"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/idempotency"
+	"platformapi/shared/domain/paging"
 )
 
 // Storage layout (the account's partition of the single table; <prj> is ""

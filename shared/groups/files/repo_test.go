@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/blob"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/idempotency"
+	"platformapi/shared/domain/paging"
 )
 
 const (

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
 )
 
 // MinOrphanAge is the youngest object Sweep may take for an orphan. An

@@ -2,13 +2,13 @@ package files
 
 import (
 	"log/slog"
-	"platformapi/shared/blob"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/store"
 	"time"
 
-	"platformapi/shared/deploy"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 )
 
 // SweeperFunction is the file sweeper's Lambda: each hour it deletes file

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/store/boltstore"
 	"platformapi/shared/groups/credits/credittoken"
-	"platformapi/shared/store/boltstore"
 )
 
 // BenchmarkAuthenticate: a depth-3 key with its account, as the audited

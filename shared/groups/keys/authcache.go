@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"platformapi/shared/accounts"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/domain/accounts"
 )
 
 // authCache holds what authentication would otherwise rebuild on every

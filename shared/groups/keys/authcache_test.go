@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/limits"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/testclock"
-	"platformapi/shared/testkit/teststores"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/testclock"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/limits"
 )
 
 // cachedChain makes an account with a key at depth 3 on the embedded store

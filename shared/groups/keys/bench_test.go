@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/domain/limits"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/limits"
 )
 
 // The micro-benchmarks of the policy a request pays for after its key is

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
 )
 
 // Chain loads key id and its ancestors, root first, as Authenticate does

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/limits"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/domain/limits"
 )
 
 // decodeFixture is a stored child key with explicit boundaries and a limit,

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/catalog"
-	"platformapi/shared/ids"
-	"platformapi/shared/limits"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/limits"
 )
 
 // CreateKeyRequest is the body of POST /api-keys (docs/keys.md). Absent fields are

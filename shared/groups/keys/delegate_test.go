@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/limits"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/limits"
 )
 
 var now = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 )
 
 // Bounds of the optional create fields. They keep a key record

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/ids"
-	"platformapi/shared/limits"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/limits"
 )
 
 // MaxDepth is the deepest delegation chain (docs/keys.md).

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/accounts"
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/accounts"
 	"platformapi/shared/groups/credits/credittoken"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 // account makes an account with a root key and a child on st, and returns

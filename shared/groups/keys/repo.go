@@ -14,15 +14,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"platformapi/shared/accounts"
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/accounts"
+	"platformapi/shared/domain/idempotency"
+	"platformapi/shared/domain/limits"
+	"platformapi/shared/domain/paging"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/credits/credittoken"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/ids"
-	"platformapi/shared/limits"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
 )
 
 // Storage layout (single table):

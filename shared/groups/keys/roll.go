@@ -7,10 +7,10 @@ import (
 	"slices"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/idempotency"
 )
 
 // MaxRollOverlap is the longest a rolled key keeps working beside its

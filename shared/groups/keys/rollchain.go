@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
 )
 
 // MaxRollChain bounds a roll chain read from the store: a key rolled every

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/ids"
 )
 
 // storeRollChain writes n keys, each rolled into the next, as a roll leaves

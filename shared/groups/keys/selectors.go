@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"platformapi/shared/catalog"
-	"platformapi/shared/routes"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/routes"
 )
 
 // Capability selector roots (docs/keys.md).

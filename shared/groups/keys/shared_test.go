@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"platformapi/shared/app"
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/jsonlog"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/jsonlog"
 )
 
 // fingerprint is everything a key holds, through its pointers, slices and

@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/ids"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/paging"
 )
 
 // Status values.

@@ -10,11 +10,11 @@ import (
 	"slices"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/blob"
-	"platformapi/shared/ids"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/paging"
 )
 
 // Artifact is a file a run produced; today, its output.

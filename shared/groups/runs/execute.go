@@ -10,13 +10,13 @@ import (
 	"strconv"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/emf"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/emf"
+	"platformapi/shared/domain/limits"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/services/invoke"
-	"platformapi/shared/limits"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
 )
 
 // execute runs a claimed run's attempt through the invoke pipeline, on the
@@ -209,7 +209,7 @@ var runMetrics = map[string]string{
 }
 
 // metric writes how an attempt ended as one log line with its CloudWatch
-// metrics (see shared/emf), once the outcome is stored: the outcome's
+// metrics (see shared/base/emf), once the outcome is stored: the outcome's
 // count, the credits a success charged (micro-credits), and a failure's
 // code as a property, never a dimension, so that a new code costs no metric.
 func (w *Worker) metric(r *Run) {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"platformapi/shared/base/ids"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/runs"
-	"platformapi/shared/ids"
 	"platformapi/shared/lambdaedge"
 )
 

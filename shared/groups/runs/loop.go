@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"platformapi/shared/queue"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/work"
 )
 
 // HandleBatch handles a batch (see queue.HandleEach) and returns the ids

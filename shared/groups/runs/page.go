@@ -3,8 +3,8 @@ package runs
 import (
 	"context"
 
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/domain/paging"
 )
 
 // scan reads the account's items under prefix, newest first, and keeps

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/blob"
-	"platformapi/shared/catalog"
-	"platformapi/shared/ids"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/ids"
 )
 
 // Storage layout (the account's partition of the single table):

@@ -16,7 +16,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
 )
 
 // Statuses of a run.

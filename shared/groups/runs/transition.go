@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
 )
 
 // errUnchanged is what a change's mutation returns to leave the run as is.

@@ -3,16 +3,16 @@ package runs
 import (
 	"fmt"
 	"log/slog"
-	"platformapi/shared/blob"
-	"platformapi/shared/envelope"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
-	"platformapi/shared/upstream"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/upstream"
 	"time"
 
-	"platformapi/shared/deploy"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 )
 
 // Queue is the runs queue. A run that failed three times fails for a

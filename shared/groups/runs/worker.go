@@ -8,16 +8,16 @@ import (
 	"log/slog"
 	"time"
 
-	"platformapi/shared/envelope"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/upstream"
+	"platformapi/shared/domain/limits"
 	"platformapi/shared/groups/approvals"
 	"platformapi/shared/groups/connections"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/projects"
 	"platformapi/shared/groups/services/invoke"
-	"platformapi/shared/limits"
-	"platformapi/shared/queue"
-	"platformapi/shared/upstream"
 )
 
 // DefaultMaxAttempts is the runs queue's redrive limit, so that the last

@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/emf/emftest"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/upstream"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/emf/emftest"
+	"platformapi/shared/domain/limits"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/runs"
 	"platformapi/shared/groups/services/superbrain"
-	"platformapi/shared/limits"
-	"platformapi/shared/queue"
-	"platformapi/shared/upstream"
 )
 
 func TestRunExecutesOnceAlthoughDeliveredTwice(t *testing.T) {

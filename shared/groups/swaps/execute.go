@@ -13,13 +13,13 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/chain"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/chain"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/paging"
 	"platformapi/shared/groups/wallets"
 	"platformapi/shared/groups/wallets/policy"
-	"platformapi/shared/ids"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
 )
 
 // Swap statuses, as clients read them (docs/swaps.md).

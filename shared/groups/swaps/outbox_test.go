@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/chain/devchain"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/chain/devchain"
 	"platformapi/shared/groups/wallets"
 	"platformapi/shared/groups/wallets/wallettest"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 // faulty fails the next transaction that writes a swap in status: abort

@@ -12,7 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"platformapi/shared/chain"
+	"platformapi/shared/base/chain"
 )
 
 // Pool is the router of the local development chain: real on-chain swaps
@@ -35,7 +35,7 @@ const PoolGas = 400_000
 const PoolDeadline = 10 * time.Minute
 
 // poolABIJSON is the ABI of the local chain's Pool (a copy of
-// shared/chain/contracts/build/Pool.abi, kept equal by a test): the
+// shared/base/chain/contracts/build/Pool.abi, kept equal by a test): the
 // contract's generated bindings would link its deployment code into every
 // function that swaps, where only the ABI is needed.
 //

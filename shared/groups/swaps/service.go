@@ -15,13 +15,13 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/chain"
+	"platformapi/shared/adapters/outbox"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/chain"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/paging"
 	"platformapi/shared/groups/wallets"
-	"platformapi/shared/ids"
-	"platformapi/shared/outbox"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
 )
 
 // ServiceID is the managed service of swaps (approvals name it).

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/credits"
-	"platformapi/shared/store"
 )
 
 // settle does the credit action o's last transition recorded (capture or

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/decimal"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/decimal"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/credits/creditstest"
-	"platformapi/shared/store"
 )
 
 // holdless fails every transaction that ends a credit hold while it is on:

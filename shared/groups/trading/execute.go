@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/ids"
 )
 
 // change is what one execution did to an order.

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/decimal"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/decimal"
+	"platformapi/shared/base/ids"
 	"platformapi/shared/groups/credits"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
 )
 
 // OrderRequest is the body of POST /trading/orders: a quoteId, or a symbol,

@@ -7,10 +7,10 @@ import (
 	"math/big"
 	"strings"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/decimal"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/decimal"
+	"platformapi/shared/domain/paging"
 )
 
 // Positions lists the book's open positions (qty > 0), valued at the

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/decimal"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/decimal"
+	"platformapi/shared/base/ids"
 )
 
 // QuoteRequest is the body of POST /trading/quotes: exactly one of Qty and

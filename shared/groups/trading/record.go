@@ -6,8 +6,8 @@ import (
 	"math/big"
 	"time"
 
-	"platformapi/shared/decimal"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/decimal"
 )
 
 // orderRec is an order as stored: every amount a fixed-point integer.

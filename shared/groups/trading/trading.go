@@ -33,10 +33,10 @@ import (
 	"log/slog"
 	"time"
 
-	"platformapi/shared/decimal"
+	"platformapi/shared/adapters/outbox"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/decimal"
 	"platformapi/shared/groups/credits"
-	"platformapi/shared/outbox"
-	"platformapi/shared/store"
 )
 
 // Fixed-point scales. A quantity is a count of 10^-8 units, a price a count

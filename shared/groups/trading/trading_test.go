@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/decimal"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/decimal"
 	"platformapi/shared/groups/credits"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 func TestTheTapeIsAPureFunctionOfSeedSymbolAndMinute(t *testing.T) {

@@ -12,10 +12,10 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"platformapi/shared/chain"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/chain"
 	"platformapi/shared/groups/approvals"
 	"platformapi/shared/groups/credits"
-	"platformapi/shared/store"
 )
 
 // advance moves t as far as it can go now, each step a write conditional on

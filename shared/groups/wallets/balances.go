@@ -8,11 +8,11 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/chain"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/chain"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/wallets/policy"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/store"
 )
 
 // WalletBalance is one asset's balance on one chain.

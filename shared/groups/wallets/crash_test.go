@@ -13,13 +13,13 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"platformapi/shared/chain"
-	"platformapi/shared/chain/devchain"
-	"platformapi/shared/envelope/localkey"
+	"platformapi/shared/adapters/envelope/localkey"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/chain"
+	"platformapi/shared/base/chain/devchain"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/wallets/wallettest"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 // crashEnv is a service on embedded storage and a fresh local chain, with

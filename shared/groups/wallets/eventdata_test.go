@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/chain/devchain"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/chain/devchain"
 )
 
 // dataOutboxPK is where dataOutbox keeps the events it records.

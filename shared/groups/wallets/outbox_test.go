@@ -7,11 +7,11 @@ import (
 	"sync"
 	"testing"
 
-	"platformapi/shared/chain/devchain"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/chain/devchain"
 	"platformapi/shared/groups/wallets/policy"
 	"platformapi/shared/groups/wallets/wallettest"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 // faultMode is what becomes of the next matching transaction.

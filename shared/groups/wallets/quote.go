@@ -14,11 +14,11 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/rpc"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/chain"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/chain"
+	"platformapi/shared/base/ids"
 	"platformapi/shared/groups/wallets/policy"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
 )
 
 // TxQuoteRequest is the body of POST /wallets/{id}/transactions/quote.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"platformapi/shared/chain/devchain"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/chain/devchain"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/credits/creditstest"
-	"platformapi/shared/store"
 )
 
 // The load rule holds for a send's hold as for the ledger's own changes: a

@@ -11,11 +11,11 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
 	"platformapi/shared/groups/wallets/policy"
 	"platformapi/shared/groups/wallets/signing"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
 )
 
 // SigQuoteRequest is the body of POST /wallets/{id}/signatures/quote.

@@ -8,12 +8,12 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/decimal"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/decimal"
+	"platformapi/shared/base/ids"
 	"platformapi/shared/groups/approvals"
 	"platformapi/shared/groups/wallets/policy"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
 )
 
 // Purposes of a swap's transactions.

@@ -10,14 +10,14 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/decimal"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/decimal"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/paging"
 	"platformapi/shared/groups/approvals"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/wallets/policy"
-	"platformapi/shared/ids"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
 )
 
 // Transaction states (docs/wallets.md): pending_approval → queued → submitted →

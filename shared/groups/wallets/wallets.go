@@ -36,18 +36,18 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/chain"
-	"platformapi/shared/envelope"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/outbox"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/chain"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/idempotency"
+	"platformapi/shared/domain/paging"
 	"platformapi/shared/groups/approvals"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/wallets/policy"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/ids"
-	"platformapi/shared/outbox"
-	"platformapi/shared/paging"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
 )
 
 // ServiceID is the managed service wallets belong to (approvals name it).

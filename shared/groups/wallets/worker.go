@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/work"
 )
 
 // Queue is the wallets queue. A transaction's step mostly fails for its

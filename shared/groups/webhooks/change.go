@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"platformapi/shared/accounts"
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/accounts"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/store"
 )
 
 // save writes w if nobody changed it since it was read at rev, moving the

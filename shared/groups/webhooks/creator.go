@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/store"
 )
 
 // creatorKeys reads, in batches, the key records of every id in paths and

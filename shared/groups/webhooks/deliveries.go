@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/ids"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/paging"
 )
 
 var errNoDelivery = apierr.New(apierr.NotFound, "No such webhook delivery.")

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 )
 
 // MaxURLLength bounds a webhook URL.

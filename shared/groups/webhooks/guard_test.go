@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/webhooks"
 )
 

@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/envelope/localkey"
+	"platformapi/shared/adapters/envelope/localkey"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/queue/memqueue"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/testclock"
+	"platformapi/shared/adapters/testkit/teststores"
 	"platformapi/shared/groups/credits/credittoken"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/webhooks"
-	"platformapi/shared/queue"
-	"platformapi/shared/queue/memqueue"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/testclock"
-	"platformapi/shared/testkit/teststores"
 )
 
 // fakeResolver answers from a table; a missing name does not resolve.

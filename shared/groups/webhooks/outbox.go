@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/apitime"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apitime"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/idempotency"
 )
 
 // The outbox holds each event from the moment the write that causes it

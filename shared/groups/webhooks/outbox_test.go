@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/webhooks"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/store"
 )
 
 // outbox reads every event waiting in the outbox.

@@ -8,10 +8,10 @@ import (
 	"log/slog"
 	"slices"
 
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/webhooks/eventdef"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
 )
 
 // MaxPayload bounds a delivery body, and keeps it within one queue message

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/webhooks"
-	"platformapi/shared/testkit/teststores"
 )
 
 // publishedTo publishes one event and returns the webhook ids that got a

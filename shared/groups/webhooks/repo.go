@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"slices"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/ids"
-	"platformapi/shared/paging"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
+	"platformapi/shared/domain/idempotency"
+	"platformapi/shared/domain/paging"
 )
 
 // MaxActivePerAccount bounds an account's active webhooks, and with it the

@@ -7,11 +7,11 @@ import (
 	"slices"
 	"testing"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/webhooks"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 func code(err error) apierr.Code {

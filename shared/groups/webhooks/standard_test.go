@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"platformapi/shared/adapters/testkit/teststores"
 	"platformapi/shared/groups/webhooks"
-	"platformapi/shared/testkit/teststores"
 )
 
 // TestStandardWebhooksLibraryVerifiesDeliveries delivers real events to a

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
 )
 
 // SuccessionOps are the writes that hand the webhooks created by key from

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"slices"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/routes"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/webhooks/eventdef"
-	"platformapi/shared/routes"
 )
 
 // A webhook receives only what its creator key could read right now

@@ -19,10 +19,10 @@ import (
 	"slices"
 	"time"
 
-	"platformapi/shared/envelope"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
 )
 
 // Webhook status values.

@@ -2,14 +2,14 @@ package webhooks
 
 import (
 	"log/slog"
-	"platformapi/shared/envelope"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
 	"time"
 
-	"platformapi/shared/deploy"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 )
 
 // WorkerFunction is the delivery worker's Lambda, on the webhook queue the

@@ -13,10 +13,10 @@ import (
 	"strconv"
 	"time"
 
-	"platformapi/shared/emf"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/work"
+	"platformapi/shared/base/emf"
 )
 
 // DefaultMaxAttempts is the webhook queue's redrive limit, so that the
@@ -175,7 +175,7 @@ func (w *Worker) Handle(ctx context.Context, m queue.Received) error {
 }
 
 // metric writes the outcome of a delivery as one log line with its
-// CloudWatch metric (see shared/emf): WebhookDeliveries, WebhookRetries,
+// CloudWatch metric (see shared/base/emf): WebhookDeliveries, WebhookRetries,
 // WebhookDeadLettered (the last attempt failed: the message goes to the
 // dead-letter queue) or WebhookAbandoned (nothing left to deliver to), and
 // the attempt's latency when one was made (took >= 0). The dimension is

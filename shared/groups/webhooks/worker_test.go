@@ -14,14 +14,14 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/emf/emftest"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/testkit/testlog"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/adapters/work"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/emf/emftest"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/webhooks"
-	"platformapi/shared/queue"
-	"platformapi/shared/testkit/testlog"
-	"platformapi/shared/testkit/teststores"
-	"platformapi/shared/work"
 )
 
 // receiver is a webhook endpoint on loopback that answers the scripted

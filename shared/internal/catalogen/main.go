@@ -3,8 +3,8 @@
 // (api.Group.Services, Events and Routes). A Lambda links only its own
 // group, yet the kernel, pricing, selectors, keys, audit and webhook
 // subscriptions read every group's entries, so the entries are written as
-// plain tables into the packages those read: shared/catalog/zz_services.go,
-// shared/groups/webhooks/zz_events.go and shared/routes/zz_routes.go.
+// plain tables into the packages those read: shared/base/catalog/zz_services.go,
+// shared/groups/webhooks/zz_events.go and shared/base/routes/zz_routes.go.
 //
 // An entry the tables already list keeps its place and a new one goes
 // last, so that the order of every listing (GET /v1/services, /pricing,
@@ -26,17 +26,17 @@ import (
 	"slices"
 	"strconv"
 
+	"platformapi/shared/adapters/ports"
 	"platformapi/shared/api"
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
 	"platformapi/shared/groups/webhooks"
 	"platformapi/shared/groups/webhooks/eventdef"
 	"platformapi/shared/platform"
-	"platformapi/shared/ports"
 )
 
 // Where the tables go, relative to the repository root.
 const (
-	servicesFile = "shared/catalog/zz_services.go"
+	servicesFile = "shared/base/catalog/zz_services.go"
 	eventsFile   = "shared/groups/webhooks/zz_events.go"
 )
 

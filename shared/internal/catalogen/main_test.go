@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/ports"
 	"platformapi/shared/api"
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/routes"
 	"platformapi/shared/groups/webhooks"
 	"platformapi/shared/groups/webhooks/eventdef"
 	"platformapi/shared/platform"
-	"platformapi/shared/ports"
-	"platformapi/shared/routes"
 )
 
 // The committed tables are what the groups declare, byte for byte, and the

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"platformapi/shared/api"
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
-const routesFile = "shared/routes/zz_routes.go"
+const routesFile = "shared/base/routes/zz_routes.go"
 
 // The serving groups whose rows are not in routes.Table: the public routes
 // need no key and the MCP transport is no operation of its own; the kernel

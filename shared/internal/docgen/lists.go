@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"platformapi/shared/base/routes"
 	"platformapi/shared/groups/webhooks"
-	"platformapi/shared/routes"
 )
 
-// routesFragment is every route of shared/routes, one table per group (the
+// routesFragment is every route of shared/base/routes, one table per group (the
 // Lambda function that serves it), in the table's order.
 func routesFragment() string {
 	var b strings.Builder

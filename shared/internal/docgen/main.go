@@ -1,5 +1,5 @@
 // Command docgen writes the parts of docs/ that are lists of something the
-// code already declares: the route table (shared/routes), the webhook event
+// code already declares: the route table (shared/base/routes), the webhook event
 // catalogue (shared/groups/webhooks) and the environment variables the processes
 // read. A page holds a part between the lines
 //

@@ -22,7 +22,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"platformapi/shared/api"
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 	"platformapi/shared/platform"
 )
 

@@ -33,7 +33,7 @@ var edits = []edit{
 // generated are the files the generators rewrite for a new route, queue,
 // service or event.
 var generated = []string{"shared/groups/public/publicapi/openapi.json", "docs/routes.md", "docs/configuration.md",
-	"shared/catalog/zz_services.go", "shared/groups/webhooks/zz_events.go", "shared/routes/zz_routes.go", "docs/webhooks.md",
+	"shared/base/catalog/zz_services.go", "shared/groups/webhooks/zz_events.go", "shared/base/routes/zz_routes.go", "docs/webhooks.md",
 	"sdk/go/zz_generated.go", "sdk/go/zz_operations.go"}
 
 // A group with one route, one queue worker and its queue, one managed
@@ -88,7 +88,7 @@ func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 	run(t, dir, "go", "build", "./...")
 	run(t, filepath.Join(dir, "sdk/go"), "go", "vet", ".")
 	run(t, dir, "go", "vet", "./shared/groups/example", "./shared/groups/example/exampleapi", "./functions/examples", "./functions/examples-worker")
-	run(t, dir, "go", "test", "-count=1", "./shared/groups/example/exampleapi", "./shared/platform", "./shared/work", "./shared/internal/docgen", "./shared/internal/catalogen", "./infra/stacks")
+	run(t, dir, "go", "test", "-count=1", "./shared/groups/example/exampleapi", "./shared/platform", "./shared/adapters/work", "./shared/internal/docgen", "./shared/internal/catalogen", "./infra/stacks")
 
 	var changed, regenerated []string
 	for _, line := range strings.Split(strings.TrimSpace(run(t, dir, "git", "status", "--porcelain", "--untracked-files=all")), "\n") {

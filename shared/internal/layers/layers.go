@@ -58,19 +58,13 @@ type Rule struct {
 // (the test refuses a package no rule places, and a rule that places
 // nothing).
 var Rules = []Rule{
-	{"apierr", Base}, {"apitime", Base}, {"awserr", Base}, {"catalog", Base}, {"chain", Base},
-	{"console", Base}, {"decimal", Base}, {"diskuse", Base}, {"emf", Base},
-	{"ids", Base}, {"jsonlog", Base}, {"lambdarie", Base}, {"latency", Base}, {"outbound", Base},
-	{"redact", Base}, {"routes", Base}, {"strictjson", Base}, {"textlog", Base},
-	{"testkit/testclock", Base}, {"testkit/testlog", Base},
+	{"base", Base}, {"console", Base},
+	{"adapters/testkit/testclock", Base}, {"adapters/testkit/testlog", Base},
 	{"groups/credits/credittoken", Base}, {"groups/webhooks/eventdef", Base},
 
-	{"awsenv", Adapters}, {"blob", Adapters}, {"deploy", Adapters}, {"envelope", Adapters},
-	{"outbox", Adapters}, {"ports", Adapters}, {"queue", Adapters}, {"store", Adapters}, {"testkit", Adapters},
-	{"upstream", Adapters}, {"work", Adapters}, {"groups/credits/x402", Adapters},
+	{"adapters", Adapters}, {"groups/credits/x402", Adapters},
 
-	{"accounts", Domain}, {"audit", Domain}, {"idempotency", Domain}, {"limits", Domain},
-	{"paging", Domain}, {"pseudonym", Domain},
+	{"domain", Domain},
 	// A group's folder holds its domain (the folder itself and its
 	// subfolders) and, one level down, its HTTP package.
 	{"groups", Domain},
@@ -81,15 +75,15 @@ var Rules = []Rule{
 
 	{"platform", Assembly},
 
-	{"apitest", EntryPoints}, {"app", EntryPoints}, {"bench", EntryPoints},
-	{"internal", EntryPoints}, {"lambdaedge", EntryPoints}, {"lambdatest", EntryPoints},
-	{"soak", EntryPoints}, {"groups/databases/databasesapi/dbtest", EntryPoints},
+	{"app", EntryPoints}, {"harness", EntryPoints}, {"internal", EntryPoints}, {"lambdaedge", EntryPoints},
+	{"groups/databases/databasesapi/dbtest", EntryPoints},
 }
 
 // Containers are the top-level folders whose subfolders are each a unit
-// of the cycle check of their own (shared/groups/<name>), rather than one
-// unit together.
-var Containers = []string{"groups"}
+// of the cycle check of their own (shared/groups/<name>, shared/base/ids),
+// rather than one unit together: the folder of a layer holds packages that
+// must not import each other both ways either.
+var Containers = []string{"adapters", "base", "domain", "groups", "harness"}
 
 // Place is the layer of the package at rel (its path under shared/) by
 // rules, with the rule that placed it.

@@ -14,9 +14,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"platformapi/shared/audit"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/domain/audit"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/store"
 )
 
 // maxChains bounds the key chains an Ingester keeps; past it, it starts

@@ -15,12 +15,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"platformapi/shared/audit"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/domain/audit"
 	"platformapi/shared/groups/credits/credittoken"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/lambdaedge/auditlogs"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 // delivery packs log lines as a CloudWatch Logs subscription delivers them.

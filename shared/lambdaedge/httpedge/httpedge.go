@@ -18,9 +18,9 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"platformapi/shared/api"
-	"platformapi/shared/audit"
+	"platformapi/shared/base/routes"
+	"platformapi/shared/domain/audit"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/routes"
 )
 
 // RequestTimeout is every HTTP function's request deadline: under the HTTP

@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"os"
 
-	"platformapi/shared/chain"
+	"platformapi/shared/base/chain"
 	"platformapi/shared/groups/swaps/walletsenv"
 	"platformapi/shared/groups/wallets"
 	"platformapi/shared/lambdaedge"

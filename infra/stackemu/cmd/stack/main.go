@@ -22,7 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"platformapi/infra/stackemu"
-	"platformapi/shared/lambdarie"
+	"platformapi/shared/harness/lambdarie"
 )
 
 func main() {

@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/apierr"
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/approvals"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/store"
 )
 
 // Deps are what the group needs.

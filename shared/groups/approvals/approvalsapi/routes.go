@@ -3,7 +3,7 @@ package approvalsapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the approvals group's routes.

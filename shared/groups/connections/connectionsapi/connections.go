@@ -16,12 +16,12 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/apierr"
-	"platformapi/shared/envelope"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/connections"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/store"
 )
 
 // Deps are what the group needs.

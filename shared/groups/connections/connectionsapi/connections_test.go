@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 // A connection's life over HTTP: created, read, listed, relabelled,

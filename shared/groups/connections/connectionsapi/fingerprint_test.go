@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/domain/idempotency"
+	"platformapi/shared/harness/apitest"
 )
 
 // The idempotency record of a create holds no unkeyed

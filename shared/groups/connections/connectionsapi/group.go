@@ -3,9 +3,9 @@ package connectionsapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
-	"platformapi/shared/ports"
 )
 
 // New is the connections group on d.

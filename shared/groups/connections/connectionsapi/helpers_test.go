@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 // seen records the requests the fake core-research received.

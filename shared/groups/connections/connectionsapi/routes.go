@@ -3,7 +3,7 @@ package connectionsapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the connections group's routes.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/store"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/work"
+	"platformapi/shared/harness/apitest"
 )
 
 // withKey adds the API key to every request of the MCP client.

@@ -1,7 +1,7 @@
 package creditsapi
 
 import (
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
 	"platformapi/shared/groups/webhooks/eventdef"
 )
 

@@ -10,16 +10,16 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/accounts"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/apierr"
-	"platformapi/shared/audit"
-	"platformapi/shared/catalog"
-	"platformapi/shared/decimal"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/decimal"
+	"platformapi/shared/domain/accounts"
+	"platformapi/shared/domain/audit"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/credits/topup"
 	"platformapi/shared/groups/credits/x402"
-	"platformapi/shared/store"
 )
 
 // Deps are what the group needs. A nil Facilitator or an empty PayTo makes

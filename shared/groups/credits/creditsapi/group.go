@@ -3,12 +3,12 @@ package creditsapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/credits/topup"
-	"platformapi/shared/ports"
-	"platformapi/shared/store"
 )
 
 // New is the credits group's operations on d; its work is credits.Work's.

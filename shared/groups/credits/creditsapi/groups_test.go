@@ -1,8 +1,8 @@
 package creditsapi_test
 
 import (
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 	"platformapi/shared/platform"
 )
 

@@ -13,13 +13,13 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
-	"platformapi/shared/decimal"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/decimal"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/databases/databasesapi/dbtest"
 	"platformapi/shared/groups/trading"
-	"platformapi/shared/store"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 func post(e *apitest.Env, key, path string, body any, headers map[string]string) *apitest.Resp {

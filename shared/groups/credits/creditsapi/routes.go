@@ -3,7 +3,7 @@ package creditsapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the credits group's routes.

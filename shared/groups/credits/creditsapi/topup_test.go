@@ -2,7 +2,7 @@ package creditsapi_test
 
 import (
 	"crypto/ecdsa"
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 	"strings"
 	"sync"
 	"testing"

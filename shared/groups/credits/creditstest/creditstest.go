@@ -6,7 +6,7 @@ import (
 	"context"
 	"sync/atomic"
 
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
 )
 
 // BalanceLoser is a real store on which the account item's next Lose

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/ids"
+	"platformapi/shared/base/ids"
 )
 
 // ErrInvalid covers forged, malformed and expired tokens alike, so callers

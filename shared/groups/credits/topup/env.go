@@ -5,10 +5,10 @@ import (
 	"strconv"
 	"time"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/credits/x402"
 	"platformapi/shared/groups/credits/x402/httpfacilitator"
 	"platformapi/shared/groups/credits/x402/localfacilitator"
-	"platformapi/shared/store"
 )
 
 // devPayTo receives development top-ups in embedded mode. The local

@@ -14,13 +14,13 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/catalog"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/ids"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/credits/x402"
 	"platformapi/shared/groups/credits/x402/chainstate"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
 )
 
 // TopUpConfig is the server-owned side of a purchase: what is paid, in what,

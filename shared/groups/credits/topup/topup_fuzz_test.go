@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/credits/topup"
 	"platformapi/shared/groups/credits/x402"
 )

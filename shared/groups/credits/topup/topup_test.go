@@ -9,13 +9,13 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/credits/topup"
 	"platformapi/shared/groups/credits/x402"
 	"platformapi/shared/groups/credits/x402/localfacilitator"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 var config = topup.TopUpConfig{

@@ -9,9 +9,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"platformapi/shared/adapters/store/boltstore"
 	"platformapi/shared/groups/credits/x402"
 	"platformapi/shared/groups/credits/x402/localfacilitator"
-	"platformapi/shared/store/boltstore"
 )
 
 // The server side of a top-up: challenge, decode the paid retry, verify,

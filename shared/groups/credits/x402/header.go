@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"platformapi/shared/strictjson"
+	"platformapi/shared/base/strictjson"
 )
 
 // HTTP transport header names, in Go's canonical form (http.Header matches

@@ -9,8 +9,8 @@ import (
 	"errors"
 	"os"
 
-	"platformapi/shared/awsenv"
-	"platformapi/shared/awsenv/secretseed"
+	"platformapi/shared/adapters/awsenv"
+	"platformapi/shared/adapters/awsenv/secretseed"
 	"platformapi/shared/groups/databases/archive"
 )
 

@@ -1,7 +1,7 @@
 package databasesapi
 
 import (
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/webhooks/eventdef"
 )

@@ -16,15 +16,15 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/apierr"
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/domain/limits"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/limits"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
 )
 
 // ServiceID is the managed service the group's routes belong to.

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/databases/archive"
 	"platformapi/shared/groups/databases/databasesapi/dbtest"
 	"platformapi/shared/groups/webhooks"
+	"platformapi/shared/harness/apitest"
 )
 
 var withDatabases = apitest.Options{Parts: []apitest.Part{dbtest.On(0)}}

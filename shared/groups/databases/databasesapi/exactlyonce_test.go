@@ -12,11 +12,11 @@ import (
 	"sync"
 	"testing"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/databases/archive"
 	"platformapi/shared/groups/databases/engine"
-	"platformapi/shared/store"
+	"platformapi/shared/harness/apitest"
 )
 
 // The crash point of an idempotent batch: SQLite has committed but the

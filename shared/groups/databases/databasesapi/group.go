@@ -3,11 +3,11 @@ package databasesapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
 	"platformapi/shared/groups/databases"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
 )
 
 // New is the databases group's operations on d (without a service every

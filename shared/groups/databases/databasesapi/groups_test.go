@@ -1,8 +1,8 @@
 package databasesapi_test
 
 import (
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/databases/databasesapi"
+	"platformapi/shared/harness/apitest"
 )
 
 // The groups these tests reach besides apitest.Core: their package's

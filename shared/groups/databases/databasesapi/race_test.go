@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 // One writer wins, on every backend: of concurrent batches on one

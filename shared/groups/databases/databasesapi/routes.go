@@ -3,7 +3,7 @@ package databasesapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the databases group's routes.

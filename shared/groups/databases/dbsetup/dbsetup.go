@@ -12,12 +12,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"platformapi/shared/awsenv"
-	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/adapters/awsenv"
+	"platformapi/shared/adapters/blob/s3blob"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/databases/archivekey"
 	"platformapi/shared/groups/databases/dbstore"
-	"platformapi/shared/store"
 )
 
 // Service builds the service on st and the archives bucket, with tmp as

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/awsenv/awstest"
-	"platformapi/shared/blob/fsblob"
-	"platformapi/shared/blob/s3blob"
+	"platformapi/shared/adapters/awsenv/awstest"
+	"platformapi/shared/adapters/blob/fsblob"
+	"platformapi/shared/adapters/blob/s3blob"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
 	"platformapi/shared/groups/databases/dbstore"
 	"platformapi/shared/groups/databases/engine"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 // backend opens a fresh Storage.

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"platformapi/shared/blob"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/databases/engine"
-	"platformapi/shared/store"
 )
 
 // Remote keeps each version of a database as one immutable blob and a head

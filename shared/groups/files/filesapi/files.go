@@ -14,12 +14,12 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/apierr"
-	"platformapi/shared/blob"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/files"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/store"
 )
 
 // Deps are what the group needs.

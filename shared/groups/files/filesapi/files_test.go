@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/files"
 	"platformapi/shared/groups/files/filesapi"
+	"platformapi/shared/harness/apitest"
 )
 
 // upload posts body as a file named name with the given extra headers.

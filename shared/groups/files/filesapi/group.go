@@ -3,10 +3,10 @@ package filesapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
 	"platformapi/shared/groups/files"
-	"platformapi/shared/ports"
 )
 
 // New is the files group's operations on d; its work is files.Work's.

@@ -3,7 +3,7 @@ package filesapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the files group's routes.

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitime"
+	"platformapi/shared/base/apitime"
 	"platformapi/shared/groups/keys"
+	"platformapi/shared/harness/apitest"
 )
 
 // The test server listens on 127.0.0.1: that is the client address.

@@ -1,9 +1,9 @@
 package keysapi_test
 
 import (
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/services/servicesapi"
 	"platformapi/shared/groups/webhooks/webhooksapi"
+	"platformapi/shared/harness/apitest"
 )
 
 // The groups these tests reach besides apitest.Core: their package's

@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"slices"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/projects"
 	"platformapi/shared/groups/webhooks"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/store"
 )
 
 // Deps are what the group needs.

@@ -1,10 +1,10 @@
 package keysapi_test
 
 import (
-	"platformapi/shared/apitest"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/credits/credittoken"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/store"
+	"platformapi/shared/harness/apitest"
 	"slices"
 	"strings"
 	"sync"

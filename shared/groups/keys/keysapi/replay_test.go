@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 // A response that answers a secret is stored for replay sealed, never in

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitime"
+	"platformapi/shared/base/apitime"
+	"platformapi/shared/harness/apitest"
 )
 
 func roll(e *apitest.Env, caller, id string, expiresAt time.Time) *apitest.Resp {

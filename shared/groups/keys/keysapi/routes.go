@@ -3,7 +3,7 @@ package keysapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the keys group's routes.

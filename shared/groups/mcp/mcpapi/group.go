@@ -3,10 +3,10 @@ package mcpapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
 	"platformapi/shared/groups/services/servicesapi"
-	"platformapi/shared/ports"
 )
 
 // New is the MCP group on d (the services group's Deps: it serves the

@@ -19,10 +19,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"platformapi/shared/api"
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/routes"
 	"platformapi/shared/groups/connections"
 	"platformapi/shared/groups/services/servicesapi"
-	"platformapi/shared/routes"
 )
 
 // Register adds the remote MCP transport to the kernel (its own function).

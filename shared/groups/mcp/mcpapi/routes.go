@@ -3,7 +3,7 @@ package mcpapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable is the remote MCP transport (docs/mcp.md): POST, Streamable HTTP,

@@ -7,11 +7,11 @@ import (
 	"context"
 	"net/http"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/projects"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/store"
 )
 
 // Deps are what the group needs.

@@ -3,7 +3,7 @@ package projectsapi_test
 import (
 	"testing"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 func TestProjectLifecycle(t *testing.T) {

@@ -3,7 +3,7 @@ package projectsapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the projects group's routes.

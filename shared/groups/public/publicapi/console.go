@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"platformapi/shared/api"
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/console"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/public/publicapi"
+	"platformapi/shared/harness/apitest"
 )
 
 // TestTheConsoleIsServedStaticGzippedUnderAStrictPolicy: /console and its

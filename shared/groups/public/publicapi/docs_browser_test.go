@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/public/publicapi"
+	"platformapi/shared/harness/apitest"
 )
 
 // TestTheDocsPageRendersEveryOperation renders /docs in headless Chromium

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 // TestTheBundledRendererIsThePinnedVersion: the committed bundle is what

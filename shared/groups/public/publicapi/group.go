@@ -3,9 +3,9 @@ package publicapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
-	"platformapi/shared/ports"
 )
 
 // New is the public group on d.

@@ -3,7 +3,7 @@ package publicapi_test
 import (
 	"testing"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 // TestTheRootPointsAtTheDocsTheDocumentHealthAndTheConsole: GET / (and /v1/)

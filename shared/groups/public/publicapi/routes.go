@@ -3,7 +3,7 @@ package publicapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the public group's routes: they need no key, and are served at

@@ -3,11 +3,11 @@ package runsapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
 	"platformapi/shared/groups/runs"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
 )
 
 // New is the runs group's operations on d; its work is runs.Work's.

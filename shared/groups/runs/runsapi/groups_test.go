@@ -1,9 +1,9 @@
 package runsapi_test
 
 import (
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/runs/runsapi"
 	"platformapi/shared/groups/services/servicesapi"
+	"platformapi/shared/harness/apitest"
 )
 
 // The groups these tests reach besides apitest.Core: their package's

@@ -3,7 +3,7 @@ package runsapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the runs group's routes; the artifacts function serves the

@@ -11,15 +11,15 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/upstream"
 	"platformapi/shared/api"
-	"platformapi/shared/apierr"
-	"platformapi/shared/blob"
+	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/connections"
 	"platformapi/shared/groups/runs"
 	"platformapi/shared/groups/services/invoke"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
-	"platformapi/shared/upstream"
 )
 
 // Deps are what the group needs.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/groups/runs"
-	"platformapi/shared/work"
+	"platformapi/shared/harness/apitest"
 )
 
 // createRun starts a memory.search run and returns its record.

@@ -13,13 +13,13 @@ import (
 	"strconv"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/catalog"
+	"platformapi/shared/adapters/upstream"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/domain/limits"
 	"platformapi/shared/groups/approvals"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/limits"
-	"platformapi/shared/upstream"
 )
 
 // Caller is who the call is made for.

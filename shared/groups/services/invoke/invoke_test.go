@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/accounts"
-	"platformapi/shared/apierr"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/adapters/upstream"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/domain/accounts"
+	"platformapi/shared/domain/limits"
 	"platformapi/shared/groups/approvals"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/services/invoke"
-	"platformapi/shared/limits"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
-	"platformapi/shared/upstream"
 )
 
 // scripted is a managed service that answers what the test says and

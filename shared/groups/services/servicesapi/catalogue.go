@@ -1,7 +1,7 @@
 package servicesapi
 
 import (
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
 	"platformapi/shared/groups/webhooks/eventdef"
 )
 

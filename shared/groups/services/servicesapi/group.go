@@ -3,12 +3,12 @@ package servicesapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/upstream"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
-	"platformapi/shared/envelope"
-	"platformapi/shared/ports"
-	"platformapi/shared/store"
-	"platformapi/shared/upstream"
 )
 
 // FromEnv are the group's Deps on the table, the managed services and the

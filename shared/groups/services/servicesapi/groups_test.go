@@ -1,12 +1,12 @@
 package servicesapi_test
 
 import (
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/approvals/approvalsapi"
 	"platformapi/shared/groups/mcp/mcpapi"
 	"platformapi/shared/groups/runs/runsapi"
 	"platformapi/shared/groups/services/servicesapi"
 	"platformapi/shared/groups/webhooks/webhooksapi"
+	"platformapi/shared/harness/apitest"
 )
 
 // The groups these tests reach besides apitest.Core: their package's

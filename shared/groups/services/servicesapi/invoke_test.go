@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/catalog"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/harness/apitest"
 )
 
 func invoke(e *apitest.Env, key, service, op string, input any, approval string) *apitest.Resp {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 // bearer adds the API key to every request of the MCP client.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
 )
 
 // docs/mcp.md names exactly the services whose operations can be MCP

@@ -3,7 +3,7 @@ package servicesapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the services group's routes.

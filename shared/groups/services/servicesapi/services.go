@@ -15,19 +15,19 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/upstream"
 	"platformapi/shared/api"
-	"platformapi/shared/catalog"
-	"platformapi/shared/envelope"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/routes"
+	"platformapi/shared/domain/limits"
 	"platformapi/shared/groups/approvals"
 	"platformapi/shared/groups/connections"
 	"platformapi/shared/groups/credits"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/services/invoke"
 	"platformapi/shared/groups/services/superbrain"
-	"platformapi/shared/limits"
-	"platformapi/shared/routes"
-	"platformapi/shared/store"
-	"platformapi/shared/upstream"
 )
 
 // Deps are what the group needs.

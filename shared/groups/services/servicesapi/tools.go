@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 
 	"platformapi/shared/api"
-	"platformapi/shared/apierr"
-	"platformapi/shared/apitime"
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/apitime"
+	"platformapi/shared/base/catalog"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/groups/services/invoke"
 )

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/store/boltstore"
-	"platformapi/shared/upstream"
+	"platformapi/shared/adapters/store/boltstore"
+	"platformapi/shared/adapters/upstream"
 )
 
 // BenchmarkSearch searches one scope of 1000 memories, and one at the

@@ -3,7 +3,7 @@ package superbrain
 import (
 	"fmt"
 
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
 )
 
 // The exact charges, in micro-credits. The catalogue's PriceMicro of each

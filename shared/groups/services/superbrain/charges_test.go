@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
 )
 
 func TestChargesAreExactAndNeverAboveTheCataloguePrice(t *testing.T) {

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/testclock"
-	"platformapi/shared/testkit/teststores"
-	"platformapi/shared/upstream"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/testclock"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/adapters/upstream"
+	"platformapi/shared/base/apierr"
 )
 
 // harness is one service on one fresh store.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/strictjson"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/strictjson"
 )
 
 // Input bounds. The schemas (schemas.go) are built from the same constants.

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/ids"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
 )
 
 // The bounds of one scope. Search reads the whole scope (see search.go);

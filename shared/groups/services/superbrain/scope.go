@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strings"
 
-	"platformapi/shared/store"
-	"platformapi/shared/upstream"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/upstream"
 )
 
 // scope is the item-store partition of one caller's memories:

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 )
 
 // scopes differ in one component at a time, including end users that a

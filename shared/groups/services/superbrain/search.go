@@ -8,7 +8,7 @@ import (
 	"math"
 	"slices"
 
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
 )
 
 // BM25 parameters: the usual defaults (Robertson et al.; Lucene's too).

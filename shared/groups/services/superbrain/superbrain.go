@@ -18,10 +18,10 @@ import (
 	"fmt"
 	"time"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/apitime"
-	"platformapi/shared/store"
-	"platformapi/shared/upstream"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/upstream"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/apitime"
 )
 
 // ServiceID is the catalogue id of the service.

@@ -1,7 +1,7 @@
 package swapsapi
 
 import (
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
 	"platformapi/shared/groups/webhooks/eventdef"
 )
 

@@ -3,10 +3,10 @@ package swapsapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
 	"platformapi/shared/groups/swaps/walletsenv"
-	"platformapi/shared/ports"
 )
 
 // New is the swaps group on s; its transactions are the wallets group's

@@ -1,11 +1,11 @@
 package swapsapi_test
 
 import (
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
 	"platformapi/shared/groups/approvals/approvalsapi"
 	"platformapi/shared/groups/swaps/swapsapi"
 	"platformapi/shared/groups/wallets/walletsapi"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 // The groups these tests reach besides apitest.Core: their package's

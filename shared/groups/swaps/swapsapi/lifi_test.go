@@ -5,9 +5,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
 	"platformapi/shared/groups/swaps/lifi/lififake"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 // On a chain without a local pool the API quotes through the

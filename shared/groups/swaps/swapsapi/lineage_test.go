@@ -3,8 +3,8 @@ package swapsapi_test
 import (
 	"testing"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 // Nobody approves their own request: a swap waiting for approval is

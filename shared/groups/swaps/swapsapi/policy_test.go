@@ -3,8 +3,8 @@ package swapsapi_test
 import (
 	"testing"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 func patchPolicy(e *apitest.Env, key, walletID string, rev int, defaultAction string, rules ...map[string]any) *apitest.Resp {

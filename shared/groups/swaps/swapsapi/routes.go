@@ -3,7 +3,7 @@ package swapsapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the swaps group's routes.

@@ -13,10 +13,10 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
-	"platformapi/shared/chain"
-	"platformapi/shared/chain/devchain"
+	"platformapi/shared/base/chain"
+	"platformapi/shared/base/chain/devchain"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 func TestMain(m *testing.M) { chaintest.Main(m) }

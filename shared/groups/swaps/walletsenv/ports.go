@@ -8,21 +8,21 @@ package walletsenv
 
 import (
 	"log/slog"
-	"platformapi/shared/envelope"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
 	"sync"
 	"time"
 
-	"platformapi/shared/catalog"
-	"platformapi/shared/chain"
-	"platformapi/shared/deploy"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/outbox"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
+	"platformapi/shared/base/catalog"
+	"platformapi/shared/base/chain"
 	"platformapi/shared/groups/swaps"
 	"platformapi/shared/groups/swaps/lifi"
 	"platformapi/shared/groups/wallets"
-	"platformapi/shared/outbox"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
 )
 
 // Uses is what every function that moves a managed wallet's funds needs:

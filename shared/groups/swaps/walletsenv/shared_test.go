@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/chain"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/chain"
 	"platformapi/shared/groups/swaps/walletsenv"
-	"platformapi/shared/ports"
-	"platformapi/shared/testkit/teststores"
 )
 
 // One process wires managed wallets and swaps once: its wallets group,

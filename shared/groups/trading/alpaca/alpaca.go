@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"platformapi/shared/decimal"
+	"platformapi/shared/base/decimal"
 	"platformapi/shared/groups/trading"
 )
 

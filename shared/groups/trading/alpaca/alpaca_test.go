@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/store/boltstore"
 	"platformapi/shared/groups/trading"
 	"platformapi/shared/groups/trading/alpaca"
-	"platformapi/shared/store/boltstore"
 )
 
 // fake is a loopback stand-in for Alpaca's documented API: orders keyed by

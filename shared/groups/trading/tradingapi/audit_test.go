@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/audit"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/domain/audit"
 	"platformapi/shared/groups/keys"
-	"platformapi/shared/store"
+	"platformapi/shared/harness/apitest"
 )
 
 // ordersAudited is what the audit events of trading.orders.create the

@@ -3,10 +3,10 @@ package tradingapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
 	"platformapi/shared/groups/trading/tradingenv"
-	"platformapi/shared/ports"
 )
 
 // New is the trading group's operations on d; its work is

@@ -1,9 +1,9 @@
 package tradingapi_test
 
 import (
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/trading/tradingapi"
 	"platformapi/shared/groups/webhooks/webhooksapi"
+	"platformapi/shared/harness/apitest"
 )
 
 // The groups these tests reach besides apitest.Core: their package's

@@ -3,7 +3,7 @@ package tradingapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the trading group's routes.

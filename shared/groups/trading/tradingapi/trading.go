@@ -12,11 +12,11 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"platformapi/shared/adapters/outbox"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/catalog"
+	"platformapi/shared/base/catalog"
 	"platformapi/shared/groups/trading"
-	"platformapi/shared/outbox"
-	"platformapi/shared/store"
 )
 
 // Deps are what the group needs.

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/decimal"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/base/decimal"
 	"platformapi/shared/groups/trading"
-	"platformapi/shared/store"
+	"platformapi/shared/harness/apitest"
 )
 
 func post(e *apitest.Env, key, path string, body any, headers map[string]string) *apitest.Resp {

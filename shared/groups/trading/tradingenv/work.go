@@ -3,14 +3,14 @@ package tradingenv
 import (
 	"context"
 	"log/slog"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
 	"time"
 
-	"platformapi/shared/deploy"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/outbox"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/groups/trading"
-	"platformapi/shared/outbox"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
 )
 
 // RecheckFunction is the recheck's Lambda: it advances resting orders each

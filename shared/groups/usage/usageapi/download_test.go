@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/audit"
-	"platformapi/shared/testkit/teststores"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/domain/audit"
+	"platformapi/shared/harness/apitest"
 )
 
 // uploadFile uploads data and returns the file's id.

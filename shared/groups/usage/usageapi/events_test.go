@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/store"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/harness/apitest"
 )
 
 // contractFields are exactly the members of an event

@@ -1,8 +1,8 @@
 package usageapi
 
 import (
+	"platformapi/shared/adapters/ports"
 	"platformapi/shared/api"
-	"platformapi/shared/ports"
 )
 
 // New is the usage group on d.

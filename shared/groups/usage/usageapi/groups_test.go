@@ -1,10 +1,10 @@
 package usageapi_test
 
 import (
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/files/filesapi"
 	"platformapi/shared/groups/services/servicesapi"
 	"platformapi/shared/groups/usage/usageapi"
+	"platformapi/shared/harness/apitest"
 )
 
 // The groups these tests reach besides apitest.Core: their package's

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/keys"
+	"platformapi/shared/harness/apitest"
 )
 
 // traffic sends requests and remembers the request id of every

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/apitest"
-	"platformapi/shared/audit"
-	"platformapi/shared/store"
+	"platformapi/shared/domain/audit"
+	"platformapi/shared/harness/apitest"
 )
 
 // losing loses the event of the first charged request that is not a

@@ -3,7 +3,7 @@ package usageapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the usage group's routes; the projects function serves them.

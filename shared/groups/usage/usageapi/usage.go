@@ -13,9 +13,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/audit"
-	"platformapi/shared/store"
+	"platformapi/shared/domain/audit"
 )
 
 // Deps are what the group needs.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
+	"platformapi/shared/harness/apitest"
 )
 
 type dims struct{ key, service, operation string }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 )
 
 // criterionKinds lists, per criterion type, the optional fields it takes and

@@ -23,8 +23,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
-	"platformapi/shared/apierr"
-	"platformapi/shared/strictjson"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/strictjson"
 )
 
 // MaxPayloadBytes bounds a message (decoded) and a typed-data document (as

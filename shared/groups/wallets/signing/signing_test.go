@@ -16,7 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
 )
 
 // The EIP-712 specification's example: Cow mails Bob under the "Ether Mail"

@@ -5,8 +5,8 @@ import (
 	"math/big"
 	"testing"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 // A confirmed send charges the price (0.1) exactly once; a send that fails

@@ -3,12 +3,12 @@ package walletsapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
 	"platformapi/shared/groups/swaps/walletsenv"
 	"platformapi/shared/groups/wallets"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
 )
 
 // New is the managed-wallets group on s, with its worker and recheck.

@@ -1,11 +1,11 @@
 package walletsapi_test
 
 import (
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
 	"platformapi/shared/groups/approvals/approvalsapi"
 	"platformapi/shared/groups/wallets/walletsapi"
 	"platformapi/shared/groups/webhooks/webhooksapi"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 // The groups these tests reach besides apitest.Core: their package's

@@ -10,8 +10,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/chain/devchain"
+	"platformapi/shared/base/chain/devchain"
+	"platformapi/shared/harness/apitest"
 )
 
 // newWallet creates a wallet in the key's scope (headers may select a

@@ -3,8 +3,8 @@ package walletsapi_test
 import (
 	"testing"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 // Another account's wallet, and a wallet of another project (or of a

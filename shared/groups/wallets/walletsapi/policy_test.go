@@ -6,8 +6,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 func recipientRule(action string, op string, addrs ...common.Address) map[string]any {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 // A transaction quote is executed once (409 quote_already_used for any

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 // A deny rule on a rolling total is a spend cap exact under concurrency:

@@ -3,7 +3,7 @@ package walletsapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the wallets group's routes.

@@ -14,10 +14,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
-	"platformapi/shared/store"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/work"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 // A wallet's private key is at rest only sealed: after creating wallets,

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 const max256 = "115792089237316195423570985008687907853269984665640564039457584007913129639935"

@@ -9,8 +9,8 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitest/chaintest"
+	"platformapi/shared/harness/apitest"
+	"platformapi/shared/harness/apitest/chaintest"
 )
 
 // mail is EIP-712's own example; its digest is the EIP's.

@@ -16,12 +16,12 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"platformapi/shared/chain"
-	"platformapi/shared/chain/devchain"
-	"platformapi/shared/envelope/localkey"
+	"platformapi/shared/adapters/envelope/localkey"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
+	"platformapi/shared/base/chain"
+	"platformapi/shared/base/chain/devchain"
 	"platformapi/shared/groups/credits"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
 )
 
 // AccountID is the account Open funds with AccountCredits micro-credits.

@@ -3,11 +3,11 @@ package webhooksapi
 import (
 	"time"
 
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/api"
-	"platformapi/shared/deploy"
 	"platformapi/shared/groups/webhooks"
-	"platformapi/shared/ports"
-	"platformapi/shared/work"
 )
 
 // New is the webhooks group's operations on d; its work is

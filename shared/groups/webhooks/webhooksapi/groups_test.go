@@ -1,10 +1,10 @@
 package webhooksapi_test
 
 import (
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/approvals/approvalsapi"
 	"platformapi/shared/groups/services/servicesapi"
 	"platformapi/shared/groups/webhooks/webhooksapi"
+	"platformapi/shared/harness/apitest"
 )
 
 // The groups these tests reach besides apitest.Core: their package's

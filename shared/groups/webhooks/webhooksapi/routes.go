@@ -3,7 +3,7 @@ package webhooksapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the webhooks group's routes.

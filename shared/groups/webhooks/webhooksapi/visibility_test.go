@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/work"
+	"platformapi/shared/harness/apitest"
 )
 
 // hookFor creates a webhook of key for events at url and returns its id.

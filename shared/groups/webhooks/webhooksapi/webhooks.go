@@ -10,12 +10,12 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"platformapi/shared/adapters/envelope"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/envelope"
+	"platformapi/shared/domain/idempotency"
 	"platformapi/shared/groups/webhooks"
-	"platformapi/shared/idempotency"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
 )
 
 // Deps are what the group needs.

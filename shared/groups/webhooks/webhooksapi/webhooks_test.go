@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
-	"platformapi/shared/apitime"
+	"platformapi/shared/adapters/work"
+	"platformapi/shared/base/apitime"
 	"platformapi/shared/groups/webhooks"
-	"platformapi/shared/work"
+	"platformapi/shared/harness/apitest"
 )
 
 // deliveries lists the deliveries key sees with the query.

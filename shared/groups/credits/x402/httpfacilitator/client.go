@@ -17,8 +17,8 @@ import (
 	"net/http"
 	"time"
 
+	"platformapi/shared/base/outbound"
 	"platformapi/shared/groups/credits/x402"
-	"platformapi/shared/outbound"
 )
 
 // Defaults for Config.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"platformapi/shared/adapters/store/boltstore"
 	"platformapi/shared/groups/credits/x402"
 	"platformapi/shared/groups/credits/x402/localfacilitator"
-	"platformapi/shared/store/boltstore"
 )
 
 func testRequirements() x402.PaymentRequirements {

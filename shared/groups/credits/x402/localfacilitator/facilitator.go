@@ -8,8 +8,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/credits/x402"
-	"platformapi/shared/store"
 )
 
 // DefaultClockSkew is how far ahead of this facilitator's clock a payer's

@@ -8,9 +8,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/store/boltstore"
 	"platformapi/shared/groups/credits/x402"
-	"platformapi/shared/store"
-	"platformapi/shared/store/boltstore"
 )
 
 var testNow = time.Unix(1_760_000_000, 0)

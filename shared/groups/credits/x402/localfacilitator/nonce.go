@@ -9,8 +9,8 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/credits/x402"
-	"platformapi/shared/store"
 )
 
 // TransactionPrefix marks every transaction this facilitator reports, so a

@@ -7,8 +7,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/credits/x402"
-	"platformapi/shared/store"
 )
 
 // verdict is the outcome of the offline checks. reason is empty when the

@@ -10,8 +10,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/groups/credits/x402"
-	"platformapi/shared/store"
 )
 
 func TestSettle_CorrectPaymentSettlesOnce(t *testing.T) {

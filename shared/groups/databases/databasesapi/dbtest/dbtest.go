@@ -8,20 +8,20 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/awsenv/awstest"
+	"platformapi/shared/adapters/blob"
+	"platformapi/shared/adapters/blob/fsblob"
+	"platformapi/shared/adapters/blob/s3blob"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/testkit/teststores"
 	"platformapi/shared/api"
-	"platformapi/shared/apitest"
-	"platformapi/shared/awsenv/awstest"
-	"platformapi/shared/blob"
-	"platformapi/shared/blob/fsblob"
-	"platformapi/shared/blob/s3blob"
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/databases/archive"
 	"platformapi/shared/groups/databases/databasesapi"
 	"platformapi/shared/groups/databases/dbstore"
 	"platformapi/shared/groups/public/publicapi"
-	"platformapi/shared/ports"
-	"platformapi/shared/store"
-	"platformapi/shared/testkit/teststores"
+	"platformapi/shared/harness/apitest"
 )
 
 // On serves managed databases on the server's backend, their files capped

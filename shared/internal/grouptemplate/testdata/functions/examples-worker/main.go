@@ -4,9 +4,9 @@ package main
 import (
 	"context"
 
+	"platformapi/shared/adapters/work"
 	"platformapi/shared/groups/example"
 	"platformapi/shared/lambdaedge"
-	"platformapi/shared/work"
 )
 
 func main() {

@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"time"
 
-	"platformapi/shared/deploy"
-	"platformapi/shared/ports"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
-	"platformapi/shared/work"
+	"platformapi/shared/adapters/deploy"
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
+	"platformapi/shared/adapters/work"
 )
 
 // Queue is the group's queue.

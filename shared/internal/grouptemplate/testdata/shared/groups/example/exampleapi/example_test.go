@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"platformapi/shared/apitest"
 	"platformapi/shared/groups/example"
 	"platformapi/shared/groups/example/exampleapi"
 	"platformapi/shared/groups/webhooks"
+	"platformapi/shared/harness/apitest"
 )
 
 var _ = apitest.Serve(exampleapi.Group)

@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"time"
 
+	"platformapi/shared/adapters/ports"
+	"platformapi/shared/adapters/queue"
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/api"
-	"platformapi/shared/apierr"
+	"platformapi/shared/base/apierr"
+	"platformapi/shared/base/ids"
 	"platformapi/shared/groups/example"
-	"platformapi/shared/ids"
-	"platformapi/shared/ports"
-	"platformapi/shared/queue"
-	"platformapi/shared/store"
 )
 
 // Deps are the group's ports.

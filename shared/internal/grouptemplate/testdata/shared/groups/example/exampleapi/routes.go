@@ -3,7 +3,7 @@ package exampleapi
 import (
 	"net/http"
 
-	"platformapi/shared/routes"
+	"platformapi/shared/base/routes"
 )
 
 // routeTable are the group's routes.
