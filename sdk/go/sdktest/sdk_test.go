@@ -21,9 +21,9 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	platform "github.com/platformapi/platformapi/sdk/go"
 
+	"platformapi/shared/base/routes"
 	"platformapi/shared/harness/apitest"
 	"platformapi/shared/harness/apitest/chaintest"
-	"platformapi/shared/base/routes"
 )
 
 // tripper lets a test see and tamper with every exchange.
