@@ -238,6 +238,31 @@ func TestACrashAfterAnOrderSendOrSwapCommitsLeavesItsChargeAudited(t *testing.T)
 	}
 }
 
+// A life that dies right after a top-up's credit committed, before its
+// answer and its credits.topped_up event, leaves the top-up announced all
+// the same: the retry of the same call answers the top-up again rather
+// than refusing its payment as used, and publishes its event. Every life
+// of this run crashes right after its third write of a payment record:
+// the first top-up's credit, then in later lives the other steps of a
+// purchase (its record, its settlement, its recorded result).
+func TestACrashAfterATopUpIsCreditedLeavesItsEventDelivered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the run drives the real server for half a minute")
+	}
+	t.Parallel()
+	verdicts, stats := run(t, Config{Seed: 5, Duration: 12 * time.Second, KillEvery: time.Hour, CrashMatch: "x402pay#", CrashAfter: 3,
+		Accounts: 1, Workers: 1, Only: []string{"topup"}})
+	t.Logf("%d lives, %d crashes, %v", stats.Lives, stats.Crashes, stats.Ops)
+	if stats.Crashes == 0 {
+		t.Fatal("no life crashed: the run tested nothing")
+	}
+	for _, inv := range Invariants {
+		if vs := verdicts[inv.Name]; len(vs) > 0 {
+			t.Errorf("%s: %s", inv.Name, strings.Join(first(vs, 5), "; "))
+		}
+	}
+}
+
 func first(vs []string, n int) []string {
 	if len(vs) > n {
 		return append(vs[:n:n], fmt.Sprintf("… and %d more", len(vs)-n))
