@@ -309,19 +309,15 @@ func (t *TopUp) credit(ctx context.Context, accountID, callID, resource string, 
 // and announces, the same top-up with the same data, so that an event the
 // call recorded before it died is not recorded again under another id.
 func (t *TopUp) answer(ctx context.Context, accountID string, cents int64, pk store.Key, receiptID string, recorded []byte) (*TopUpResult, error) {
-	var res TopUpResult
 	if len(recorded) > 0 {
-		if err := json.Unmarshal(recorded, &res); err != nil {
-			return nil, fmt.Errorf("topup: decode recorded result: %w", err)
-		}
-		return &res, nil
+		return decodeResult(recorded)
 	}
 	bal, err := t.ledger.Balance(ctx, accountID)
 	if err != nil {
 		return nil, err
 	}
 	micro := cents * catalog.MicroPerCredit * catalog.CreditsPerUSD / 100
-	res = TopUpResult{
+	res := TopUpResult{
 		CreditedUSD: float64(cents) / 100, CreditedCredits: float64(micro) / catalog.MicroPerCredit,
 		ReceiptID: receiptID, Balance: float64(bal) / catalog.MicroPerCredit,
 	}
@@ -336,10 +332,18 @@ func (t *TopUp) answer(ctx context.Context, accountID string, cents int64, pk st
 		if gerr != nil {
 			return nil, fmt.Errorf("topup: read payment: %w", gerr)
 		}
-		return t.answer(ctx, accountID, cents, pk, receiptID, it.Bytes("result"))
+		return decodeResult(it.Bytes("result"))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("topup: record result: %w", err)
+	}
+	return &res, nil
+}
+
+func decodeResult(recorded []byte) (*TopUpResult, error) {
+	var res TopUpResult
+	if err := json.Unmarshal(recorded, &res); err != nil {
+		return nil, fmt.Errorf("topup: decode recorded result: %w", err)
 	}
 	return &res, nil
 }
