@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,10 @@ func TestTheCheckerReportsEachBrokenInvariantByName(t *testing.T) {
 			s.Deliveries = append(s.Deliveries, Delivery{EventID: "evt_6", Event: "credits.topped_up", Subject: "rcpt_1"})
 			return h
 		}},
+		{"a top-up never announced", "events", "credits.topped_up of rcpt_1: 0 event ids", func(h []Record, s *State) []Record {
+			s.Deliveries = slices.DeleteFunc(s.Deliveries, func(d Delivery) bool { return d.Event == "credits.topped_up" })
+			return h
+		}},
 		{"a charge the audit missed", "charges-audited", "audit events charged 10,", func(h []Record, s *State) []Record { s.Audit[0].ChargedMicro = 0; return h }},
 		{"an answered request unaudited", "audit", "0 audit events", func(h []Record, s *State) []Record { s.Audit = nil; return h }},
 		{"a request audited twice", "audit", "2 audit events", func(h []Record, s *State) []Record { s.Audit = append(s.Audit, s.Audit[0]); return h }},
@@ -248,5 +253,36 @@ func TestAHoldOfADeadAttemptWaitsWithTheSendItWasMadeFor(t *testing.T) {
 	}
 	if got["req_dead2"] {
 		t.Error("the order's dead attempt waits with the send")
+	}
+}
+
+// A top-up credited by an attempt that died unanswered names a request the
+// client never heard of: it counts, with its payment, for the
+// Idempotency-Key whose retry answered with its receipt, once, so that an
+// acknowledged top-up credited by its dead first attempt is no top-up that
+// "credited nothing". A reuse of the payment under another key is credited
+// nothing, and a dead attempt's top-up no answer names counts for no key.
+func TestATopUpCreditedByADeadAttemptCountsForTheRetryThatAnsweredIt(t *testing.T) {
+	h := []Record{
+		{Op: "topup", KeyID: "k1", Idem: "t1", Status: 402, RequestID: "req_1", Unchanged: true},
+		{Op: "topup", KeyID: "k1", Idem: "t1", Payment: "0xn1"},
+		{Op: "topup", KeyID: "k1", Idem: "t1", Payment: "0xn1", Status: 200, RequestID: "req_3", Made: "rcpt_1"},
+		{Op: "topup", KeyID: "k1", Idem: "t1", Payment: "0xn1", Status: 200, RequestID: "req_4", Made: "rcpt_1"},
+		{Op: "topup.reuse", KeyID: "k1", Idem: "t2", Payment: "0xn1", Status: 402, RequestID: "req_5", Unchanged: true},
+		{Op: "topup", KeyID: "k1", Idem: "t3", Payment: "0xn2"},
+	}
+	entries := []Entry{
+		{Type: "top_up", Reference: "rcpt_1", RequestID: "req_dead1", Amount: 500},
+		{Type: "top_up", Reference: "rcpt_2", RequestID: "req_dead2", Amount: 500},
+	}
+	got, payments := effects(h, entries)
+	if e := got["t1"]; e.Credits != 1 || !e.Funds {
+		t.Errorf("t1: %+v, want its top-up credited once", e)
+	}
+	if payments["0xn1"] != 1 {
+		t.Errorf("payment 0xn1 credited %d times, want 1", payments["0xn1"])
+	}
+	if got["t2"].Credits != 0 || got["t3"].Credits != 0 || payments["0xn2"] != 0 {
+		t.Errorf("t2 %+v, t3 %+v, 0xn2 %d: want nothing credited to them", got["t2"], got["t3"], payments["0xn2"])
 	}
 }

@@ -88,7 +88,7 @@ func (r *Run) awaitDeliveries(i int, committed map[string][]string, unnamed map[
 
 func (r *Run) readAccount(a *account, i int) (AccountState, error) {
 	root := a.Root
-	s := State{Effects: map[string]Effect{}, Committed: map[string][]string{}, Passing: map[string][]string{}, PaymentCredits: map[string]int{},
+	s := State{Committed: map[string][]string{}, Passing: map[string][]string{},
 		Unnamed: map[string]int{}, Waiting: map[string]bool{}, RSSBoundBytes: 1 << 30}
 	commit := func(subject, event string) {
 		if subject != "" && !slices.Contains(s.Committed[subject], event) {
@@ -333,34 +333,7 @@ func (r *Run) readAccount(a *account, i int) (AccountState, error) {
 	}
 	// What each Idempotency-Key did: the resources named after it and the
 	// debits its attempts' requests made.
-	debits, credits := map[string]int{}, map[string]int{}
-	for _, e := range s.Entries {
-		switch e.Type {
-		case "hold", "charge":
-			debits[e.RequestID]++
-		case "top_up":
-			credits[e.RequestID]++
-		}
-	}
-	for _, h := range r.c.History() {
-		if h.Idem == "" {
-			continue
-		}
-		e := s.Effects[h.Idem]
-		e.Charges += debits[h.RequestID]
-		e.Credits += credits[h.RequestID]
-		if h.Payment != "" {
-			s.PaymentCredits[h.Payment] += credits[h.RequestID]
-		}
-		debits[h.RequestID], credits[h.RequestID] = 0, 0
-		switch h.Op {
-		case "key", "upload", "db", "order", "send", "swap":
-			e.Creates = true
-		case "topup":
-			e.Funds = true
-		}
-		s.Effects[h.Idem] = e
-	}
+	s.Effects, s.PaymentCredits = effects(r.c.History(), s.Entries)
 	s.Waiting = waitingHolds(r.c.History(), s.Entries, waiting)
 	for idem, e := range s.Effects {
 		e.Resources = labels[idem] + files[idem] + rows[idem] + resources[idem]
@@ -369,6 +342,58 @@ func (r *Run) readAccount(a *account, i int) (AccountState, error) {
 	s.MaxRSSBytes = r.srv.MaxRSS()
 	s.NoUsage = slices.Contains(r.srv.Env, "BACKEND=aws")
 	return AccountState{Name: fmt.Sprintf("account %d (root %s)", i, root.ID), State: s}, nil
+}
+
+// effects is what each Idempotency-Key of history h did by the ledger's
+// entries: the debits and the top-ups its attempts' requests made, and
+// whether its operation creates or funds; and the top-ups each x402
+// payment (its nonce) credited. A top-up credited by an attempt that died
+// unanswered names a request the client never heard of: it counts for the
+// Idempotency-Key whose retry answered with its receipt.
+func effects(h []Record, entries []Entry) (map[string]Effect, map[string]int) {
+	out, payments := map[string]Effect{}, map[string]int{}
+	heard := map[string]bool{}
+	for _, r := range h {
+		heard[r.RequestID] = r.RequestID != ""
+	}
+	debits, credits := map[string]int{}, map[string]int{}
+	unheard := map[string]string{} // receipt → the unanswered request that credited it
+	for _, e := range entries {
+		switch e.Type {
+		case "hold", "charge":
+			debits[e.RequestID]++
+		case "top_up":
+			credits[e.RequestID]++
+			if !heard[e.RequestID] {
+				unheard[e.Reference] = e.RequestID
+			}
+		}
+	}
+	for _, r := range h {
+		if r.Idem == "" {
+			continue
+		}
+		e := out[r.Idem]
+		credited := credits[r.RequestID]
+		if dead, ok := unheard[r.Made]; ok && r.Status/100 == 2 {
+			credited += credits[dead]
+			credits[dead] = 0
+		}
+		e.Charges += debits[r.RequestID]
+		e.Credits += credited
+		if r.Payment != "" {
+			payments[r.Payment] += credited
+		}
+		debits[r.RequestID], credits[r.RequestID] = 0, 0
+		switch r.Op {
+		case "key", "upload", "db", "order", "send", "swap":
+			e.Creates = true
+		case "topup":
+			e.Funds = true
+		}
+		out[r.Idem] = e
+	}
+	return out, payments
 }
 
 // waitingHolds are the requests whose holds wait with a send or a swap for

@@ -163,7 +163,7 @@ func (h *handlers) buy(ctx context.Context, in *topUpInput) (*topUpOutput, error
 		if ok {
 			payment = &pay
 		}
-		res, settled, err = h.topUp.Buy(ctx, p.Key().AccountID, p.URL, in.Body, payment)
+		res, settled, err = h.topUp.Buy(ctx, p.Key().AccountID, api.CallID(ctx), p.URL, in.Body, payment)
 	}
 	var pe *topup.PaymentError
 	if errors.As(err, &pe) {

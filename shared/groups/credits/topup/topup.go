@@ -148,8 +148,11 @@ func paymentKey(req x402.PaymentRequirements, a x402.Authorization) store.Key {
 // settled and credited at most once, whatever the idempotency key), settles,
 // and credits the account in the same transaction that marks the payment
 // credited. A payment settled but not yet credited (a crash in between) is
-// credited by the next attempt with the same payment.
-func (t *TopUp) Buy(ctx context.Context, accountID, resource string, req TopUpRequest, payment *x402.PaymentPayload) (*TopUpResult, *x402.SettleResponse, error) {
+// credited by the next attempt with the same payment. callID names the call
+// (its caller and Idempotency-Key; "" for none): a retry of the call that
+// credited the payment answers that top-up again, since the process may
+// have died after the credit and before the call's answer and event.
+func (t *TopUp) Buy(ctx context.Context, accountID, callID, resource string, req TopUpRequest, payment *x402.PaymentPayload) (*TopUpResult, *x402.SettleResponse, error) {
 	cents, err := req.Cents()
 	if err != nil {
 		return nil, nil, err
@@ -165,7 +168,7 @@ func (t *TopUp) Buy(ctx context.Context, accountID, resource string, req TopUpRe
 	// retry that must credit it.
 	switch _, err := t.st.Get(ctx, pk); {
 	case err == nil:
-		return t.resume(ctx, accountID, resource, cents, pk)
+		return t.resume(ctx, accountID, callID, resource, cents, pk)
 	case !errors.Is(err, store.ErrNotFound):
 		return nil, nil, fmt.Errorf("topup: read payment: %w", err)
 	}
@@ -188,7 +191,7 @@ func (t *TopUp) Buy(ctx context.Context, accountID, resource string, req TopUpRe
 		if !errors.Is(err, store.ErrConditionFailed) {
 			return nil, nil, fmt.Errorf("topup: record payment: %w", err)
 		}
-		return t.resume(ctx, accountID, resource, cents, pk)
+		return t.resume(ctx, accountID, callID, resource, cents, pk)
 	}
 	s, err := t.fac.Settle(ctx, p, requirements)
 	if err != nil {
@@ -204,34 +207,40 @@ func (t *TopUp) Buy(ctx context.Context, accountID, resource string, req TopUpRe
 		_ = t.st.Delete(context.WithoutCancel(ctx), pk, store.AttrEquals("state", "settling"))
 		return nil, nil, t.challenge(resource, cents, s.ErrorReason)
 	}
-	return t.settled(ctx, accountID, resource, cents, pk, rec.String("receiptId"), s)
+	return t.settled(ctx, accountID, callID, resource, cents, pk, rec.String("receiptId"), s)
 }
 
 // settled records the settlement, then credits it.
-func (t *TopUp) settled(ctx context.Context, accountID, resource string, cents int64, pk store.Key, receiptID string, s x402.SettleResponse) (*TopUpResult, *x402.SettleResponse, error) {
+func (t *TopUp) settled(ctx context.Context, accountID, callID, resource string, cents int64, pk store.Key, receiptID string, s x402.SettleResponse) (*TopUpResult, *x402.SettleResponse, error) {
 	settled, _ := json.Marshal(s)
 	if _, err := t.st.Update(ctx, pk, store.Update{Set: map[string]any{"state": "settled", "settle": settled}}, store.AttrEquals("state", "settling")); err != nil {
 		return nil, nil, fmt.Errorf("topup: record settlement: %w", err)
 	}
-	return t.credit(ctx, accountID, resource, cents, pk, receiptID, s)
+	return t.credit(ctx, accountID, callID, resource, cents, pk, receiptID, s)
 }
 
 // resume handles a payment seen before: credit it if it was settled but not
-// credited (for the same account), else refuse it as used.
-func (t *TopUp) resume(ctx context.Context, accountID, resource string, cents int64, pk store.Key) (*TopUpResult, *x402.SettleResponse, error) {
+// credited (for the same account); answer the top-up again to the call
+// that credited it; else refuse it as used.
+func (t *TopUp) resume(ctx context.Context, accountID, callID, resource string, cents int64, pk store.Key) (*TopUpResult, *x402.SettleResponse, error) {
 	it, err := t.st.Get(ctx, pk)
 	if err != nil {
 		return nil, nil, fmt.Errorf("topup: read payment: %w", err)
 	}
-	if it.String("state") == "settled" && it.String("accountId") == accountID {
+	mine := it.String("accountId") == accountID
+	switch state := it.String("state"); {
+	case mine && (state == "settled" || state == "credited" && callID != "" && it.String("creditedBy") == callID):
 		var s x402.SettleResponse
 		if err := json.Unmarshal(it.Bytes("settle"), &s); err != nil {
 			return nil, nil, fmt.Errorf("topup: decode settlement: %w", err)
 		}
-		return t.credit(ctx, accountID, resource, cents, pk, it.String("receiptId"), s)
-	}
-	if it.String("state") == "settling" && it.String("accountId") == accountID {
-		return t.reconcile(ctx, accountID, resource, cents, pk, it)
+		if state == "settled" {
+			return t.credit(ctx, accountID, callID, resource, cents, pk, it.String("receiptId"), s)
+		}
+		res, err := t.answer(ctx, accountID, cents, pk, it.String("receiptId"), it.Bytes("result"))
+		return res, &s, err
+	case mine && state == "settling":
+		return t.reconcile(ctx, accountID, callID, resource, cents, pk, it)
 	}
 	return nil, nil, t.challenge(resource, cents, "payment authorization already used")
 }
@@ -240,7 +249,7 @@ func (t *TopUp) resume(ctx context.Context, accountID, resource string, cents in
 // token contract's authorizationState says whether the transfer happened.
 // Used: it is recorded as settled and credited, exactly once. Unused: the
 // attempt is forgotten, so the payment can be settled afresh.
-func (t *TopUp) reconcile(ctx context.Context, accountID, resource string, cents int64, pk store.Key, it store.Item) (*TopUpResult, *x402.SettleResponse, error) {
+func (t *TopUp) reconcile(ctx context.Context, accountID, callID, resource string, cents int64, pk store.Key, it store.Item) (*TopUpResult, *x402.SettleResponse, error) {
 	wait := func(detail string) *apierr.Error {
 		return apierr.New(apierr.ServiceUnavailable, "%s", detail).WithHeader("Retry-After", strconv.Itoa(int(settleGrace.Seconds())))
 	}
@@ -265,13 +274,13 @@ func (t *TopUp) reconcile(ctx context.Context, accountID, resource string, cents
 		return nil, nil, wait("This payment never settled; retry with it to settle it now.")
 	}
 	s := x402.SettleResponse{Success: true, Payer: it.String("from"), Network: t.cfg.Network}
-	return t.settled(ctx, accountID, resource, cents, pk, it.String("receiptId"), s)
+	return t.settled(ctx, accountID, callID, resource, cents, pk, it.String("receiptId"), s)
 }
 
-// credit moves a settled payment to credited together with the balance. A
-// concurrent attempt with the same payment loses the state condition: the
-// payment has been credited by the other, and is used.
-func (t *TopUp) credit(ctx context.Context, accountID, resource string, cents int64, pk store.Key, receiptID string, s x402.SettleResponse) (*TopUpResult, *x402.SettleResponse, error) {
+// credit moves a settled payment to credited, by call callID, together
+// with the balance. A concurrent attempt with the same payment loses the
+// state condition: the payment has been credited by the other, and is used.
+func (t *TopUp) credit(ctx context.Context, accountID, callID, resource string, cents int64, pk store.Key, receiptID string, s x402.SettleResponse) (*TopUpResult, *x402.SettleResponse, error) {
 	now := t.now()
 	micro := cents * catalog.MicroPerCredit * catalog.CreditsPerUSD / 100
 	err := t.ledger.Apply(ctx, accountID, func(a credits.Account) ([]store.Op, *credits.Change, error) {
@@ -280,7 +289,7 @@ func (t *TopUp) credit(ctx context.Context, accountID, resource string, cents in
 			return nil, nil, err
 		}
 		return append([]store.Op{
-			store.UpdateOp(pk, store.Update{Set: map[string]any{"state": "credited"}}, store.AttrEquals("state", "settled")),
+			store.UpdateOp(pk, store.Update{Set: map[string]any{"state": "credited", "creditedBy": callID}}, store.AttrEquals("state", "settled")),
 		}, ch.Ops...), ch, nil
 	})
 	var tx *store.TxError
@@ -290,12 +299,51 @@ func (t *TopUp) credit(ctx context.Context, accountID, resource string, cents in
 	if err != nil {
 		return nil, nil, fmt.Errorf("topup: credit top-up: %w", err)
 	}
+	res, err := t.answer(ctx, accountID, cents, pk, receiptID, nil)
+	return res, &s, err
+}
+
+// answer is the result of the credited top-up of payment pk: the one
+// recorded with the payment (recorded), else one with the balance now,
+// which it records. Every retry of the call that credited it then answers,
+// and announces, the same top-up with the same data, so that an event the
+// call recorded before it died is not recorded again under another id.
+func (t *TopUp) answer(ctx context.Context, accountID string, cents int64, pk store.Key, receiptID string, recorded []byte) (*TopUpResult, error) {
+	if len(recorded) > 0 {
+		return decodeResult(recorded)
+	}
 	bal, err := t.ledger.Balance(ctx, accountID)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return &TopUpResult{
+	micro := cents * catalog.MicroPerCredit * catalog.CreditsPerUSD / 100
+	res := TopUpResult{
 		CreditedUSD: float64(cents) / 100, CreditedCredits: float64(micro) / catalog.MicroPerCredit,
 		ReceiptID: receiptID, Balance: float64(bal) / catalog.MicroPerCredit,
-	}, &s, nil
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	_, err = t.st.Update(ctx, pk, store.Update{Set: map[string]any{"result": raw}}, store.AttrNotExists("result"))
+	if errors.Is(err, store.ErrConditionFailed) {
+		// Another attempt of the call recorded its result first.
+		it, gerr := t.st.Get(ctx, pk)
+		if gerr != nil {
+			return nil, fmt.Errorf("topup: read payment: %w", gerr)
+		}
+		return decodeResult(it.Bytes("result"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("topup: record result: %w", err)
+	}
+	return &res, nil
+}
+
+func decodeResult(recorded []byte) (*TopUpResult, error) {
+	var res TopUpResult
+	if err := json.Unmarshal(recorded, &res); err != nil {
+		return nil, fmt.Errorf("topup: decode recorded result: %w", err)
+	}
+	return &res, nil
 }

@@ -55,10 +55,10 @@ func TestASettledButUncreditedPaymentIsCreditedByTheRetry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := buy.Buy(ctx, "acct_1", "https://api.test/v1/credits/x402/top-up", req, &payment); err == nil {
+			if _, _, err := buy.Buy(ctx, "acct_1", "call_1", "https://api.test/v1/credits/x402/top-up", req, &payment); err == nil {
 				t.Fatal("the first attempt should have died before crediting")
 			}
-			res, _, err := buy.Buy(ctx, "acct_1", "https://api.test/v1/credits/x402/top-up", req, &payment)
+			res, _, err := buy.Buy(ctx, "acct_1", "call_1", "https://api.test/v1/credits/x402/top-up", req, &payment)
 			if err != nil {
 				t.Fatalf("retry: %v", err)
 			}
@@ -66,10 +66,93 @@ func TestASettledButUncreditedPaymentIsCreditedByTheRetry(t *testing.T) {
 				t.Fatalf("retry credited %+v, want 1000 credits once", res)
 			}
 			var pe *topup.PaymentError
-			if _, _, err := buy.Buy(ctx, "acct_1", "https://api.test/v1/credits/x402/top-up", req, &payment); !errors.As(err, &pe) {
+			if _, _, err := buy.Buy(ctx, "acct_1", "call_2", "https://api.test/v1/credits/x402/top-up", req, &payment); !errors.As(err, &pe) {
 				t.Fatalf("third use: %v, want the payment refused as used", err)
 			}
 		})
+	}
+}
+
+// diesAfterCredit fails the first write of a top-up's result, as a
+// process that died right after the credit committed would leave things.
+type diesAfterCredit struct {
+	store.Store
+	died atomic.Bool
+}
+
+func (d *diesAfterCredit) Update(ctx context.Context, k store.Key, u store.Update, conds ...store.Cond) (store.Item, error) {
+	if _, ok := u.Set["result"]; ok && d.died.CompareAndSwap(false, true) {
+		return nil, errors.New("process died")
+	}
+	return d.Store.Update(ctx, k, u, conds...)
+}
+
+// A retry of the call that credited a payment, whose process died after
+// the credit and before its answer, answers that top-up again rather than
+// refusing the payment as used: the caller learns it bought the credits,
+// and the call's answer and its credits.topped_up event are made at last.
+// The answer is the first attempt's, whatever moved the balance since, so
+// that an event the first attempt recorded is not recorded again under
+// another id. The payment credits once, and any other call using it is
+// refused.
+func TestARetryOfTheCallThatCreditedAPaymentAnswersItsTopUpAgain(t *testing.T) {
+	for _, b := range teststores.All() {
+		for _, tc := range []struct {
+			name string
+			// diesBeforeResult: the first attempt dies before it records
+			// its result, else right after it.
+			diesBeforeResult bool
+		}{{"dead after its result was recorded", false}, {"dead before its result was recorded", true}} {
+			t.Run(b.Name+"/"+tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				st := b.Open(t, time.Now)
+				if err := st.Transact(ctx, credits.OpenAccountOps("acct_1", 0, "test", time.Now())); err != nil {
+					t.Fatal(err)
+				}
+				var used store.Store = st
+				if tc.diesBeforeResult {
+					used = &diesAfterCredit{Store: st}
+				}
+				buy := topup.NewTopUp(used, time.Now, config, localfacilitator.New(st, localfacilitator.Config{}))
+				const url = "https://api.test/v1/credits/x402/top-up"
+				req := topup.TopUpRequest{AmountUSD: 10}
+				pay := func() x402.PaymentPayload {
+					key, _ := crypto.GenerateKey()
+					p, err := x402.Sign(key, config.Requirements(1000), x402.SignOptions{Now: time.Now()})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return p
+				}
+				payment := pay()
+				first, _, err := buy.Buy(ctx, "acct_1", "call_1", url, req, &payment)
+				if tc.diesBeforeResult != (err != nil) {
+					t.Fatalf("first attempt: %+v %v", first, err)
+				}
+				// Another top-up moves the balance before the retry.
+				other := pay()
+				if _, _, err := buy.Buy(ctx, "acct_1", "call_2", url, req, &other); err != nil {
+					t.Fatal(err)
+				}
+				retry, settled, err := buy.Buy(ctx, "acct_1", "call_1", url, req, &payment)
+				if err != nil || settled == nil || !settled.Success {
+					t.Fatalf("retry: %+v %+v %v, want the top-up answered again", retry, settled, err)
+				}
+				if again, _, err := buy.Buy(ctx, "acct_1", "call_1", url, req, &payment); err != nil || *again != *retry {
+					t.Fatalf("second retry: %+v %v, want %+v", again, err, retry)
+				}
+				if !tc.diesBeforeResult && *retry != *first {
+					t.Fatalf("retry answered %+v, want the first attempt's %+v", retry, first)
+				}
+				if bal, err := credits.NewLedger(st, time.Now).Balance(ctx, "acct_1"); err != nil || bal != 2000*1_000_000 {
+					t.Fatalf("balance %d (%v), want 2000 credits: each payment credited once", bal, err)
+				}
+				var pe *topup.PaymentError
+				if _, _, err := buy.Buy(ctx, "acct_1", "call_3", url, req, &payment); !errors.As(err, &pe) {
+					t.Fatalf("another call: %v, want the payment refused as used", err)
+				}
+			})
+		}
 	}
 }
 
@@ -121,20 +204,20 @@ func TestALostSettlementIsReconciledWithTheChain(t *testing.T) {
 					t.Fatal(err)
 				}
 				const url = "https://api.test/v1/credits/x402/top-up"
-				if _, _, err := buy.Buy(ctx, "acct_1", url, req, &payment); !isUnavailable(err) {
+				if _, _, err := buy.Buy(ctx, "acct_1", "call_1", url, req, &payment); !isUnavailable(err) {
 					t.Fatalf("got %v, want 503: the outcome is unknown", err)
 				}
 				var pe *topup.PaymentError
-				if _, _, err := buy.Buy(ctx, "acct_1", url, req, &payment); !errors.As(err, &pe) {
+				if _, _, err := buy.Buy(ctx, "acct_1", "call_1", url, req, &payment); !errors.As(err, &pe) {
 					t.Fatalf("within the grace: %v, want the payment refused while it settles", err)
 				}
 				now = now.Add(3 * time.Minute)
-				res, _, err := buy.Buy(ctx, "acct_1", url, req, &payment)
+				res, _, err := buy.Buy(ctx, "acct_1", "call_1", url, req, &payment)
 				if tc.onChain {
 					if err != nil || res.CreditedCredits != 1000 || res.Balance != 1000 {
 						t.Fatalf("reconciled: %+v %v, want 1000 credits", res, err)
 					}
-					if _, _, err := buy.Buy(ctx, "acct_1", url, req, &payment); !errors.As(err, &pe) {
+					if _, _, err := buy.Buy(ctx, "acct_1", "call_2", url, req, &payment); !errors.As(err, &pe) {
 						t.Fatalf("after crediting: %v, want the payment refused as used", err)
 					}
 					return
@@ -143,7 +226,7 @@ func TestALostSettlementIsReconciledWithTheChain(t *testing.T) {
 					t.Fatalf("unsettled: %v, want 503 and the attempt forgotten", err)
 				}
 				settles := topup.NewTopUp(st, clock, config, local).WithChain(chain{})
-				if res, _, err := settles.Buy(ctx, "acct_1", url, req, &payment); err != nil || res.Balance != 1000 {
+				if res, _, err := settles.Buy(ctx, "acct_1", "call_1", url, req, &payment); err != nil || res.Balance != 1000 {
 					t.Fatalf("settled afresh: %+v %v", res, err)
 				}
 			})
