@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -64,6 +65,9 @@ type journal struct {
 type segment struct {
 	name string
 	f    *os.File
+	// w writes the lines: f, or in tests a writer that holds one back
+	// between its reservation and its write.
+	w io.WriterAt
 	// end is the next line's offset, allocated the bytes preallocated
 	// (both under the journal's lock); growing is a preallocation under
 	// way.
@@ -229,7 +233,7 @@ func (j *journal) create(n int) (*segment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: journal: %w", err)
 	}
-	return &segment{name: f.Name(), f: f}, nil
+	return &segment{name: f.Name(), f: f, w: f}, nil
 }
 
 // rotate makes next (segment seq+1) the current segment, the current one
@@ -282,7 +286,7 @@ func (j *journal) append(e Event, shard int) (int, error) {
 		go j.grow(s)
 	}
 	t2 := time.Now()
-	_, err := s.f.WriteAt(line, at)
+	_, err := s.w.WriteAt(line, at)
 	j.timings.AppendWrite.Since(t2)
 	if err != nil {
 		// The reservation stays unwritten, or torn: replay skips it.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -223,5 +224,63 @@ func TestReplayAfterAKillAnywhereReadsEveryCompletedLineAndInventsNone(t *testin
 				check(t, w, pad)
 			}
 		})
+	}
+}
+
+// heldWrite holds the first line written through it until released.
+type heldWrite struct {
+	io.WriterAt
+	once              sync.Once
+	entered, released chan struct{}
+}
+
+func (h *heldWrite) WriteAt(p []byte, off int64) (int, error) {
+	h.once.Do(func() {
+		close(h.entered)
+		<-h.released
+	})
+	return h.WriterAt.WriteAt(p, off)
+}
+
+// A line reserved before its segment's rotation and written after it is
+// in the batch that hands the segment over: the flusher waits for it, or
+// deleting the committed segment would lose an answered request's event.
+func TestTheBatchThatHandsOverASegmentWaitsForTheLinesReservedInIt(t *testing.T) {
+	j, _, _, err := openJournal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	held := &heldWrite{WriterAt: j.cur.w, entered: make(chan struct{}), released: make(chan struct{})}
+	j.cur.w = held
+	appended := make(chan error, 1)
+	go func() {
+		_, err := j.append(journalEvent(1), 0)
+		appended <- err
+	}()
+	<-held.entered
+	type taken struct {
+		batch []journaled
+		segs  []string
+	}
+	took := make(chan taken, 1)
+	go func() {
+		batch, segs := j.take()
+		took <- taken{batch, segs}
+	}()
+	// A take that does not wait returns meanwhile, without the line.
+	select {
+	case <-took:
+		close(held.released)
+		t.Fatal("the segment was handed over while a line reserved in it was unwritten")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(held.released)
+	if err := <-appended; err != nil {
+		t.Fatal(err)
+	}
+	got := <-took
+	if len(got.segs) != 1 || !slices.Equal(requestIDsOf(got.batch), []string{journalEvent(1).RequestID}) {
+		t.Fatalf("took %v with segments %v, want the held line with its segment", requestIDsOf(got.batch), got.segs)
 	}
 }
