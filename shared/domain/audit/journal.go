@@ -29,11 +29,10 @@ import (
 // The lock only reserves a line's place in the segment (its offset); the
 // write itself runs outside it. A write the kernel holds up (ext4 makes a
 // write that grows the file wait for its journal's commit) then delays its
-// own request only, not every request queued behind the lock. Segments are
-// preallocated ahead of the lines (see grow), so that a write seldom grows
-// the file at all. A reservation a killed process never wrote stays a run
-// of NUL bytes, which no line contains: replay skips it and reads the lines
-// after it (readSegment).
+// own request only, not every request queued behind the lock. A
+// reservation a killed process never wrote stays a run of NUL bytes, which
+// no line contains: replay skips it and reads the lines after it
+// (readSegment).
 //
 // Lines go to numbered segments in dir. Taking a batch for the flusher
 // closes the current segment and opens the next, and waits for the lines
@@ -55,8 +54,6 @@ type journal struct {
 	// closes them after. dirtySince is the first write not yet fsynced.
 	retired    []*segment
 	dirtySince time.Time
-	// noGrow stops preallocation where the file system refuses it.
-	noGrow bool
 
 	timings *Timings
 }
@@ -68,22 +65,12 @@ type segment struct {
 	// w writes the lines: f, or in tests a writer that holds one back
 	// between its reservation and its write.
 	w io.WriterAt
-	// end is the next line's offset, allocated the bytes preallocated
-	// (both under the journal's lock); growing is a preallocation under
-	// way.
-	end, allocated int64
-	growing        bool
+	// end is the next line's offset (under the journal's lock).
+	end int64
 	// writing counts the lines reserved and not yet written: a segment is
 	// handed to the flusher, or fsynced as retired, only once it is zero.
 	writing sync.WaitGroup
 }
-
-// growBy is how far a segment is preallocated ahead of its lines: about
-// a flush period of lines at a few thousand requests a second, so that a
-// segment grows once or twice in its life, and the data directory of an
-// idle server holds no preallocated bytes (a segment grows from its first
-// line on).
-const growBy = 512 << 10
 
 // journaled is an event as written, with the shard its item goes to (kept,
 // so that a replay writes the same item) and its stored document.
@@ -185,8 +172,9 @@ func openJournal(dir string) (*journal, []journaled, []string, error) {
 // is written; no line holds a NUL byte (JSON escapes it). A process killed
 // with lines reserved and unwritten (their requests never answered) leaves
 // each of them a run of NULs, after a torn start when the kill came inside
-// its write, with other lines before and after, and a preallocated segment
-// ends in NULs: so a line is what follows the last NUL before its '\n',
+// its write, with other lines before and after; and a machine crash can
+// leave a file whose size was written before its last bytes, which then
+// read as NULs. So a line is what follows the last NUL before its '\n',
 // and what precedes that NUL, or has no '\n', is skipped. So is a line
 // that does not decode.
 func readSegment(name string) ([]journaled, error) {
@@ -277,14 +265,7 @@ func (j *journal) append(e Event, shard int) (int, error) {
 	at := s.end
 	s.end += int64(len(line))
 	s.writing.Add(1)
-	grow := !j.noGrow && !s.growing && s.end+growBy/2 > s.allocated
-	if grow {
-		s.growing = true
-	}
 	j.mu.Unlock()
-	if grow {
-		go j.grow(s)
-	}
 	t2 := time.Now()
 	_, err := s.w.WriteAt(line, at)
 	j.timings.AppendWrite.Since(t2)
@@ -302,26 +283,6 @@ func (j *journal) append(e Event, shard int) (int, error) {
 	j.mu.Unlock()
 	s.writing.Done()
 	return waiting, nil
-}
-
-// grow preallocates growBy more bytes of s, off the request's path: a
-// write into them grows neither the file nor its size in the inode, so it
-// does not wait for the file system's journal.
-func (j *journal) grow(s *segment) {
-	j.mu.Lock()
-	from := s.allocated
-	j.mu.Unlock()
-	err := preallocate(s.f, from, growBy)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	s.growing = false
-	// Failed (out of space, or the segment closed meanwhile), the next
-	// try waits for as many more lines: lines grow the file as they go.
-	s.allocated = from + growBy
-	if errors.Is(err, errors.ErrUnsupported) {
-		// Not Linux, or a file system that does not preallocate.
-		j.noGrow = true
-	}
 }
 
 // sync fsyncs every line written so far and returns how long the oldest of

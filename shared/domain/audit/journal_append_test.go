@@ -35,8 +35,8 @@ func requestIDsOf(batch []journaled) []string {
 }
 
 // checkLines fails unless every byte of the segment up to its last '\n'
-// is whole lines, none torn, none interleaved with another, and what
-// follows is the NULs of its preallocation.
+// is whole lines, none torn, none interleaved with another, and nothing
+// but NULs follows.
 func checkLines(t *testing.T, name string) {
 	t.Helper()
 	raw, err := os.ReadFile(name)
@@ -137,8 +137,8 @@ func segmentNames(t *testing.T, dir string) []string {
 
 // A kill can come while any lines are reserved and unwritten: each is then
 // NULs, after the part of it written before the kill, with completed lines
-// before and after it, and the segment ends at its last written byte or in
-// preallocated NULs. Replay reads every completed line and makes up none.
+// before and after it, and the segment ends at its last written byte, or
+// in NULs where a machine crash left its size ahead of its data. Replay reads every completed line and makes up none.
 func TestReplayAfterAKillAnywhereReadsEveryCompletedLineAndInventsNone(t *testing.T) {
 	dir := t.TempDir()
 	j, _, _, err := openJournal(dir)
