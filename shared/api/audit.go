@@ -18,7 +18,7 @@ import (
 
 // AuditRecorder keeps the audit event of a request. Record is
 // what auditing adds to a request: *audit.Recorder is one Put on DynamoDB
-// (its stream feeds the rollup) and one journal write(2) embedded. The
+// (its stream feeds the rollup) and one journal pwrite(2) embedded. The
 // kernel calls it once the answer is known, without the request's
 // deadline, so Record bounds its own waits.
 type AuditRecorder interface {

@@ -91,25 +91,37 @@ func (b *block) add(d blockDoc) {
 	b.docs = slices.Insert(b.docs, i, d)
 }
 
-// deflate is the block's documents, one a line, compressed.
+// deflate is the block's documents, one a line, compressed. The documents
+// go to the deflater as they are (it gathers its input in its own window,
+// so the output is the same bytes) rather than copied into one buffer
+// first, and the output is sized once, for the tenfold compression blocks
+// get. BenchmarkBlockDeflate (64 events), 2026-11-29, 6 alternating runs
+// of each at load average 17-20: median 268 -> 175 us a block (lower in 5
+// of 6 pairs), 55 KB -> 3.9 KB and 12 -> 2 allocations.
 func (b *block) deflate() ([]byte, error) {
-	var raw bytes.Buffer
+	n := 0
 	for _, d := range b.docs {
-		raw.Write(d.doc)
-		raw.WriteByte('\n')
+		n += len(d.doc) + 1
 	}
-	var out bytes.Buffer
+	out := bytes.NewBuffer(make([]byte, 0, n/8+64))
 	w := writers.Get().(*flate.Writer)
 	defer writers.Put(w)
-	w.Reset(&out)
-	if _, err := w.Write(raw.Bytes()); err != nil {
-		return nil, err
+	w.Reset(out)
+	for _, d := range b.docs {
+		if _, err := w.Write(d.doc); err != nil {
+			return nil, err
+		}
+		if _, err := w.Write(newline); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil
 }
+
+var newline = []byte("\n")
 
 // inflated keeps the blocks read last: a page that starts at a cursor reads
 // again the blocks the page before ended in, and the flusher the last block

@@ -25,8 +25,8 @@ func (r *Recorder) Kill() {
 	j := r.journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	_ = j.f.Close()
-	j.f, j.wrote, j.pending, j.closed = nil, false, nil, nil
+	_ = j.cur.f.Close()
+	j.cur, j.pending, j.closed = nil, nil, nil
 	j.err = errors.New("audit: killed")
 }
 

@@ -1,9 +1,11 @@
 package audit_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -72,6 +74,40 @@ func TestAJournalLineTornByAKillIsSkippedAndTheRestCounted(t *testing.T) {
 	}
 	if left := segments(t, dir); len(left) != 0 {
 		t.Fatalf("the replayed journal keeps %v", left)
+	}
+}
+
+// A process killed between a line's reservation and its write leaves the
+// line's place NULs in the middle of its segment, the lines reserved after
+// it written: the next start counts every one of those.
+func TestAKilledWritersUnwrittenLineIsSkippedAndTheLinesAfterItCounted(t *testing.T) {
+	w := newWorld(t, teststores.Embedded)
+	dir := t.TempDir()
+	rec := embedded(t, w, dir)
+	release := rec.HoldFlushes()
+	recordConcurrently(t, rec, w.traffic(10))
+	rec.Kill()
+	release()
+	rec.Close()
+	segs := segments(t, dir)
+	if len(segs) != 1 {
+		t.Fatalf("the killed recorder left %d segments, want 1", len(segs))
+	}
+	raw, err := os.ReadFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The unwritten line reserved fifth, and one torn by the kill.
+	lines := bytes.SplitAfterN(raw, []byte("\n"), 6)
+	hole := make([]byte, 600)
+	torn := append([]byte(`{"shard":1,"event":{"id":"aud_0`), make([]byte, 300)...)
+	img := slices.Concat(slices.Concat(lines[:4]...), hole, lines[4], torn, lines[5])
+	if err := os.WriteFile(segs[0], img, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	embedded(t, w, dir).Close()
+	if n := len(w.all(t, w.window(w.viewer(w.root, "")))); n != 10 {
+		t.Fatalf("listed %d events after the replay, want 10", n)
 	}
 }
 

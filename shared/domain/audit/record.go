@@ -24,7 +24,7 @@ import (
 // (NewShippingRecorder, see ship.go): no round trip on the request path.
 //
 // Embedded (NewEmbeddedRecorder) a request never waits for the store: Record
-// appends the event to the journal (one write(2), no fsync) and a flusher
+// appends the event to the journal (one pwrite(2), no fsync) and a flusher
 // goroutine commits everything written since its last commit in one store
 // commit (boltstore's InOneCommit; elsewhere as few transactions as the item
 // limit allows), putting the events
