@@ -7,8 +7,8 @@ import (
 	"platformapi/shared/groups/keys"
 )
 
-// specScopes is the complete scope set of the specification (section 2.2),
-// in its order.
+// specScopes is the complete scope set the specification fixes, in its
+// order.
 var specScopes = []string{
 	"services:read", "services:invoke", "credits:read", "credits:write",
 	"projects:read", "projects:write", "usage:read", "audit:read",
