@@ -7,6 +7,8 @@
 #   make sdk-ts-generate  regenerate src/schema.d.ts (openapi-typescript) and
 #                         src/operations.ts from shared/groups/public/publicapi/openapi.json
 #   make sdk-ts-check     only the "generated files are current" check
+#   make sdk-ts-types     that check, then the build, the type tests (tsc)
+#                         and the operations' coverage, without a server
 #   make sdk-ts-pack      a clean build packed by npm pack into
 #                         .cache/sdk-ts/platformapi-sdk-<version>.tgz, the file
 #                         a user installs until the package is published
@@ -33,7 +35,7 @@ SDK_TS_NPM = cd $(SDK_TS) && npm_config_cache=$(CURDIR)/.cache/npm npm_config_up
 # npm pack names a scoped package's tarball <scope>-<name>-<version>.tgz.
 SDK_TS_TARBALL = $(SDK_TS_TMP)/platformapi-sdk-$(shell node -p 'require("./$(SDK_TS)/package.json").version').tgz
 
-.PHONY: sdk-ts-test sdk-ts-generate sdk-ts-check sdk-ts-deps sdk-ts-pack sdk-ts-pack-test
+.PHONY: sdk-ts-test sdk-ts-types sdk-ts-generate sdk-ts-check sdk-ts-deps sdk-ts-pack sdk-ts-pack-test
 
 sdk-ts-deps:
 	$(SDK_TS_NPM) npm ci --silent
@@ -51,10 +53,16 @@ sdk-ts-check: sdk-ts-deps
 	diff -u $(SDK_TS)/src/schema.d.ts $(SDK_TS_TMP)/schema.d.ts
 	diff -u $(SDK_TS)/src/operations.ts $(SDK_TS_TMP)/operations.ts
 
-sdk-ts-test: sdk-ts-check
-	$(GO) build -o $(SDK_TS_TMP)/local ./functions/local
+# The client and its type tests compile against the generated schema, and
+# every operation of the document has its method: what a new route must
+# pass without a server.
+sdk-ts-types: sdk-ts-check
 	$(SDK_TS_NPM) npm run --silent build
 	$(SDK_TS_NPM) npx tsc -p tsconfig.test.json
+	$(SDK_TS_NPM) node --test test/coverage.test.js
+
+sdk-ts-test: sdk-ts-types
+	$(GO) build -o $(SDK_TS_TMP)/local ./functions/local
 	$(SDK_TS_NPM) PLATFORMAPI_LOCAL_BIN=$(SDK_TS_TMP)/local node --test test/*.test.js
 
 # dist/ is removed first so that nothing a former build left behind is

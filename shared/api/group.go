@@ -37,6 +37,11 @@ type Group struct {
 	// keys, audit and webhooks read every route: the catalogue generator
 	// writes every group's rows into package routes (docs/structure.md).
 	Routes []routes.Route
+
+	// Scopes are the scopes the group's routes need, with what each
+	// allows. Keys are checked against the whole set: the catalogue
+	// generator writes every group's into routes.Scopes.
+	Scopes []routes.Scope
 }
 
 // NewGroup is a group's constructor.

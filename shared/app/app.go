@@ -128,6 +128,10 @@ type Runtime struct {
 
 	// Files holds uploaded files (DATA_DIR/files, or FILES_BUCKET).
 	Files blob.Bucket
+	// Services are the managed services this deployment reaches, the
+	// built-in ones in process: built once with the store, so that the
+	// server and the work (each given Ports) reach the same ones.
+	Services upstream.Router
 	// Resources are what the process built for single groups (the managed
 	// databases' service and archive key; the EVM chains of managed wallets
 	// and swaps, which the local command adds before NewServer).
@@ -210,6 +214,7 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 	default:
 		return nil, fmt.Errorf("app: unknown BACKEND %q (embedded or aws)", c.Backend)
 	}
+	rt.Services = superbrain.Router(rt.Store, time.Now)
 	if err := openDatabases(ctx, c, rt); err != nil {
 		_ = rt.Close()
 		return nil, err
@@ -254,17 +259,13 @@ func loadSigner(ctx context.Context, c Config, rt *Runtime) (*credittoken.Signer
 	return credittoken.NewSigner(seed)
 }
 
-// Services are the managed services this deployment reaches: the built-in
-// ones in process.
-func (r *Runtime) Services() upstream.Router { return superbrain.Router(r.Store, time.Now) }
-
 // Ports are what the process offers every group: its storage, queues,
 // buckets and key, its resources, and the environment as configuration
 // (HOLD_GRACE and RUN_TIMEOUT as Config read them).
 func (r *Runtime) Ports(logger *slog.Logger) ports.Ports {
 	p := ports.Ports{
 		Backend: r.Config.Backend, Store: r.Store, Logger: logger, Sealer: r.Sealer, Queues: r.Queues,
-		Artifacts: r.Artifacts, Files: r.Files, Services: r.Services(),
+		Artifacts: r.Artifacts, Files: r.Files, Services: r.Services,
 		Getenv: func(name string) string {
 			switch {
 			case name == "HOLD_GRACE" && r.Config.HoldGrace > 0:

@@ -134,6 +134,25 @@ func (d *Deprecation) SuccessorPath() string {
 // under /v1), MCP (the remote MCP transport, likewise at both) and Table
 // (every authenticated endpoint), each in the order its rows were added.
 
+// Scope is a permission a key holds and a route names. The group whose
+// routes need it declares it, with what it allows (api.Group.Scopes), as it
+// declares its rows; `make catalogue` writes every group's into Scopes in
+// zz_routes.go, in the order they were added, so that the whole set a
+// first key receives keeps its order whatever the order of the groups.
+type Scope struct {
+	Name   string // resource:action, e.g. "files:read"
+	Allows string // what a key holding it may do, one sentence
+}
+
+// ScopeNames are the names of Scopes, in order: the complete scope set.
+func ScopeNames() []string {
+	out := make([]string, len(Scopes))
+	for i, s := range Scopes {
+		out[i] = s.Name
+	}
+	return out
+}
+
 // Idem and NoIdem say whether New's route requires an Idempotency-Key.
 const (
 	Idem   = true

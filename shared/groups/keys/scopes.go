@@ -1,17 +1,15 @@
 package keys
 
-import "slices"
+import (
+	"slices"
 
-// Scopes is the complete scope set (docs/keys.md).
-var Scopes = []string{
-	"services:read", "services:invoke", "credits:read", "credits:write",
-	"projects:read", "projects:write", "usage:read", "audit:read",
-	"files:read", "files:write", "connections:read", "connections:write",
-	"databases:read", "databases:write", "wallets:read", "wallets:create",
-	"wallets:sign", "wallets:transact", "trading:read", "trading:execute",
-	"runs:read", "runs:write", "approvals:read", "approvals:write",
-	"artifacts:read", "webhooks:read", "webhooks:write", "api_keys:manage",
-}
+	"platformapi/shared/base/routes"
+)
+
+// Scopes is the complete scope set (docs/keys.md), in the order every
+// group declared its own (routes.Scopes): a first key holds them all, in
+// that order.
+var Scopes = routes.ScopeNames()
 
 // IsScope reports whether s is a known scope.
 func IsScope(s string) bool { return slices.Contains(Scopes, s) }

@@ -9,12 +9,19 @@ import (
 	"testing"
 )
 
-// core are the groups every test server has (apitest.Core).
+// core are the groups every test server has (apitest.Core), so every
+// group's tests link them: a test makes its keys (keys), buys their credits
+// with a credit token (credits), binds them to projects (projects) and
+// reads the catalogue and the document (public) through them.
 var core = []string{"publicapi", "keysapi", "creditsapi", "projectsapi"}
 
 // reaches are, for each group package, the other groups its tests reach
-// (what its groups_test.go Serves) and why. A group not listed reaches
-// only the core groups.
+// (what its groups_test.go Serves) and why: the allow-list of a group's
+// tests linking another group's HTTP package. Each reach is a test that
+// serves the other group, none a helper borrowed from its package (a
+// helper two groups' tests share belongs in apitest). A group not listed
+// reaches only the core groups. The list can only shrink: a reach its
+// tests no longer link fails until it is dropped.
 var reaches = map[string]struct {
 	groups []string
 	why    string
@@ -69,12 +76,29 @@ func TestEachGroupsTestsLinkOnlyTheGroupsTheyReach(t *testing.T) {
 					t.Errorf("its tests link the %s group; Serve it and list it in reaches with the reason, or drop the test that reaches it", other)
 				}
 			}
+			if r, ok := reaches[group]; ok && (len(r.groups) == 0 || r.why == "") {
+				t.Errorf("its entry in reaches needs the groups it reaches and why")
+			}
+			for _, other := range reaches[group].groups {
+				if !slices.ContainsFunc(linked, func(p string) bool { g, ok := groupOf(p); return ok && g == other }) {
+					t.Errorf("its tests no longer link the %s group: drop it from reaches", other)
+				}
+			}
 			for pkg, groups := range heavy {
-				if slices.ContainsFunc(linked, func(p string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/") }) && !slices.Contains(groups, group) {
+				links := slices.ContainsFunc(linked, func(p string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/") })
+				switch {
+				case links && !slices.Contains(groups, group):
 					t.Errorf("its tests link %s, which only %v need", pkg, groups)
+				case !links && slices.Contains(groups, group):
+					t.Errorf("its tests no longer link %s: drop it from heavy", pkg)
 				}
 			}
 		})
+	}
+	for group := range reaches {
+		if !slices.ContainsFunc(dirs, func(dir string) bool { return filepath.Base(dir) == group }) {
+			t.Errorf("reaches lists %s, which is no group's HTTP package: drop it", group)
+		}
 	}
 }
 

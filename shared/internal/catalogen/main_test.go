@@ -59,7 +59,7 @@ func TestTheTablesAreWhatTheGroupsDeclare(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		got, want any
-	}{{"routes.Public", routes.Public, rts.public}, {"routes.MCP", routes.MCP, rts.mcp}, {"routes.Table", routes.Table, rts.table}} {
+	}{{"routes.Public", routes.Public, rts.public}, {"routes.MCP", routes.MCP, rts.mcp}, {"routes.Table", routes.Table, rts.table}, {"routes.Scopes", routes.Scopes, rts.scopes}} {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s is not what the groups declare:\n got %+v\nwant %+v", c.name, c.got, c.want)
 		}
@@ -110,6 +110,75 @@ func TestARouteIsDeclaredOnce(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// A scope is declared once, by one group, well formed and saying what it
+// allows; every scope a route needs is declared and every declared scope
+// is needed by a route. A key is checked against the declared set, so an
+// undeclared scope would lock its route away from every key.
+func TestAScopeIsDeclaredOnceAndEveryRoutesScopeIsDeclared(t *testing.T) {
+	row := func(id, scopes string) routes.Route {
+		return routes.New("GET", "/"+id, "a", id, scopes, routes.NoIdem, routes.BodyNone, "")
+	}
+	sc := func(names ...string) []routes.Scope {
+		var out []routes.Scope
+		for _, n := range names {
+			out = append(out, routes.Scope{Name: n, Allows: "Everything " + n + " says."})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		groups  []api.Group
+		wantErr string
+	}{
+		{"each group its own", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("a.read", "a:read")}, Scopes: sc("a:read")},
+			{Name: "b", Routes: []routes.Route{row("b.read", "b:read a:read")}, Scopes: sc("b:read")},
+		}, ""},
+		{"one scope in two groups", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("a.read", "x:read")}, Scopes: sc("x:read")},
+			{Name: "b", Scopes: sc("x:read")},
+		}, `scope "x:read" is declared by both group a and group b`},
+		{"one scope twice in a group", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("a.read", "x:read")}, Scopes: sc("x:read", "x:read")},
+		}, `scope "x:read" is declared by both group a and group a`},
+		{"a route needing an undeclared scope", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("a.read", "a:read")}, Scopes: sc("a:read")},
+			{Name: "b", Routes: []routes.Route{row("b.read", "runs:write")}},
+		}, `route b.read of group b needs scope "runs:write", which no group declares`},
+		{"a scope no route needs", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("a.read", "a:read")}, Scopes: sc("a:read", "a:write")},
+		}, `scope "a:write" of group a is needed by no route`},
+		{"a malformed name", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("a.read", "read")}, Scopes: sc("read")},
+		}, `scope "read" of group a needs a name resource:action`},
+		{"no word of what it allows", []api.Group{
+			{Name: "a", Routes: []routes.Route{row("a.read", "a:read")}, Scopes: []routes.Scope{{Name: "a:read"}}},
+		}, `scope "a:read" of group a needs a name resource:action and what it allows`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := gatherScopes(tc.groups)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// A scope already in the set keeps its place and a new one goes last,
+// whatever the order of the groups: a first key lists its scopes in the
+// set's order, which the spec fixes.
+func TestAScopeKeepsItsPlaceAndANewOneGoesLast(t *testing.T) {
+	declared := []routes.Scope{{Name: "new:write"}, {Name: "runs:read"}, {Name: "services:read"}}
+	got := ordered(declared, func(s routes.Scope) string { return s.Name }, routes.ScopeNames())
+	want := []routes.Scope{{Name: "services:read"}, {Name: "runs:read"}, {Name: "new:write"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ordered %v, want %v", got, want)
 	}
 }
 

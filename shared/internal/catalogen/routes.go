@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/format"
 	"reflect"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -28,6 +29,7 @@ type routeTables struct {
 	public []routes.Route
 	mcp    routes.Route
 	table  []routes.Route
+	scopes []routes.Scope
 }
 
 // gatherRoutes is every group's rows, refusing a route id or a (method,
@@ -68,7 +70,55 @@ func gatherRoutes(groups []api.Group) (routeTables, error) {
 	}
 	t.public = ordered(t.public, routeID, routeIDs(routes.Public))
 	t.table = ordered(t.table, routeID, routeIDs(routes.Table))
+	scopes, err := gatherScopes(groups)
+	if err != nil {
+		return t, err
+	}
+	t.scopes = ordered(scopes, func(s routes.Scope) string { return s.Name }, routes.ScopeNames())
 	return t, nil
+}
+
+// scopeName is what a scope's name must look like: resource:action.
+var scopeName = regexp.MustCompile(`^[a-z][a-z_]*:[a-z][a-z_]*$`)
+
+// gatherScopes is every group's scopes, in the order of the groups. It
+// refuses a scope declared twice (by two groups, or twice by one), one
+// that is malformed or says nothing of what it allows, a route needing a
+// scope no group declares (no key could ever call it, and a key asking
+// for it would be refused) and a scope no route needs (it would grant
+// nothing).
+func gatherScopes(groups []api.Group) ([]routes.Scope, error) {
+	var scopes []routes.Scope
+	owner := map[string]string{}
+	for _, g := range groups {
+		for _, s := range g.Scopes {
+			if prev, dup := owner[s.Name]; dup {
+				return nil, fmt.Errorf("scope %q is declared by both group %s and group %s", s.Name, prev, g.Name)
+			}
+			if !scopeName.MatchString(s.Name) || s.Allows == "" {
+				return nil, fmt.Errorf("scope %q of group %s needs a name resource:action and what it allows", s.Name, g.Name)
+			}
+			owner[s.Name] = g.Name
+			scopes = append(scopes, s)
+		}
+	}
+	needed := map[string]bool{}
+	for _, g := range groups {
+		for _, rt := range g.Routes {
+			for _, s := range rt.Scopes {
+				if _, ok := owner[s]; !ok {
+					return nil, fmt.Errorf("route %s of group %s needs scope %q, which no group declares", rt.ID, g.Name, s)
+				}
+				needed[s] = true
+			}
+		}
+	}
+	for _, s := range scopes {
+		if !needed[s.Name] {
+			return nil, fmt.Errorf("scope %q of group %s is needed by no route", s.Name, owner[s.Name])
+		}
+	}
+	return scopes, nil
 }
 
 // has reports whether id is the id of a declared route.
@@ -126,6 +176,13 @@ func renderRoutes(t routeTables) ([]byte, error) {
 			return nil, err
 		}
 		b.WriteString(",\n")
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// Scopes is the complete scope set: every group's scopes (api.Group.Scopes),\n" +
+		"// in the order they were added (docs/structure.md).\n")
+	b.WriteString("var Scopes = []Scope{\n")
+	for _, s := range t.scopes {
+		fmt.Fprintf(&b, "{Name: %s, Allows: %s},\n", strconv.Quote(s.Name), strconv.Quote(s.Allows))
 	}
 	b.WriteString("}\n")
 	src := b.Bytes()

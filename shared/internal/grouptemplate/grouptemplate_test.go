@@ -31,19 +31,24 @@ var edits = []edit{
 }
 
 // generated are the files the generators rewrite for a new route, queue,
-// service or event.
+// service, event or scope: the catalogues (the scope set is in
+// zz_routes.go), the OpenAPI document, the pages docgen writes and both
+// SDKs'.
 var generated = []string{"shared/groups/public/publicapi/openapi.json", "docs/routes.md", "docs/configuration.md",
 	"shared/base/catalog/zz_services.go", "shared/groups/webhooks/zz_events.go", "shared/base/routes/zz_routes.go", "docs/webhooks.md",
-	"sdk/go/zz_generated.go", "sdk/go/zz_operations.go"}
+	"sdk/go/zz_generated.go", "sdk/go/zz_operations.go", "sdk/typescript/src/schema.d.ts", "sdk/typescript/src/operations.ts"}
 
 // A group with one route, one queue worker and its queue, one managed
-// service and one webhook event needs, outside its own folders, only its
-// line in the list of groups, as the README says: with just that and the
-// generated files (its route rows in the route table, its Go SDK method),
-// the tree builds, its test passes (its service priced, its event known),
-// and so do the checks of the stack (its queue and functions held to what
-// their declared uses mean), the declarations, the names, the catalogues,
-// the OpenAPI document and the generated pages.
+// service, one webhook event and one scope of its own needs, outside its
+// own folders, only its line in the list of groups, as the README says:
+// with just that and the generated files (its route rows and its scope in
+// the route table, both SDKs' methods and types), the tree builds, its test
+// passes (its service priced, its event known, its route behind its
+// scope), and so do the checks of the stack (its queue and functions held
+// to what their declared uses mean), the declarations, the names, the
+// scope set, the catalogues, the OpenAPI document, the generated pages,
+// both SDKs and what its tests link. Every file changed outside its
+// folders, generated ones included, is counted and listed.
 func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies and builds the repository")
@@ -84,11 +89,28 @@ func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, dir, "go", "run", "./shared/internal/docgen")
-	run(t, filepath.Join(dir, "sdk/go"), "go", "run", "./internal/gen", "-in", "../../"+generated[0], "-out", "zz_generated.go", "-methods", "zz_operations.go")
+	// Both SDKs are regenerated, then held to the checks make test runs on
+	// them short of a server: the generated files are current, the Go SDK
+	// needs only the standard library, vets and passes its tests (a method
+	// for every operation), and the TypeScript client and its type tests
+	// compile (tsc) against the new schema with a method for every
+	// operation. npm keeps its cache beside the copy, so only the first
+	// run downloads the pinned compilers.
+	if err := os.Mkdir(filepath.Join(dir, ".cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(filepath.Dir(dir), "cache"), filepath.Join(dir, ".cache", "npm")); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "make", "--no-print-directory", "sdk-go-generate", "sdk-ts-generate")
+	run(t, dir, "make", "--no-print-directory", "sdk-go-check", "sdk-go-deps", "sdk-ts-types")
 	run(t, dir, "go", "build", "./...")
-	run(t, filepath.Join(dir, "sdk/go"), "go", "vet", ".")
+	run(t, filepath.Join(dir, "sdk/go"), "go", "vet", "./...")
+	run(t, filepath.Join(dir, "sdk/go"), "go", "test", "-count=1", "./...")
 	run(t, dir, "go", "vet", "./shared/groups/example", "./shared/groups/example/exampleapi", "./functions/examples", "./functions/examples-worker")
-	run(t, dir, "go", "test", "-count=1", "./shared/groups/example/exampleapi", "./shared/platform", "./shared/adapters/work", "./shared/internal/docgen", "./shared/internal/catalogen", "./infra/stacks")
+	// Its tests link no other group's HTTP package than the core groups'.
+	run(t, dir, "go", "test", "-count=1", "-run", "TestEachGroupsTestsLinkOnlyTheGroupsTheyReach/exampleapi", "./shared/harness/apitest")
+	run(t, dir, "go", "test", "-count=1", "./shared/groups/example/exampleapi", "./shared/groups/keys", "./shared/platform", "./shared/adapters/work", "./shared/internal/docgen", "./shared/internal/catalogen", "./infra/stacks")
 
 	var changed, regenerated []string
 	for _, line := range strings.Split(strings.TrimSpace(run(t, dir, "git", "status", "--porcelain", "--untracked-files=all")), "\n") {
@@ -137,7 +159,7 @@ func copyDir(t *testing.T, root string) string {
 	}
 	sum := sha256.Sum256([]byte(root))
 	base := filepath.Join(cache, "platformapi-grouptemplate", hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(base, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(base, "cache"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o644)
@@ -192,7 +214,7 @@ func run(t *testing.T, dir, name string, args ...string) string {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.String())
 	}
 	return string(out)
 }

@@ -10,7 +10,7 @@ import (
 
 // New is the connections group on d.
 func New(d Deps) api.Group {
-	return api.Group{Name: "connections", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "connections", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Events: events}
 }
 

@@ -17,3 +17,11 @@ var routeTable = []routes.Route{
 	routes.New(http.MethodPatch, "/connections/{connectionId}", "connections", "connections.update", "connections:write", routes.Idem, routes.BodyJSON, "Rotate or disable a protected connection").WithCommit(),
 	routes.New(http.MethodDelete, "/connections/{connectionId}", "connections", "connections.delete", "connections:write", routes.Idem, routes.BodyNone, "Delete a protected connection").WithCommit(),
 }
+
+// scopeTable are the scopes the connections group's routes need, with what each
+// allows; the catalogue generator gathers every group's into the one scope
+// set keys are checked against (docs/structure.md).
+var scopeTable = []routes.Scope{
+	{Name: "connections:read", Allows: "Read protected connection metadata."},
+	{Name: "connections:write", Allows: "Create, rotate, disable, delete protected connections."},
+}

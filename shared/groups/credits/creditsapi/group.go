@@ -13,7 +13,7 @@ import (
 
 // New is the credits group's operations on d; its work is credits.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "credits", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "credits", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Services: services, Events: events}
 }
 

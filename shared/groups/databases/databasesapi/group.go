@@ -13,7 +13,7 @@ import (
 // New is the databases group's operations on d (without a service every
 // operation answers 503); its work is databases.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "databases", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "databases", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Services: services, Events: events}
 }
 

@@ -11,7 +11,7 @@ import (
 
 // New is the files group's operations on d; its work is files.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "files", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "files", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Events: events}
 }
 

@@ -16,3 +16,10 @@ var routeTable = []routes.Route{
 	routes.New(http.MethodDelete, "/api-keys/{id}", "keys", "apiKeys.revoke", "api_keys:manage", routes.Idem, routes.BodyNone, "Revoke a key and, with it, its descendants"),
 	routes.New(http.MethodPost, "/api-keys/{id}/roll", "keys", "apiKeys.roll", "api_keys:manage", routes.Idem, routes.BodyJSON, "Replace a key by a new one with the same policy; the old one works until the chosen expiry").WithSecret().WithCommit(),
 }
+
+// scopeTable are the scopes the keys group's routes need, with what each
+// allows; the catalogue generator gathers every group's into the one scope
+// set keys are checked against (docs/structure.md).
+var scopeTable = []routes.Scope{
+	{Name: "api_keys:manage", Allows: "Create narrower child keys; list or revoke the current key and its descendants."},
+}

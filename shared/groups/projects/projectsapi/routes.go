@@ -17,3 +17,11 @@ var routeTable = []routes.Route{
 	routes.New(http.MethodPatch, "/projects/{projectId}", "projects", "projects.update", "projects:write", routes.Idem, routes.BodyJSON, "Update a project").WithCommit(),
 	routes.New(http.MethodDelete, "/projects/{projectId}", "projects", "projects.archive", "projects:write", routes.Idem, routes.BodyNone, "Archive a project").WithCommit(),
 }
+
+// scopeTable are the scopes the projects group's routes need, with what each
+// allows; the catalogue generator gathers every group's into the one scope
+// set keys are checked against (docs/structure.md).
+var scopeTable = []routes.Scope{
+	{Name: "projects:read", Allows: "List and read projects visible to the key."},
+	{Name: "projects:write", Allows: "Create, update, archive projects."},
+}

@@ -12,7 +12,7 @@ import (
 
 // New is the runs group's operations on d; its work is runs.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "runs", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}
+	return api.Group{Name: "runs", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}
 }
 
 // Group is the runs group on p, with its run worker.

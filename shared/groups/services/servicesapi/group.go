@@ -24,7 +24,7 @@ func PortsDeps(p ports.Ports) Deps { return FromEnv(p.Getenv, p.Store, p.Service
 
 // New is the services group on d.
 func New(d Deps) api.Group {
-	return api.Group{Name: "services", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "services", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Services: services, Events: events}
 }
 

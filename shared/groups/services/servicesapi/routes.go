@@ -18,3 +18,11 @@ var routeTable = []routes.Route{
 	routes.New(http.MethodPost, "/services/{serviceId}/invoke", "services", "services.invoke", "services:invoke", routes.Idem, routes.BodyJSON, "Invoke a managed service operation").WithServiceFrom("path:serviceId").WithOperationFrom("body:operationId").WithMetered().
 		WithReplay("X-Service-Credits-Charged", "X-Service-Upstream-Request-Id"),
 }
+
+// scopeTable are the scopes the services group's routes need, with what each
+// allows; the catalogue generator gathers every group's into the one scope
+// set keys are checked against (docs/structure.md).
+var scopeTable = []routes.Scope{
+	{Name: "services:read", Allows: "List managed services visible to the key."},
+	{Name: "services:invoke", Allows: "Invoke an allowed generic managed service."},
+}

@@ -12,7 +12,7 @@ import (
 // New is the trading group's operations on d; its work is
 // tradingenv.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "trading", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "trading", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Services: services, Events: events}
 }
 

@@ -17,3 +17,11 @@ var routeTable = []routes.Route{
 	routes.New(http.MethodGet, "/trading/orders/{orderId}", "trading", "trading.orders.read", "trading:read", routes.NoIdem, routes.BodyNone, "Read an order").WithService("managed-trading"),
 	routes.New(http.MethodGet, "/trading/positions", "trading", "trading.positions.list", "trading:read", routes.NoIdem, routes.BodyNone, "List positions").WithService("managed-trading"),
 }
+
+// scopeTable are the scopes the trading group's routes need, with what each
+// allows; the catalogue generator gathers every group's into the one scope
+// set keys are checked against (docs/structure.md).
+var scopeTable = []routes.Scope{
+	{Name: "trading:read", Allows: "Read managed trading positions."},
+	{Name: "trading:execute", Allows: "Quote and submit managed spot trades."},
+}

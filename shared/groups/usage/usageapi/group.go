@@ -7,7 +7,7 @@ import (
 
 // New is the usage group on d.
 func New(d Deps) api.Group {
-	return api.Group{Name: "usage", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }}
+	return api.Group{Name: "usage", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }}
 }
 
 // Group is the usage group on the process's table.

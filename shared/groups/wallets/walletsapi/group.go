@@ -13,7 +13,7 @@ import (
 
 // New is the managed-wallets group on s, with its worker and recheck.
 func New(s walletsenv.Services) api.Group {
-	return api.Group{Name: "wallets", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, s) }, Work: s.Work(), Deploy: Deploy,
+	return api.Group{Name: "wallets", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, s) }, Work: s.Work(), Deploy: Deploy,
 		Services: services, Events: events}
 }
 

@@ -23,3 +23,13 @@ var routeTable = []routes.Route{
 	routes.New(http.MethodPost, "/wallets/{walletId}/signatures/quote", "wallets", "wallets.signatures.quote", "wallets:sign", routes.Idem, routes.BodyJSON, "Quote a message signature").WithService("managed-wallets"),
 	routes.New(http.MethodPost, "/wallets/{walletId}/signatures", "wallets", "wallets.signatures.create", "wallets:sign", routes.Idem, routes.BodyJSON, "Execute an approved message signature").WithService("managed-wallets"),
 }
+
+// scopeTable are the scopes the wallets group's routes need, with what each
+// allows; the catalogue generator gathers every group's into the one scope
+// set keys are checked against (docs/structure.md).
+var scopeTable = []routes.Scope{
+	{Name: "wallets:read", Allows: "List wallets, read a wallet and balances; list swap tokens, read swaps, build unsigned swaps for the caller's own wallet, follow their fills."},
+	{Name: "wallets:create", Allows: "Create a managed wallet."},
+	{Name: "wallets:sign", Allows: "Quote and execute approved message signatures."},
+	{Name: "wallets:transact", Allows: "Quote and execute wallet sends and swaps, including universal swaps from managed wallets."},
+}

@@ -13,7 +13,7 @@ import (
 // New is the webhooks group's operations on d; its work is
 // webhooks.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "webhooks", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "webhooks", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Events: events}
 }
 

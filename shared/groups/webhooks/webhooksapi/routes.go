@@ -19,3 +19,11 @@ var routeTable = []routes.Route{
 	routes.New(http.MethodGet, "/webhook-deliveries", "webhooks", "webhookDeliveries.list", "webhooks:read", routes.NoIdem, routes.BodyNone, "List webhook deliveries"),
 	routes.New(http.MethodPost, "/webhook-deliveries/{deliveryId}/replay", "webhooks", "webhookDeliveries.replay", "webhooks:write", routes.Idem, routes.BodyNone, "Replay a webhook delivery"),
 }
+
+// scopeTable are the scopes the webhooks group's routes need, with what each
+// allows; the catalogue generator gathers every group's into the one scope
+// set keys are checked against (docs/structure.md).
+var scopeTable = []routes.Scope{
+	{Name: "webhooks:read", Allows: "List webhooks manageable by the key."},
+	{Name: "webhooks:write", Allows: "Create and disable webhooks."},
+}

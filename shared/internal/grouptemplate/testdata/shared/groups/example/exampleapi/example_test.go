@@ -33,6 +33,20 @@ func TestAQueuedExampleIsMarkedDoneByItsWorker(t *testing.T) {
 	t.Fatalf("the worker never marked %s done", out.ID)
 }
 
+// The group's own scope guards its route: a first key holds it, a child
+// key without it is refused, and a child key granted it may call the route.
+func TestTheGroupsRouteNeedsItsOwnScope(t *testing.T) {
+	e := apitest.New(t)
+	root, rec := e.RootKey(10, nil)
+	if scopes := apitest.Strs(rec.Body["scopes"]); !slices.Contains(scopes, "examples:write") {
+		t.Fatalf("a first key holds %v, no examples:write", scopes)
+	}
+	without, _ := e.Child(root, map[string]any{"label": "runs", "scopes": []string{"runs:write"}})
+	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/examples", Key: without, Idem: apitest.Idem()}), 403, "scope_denied")
+	with, _ := e.Child(root, map[string]any{"label": "examples", "scopes": []string{"examples:write"}})
+	e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/examples", Key: with, Idem: apitest.Idem()}), 202)
+}
+
 // The group's catalogue entries reach the whole catalogues through the
 // generated tables: its service is priced and its event can be subscribed to.
 func TestTheGroupsServiceIsPricedAndItsEventKnown(t *testing.T) {

@@ -25,7 +25,7 @@ type Deps struct {
 
 // New is the group on d, with its worker.
 func New(d Deps) api.Group {
-	return api.Group{Name: "examples", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(example.WorkDeps{Store: d.Store, Queue: d.Queue, Logger: d.Logger}),
+	return api.Group{Name: "examples", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(example.WorkDeps{Store: d.Store, Queue: d.Queue, Logger: d.Logger}),
 		Deploy: example.Deploy, Services: services, Events: events}
 }
 
