@@ -12,11 +12,14 @@
 #                emulator is used instead. See docs/stack.md.
 #   make stack-test       the whole-stack tests (also in make test), verbose:
 #                they print each function's init duration.
+#   make stack-sdk-test   the stack brought up with its local chain, then
+#                sdk/go's and sdk/typescript's tests against its front (not in
+#                make test: several minutes). See docs/stack.md.
 
 # Keep the root Makefile's default goal: an included file must not steal it.
 stack_saved_goal := $(.DEFAULT_GOAL)
 
-.PHONY: stack stack-synthesized stack-test
+.PHONY: stack stack-synthesized stack-test stack-sdk-test
 
 stack: synth
 	$(MAKE) stack-synthesized
@@ -31,5 +34,12 @@ stack-synthesized: $(RIE)
 stack-test: $(RIE)
 	AWS_LAMBDA_RIE=$(CURDIR)/$(RIE) .ci/with-moto $(GO) test -count=1 -v -timeout 20m \
 		-run 'TestTheSynthesizedStack|TestAMissingGrant' ./infra/stackemu/
+
+# The TypeScript tests import the SDK's build (dist/), made here as
+# sdk-ts-test makes it.
+stack-sdk-test: $(RIE) sdk-ts-deps
+	$(SDK_TS_NPM) npm run --silent build
+	STACK_SDK_TESTS=1 AWS_LAMBDA_RIE=$(CURDIR)/$(RIE) .ci/with-moto $(GO) test -count=1 -v -timeout 30m \
+		-run 'TestTheSDKsTestsPassAgainstTheSynthesizedStack' ./infra/stackemu/
 
 .DEFAULT_GOAL := $(stack_saved_goal)

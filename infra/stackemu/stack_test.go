@@ -25,19 +25,22 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/ethereum/go-ethereum/common"
 
 	"platformapi/infra/stackemu"
 	"platformapi/infra/stacks"
 	"platformapi/shared/adapters/awsenv/awstest"
+	"platformapi/shared/base/chain/devchain"
 	"platformapi/shared/groups/credits/credittoken"
 	"platformapi/shared/harness/lambdarie"
 )
 
 const moduleRoot = "../.."
 
-// synthesize writes the stack's template as `cdk synth` makes it with no
-// settings (placeholder assets: the stack runs host builds instead).
-func synthesize(t *testing.T) *stackemu.Template {
+// synthesize writes the stack's template as `cdk synth` makes it with the
+// settings of cdk.json and settings (placeholder assets: the stack runs host
+// builds instead).
+func synthesize(t *testing.T, settings map[string]any) *stackemu.Template {
 	t.Helper()
 	dir := t.TempDir()
 	assets := filepath.Join(dir, "build")
@@ -58,14 +61,17 @@ func synthesize(t *testing.T) *stackemu.Template {
 		t.Fatal(err)
 	}
 	doc.Context["assetDir"] = assets
+	for k, v := range settings {
+		doc.Context[k] = v
+	}
 	// What the CLI sets: the functions' construct paths name their bootstraps.
 	doc.Context["aws:cdk:enable-path-metadata"] = true
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &doc.Context, Outdir: jsii.String(filepath.Join(dir, "cdk.out")), AnalyticsReporting: jsii.Bool(false)})
-	settings, err := stacks.LoadSettings(app.Node(), func(string) (string, bool) { return "", false })
+	loaded, err := stacks.LoadSettings(app.Node(), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
-	stack := stacks.NewPlatformStack(app, stacks.StackID(settings.Stage), &stacks.PlatformStackProps{Settings: settings})
+	stack := stacks.NewPlatformStack(app, stacks.StackID(loaded.Stage), &stacks.PlatformStackProps{Settings: loaded})
 	out, err := json.Marshal(assertions.Template_FromStack(stack.Stack, nil).ToJSON())
 	jsii.Close()
 	if err != nil {
@@ -109,21 +115,29 @@ func (r *receiver) seen() []string {
 	return append([]string(nil), r.attempts...)
 }
 
-// built is the synthesized template and the host builds of its functions,
-// shared by the tests: the synth and the build are the slow part, and jsii
-// runs once per process.
+// built is the synthesized template, the host builds of its functions and
+// the local chain the template's rpcUrls name, shared by the tests: the
+// synth and the build are the slow part, jsii runs once per process, and
+// the chain's endpoint is in the template.
 var built struct {
-	once sync.Once
-	tmpl []byte
-	bin  string
-	rie  string
-	err  error
+	once     sync.Once
+	tmpl     []byte
+	bin      string
+	rie      string
+	chain    *devchain.Chain
+	chainDir string
+	err      error
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.bin != "" {
-		_ = os.RemoveAll(built.bin)
+	if built.chain != nil {
+		_ = built.chain.Close()
+	}
+	for _, dir := range []string{built.bin, built.chainDir} {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
@@ -137,7 +151,15 @@ func template(t *testing.T) (tmpl *stackemu.Template, bin, rie string) {
 		t.Skip("builds every function and runs the whole stack")
 	}
 	built.once.Do(func() {
-		tm := synthesize(t)
+		// The local chain under <dir>/chain, as functions/local keeps it,
+		// so that `local fund --data-dir <dir>` funds through its RPC.
+		if built.chainDir, built.err = os.MkdirTemp("", "stack-chain"); built.err != nil {
+			return
+		}
+		if built.chain, built.err = devchain.Open(context.Background(), filepath.Join(built.chainDir, "chain"), devchain.Options{RPCAddr: "127.0.0.1:0"}); built.err != nil {
+			return
+		}
+		tm := synthesize(t, map[string]any{"rpcUrls": fmt.Sprintf("%d=%s", devchain.ChainID, built.chain.Endpoint())})
 		names, err := tm.FunctionNames()
 		if err != nil {
 			built.err = err
@@ -264,14 +286,17 @@ func (c caller) call(method, path, key string, body any, headers ...string) (int
 // after the receiver failed the first attempt, a database action and an
 // export by the databases worker, a project's file stored and read, a
 // managed wallet created, a durable run by the run worker, and /usage equal to what the balance lost
-// once the log subscription and the stream rollup have run. No function
-// may meet a refused call on the way.
+// once the log subscription and the stream rollup have run; then the
+// wallet, funded on the local chain the template's rpcUrls name, sends
+// ether from quote to confirmed through the wallets worker, the payee holds
+// it on the chain and /usage counts the send's charge too. No function may
+// meet a refused call on the way.
 func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T) {
 	tmpl, bin, rie := template(t)
 	s := up(t, tmpl, bin, rie)
 	defer func() {
 		if t.Failed() {
-			for _, n := range []string{"webhook-worker", "audit-ingest", "audit-rollup", "services", "webhooks", "keys"} {
+			for _, n := range []string{"webhook-worker", "audit-ingest", "audit-rollup", "services", "webhooks", "keys", "run-worker", "wallets", "wallets-worker", "wallets-recheck"} {
 				t.Logf("%s log:\n%s", n, s.Logs(n))
 			}
 		}
@@ -338,8 +363,9 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 		t.Fatalf("file content: %d", code)
 	}
 	// A managed wallet, its key sealed with the envelope key (KMS).
-	if code, w := call("POST", "/v1/wallets", root, map[string]any{}, "Idempotency-Key", "wallet-0001"); code != 201 || !strings.HasPrefix(fmt.Sprint(w["address"]), "0x") {
-		t.Fatalf("wallet: %d %v", code, w)
+	code, wallet := call("POST", "/v1/wallets", root, map[string]any{}, "Idempotency-Key", "wallet-0001")
+	if code != 201 || !common.IsHexAddress(fmt.Sprint(wallet["address"])) {
+		t.Fatalf("wallet: %d %v", code, wallet)
 	}
 	// A durable run, executed by the run worker through the runs queue's
 	// mapping.
@@ -391,22 +417,62 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	if runCharge := micro(t, run["chargedCredits"]); runCharge <= 0 || spent <= runCharge {
 		t.Fatalf("the run charged %d µcredits of the %d spent", runCharge, spent)
 	}
-	began := time.Now()
-	deadline = began.Add(60 * time.Second)
-	var usage map[string]any
-	var counted int64
-	for {
-		code, usage = call("GET", "/v1/usage", root, nil)
-		counted = charged(t, usage)
-		if code == 200 && counted == spent || time.Now().After(deadline) {
-			break
+	usageCounts := func(spent int64) {
+		t.Helper()
+		began := time.Now()
+		deadline := began.Add(60 * time.Second)
+		var usage map[string]any
+		var counted int64
+		for {
+			var code int
+			code, usage = call("GET", "/v1/usage", root, nil)
+			counted = charged(t, usage)
+			if code == 200 && counted == spent || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Second)
 		}
-		time.Sleep(time.Second)
+		if counted != spent {
+			_, byOp := call("GET", "/v1/usage?groupBy=operation", root, nil)
+			_, ledger := call("GET", "/v1/credits/ledger?limit=100", root, nil)
+			t.Fatalf("usage counts %d µcredits, the balance fell %d: %v\nledger %v", counted, spent, byOp["data"], ledger)
+		}
+		t.Logf("usage counts the %d µcredits spent after %s", spent, time.Since(began).Round(time.Second))
 	}
-	if counted != spent {
-		t.Fatalf("usage counts %d µcredits, the balance fell %d: %v", counted, spent, usage)
+	usageCounts(spent)
+
+	// The wallet, funded on the local chain the template's RPC_URL_1337
+	// names, sends ether: quoted and accepted by the wallets function,
+	// signed and broadcast by the wallets worker through the wallets
+	// queue's mapping, confirmed by the worker or the recheck schedule,
+	// its 0.1 credits captured then and counted in /usage. After the run
+	// has settled: see docs/stack.md on a run and a send settled at once.
+	walletPath := "/v1/wallets/" + fmt.Sprint(wallet["id"])
+	if _, err := built.chain.Faucet().Fund(context.Background(), common.HexToAddress(fmt.Sprint(wallet["address"])), "ETH", big.NewInt(1e17)); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("usage counts the %d µcredits spent after %s", spent, time.Since(began).Round(time.Second))
+	payee := common.HexToAddress("0x00000000000000000000000000000000005eed01")
+	const sent = 1_000_000_000_000_000 // 0.001 ETH
+	code, quote := call("POST", walletPath+"/transactions/quote", root, map[string]any{"chainId": devchain.ChainID, "to": payee.Hex(), "asset": "ETH", "amount": fmt.Sprint(sent)}, "Idempotency-Key", "wallet-quote-0001")
+	if code != 201 {
+		t.Fatalf("quote: %d %v", code, quote)
+	}
+	code, tx := call("POST", walletPath+"/transactions", root, map[string]any{"quoteId": quote["id"]}, "Idempotency-Key", "wallet-send-0001")
+	if code != 202 {
+		t.Fatalf("send: %d %v", code, tx)
+	}
+	tx = until("wallet send", walletPath+"/transactions/"+fmt.Sprint(tx["id"]), "status", "confirmed", "failed")
+	if tx["status"] != "confirmed" || fmt.Sprint(tx["chargedCredits"]) != "0.1" {
+		t.Fatalf("wallet send %v, want confirmed and charged 0.1", tx)
+	}
+	if got, err := built.chain.Client().BalanceAt(context.Background(), payee, nil); err != nil || got.Cmp(big.NewInt(sent)) != 0 {
+		t.Fatalf("the payee holds %v wei (%v), want the %d sent", got, err, sent)
+	}
+	_, bal = call("GET", "/v1/credits/balance", root, nil)
+	if now := micro(t, "50") - micro(t, bal["balance"]); now != spent+100_000 {
+		t.Fatalf("the balance fell %d µcredits in all, want the %d before and the send's 100000", now, spent)
+	}
+	usageCounts(spent + 100_000)
 
 	// The schedules ran their targets.
 	for _, n := range []string{"hold-sweeper", "webhook-outbox"} {

@@ -6,15 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"platformapi/shared/harness/apitest"
 )
 
 // The program both READMEs show (the SDK module's readme test holds them to
 // it) is built as a user would build it and run against the real server
 // with a fresh credit token: what a reader pastes works, not only compiles.
 func TestTheQuickstartProgramOfTheREADMEsRunsAgainstTheServer(t *testing.T) {
-	e := apitest.New(t, apitest.Options{})
+	f := setup(t)
 	bin := filepath.Join(t.TempDir(), "quickstart")
 	build := exec.Command("go", "build", "-o", bin, "./examples/quickstart")
 	build.Dir = ".."
@@ -22,7 +20,7 @@ func TestTheQuickstartProgramOfTheREADMEsRunsAgainstTheServer(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	run := exec.Command(bin)
-	run.Env = append(os.Environ(), "BASE_URL="+e.URL, "TOKEN="+e.Token(50))
+	run.Env = append(os.Environ(), "BASE_URL="+f.url, "TOKEN="+f.token(t, 50))
 	out, err := run.CombinedOutput()
 	if err != nil {
 		t.Fatalf("quickstart: %v\n%s", err, out)

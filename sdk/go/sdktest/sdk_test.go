@@ -9,7 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
+	"os"
+	"os/exec"
 	"reflect"
 	"strconv"
 	"strings"
@@ -18,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	platform "github.com/platformapi/platformapi/sdk/go"
 
@@ -65,36 +69,113 @@ func (t *tripper) requests(method, path string) []*http.Request {
 }
 
 type fixture struct {
-	e      *apitest.Env
+	target
 	c      *platform.Client
 	trip   *tripper
 	slept  []time.Duration
 	sleeps sync.Mutex
 }
 
-// setup is a real server and a client whose waits are recorded (not slept)
-// and move the server's clock.
+// target is the API under test: a fresh in-process server whose clock the
+// test moves, or, with PLATFORMAPI_URL set, the API there (make
+// stack-sdk-test: the synthesized stack's front), on the real clock.
+type target struct {
+	url string
+	// token mints a first-key credit token for the target.
+	token func(t *testing.T, credits int64) string
+	// now is the target's clock; advance moves it (the real one: waits).
+	now     func() time.Time
+	advance func(ctx context.Context, d time.Duration) error
+	// fund sends base units of asset to addr on the target's chain 1337.
+	fund func(t *testing.T, addr common.Address, asset string, amount *big.Int)
+	// external: the API is not one this test built, so it has only what a
+	// deployment has (no x402 facilitator, chain 1337 by RPC_URL_1337
+	// alone: its native coin, not the local chain's test tokens and pool).
+	external bool
+}
+
+// setup is a real server and a client whose waits are recorded and move
+// the server's clock.
 func setup(t *testing.T, opts ...func(*platform.Options)) *fixture {
 	return setupWith(t, apitest.Options{}, opts...)
 }
 
-// setupWith is setup on a server built with env (e.g. on the local chain).
+// setupWith is setup on a server built with env (e.g. on the local chain);
+// an external target is as it is.
 func setupWith(t *testing.T, env apitest.Options, opts ...func(*platform.Options)) *fixture {
-	f := &fixture{e: apitest.New(t, env)}
+	f := &fixture{target: newTarget(t, env)}
 	f.trip = &tripper{next: http.DefaultTransport}
-	o := platform.Options{BaseURL: f.e.URL, HTTPClient: &http.Client{Transport: f.trip},
+	o := platform.Options{BaseURL: f.url, HTTPClient: &http.Client{Transport: f.trip},
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			f.sleeps.Lock()
 			f.slept = append(f.slept, d)
 			f.sleeps.Unlock()
-			f.e.Clock.Advance(d)
-			return ctx.Err()
+			return f.advance(ctx, d)
 		}}
 	for _, fn := range opts {
 		fn(&o)
 	}
 	f.c = platform.New(o)
 	return f
+}
+
+func newTarget(t *testing.T, env apitest.Options) target {
+	if url := os.Getenv("PLATFORMAPI_URL"); url != "" {
+		return externalTarget(t, url)
+	}
+	e := apitest.New(t, env)
+	return target{url: e.URL, now: e.Clock.Now,
+		token: func(_ *testing.T, credits int64) string { return e.Token(credits) },
+		advance: func(ctx context.Context, d time.Duration) error {
+			e.Clock.Advance(d)
+			return ctx.Err()
+		},
+		fund: func(t *testing.T, addr common.Address, asset string, amount *big.Int) {
+			if _, err := chaintest.Shared(t).Faucet().Fund(ctx(t), addr, asset, amount); err != nil {
+				t.Fatal(err)
+			}
+		}}
+}
+
+// externalTarget is the API at url. PLATFORMAPI_LOCAL_BIN (functions/local)
+// mints its credit tokens with the environment it is given (BACKEND=aws,
+// CREDIT_TOKEN_SECRET_ARN, the emulator's endpoint and credentials) and
+// funds on the chain kept in PLATFORMAPI_DATA_DIR through its JSON-RPC.
+func externalTarget(t *testing.T, url string) target {
+	bin := os.Getenv("PLATFORMAPI_LOCAL_BIN")
+	if bin == "" {
+		t.Fatal("PLATFORMAPI_URL needs PLATFORMAPI_LOCAL_BIN to mint credit tokens and fund addresses")
+	}
+	run := func(t *testing.T, args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				t.Fatalf("%s %v: %v\n%s", bin, args, err, exit.Stderr)
+			}
+			t.Fatalf("%s %v: %v", bin, args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	return target{url: url, now: time.Now, external: true,
+		token: func(t *testing.T, credits int64) string {
+			return run(t, "mint-credit-token", "--credits", strconv.FormatInt(credits, 10))
+		},
+		advance: func(ctx context.Context, d time.Duration) error {
+			select {
+			case <-time.After(d):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+		fund: func(t *testing.T, addr common.Address, asset string, amount *big.Int) {
+			decimals := map[string]int{"ETH": 18, "WETH": 18, "USDC": 6}[asset]
+			whole := new(big.Rat).SetFrac(amount, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil))
+			run(t, "fund", "--data-dir", os.Getenv("PLATFORMAPI_DATA_DIR"), "--address", addr.Hex(), "--asset", asset,
+				"--amount", whole.FloatString(decimals))
+		}}
 }
 
 func ctx(t *testing.T) context.Context {
@@ -107,7 +188,7 @@ func ctx(t *testing.T) context.Context {
 // calling with its root key.
 func (f *fixture) root(t *testing.T, credits int64) (*platform.Client, platform.CreatedKey) {
 	t.Helper()
-	r, err := f.c.CreateAPIKey(ctx(t), platform.CreateKeyRequest{Label: "root"}, platform.WithCreditToken(f.e.Token(credits)))
+	r, err := f.c.CreateAPIKey(ctx(t), platform.CreateKeyRequest{Label: "root"}, platform.WithCreditToken(f.token(t, credits)))
 	if err != nil || !r.OK {
 		t.Fatalf("first key: %v %+v", err, r.Error)
 	}
@@ -195,7 +276,7 @@ func TestARolledKeyAnswersItsSuccessorAndThePreviousKey(t *testing.T) {
 	f := setup(t)
 	root, _ := f.root(t, 1)
 	child := must(root.CreateAPIKey(ctx(t), platform.CreateKeyRequest{Label: "ci"}))(t)
-	until := f.e.Clock.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	until := f.now().Add(time.Hour).UTC().Truncate(time.Second)
 	rolled := must(root.RollAPIKey(ctx(t), child.ID, platform.RollRequest{ExpiresAt: until}))(t)
 	if rolled.Secret == "" || rolled.Secret == child.Secret || rolled.ID == child.ID || rolled.PreviousKey == nil ||
 		rolled.PreviousKey.ID != child.ID || rolled.PreviousKey.ExpiresAt == nil || !rolled.PreviousKey.ExpiresAt.Equal(until) {
@@ -395,7 +476,7 @@ func TestA429IsRetriedAfterItsRetryAfter(t *testing.T) {
 		t.Fatalf("Retry-After %ds, slept %v", ra, f.slept)
 	}
 	// With one attempt allowed the 429 is the result, not a Go error.
-	strict := platform.New(platform.Options{BaseURL: f.e.URL, APIKey: limited.Secret, MaxAttempts: 1})
+	strict := platform.New(platform.Options{BaseURL: f.url, APIKey: limited.Secret, MaxAttempts: 1})
 	r, err = strict.Balance(ctx(t))
 	if err != nil || r.OK || r.Status != 429 || r.Error.Code != "limit_exceeded" || r.Error.RetryAfter < time.Second {
 		t.Fatalf("single attempt: %v %+v %+v", err, r, r.Error)
@@ -440,13 +521,16 @@ func TestTransportFailuresBecomeAGoErrorAfterMaxAttempts(t *testing.T) {
 
 func TestTopUpPaysTheChallengeWithTheCallersSigner(t *testing.T) {
 	f := setup(t)
+	if f.external {
+		t.Skip("the API under test has no x402 facilitator of this test's")
+	}
 	root, _ := f.root(t, 1)
 	key, err := crypto.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var asked []platform.PaymentRequirements
-	eth := ethereumSigner(key, f.e.Clock.Now)
+	eth := ethereumSigner(key, f.now)
 	signer := platform.SignerFunc(func(ctx context.Context, req platform.PaymentRequirements) (platform.ExactPayload, error) {
 		asked = append(asked, req)
 		return eth.SignPayment(ctx, req)

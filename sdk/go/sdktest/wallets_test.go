@@ -3,6 +3,7 @@ package sdktest_test
 import (
 	"math/big"
 	"net/http"
+	"os"
 	"slices"
 	"testing"
 
@@ -21,7 +22,7 @@ import (
 // requester's lineage approved it (the root, its ancestor, is refused); the
 // signature recovers to the wallet's address.
 func TestAManagedWalletSignsAnApprovedPersonalMessageThatRecoversToItsAddress(t *testing.T) {
-	f := setupWith(t, apitest.Options{Parts: []apitest.Part{chaintest.On(chaintest.Shared(t))}})
+	f := setupWith(t, localChain(t))
 	root, _ := f.root(t, 10)
 
 	created, err := root.CreateWallet(ctx(t), platform.WalletCreateRequest{Label: "ops"})
@@ -43,20 +44,26 @@ func TestAManagedWalletSignsAnApprovedPersonalMessageThatRecoversToItsAddress(t 
 		t.Fatalf("wallet %s not listed in %v", w.ID, listed)
 	}
 
+	// An external target knows chain 1337's native coin only.
 	addr := common.HexToAddress(w.Address)
-	funded := big.NewInt(3_000_000)
-	if _, err := chaintest.Shared(t).Faucet().Fund(ctx(t), addr, "USDC", funded); err != nil {
-		t.Fatal(err)
+	funded := map[string]*big.Int{"ETH": big.NewInt(250_000_000_000_000_000)}
+	if !f.external {
+		funded["USDC"] = big.NewInt(3_000_000)
 	}
-	bal := must(root.WalletBalances(ctx(t), w.ID, uint64(w.ChainIDs[0])))(t)
-	var usdc string
+	for asset, amount := range funded {
+		f.fund(t, addr, asset, amount)
+	}
+	bal := must(root.WalletBalances(ctx(t), w.ID, 1337))(t)
+	held := map[string]string{}
 	for _, b := range bal.Data {
-		if b.Symbol == "USDC" {
-			usdc = b.Amount
+		if funded[b.Symbol] != nil {
+			held[b.Symbol] = b.Amount
 		}
 	}
-	if usdc != funded.String() || bal.BlockNumber == 0 {
-		t.Fatalf("balances %+v", bal)
+	for asset, amount := range funded {
+		if held[asset] != amount.String() || bal.BlockNumber == 0 {
+			t.Fatalf("balances %+v, want %s %s", bal, amount, asset)
+		}
 	}
 
 	// A child key asks for the signature; a key beside it decides the
@@ -96,7 +103,10 @@ func TestAManagedWalletSignsAnApprovedPersonalMessageThatRecoversToItsAddress(t 
 // changes nothing on the server, so it goes without an Idempotency-Key
 // while the quote carries one.
 func TestASwapForOnesOwnAddressIsPreparedWithoutAnIdempotencyKey(t *testing.T) {
-	f := setupWith(t, apitest.Options{Parts: []apitest.Part{chaintest.On(chaintest.Shared(t))}})
+	f := setupWith(t, localChain(t))
+	if f.external {
+		t.Skip("the API under test knows chain 1337 by RPC_URL_1337 alone: no test tokens, no pool")
+	}
 	root, _ := f.root(t, 10)
 	const chainID = 1337
 
@@ -146,4 +156,13 @@ func TestASwapForOnesOwnAddressIsPreparedWithoutAnIdempotencyKey(t *testing.T) {
 	if len(none) != 0 {
 		t.Fatalf("a prepared swap is not a managed one: %+v", none)
 	}
+}
+
+// localChain is a server on the shared local chain; none for an external
+// target, which has its own.
+func localChain(t *testing.T) apitest.Options {
+	if os.Getenv("PLATFORMAPI_URL") != "" {
+		return apitest.Options{}
+	}
+	return apitest.Options{Parts: []apitest.Part{chaintest.On(chaintest.Shared(t))}}
 }

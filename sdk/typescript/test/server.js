@@ -3,6 +3,12 @@
 // tokens and funds addresses on its local chain with the same binary and
 // DATA_DIR. PLATFORMAPI_LOCAL_BIN names a prebuilt binary (make sdk-ts-test
 // builds one); otherwise it is built here.
+//
+// With PLATFORMAPI_URL set the tests call that API instead (make
+// stack-sdk-test: the synthesized stack's front). PLATFORMAPI_LOCAL_BIN then
+// mints with the environment it is given (BACKEND=aws,
+// CREDIT_TOKEN_SECRET_ARN and the emulator's endpoint and credentials) and
+// funds on the chain kept in PLATFORMAPI_DATA_DIR through its JSON-RPC.
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +18,7 @@ import { createInterface } from "node:readline";
 const repoRoot = resolve(import.meta.dirname, "../../..");
 
 export async function startServer() {
+  if (process.env.PLATFORMAPI_URL) return externalServer();
   const dir = mkdtempSync(join(tmpdir(), "sdk-ts-"));
   let bin = process.env.PLATFORMAPI_LOCAL_BIN;
   if (!bin) {
@@ -49,5 +56,24 @@ export async function startServer() {
       rmSync(dir, { recursive: true, force: true });
     },
     logs: () => logs,
+  };
+}
+
+/** The API of PLATFORMAPI_URL, which these tests neither start nor stop. */
+function externalServer() {
+  const bin = process.env.PLATFORMAPI_LOCAL_BIN;
+  if (!bin) throw new Error("PLATFORMAPI_URL needs PLATFORMAPI_LOCAL_BIN to mint credit tokens and fund addresses");
+  const dataDir = process.env.PLATFORMAPI_DATA_DIR ?? "";
+  return {
+    baseUrl: process.env.PLATFORMAPI_URL,
+    external: true,
+    mintCreditToken(credits) {
+      return execFileSync(bin, ["mint-credit-token", "--credits", String(credits)], { encoding: "utf8" }).trim();
+    },
+    fund(address, asset, amount) {
+      execFileSync(bin, ["fund", "--data-dir", dataDir, "--address", address, "--asset", asset, "--amount", amount], { encoding: "utf8" });
+    },
+    async stop() {},
+    logs: () => "",
   };
 }
