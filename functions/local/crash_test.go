@@ -20,6 +20,7 @@ import (
 	"platformapi/shared/adapters/store"
 	"platformapi/shared/adapters/store/boltstore"
 	"platformapi/shared/groups/credits"
+	"platformapi/shared/groups/webhooks"
 )
 
 // The crash suite's timings: short request, run and hold deadlines, so that
@@ -518,8 +519,17 @@ func wantEventsOnce(t *testing.T, base, secret, sinkID string, ops []*crashOp, s
 			memWrites++
 		}
 	}
+	// An event whose fan-out after its commit failed is the outbox sweep's,
+	// which takes events older than webhooks.OutboxGrace once a minute: so
+	// long may a whole event take, and the test says when one did.
 	var s seen
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	began := time.Now()
+	defer func() {
+		if waited := time.Since(began); waited > 20*time.Second {
+			t.Logf("the events took %s to be delivered: a fan-out was left to the outbox sweep", waited.Round(time.Second))
+		}
+	}()
+	for deadline := began.Add(webhooks.OutboxGrace + time.Minute + 20*time.Second); ; time.Sleep(200 * time.Millisecond) {
 		s = read()
 		complete := len(s.memWrites) >= memWrites
 		for _, o := range ops {
