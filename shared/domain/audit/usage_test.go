@@ -93,7 +93,7 @@ func TestUsageAgreesExactlyWithTheAuditEvents(t *testing.T) {
 	eachBackend(t, func(t *testing.T, be teststores.Backend) {
 		n := 300
 		if be.Name != teststores.Embedded.Name {
-			n = 120 // the emulator serves one request at a time
+			n = 60 // the emulator serves one request at a time
 		}
 		for _, mode := range []string{"stream with redelivery", "embedded journal replayed after a kill", "embedded journal in one flush"} {
 			t.Run(mode, func(t *testing.T) {
