@@ -11,3 +11,14 @@ func TestChangingAClonedItemChangesNotTheOriginal(t *testing.T) {
 		t.Fatalf("the original changed with its clone: %v", orig)
 	}
 }
+
+// A document that does not encode stops the write instead of storing an
+// empty document over the record.
+func TestADocumentThatDoesNotEncodeIsNeverStoredEmpty(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("DocOf returned for a value JSON cannot encode")
+		}
+	}()
+	DocOf(map[string]any{"f": func() {}})
+}

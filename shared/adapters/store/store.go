@@ -234,12 +234,19 @@ type Store interface {
 // documents and lifts into attributes only what conditions need.
 const AttrDoc = "doc"
 
-// SetDoc stores v as the item's document. Records are plain structs whose
-// encoding cannot fail.
+// SetDoc stores v as the item's document.
 func (it Item) SetDoc(v any) { it[AttrDoc] = DocOf(v) }
 
-// DocOf is v's document, for an Update that replaces it.
-func DocOf(v any) []byte { b, _ := json.Marshal(v); return b }
+// DocOf is v's document, for an Update that replaces it. Records are plain
+// structs whose encoding cannot fail; one that does is a programming error,
+// and it panics rather than store an empty document over the record.
+func DocOf(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("store: a record's document does not encode: %v", err))
+	}
+	return b
+}
 
 // Doc decodes the item's document into v.
 func (it Item) Doc(v any) error { return json.Unmarshal(it.Bytes(AttrDoc), v) }

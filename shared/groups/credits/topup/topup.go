@@ -282,7 +282,7 @@ func (t *TopUp) reconcile(ctx context.Context, accountID, callID, resource strin
 // state condition: the payment has been credited by the other, and is used.
 func (t *TopUp) credit(ctx context.Context, accountID, callID, resource string, cents int64, pk store.Key, receiptID string, s x402.SettleResponse) (*TopUpResult, *x402.SettleResponse, error) {
 	now := t.now()
-	micro := cents * catalog.MicroPerCredit * catalog.CreditsPerUSD / 100
+	micro := creditedMicro(cents)
 	err := t.ledger.Apply(ctx, accountID, func(a credits.Account) ([]store.Op, *credits.Change, error) {
 		ch, err := a.Change(ctx, now, credits.Move{Type: credits.TypeTopUp, Amount: micro, Reference: receiptID})
 		if err != nil {
@@ -316,7 +316,7 @@ func (t *TopUp) answer(ctx context.Context, accountID string, cents int64, pk st
 	if err != nil {
 		return nil, err
 	}
-	micro := cents * catalog.MicroPerCredit * catalog.CreditsPerUSD / 100
+	micro := creditedMicro(cents)
 	res := TopUpResult{
 		CreditedUSD: float64(cents) / 100, CreditedCredits: float64(micro) / catalog.MicroPerCredit,
 		ReceiptID: receiptID, Balance: float64(bal) / catalog.MicroPerCredit,
@@ -346,4 +346,9 @@ func decodeResult(recorded []byte) (*TopUpResult, error) {
 		return nil, fmt.Errorf("topup: decode recorded result: %w", err)
 	}
 	return &res, nil
+}
+
+// creditedMicro is what a payment of cents buys, in micro-credits.
+func creditedMicro(cents int64) int64 {
+	return cents * catalog.MicroPerCredit * catalog.CreditsPerUSD / 100
 }
