@@ -93,7 +93,7 @@ test-sdk-ts:
 	$(MAKE) sdk-ts-pack-test
 
 .PHONY: example-group-test
-example-group-test: ## the example group's test with both SDKs regenerated and checked (minutes; not in make test)
+example-group-test: ## the example group's test with both SDKs regenerated and tested against a server, and the document linted (minutes; not in make test)
 	EXAMPLE_GROUP_SDKS=1 $(GO) test -count=1 -timeout 40m -v -run TestAnExampleGroupNeedsOnlyTheListedPlaces ./shared/internal/grouptemplate
 
 openapi: ## regenerate the OpenAPI document the public function embeds
