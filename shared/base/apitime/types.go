@@ -24,20 +24,34 @@ func holdsTime(t reflect.Type) bool {
 	if h, ok := holds.Load(t); ok {
 		return h.(bool)
 	}
-	// A recursive type meets itself again: walking it is always right.
-	holds.Store(t, true)
-	h := computeHoldsTime(t)
+	return holdsTimeWalking(t, map[reflect.Type]bool{})
+}
+
+// holdsTimeWalking is holdsTime while working out the types in walking.
+// A recursive type meets itself again: walking it is always right, so this
+// walk assumes it holds a time. The assumption stays in this walk's map:
+// in the shared cache, another encoder would read it for a string or an
+// integer, which it would then write as an array.
+func holdsTimeWalking(t reflect.Type, walking map[reflect.Type]bool) bool {
+	if h, ok := holds.Load(t); ok {
+		return h.(bool)
+	}
+	if walking[t] {
+		return true
+	}
+	walking[t] = true
+	h := computeHoldsTime(t, walking)
 	holds.Store(t, h)
 	return h
 }
 
-func computeHoldsTime(t reflect.Type) bool {
+func computeHoldsTime(t reflect.Type, walking map[reflect.Type]bool) bool {
 	if t == timeType {
 		return true
 	}
 	if t.Kind() == reflect.Pointer {
 		// *time.Time has time.Time's methods: the element decides.
-		return holdsTime(t.Elem())
+		return holdsTimeWalking(t.Elem(), walking)
 	}
 	pt := reflect.PointerTo(t)
 	if t.Implements(marshalerType) || pt.Implements(marshalerType) || t.Implements(textMarshalerType) || pt.Implements(textMarshalerType) {
@@ -47,10 +61,10 @@ func computeHoldsTime(t reflect.Type) bool {
 	case reflect.Interface:
 		return true
 	case reflect.Slice, reflect.Array, reflect.Map:
-		return holdsTime(t.Elem())
+		return holdsTimeWalking(t.Elem(), walking)
 	case reflect.Struct:
 		for _, f := range fieldsOf(t) {
-			if holdsTime(t.FieldByIndex(f.index).Type) {
+			if holdsTimeWalking(t.FieldByIndex(f.index).Type, walking) {
 				return true
 			}
 		}

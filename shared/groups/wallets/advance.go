@@ -239,10 +239,33 @@ func (s *Service) broadcast(ctx context.Context, t *txRec) (*txRec, error) {
 			return n, nil
 		}
 		return s.fail(t, "broadcast_rejected", err.Error()), nil
+	case strings.Contains(strings.ToLower(err.Error()), "insufficient funds"):
+		covered, berr := s.headCovers(ctx, net, t, &tx)
+		switch {
+		case berr != nil:
+			return nil, berr
+		case covered:
+			// The node's pool checks funds against its own state, which
+			// catches up with the head some time after each block: a
+			// wallet funded in the last blocks is refused though the head
+			// holds its funds. The next pass sends it again.
+			return nil, nil
+		}
+		return s.rejected(ctx, t, err)
 	case isDefinitive(err):
 		return s.rejected(ctx, t, err)
 	}
 	return nil, ChainUnavailable("send transaction", err)
+}
+
+// headCovers reports whether t's sender holds, at the chain's head, what
+// tx may cost at most (its gas at its fee cap, and its value).
+func (s *Service) headCovers(ctx context.Context, net *chain.Network, t *txRec, tx *types.Transaction) (bool, error) {
+	bal, err := net.Client.BalanceAt(ctx, common.HexToAddress(t.From), nil)
+	if err != nil {
+		return false, ChainUnavailable("balance", err)
+	}
+	return bal.Cmp(tx.Cost()) >= 0, nil
 }
 
 func isKnown(err error) bool {

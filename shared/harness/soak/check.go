@@ -68,12 +68,13 @@ func (e AuditEvent) settlement() bool { return slices.Contains(audit.Settlements
 type Delivery struct{ EventID, Event, Subject string }
 
 // Effect counts what an Idempotency-Key produced once the run is over:
-// resources named after it, charges taken for it, top-ups credited by
-// it. Creates says its operation makes one resource named after it when
-// it succeeds; Funds that it credits the account once when it succeeds.
+// resources named after it, debits its answered attempts' requests made,
+// top-ups credited by it. Creates says its operation makes one resource
+// named after it when it succeeds; Funds that it credits the account once
+// when it succeeds.
 type Effect struct {
-	Resources, Charges, Credits int
-	Creates, Funds              bool
+	Resources, Debits, Credits int
+	Creates, Funds             bool
 }
 
 // Send is one wallet send of the model to an address of its own, with
@@ -155,10 +156,10 @@ func Check(h []Record, s State) []Verdict {
 }
 
 // checkMoney: the balance is the sum of the ledger (top-ups included) and
-// never negative, no Idempotency-Key is charged twice, no top-up is
-// credited twice for one Idempotency-Key or one payment, no hold is taken
-// twice and every hold has ended (the state is read past every deadline
-// and its grace).
+// never negative, no Idempotency-Key of a key is charged twice (its dead
+// attempts' debits included: doubleCharges), no top-up is credited twice
+// for one Idempotency-Key or one payment, no hold is taken twice and every
+// hold has ended (the state is read past every deadline and its grace).
 func checkMoney(h []Record, s State) []string {
 	var v []string
 	var sum, funded int64
@@ -189,10 +190,8 @@ func checkMoney(h []Record, s State) []string {
 	if s.Balance < 0 {
 		v = append(v, fmt.Sprintf("the balance is %d", s.Balance))
 	}
+	v = append(v, doubleCharges(h, s.Entries)...)
 	for _, idem := range sortedKeys(s.Effects) {
-		if n := s.Effects[idem].Charges; n > 1 {
-			v = append(v, fmt.Sprintf("Idempotency-Key %s charged %d times", idem, n))
-		}
 		if n := s.Effects[idem].Credits; n > 1 {
 			v = append(v, fmt.Sprintf("Idempotency-Key %s credited %d top-ups", idem, n))
 		}
@@ -211,6 +210,107 @@ func checkMoney(h []Record, s State) []string {
 		}
 	}
 	return v
+}
+
+// call is what "charged at most once" counts by: one Idempotency-Key as
+// one key sent it, whichever of its attempts' requests took the debit.
+type call struct{ KeyID, Idem string }
+
+// doubleCharges names the calls charged more than once. A debit is a
+// charge, or a hold not given back in full (a dead attempt's hold the
+// sweep released, and the retry's own, charge once). A debit of a request
+// an answer names counts for that answer's call. A debit of a request no
+// answer names was made by an attempt that died: it counts for a call of
+// its key with an attempt in flight and unanswered when the debit was
+// made. The kill that ends one attempt ends every attempt in flight, so
+// such a debit may have several candidates: the debits are matched to
+// candidates each of which may take one charge less those its answers
+// took, and a debit no matching can place is a call charged twice, the
+// double debit that a dead attempt and its retry split between two
+// request ids.
+func doubleCharges(h []Record, entries []Entry) []string {
+	var v []string
+	given := map[string]int64{} // hold → what its releases gave back
+	for _, e := range entries {
+		if e.Type == "release" {
+			given[e.Reference] += e.Amount
+		}
+	}
+	heard := map[string]call{}
+	known := map[string]bool{}
+	for _, r := range h {
+		if r.RequestID != "" {
+			known[r.RequestID] = true
+			if r.Idem != "" {
+				heard[r.RequestID] = call{r.KeyID, r.Idem}
+			}
+		}
+	}
+	charged := map[call]int{}
+	var dead []Entry
+	for _, e := range entries {
+		switch {
+		case e.Amount >= 0 || e.Type != "charge" && e.Type != "hold" || e.Type == "hold" && given[e.Reference] >= -e.Amount:
+		case known[e.RequestID]:
+			if c, ok := heard[e.RequestID]; ok {
+				charged[c]++
+			}
+		default:
+			dead = append(dead, e)
+		}
+	}
+	calls := make([]call, 0, len(charged))
+	for c := range charged {
+		calls = append(calls, c)
+	}
+	slices.SortFunc(calls, func(a, b call) int { return strings.Compare(a.KeyID+" "+a.Idem, b.KeyID+" "+b.Idem) })
+	for _, c := range calls {
+		if n := charged[c]; n > 1 {
+			v = append(v, fmt.Sprintf("Idempotency-Key %s of key %s charged %d times", c.Idem, c.KeyID, n))
+		}
+	}
+	candidates := make([][]call, len(dead))
+	for i, e := range dead {
+		for _, r := range h {
+			c := call{r.KeyID, r.Idem}
+			if r.Status == 0 && r.Idem != "" && r.KeyID == e.KeyID && inFlight(r, e.At) && !slices.Contains(candidates[i], c) {
+				candidates[i] = append(candidates[i], c)
+			}
+		}
+	}
+	// Kuhn's augmenting paths: holder[c] is the dead debit placed on c.
+	holder := map[call]int{}
+	var place func(i int, seen map[call]bool) bool
+	place = func(i int, seen map[call]bool) bool {
+		for _, c := range candidates[i] {
+			if seen[c] || charged[c] > 0 {
+				continue
+			}
+			seen[c] = true
+			if j, taken := holder[c]; !taken || place(j, seen) {
+				holder[c] = i
+				return true
+			}
+		}
+		return false
+	}
+	for i, e := range dead {
+		if len(candidates[i]) > 0 && !place(i, map[call]bool{}) {
+			names := make([]string, len(candidates[i]))
+			for k, c := range candidates[i] {
+				names[k] = c.Idem
+			}
+			v = append(v, fmt.Sprintf("%s %s of %s (request %s, which no answer names) charged key %s's Idempotency-Key %s a second time",
+				e.Type, e.Reference, e.Operation, e.RequestID, e.KeyID, strings.Join(names, " or ")))
+		}
+	}
+	return v
+}
+
+// inFlight: r was on its way when something happened at at (a ledger
+// entry's time, written to the millisecond).
+func inFlight(r Record, at time.Time) bool {
+	return !at.Before(r.Sent.Truncate(time.Millisecond)) && !at.After(r.Answered)
 }
 
 // checkChargesAudited: what the audit events charged, what /usage counts
@@ -469,8 +569,8 @@ func checkTruthful(h []Record, s State) []string {
 	for _, idem := range sortedKeys(last) {
 		r, e := last[idem], s.Effects[idem]
 		switch {
-		case r.Unchanged && (e.Resources > 0 || e.Charges > 0 || e.Credits > 0):
-			v = append(v, fmt.Sprintf("%s %s answered %d %s (nothing changed) yet made %d resources, %d charges and %d top-ups", r.Op, idem, r.Status, r.Code, e.Resources, e.Charges, e.Credits))
+		case r.Unchanged && (e.Resources > 0 || e.Debits > 0 || e.Credits > 0):
+			v = append(v, fmt.Sprintf("%s %s answered %d %s (nothing changed) yet made %d resources, %d debits and %d top-ups", r.Op, idem, r.Status, r.Code, e.Resources, e.Debits, e.Credits))
 		case r.Status/100 == 2 && e.Resources > 1:
 			v = append(v, fmt.Sprintf("%s %s made %d resources", r.Op, idem, e.Resources))
 		case r.Status/100 == 2 && e.Creates && e.Resources == 0:

@@ -38,8 +38,8 @@ func clean() ([]Record, State) {
 			{EventID: "evt_3", Event: "wallet.transaction.queued", Subject: "wtx_1"}, {EventID: "evt_4", Event: "wallet.transaction.confirmed", Subject: "wtx_1"}},
 		Committed: map[string][]string{"i1": {"service.invoked"}, "rcpt_1": {"credits.topped_up"}, "wtx_1": {"wallet.transaction.confirmed"}},
 		Passing:   map[string][]string{"wtx_1": {"wallet.transaction.queued", "wallet.transaction.submitted"}},
-		Effects: map[string]Effect{"i1": {Resources: 1, Charges: 1}, "t1": {Credits: 1, Funds: true},
-			"s1": {Resources: 1, Charges: 1, Creates: true}},
+		Effects: map[string]Effect{"i1": {Resources: 1, Debits: 1}, "t1": {Credits: 1, Funds: true},
+			"s1": {Resources: 1, Debits: 1, Creates: true}},
 		PaymentCredits: map[string]int{"0xn1": 1},
 		Sends:          []Send{{Idem: "s1", Status: "confirmed", Listed: 1, Amount: "1000001", Received: "1000001"}},
 		Keys:           []Key{{ID: "k1"}}, MaxRSSBytes: 100 << 20, RSSBoundBytes: 1 << 30,
@@ -68,7 +68,14 @@ func TestTheCheckerReportsEachBrokenInvariantByName(t *testing.T) {
 			return h
 		}},
 		{"negative balance", "money", "leaves the balance at -", func(h []Record, s *State) []Record { s.Entries[1].BalanceAfter = -1; return h }},
-		{"a key charged twice", "money", "charged 2 times", func(h []Record, s *State) []Record { s.Effects["i1"] = Effect{Resources: 1, Charges: 2}; return h }},
+		{"a key charged twice", "money", "Idempotency-Key i1 of key k1 charged 2 times", func(h []Record, s *State) []Record {
+			s.Entries = append([]Entry{{ID: "led_8", Type: "capture", Reference: "hld_9", RequestID: "req_1", BalanceAfter: 570},
+				{ID: "led_7", Type: "hold", Reference: "hld_9", RequestID: "req_1", Operation: "services.invoke", KeyID: "k1", Amount: -10, BalanceAfter: 570}}, s.Entries...)
+			s.Balance = 570
+			return h
+		}},
+		{"a retry's hold taken again by its dead attempt", "money", "hold hld_3 of wallets.transactions.create (request req_dead, which no answer names) charged key k1's Idempotency-Key s1 a second time",
+			func(h []Record, s *State) []Record { return chargedByItsDeadAttempt(h, s, 0) }},
 		{"a hold never ended", "money", "hld_2 of wallets.transactions.create never ended", func(h []Record, s *State) []Record { s.Entries = s.Entries[1:]; return h }},
 		{"a call's hold taken twice", "money", "hld_1 taken 2 times", func(h []Record, s *State) []Record {
 			s.Entries = append([]Entry{{ID: "led_4", Type: "hold", Reference: "hld_1", RequestID: "req_2", Amount: -10, BalanceAfter: 80}}, s.Entries...)
@@ -159,7 +166,7 @@ func TestTheCheckerReportsEachBrokenInvariantByName(t *testing.T) {
 			return h
 		}},
 		{"an acknowledged write lost", "truthful-errors", "is gone", func(h []Record, s *State) []Record {
-			s.Effects["i1"] = Effect{Creates: true, Charges: 1}
+			s.Effects["i1"] = Effect{Creates: true, Debits: 1}
 			return h
 		}},
 		{"a late answer", "bounds", "after 6s", func(h []Record, s *State) []Record { h[0].Answered = t0.Add(6 * time.Second); return h }},
@@ -284,5 +291,59 @@ func TestATopUpCreditedByADeadAttemptCountsForTheRetryThatAnsweredIt(t *testing.
 	}
 	if got["t2"].Credits != 0 || got["t3"].Credits != 0 || payments["0xn2"] != 0 {
 		t.Errorf("t2 %+v, t3 %+v, 0xn2 %d: want nothing credited to them", got["t2"], got["t3"], payments["0xn2"])
+	}
+}
+
+// chargedByItsDeadAttempt gives the send s1 of clean an attempt that died
+// unanswered before the one answered 202, and a hold of that attempt's
+// request, which no answer names: captured, or refund of its 10 given back.
+func chargedByItsDeadAttempt(h []Record, s *State, refund int64) []Record {
+	h = append(h, Record{Op: "send", Method: "POST", Path: "/v1/wallets/wal_1/transactions", KeyID: "k1", Idem: "s1",
+		Sent: t0.Add(-2 * time.Second), Answered: t0.Add(-time.Second), Timeout: 4 * time.Second})
+	at := t0.Add(-1500 * time.Millisecond)
+	ended := Entry{ID: "led_8", Type: "capture", Reference: "hld_3", RequestID: "req_w", At: at, BalanceAfter: 580 - 10}
+	if refund != 0 {
+		ended = Entry{ID: "led_8", Type: "release", Reference: "hld_3", RequestID: "req_w", At: at, Amount: refund, BalanceAfter: 580 - 10 + refund}
+	}
+	s.Entries = append([]Entry{ended, {ID: "led_7", Type: "hold", Reference: "hld_3", RequestID: "req_dead", Operation: "wallets.transactions.create",
+		KeyID: "k1", At: at, Amount: -10, BalanceAfter: 570}}, s.Entries...)
+	s.Balance = ended.BalanceAfter
+	return h
+}
+
+// A debit of a request no answer names counts for a call of its key that
+// had an attempt in flight, unanswered, when it was made: a second charge
+// of the call whose retry took its own is reported, and nothing is when
+// the dead attempt's hold was given back in full, or when another call of
+// the key, killed at the same moment, can have taken it.
+func TestADeadAttemptsDebitCountsForTheCallItWasMadeFor(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		breakIt func(h []Record, s *State) []Record
+		want    string
+	}{
+		{"a second hold of the send by its dead attempt", func(h []Record, s *State) []Record { return chargedByItsDeadAttempt(h, s, 0) },
+			"charged key k1's Idempotency-Key s1 a second time"},
+		{"the dead attempt's hold released in full", func(h []Record, s *State) []Record { return chargedByItsDeadAttempt(h, s, 10) }, ""},
+		{"another call of the key in flight, unanswered, when the hold was taken", func(h []Record, s *State) []Record {
+			h = chargedByItsDeadAttempt(h, s, 0)
+			return append(h, Record{Op: "invoke", KeyID: "k1", Idem: "i2", Sent: t0.Add(-3 * time.Second), Answered: t0.Add(-time.Second)})
+		}, ""},
+		{"that call answered with a hold of its own", func(h []Record, s *State) []Record {
+			h = chargedByItsDeadAttempt(h, s, 0)
+			s.Entries = append([]Entry{{ID: "led_9", Type: "hold", Reference: "hld_4", RequestID: "req_5", KeyID: "k1", Amount: -10, BalanceAfter: 560}}, s.Entries...)
+			s.Balance = 560
+			return append(h, Record{Op: "invoke", KeyID: "k1", Idem: "i2", Sent: t0.Add(-3 * time.Second), Answered: t0.Add(-time.Second)},
+				Record{Op: "invoke", KeyID: "k1", Idem: "i2", Sent: t0, Answered: t0, Status: 200, RequestID: "req_5"})
+		}, "charged key k1's Idempotency-Key s1 or i2 a second time"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, s := clean()
+			h = tc.breakIt(h, &s)
+			got := strings.Join(doubleCharges(h, s.Entries), "\n")
+			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+				t.Errorf("reported %q; want %q", got, tc.want)
+			}
+		})
 	}
 }

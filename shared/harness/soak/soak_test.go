@@ -186,9 +186,7 @@ func TestASeededRunKeepsEveryInvariant(t *testing.T) {
 // without failing, make soak (SOAK_STRICT) fails on them like on any
 // other. The list is the product's known defects; docs/status.md says the
 // same.
-var knownOpen = map[string]string{
-	"events": "once in a 60 s run of seed 1, a wallet.transaction.failed event was delivered whose data named no transaction, and the failed transaction had no event of its own; not explained yet",
-}
+var knownOpen = map[string]string{}
 
 // A life that dies right after a charged call's answer is stored, before
 // the call's audit event is written, leaves the charge audited all the

@@ -379,7 +379,7 @@ func effects(h []Record, entries []Entry) (map[string]Effect, map[string]int) {
 			credited += credits[dead]
 			credits[dead] = 0
 		}
-		e.Charges += debits[r.RequestID]
+		e.Debits += debits[r.RequestID]
 		e.Credits += credited
 		if r.Payment != "" {
 			payments[r.Payment] += credited
@@ -414,7 +414,7 @@ func waitingHolds(h []Record, entries []Entry, waiting map[string]bool) map[stri
 			continue
 		}
 		for _, r := range h {
-			if r.Status == 0 && r.KeyID == e.KeyID && waiting[r.Idem] && !e.At.Before(r.Sent) && !e.At.After(r.Answered) {
+			if r.Status == 0 && r.KeyID == e.KeyID && waiting[r.Idem] && inFlight(r, e.At) {
 				out[e.RequestID] = true
 			}
 		}
