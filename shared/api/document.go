@@ -25,59 +25,27 @@ func init() { huma.DefaultArrayNullable = false }
 // the group is for.
 type Tag struct{ Name, Description string }
 
-// tags are the reference's sections, in the reference's order.
-// A route's function group names its section, except where one function
-// serves two subjects (tagOverrides).
-var tags = []struct {
-	group string
+// Section is one section of the reference: its tag, and the routes filed
+// under it, each named by its operation (auditEvents.list) or its
+// function (routes.Route.Group). A route is filed under the section that
+// names its operation, else under the one that names its function, else
+// under its function's name (a test route). Each group declares its own
+// sections.
+type Section struct {
 	Tag
-}{
-	{"public", Tag{"Public", "Health, the price catalogue, this document and its reference page. No key needed; served at the root and under `/v1`."}},
-	{"mcp", Tag{"MCP", "The remote MCP server: agents list and call the key's callable capabilities as tools over the Streamable HTTP transport, with the same key and the same checks as `POST /services/{serviceId}/invoke`."}},
-	{"keys", Tag{"API keys", "Keys and their descendants: scopes, service and operation access, limits, allowed addresses, expiry and rolling. A key's secret is shown once."}},
-	{"services", Tag{"Services", "The managed services, their capabilities, everything a key can call, and invoking an operation."}},
-	{"credits", Tag{"Credits", "The prepaid credit balance, its ledger, and buying credits through x402."}},
-	{"projects", Tag{"Projects", "Projects scope keys, files, connections, usage and audit events within an account."}},
-	{"usage", Tag{"Usage", "Request counts and charged credits per project, operation and time bucket."}},
-	{"audit", Tag{"Audit events", "One event per authenticated request: who called what, from where, and how it ended."}},
-	{"files", Tag{"Files", "Project files: upload, read, download and delete, with content hashes and quotas."}},
-	{"connections", Tag{"Connections", "Protected connections: third-party credentials stored sealed, used by services and never returned."}},
-	{"databases", Tag{"Databases", "The account's managed database: provisioning, read queries, structure and record actions, and portable-copy transfers."}},
-	{"wallets", Tag{"Wallets", "Managed wallets: balances, policy, quoted and approved transactions and message signatures."}},
-	{"trading", Tag{"Trading", "Spot trading: quotes, orders and positions."}},
-	{"swaps", Tag{"Swaps", "Universal swaps across chains: tokens, quotes, execution, unsigned swaps for the caller's own wallet, and route tracking."}},
-	{"runs", Tag{"Runs", "Durable runs of long operations: start, follow and cancel."}},
-	{"approvals", Tag{"Approvals", "Human approval of service actions and wallet operations before they run."}},
-	{"artifacts", Tag{"Artifacts", "What durable runs produce, listed and downloaded."}},
-	{"webhooks", Tag{"Webhooks", "Signed event deliveries to your endpoints: subscriptions, secret rotation, delivery history and replay."}},
+	Files []string
 }
 
-// tagOverrides files an operation under another section than its
-// function's: the projects function also serves usage and audit events.
-var tagOverrides = map[string]string{"usage.read": "usage", "auditEvents.list": "audit"}
-
-// tagOf is the section of a route; a group without one (a test route) is
-// its own.
-func tagOf(rt routes.Route) Tag {
-	key := rt.Group
-	if k, ok := tagOverrides[rt.Operation]; ok {
-		key = k
-	}
-	for _, t := range tags {
-		if t.group == key {
-			return t.Tag
+// sectionOf is the section rt is filed under among sections.
+func sectionOf(sections []Section, rt routes.Route) Tag {
+	for _, key := range []string{rt.Operation, rt.Group} {
+		for _, s := range sections {
+			if slices.Contains(s.Files, key) {
+				return s.Tag
+			}
 		}
 	}
 	return Tag{Name: rt.Group}
-}
-
-// Tags are every section of the reference, in order.
-func Tags() []Tag {
-	out := make([]Tag, len(tags))
-	for i, t := range tags {
-		out[i] = t.Tag
-	}
-	return out
 }
 
 // examplesJSON maps a component schema's name to a real request or
@@ -100,7 +68,7 @@ func Examples() (map[string]any, error) {
 // finishDocument completes the document once every group has registered:
 // no 422s, the sections that have operations, the MCP transport when this
 // process serves it, and an example for every schema that has one.
-func finishDocument(doc *huma.OpenAPI, mcp bool) {
+func finishDocument(doc *huma.OpenAPI, mcp bool, sections []Section) {
 	dropUnusedStatuses(doc)
 	if mcp {
 		documentMCP(doc)
@@ -108,17 +76,25 @@ func finishDocument(doc *huma.OpenAPI, mcp bool) {
 	used := map[string]bool{}
 	for _, item := range doc.Paths {
 		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
-			if op != nil {
-				for _, t := range op.Tags {
-					used[t] = true
-				}
+			if op == nil {
+				continue
+			}
+			if rt, ok := routes.ByID(op.OperationID); ok {
+				op.Tags = []string{sectionOf(sections, rt).Name}
+			}
+			for _, t := range op.Tags {
+				used[t] = true
 			}
 		}
 	}
+	// In the order of each section's first route in the route table, where
+	// a new group's routes go last: the reference never moves with the
+	// order of the groups.
 	doc.Tags = nil
-	for _, t := range tags {
-		if used[t.Name] {
+	for _, rt := range append(append(slices.Clone(routes.Public), routes.MCP), routes.Table...) {
+		if t := sectionOf(sections, rt); used[t.Name] {
 			doc.Tags = append(doc.Tags, &huma.Tag{Name: t.Name, Description: t.Description})
+			used[t.Name] = false
 		}
 	}
 	nullObjects(doc.Components.Schemas)

@@ -42,6 +42,9 @@ type Group struct {
 	// allows. Keys are checked against the whole set: the catalogue
 	// generator writes every group's into routes.Scopes.
 	Scopes []routes.Scope
+
+	// Sections are the reference's sections for the group's routes.
+	Sections []Section
 }
 
 // NewGroup is a group's constructor.
@@ -89,6 +92,9 @@ func Queues(list []NewGroup) ([]work.Queue, error) {
 // NewWith is the kernel with groups registered (those cfg.Groups serves).
 func NewWith(cfg Config, groups []Group) (*Kernel, error) {
 	k := New(cfg)
+	for _, g := range groups {
+		k.sections = append(k.sections, g.Sections...)
+	}
 	for _, g := range groups {
 		if err := g.Register(k); err != nil {
 			return nil, fmt.Errorf("api: group %s: %w", g.Name, err)

@@ -81,7 +81,7 @@ func policy(rt routes.Route) huma.Operation {
 		OperationID: rt.ID, Method: rt.Method, Path: rt.Path,
 		// One byte over: huma refuses a body of exactly its limit, and the
 		// kernel has already refused one over the route's own.
-		Summary: rt.Summary, Tags: []string{tagOf(rt).Name}, MaxBodyBytes: maxBody(rt) + 1,
+		Summary: rt.Summary, Tags: []string{rt.Group}, MaxBodyBytes: maxBody(rt) + 1,
 		Extensions: map[string]any{},
 	}
 	if rt.Group == "public" {

@@ -96,7 +96,9 @@ type Publisher interface {
 
 // Kernel is the API's request path, onto which groups register operations.
 type Kernel struct {
-	cfg      Config
+	cfg Config
+	// sections are the reference's, from every group it serves.
+	sections []Section
 	log      *slog.Logger
 	now      func() time.Time
 	keys     *keys.Repo
@@ -273,7 +275,7 @@ func (k *Kernel) Handler() http.Handler {
 				k.registerNotImplemented(rt)
 			}
 		}
-		finishDocument(k.api.OpenAPI(), k.raw[routes.MCP.ID] != nil)
+		finishDocument(k.api.OpenAPI(), k.raw[routes.MCP.ID] != nil, k.sections)
 		k.handler = k.edge(k.outerMux())
 	})
 	return k.handler

@@ -117,6 +117,7 @@ func TestAnExampleGroupNeedsOnlyTheListedPlaces(t *testing.T) {
 	run(t, dir, "go", "vet", "./shared/groups/example", "./shared/groups/example/exampleapi", "./functions/examples", "./functions/examples-worker")
 	// Its tests link no other group's HTTP package than the core groups'.
 	run(t, dir, "go", "test", "-count=1", "-run", "TestEachGroupsTestsLinkOnlyTheGroupsTheyReach/exampleapi", "./shared/harness/apitest")
+	run(t, dir, "go", "test", "-count=1", "-run", "TestEveryOperationIsInADeclaredSection", "./shared/api")
 	run(t, dir, "go", "test", "-count=1", "./shared/groups/example/exampleapi", "./shared/groups/keys", "./shared/platform", "./shared/adapters/work", "./shared/internal/docgen", "./shared/internal/catalogen", "./infra/stacks")
 
 	var changed, regenerated []string

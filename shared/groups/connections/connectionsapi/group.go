@@ -10,7 +10,7 @@ import (
 
 // New is the connections group on d.
 func New(d Deps) api.Group {
-	return api.Group{Name: "connections", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "connections", Sections: sections, Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Events: events}
 }
 
@@ -21,3 +21,8 @@ func Group(p ports.Ports) (api.Group, error) { return New(Deps{Store: p.Store, S
 var Deploy = deploy.Unit{Functions: []deploy.Function{
 	{Name: "connections", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP},
 }}
+
+// sections are the reference's sections of the group's routes.
+var sections = []api.Section{
+	{Tag: api.Tag{Name: "Connections", Description: "Protected connections: third-party credentials stored sealed, used by services and never returned."}, Files: []string{"connections"}},
+}

@@ -13,7 +13,7 @@ import (
 
 // New is the credits group's operations on d; its work is credits.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "credits", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "credits", Sections: sections, Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Services: services, Events: events}
 }
 
@@ -41,3 +41,8 @@ var Deploy = deploy.Unit{Functions: []deploy.Function{
 	{Name: "credits", MemoryMiB: 256, Timeout: 29 * time.Second, Uses: deploy.HTTP.With(deploy.UseX402)},
 	credits.SweeperFunction,
 }}
+
+// sections are the reference's sections of the group's routes.
+var sections = []api.Section{
+	{Tag: api.Tag{Name: "Credits", Description: "The prepaid credit balance, its ledger, and buying credits through x402."}, Files: []string{"credits"}},
+}

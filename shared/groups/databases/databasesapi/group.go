@@ -13,7 +13,7 @@ import (
 // New is the databases group's operations on d (without a service every
 // operation answers 503); its work is databases.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "databases", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "databases", Sections: sections, Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Services: services, Events: events}
 }
 
@@ -43,4 +43,9 @@ var Deploy = deploy.Unit{
 			EphemeralMiB: 2048},
 		databases.WorkerFunction,
 	},
+}
+
+// sections are the reference's sections of the group's routes.
+var sections = []api.Section{
+	{Tag: api.Tag{Name: "Databases", Description: "The account's managed database: provisioning, read queries, structure and record actions, and portable-copy transfers."}, Files: []string{"databases"}},
 }

@@ -11,7 +11,7 @@ import (
 
 // New is the files group's operations on d; its work is files.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "files", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "files", Sections: sections, Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Events: events}
 }
 
@@ -32,3 +32,8 @@ var Deploy = deploy.Unit{Functions: []deploy.Function{
 	{Name: "files", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP.With(deploy.UseFiles)},
 	files.SweeperFunction,
 }}
+
+// sections are the reference's sections of the group's routes.
+var sections = []api.Section{
+	{Tag: api.Tag{Name: "Files", Description: "Project files: upload, read, download and delete, with content hashes and quotas."}, Files: []string{"files"}},
+}

@@ -12,7 +12,7 @@ import (
 
 // New is the runs group's operations on d; its work is runs.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "runs", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}
+	return api.Group{Name: "runs", Sections: sections, Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy}
 }
 
 // Group is the runs group on p, with its run worker.
@@ -34,4 +34,10 @@ var Deploy = deploy.Unit{
 		{Name: "artifacts", MemoryMiB: 256, Timeout: 10 * time.Second, Uses: deploy.HTTP.With(deploy.UseArtifactsRead)},
 		runs.WorkerFunction,
 	},
+}
+
+// sections are the reference's sections of the group's routes.
+var sections = []api.Section{
+	{Tag: api.Tag{Name: "Runs", Description: "Durable runs of long operations: start, follow and cancel."}, Files: []string{"runs"}},
+	{Tag: api.Tag{Name: "Artifacts", Description: "What durable runs produce, listed and downloaded."}, Files: []string{"artifacts"}},
 }

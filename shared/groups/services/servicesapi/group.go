@@ -24,7 +24,7 @@ func PortsDeps(p ports.Ports) Deps { return FromEnv(p.Getenv, p.Store, p.Service
 
 // New is the services group on d.
 func New(d Deps) api.Group {
-	return api.Group{Name: "services", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "services", Sections: sections, Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Services: services, Events: events}
 }
 
@@ -36,3 +36,8 @@ func Group(p ports.Ports) (api.Group, error) { return New(PortsDeps(p)), nil }
 var Deploy = deploy.Unit{Functions: []deploy.Function{
 	{Name: "services", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP},
 }}
+
+// sections are the reference's sections of the group's routes.
+var sections = []api.Section{
+	{Tag: api.Tag{Name: "Services", Description: "The managed services, their capabilities, everything a key can call, and invoking an operation."}, Files: []string{"services"}},
+}

@@ -12,7 +12,7 @@ import (
 // New is the swaps group on s; its transactions are the wallets group's
 // work.
 func New(s walletsenv.Services) api.Group {
-	return api.Group{Name: "swaps", Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, s) }, Deploy: Deploy,
+	return api.Group{Name: "swaps", Sections: sections, Routes: routeTable, Register: func(k *api.Kernel) error { return Register(k, s) }, Deploy: Deploy,
 		Services: services, Events: events}
 }
 
@@ -31,3 +31,8 @@ func Group(p ports.Ports) (api.Group, error) { return On(walletsenv.NewShared(ni
 var Deploy = deploy.Unit{Functions: []deploy.Function{
 	{Name: "swaps", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: walletsenv.Uses},
 }}
+
+// sections are the reference's sections of the group's routes.
+var sections = []api.Section{
+	{Tag: api.Tag{Name: "Swaps", Description: "Universal swaps across chains: tokens, quotes, execution, unsigned swaps for the caller's own wallet, and route tracking."}, Files: []string{"swaps"}},
+}

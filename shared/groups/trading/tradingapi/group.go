@@ -12,7 +12,7 @@ import (
 // New is the trading group's operations on d; its work is
 // tradingenv.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "trading", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "trading", Sections: sections, Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Services: services, Events: events}
 }
 
@@ -47,3 +47,8 @@ var Deploy = deploy.Unit{Functions: []deploy.Function{
 	{Name: "trading", MemoryMiB: 512, Timeout: 29 * time.Second, Uses: deploy.HTTP},
 	tradingenv.RecheckFunction,
 }}
+
+// sections are the reference's sections of the group's routes.
+var sections = []api.Section{
+	{Tag: api.Tag{Name: "Trading", Description: "Spot trading: quotes, orders and positions."}, Files: []string{"trading"}},
+}

@@ -13,7 +13,7 @@ import (
 
 // New is the managed-wallets group on s, with its worker and recheck.
 func New(s walletsenv.Services) api.Group {
-	return api.Group{Name: "wallets", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, s) }, Work: s.Work(), Deploy: Deploy,
+	return api.Group{Name: "wallets", Sections: sections, Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, s) }, Work: s.Work(), Deploy: Deploy,
 		Services: services, Events: events}
 }
 
@@ -37,4 +37,9 @@ var Deploy = deploy.Unit{
 		walletsenv.WorkerFunction,
 		walletsenv.RecheckFunction,
 	},
+}
+
+// sections are the reference's sections of the group's routes.
+var sections = []api.Section{
+	{Tag: api.Tag{Name: "Wallets", Description: "Managed wallets: balances, policy, quoted and approved transactions and message signatures."}, Files: []string{"wallets"}},
 }

@@ -13,7 +13,7 @@ import (
 // New is the webhooks group's operations on d; its work is
 // webhooks.Work's.
 func New(d Deps) api.Group {
-	return api.Group{Name: "webhooks", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
+	return api.Group{Name: "webhooks", Sections: sections, Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Deploy: Deploy,
 		Events: events}
 }
 
@@ -35,3 +35,8 @@ var Deploy = deploy.Unit{Functions: []deploy.Function{
 	webhooks.WorkerFunction,
 	webhooks.OutboxFunction,
 }}
+
+// sections are the reference's sections of the group's routes.
+var sections = []api.Section{
+	{Tag: api.Tag{Name: "Webhooks", Description: "Signed event deliveries to your endpoints: subscriptions, secret rotation, delivery history and replay."}, Files: []string{"webhooks"}},
+}

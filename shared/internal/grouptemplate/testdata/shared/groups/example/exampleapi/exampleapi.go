@@ -25,7 +25,7 @@ type Deps struct {
 
 // New is the group on d, with its worker.
 func New(d Deps) api.Group {
-	return api.Group{Name: "examples", Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(example.WorkDeps{Store: d.Store, Queue: d.Queue, Logger: d.Logger}),
+	return api.Group{Name: "examples", Sections: sections, Routes: routeTable, Scopes: scopeTable, Register: func(k *api.Kernel) error { return Register(k, d) }, Work: example.GroupWork(example.WorkDeps{Store: d.Store, Queue: d.Queue, Logger: d.Logger}),
 		Deploy: example.Deploy, Services: services, Events: events}
 }
 
@@ -33,6 +33,9 @@ func New(d Deps) api.Group {
 func Group(p ports.Ports) (api.Group, error) {
 	return New(Deps{Store: p.Store, Queue: p.Queue(example.Queue), Logger: p.Logger}), nil
 }
+
+// sections are the reference's sections of the group's routes.
+var sections = []api.Section{{Tag: api.Tag{Name: "Examples", Description: "Notes queued for the group's worker."}, Files: []string{"examples"}}}
 
 // Register adds the group's operation.
 func Register(k *api.Kernel, d Deps) error {
