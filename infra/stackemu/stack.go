@@ -104,6 +104,13 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			_ = s.Close()
 		}
 	}()
+	// Each phase's time is logged: bringing the stack up is most of a
+	// short run's time, and which phase it was is not guessable.
+	last := time.Now()
+	took := func(phase string) {
+		s.log.Info("stack up", "phase", phase, "took", time.Since(last).Round(time.Millisecond))
+		last = time.Now()
+	}
 	if o.Moto != "" {
 		if s.moto, err = startMoto(ctx, o.Moto); err != nil {
 			return nil, err
@@ -113,11 +120,13 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
 		}
 	}
+	took("moto")
 	s.AWS = o.AWS
 	physical, err := deployStorage(ctx, o.AWS, o.Name, t)
 	if err != nil {
 		return nil, err
 	}
+	took("storage")
 	s.Physical = physical
 	// The account the emulator answers for (moto's 123456789012,
 	// LocalStack's 000000000000) names the roles and functions.
@@ -138,6 +147,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			return nil, err
 		}
 	}
+	took("roles")
 	subscribed := subscribedLogGroups(t)
 	for _, id := range t.ofType("AWS::Lambda::Function") {
 		name, err := constructName(t, id)
@@ -151,6 +161,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			return nil, err
 		}
 	}
+	took("functions")
 	if err := s.subscribeLogs(runCtx, t, res); err != nil {
 		return nil, err
 	}
@@ -179,6 +190,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.URL = "http://" + ln.Addr().String()
 	s.srv = &http.Server{Handler: fr, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
+	took("event sources and front")
 	return s, nil
 }
 

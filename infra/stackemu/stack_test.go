@@ -121,6 +121,7 @@ func (r *receiver) seen() []string {
 // the chain's endpoint is in the template.
 var built struct {
 	once     sync.Once
+	took     phases // the synth and the build, logged by each test that uses them
 	tmpl     []byte
 	bin      string
 	rie      string
@@ -159,7 +160,9 @@ func template(t *testing.T) (tmpl *stackemu.Template, bin, rie string) {
 		if built.chain, built.err = devchain.Open(context.Background(), filepath.Join(built.chainDir, "chain"), devchain.Options{RPCAddr: "127.0.0.1:0"}); built.err != nil {
 			return
 		}
+		built.took.start()
 		tm := synthesize(t, map[string]any{"rpcUrls": fmt.Sprintf("%d=%s", devchain.ChainID, built.chain.Endpoint())})
+		built.took.lap("synth")
 		names, err := tm.FunctionNames()
 		if err != nil {
 			built.err = err
@@ -174,11 +177,13 @@ func template(t *testing.T) (tmpl *stackemu.Template, bin, rie string) {
 		if built.err = stackemu.BuildBootstraps(moduleRoot, built.bin, names); built.err != nil {
 			return
 		}
+		built.took.lap("host build")
 		built.rie, built.err = lambdarie.Binary(moduleRoot)
 	})
 	if built.err != nil {
 		t.Fatal(built.err)
 	}
+	t.Logf("phases before this test (once per process): %s", &built.took)
 	tmpl = &stackemu.Template{}
 	if err := json.Unmarshal(built.tmpl, tmpl); err != nil {
 		t.Fatal(err)
@@ -293,8 +298,12 @@ func (c caller) call(method, path, key string, body any, headers ...string) (int
 // meet a refused call on the way.
 func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T) {
 	tmpl, bin, rie := template(t)
+	var took phases
+	took.start()
 	s := up(t, tmpl, bin, rie)
+	took.lap("up")
 	defer func() {
+		t.Logf("phases: %s", &took)
 		if t.Failed() {
 			for _, n := range []string{"webhook-worker", "audit-ingest", "audit-rollup", "services", "webhooks", "keys", "run-worker", "wallets", "wallets-worker", "wallets-recheck"} {
 				t.Logf("%s log:\n%s", n, s.Logs(n))
@@ -334,6 +343,7 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	if code, bal := call("GET", "/v1/credits/balance", root, nil); code != 200 || fmt.Sprint(bal["balance"]) != "49.99" {
 		t.Fatalf("balance after the charge: %d %v", code, bal)
 	}
+	took.lap("key, webhook, invoke")
 
 	// A database provisioned and changed by an action, then exported by its
 	// worker through the databases queue's mapping.
@@ -373,6 +383,7 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	if code != 202 {
 		t.Fatalf("run: %d %v", code, run)
 	}
+	took.lap("database, file, wallet, run requests")
 
 	// The first attempt fails; the worker sets the message's visibility to
 	// its backoff (30 s) and the mapping delivers it again.
@@ -383,6 +394,7 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	if got := rcv.seen(); len(got) < 2 || got[0] != "service.invoked" || got[1] != "service.invoked" {
 		t.Fatalf("deliveries %v, want service.invoked failed once and then delivered", got)
 	}
+	took.lap("webhook retried")
 
 	until := func(what, path, field string, want ...string) map[string]any {
 		t.Helper()
@@ -404,10 +416,12 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	if code, _ := call("GET", "/v1/databases/transfers/"+fmt.Sprint(export["id"])+"/archive", root, nil); code != 200 {
 		t.Fatalf("archive: %d", code)
 	}
+	took.lap("export ready")
 	run = until("run", "/v1/runs/"+fmt.Sprint(run["id"]), "status", "succeeded", "failed")
 	if run["status"] != "succeeded" {
 		t.Fatalf("run %v", run)
 	}
+	took.lap("run settled")
 
 	// /usage equals what the balance lost: the requests' charges, brought
 	// to audit-ingest by the log subscription and to the rollup by the
@@ -440,6 +454,7 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 		t.Logf("usage counts the %d µcredits spent after %s", spent, time.Since(began).Round(time.Second))
 	}
 	usageCounts(spent)
+	took.lap("usage counted")
 
 	// The wallet, funded on the local chain the template's RPC_URL_1337
 	// names, sends ether: quoted and accepted by the wallets function,
@@ -461,10 +476,12 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	if code != 202 {
 		t.Fatalf("send: %d %v", code, tx)
 	}
+	took.lap("wallet funded, send accepted")
 	tx = until("wallet send", walletPath+"/transactions/"+fmt.Sprint(tx["id"]), "status", "confirmed", "failed")
 	if tx["status"] != "confirmed" || fmt.Sprint(tx["chargedCredits"]) != "0.1" {
 		t.Fatalf("wallet send %v, want confirmed and charged 0.1", tx)
 	}
+	took.lap("send confirmed")
 	if got, err := built.chain.Client().BalanceAt(context.Background(), payee, nil); err != nil || got.Cmp(big.NewInt(sent)) != 0 {
 		t.Fatalf("the payee holds %v wei (%v), want the %d sent", got, err, sent)
 	}
@@ -473,6 +490,7 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 		t.Fatalf("the balance fell %d µcredits in all, want the %d before and the send's 100000", now, spent)
 	}
 	usageCounts(spent + 100_000)
+	took.lap("send counted")
 
 	// The schedules ran their targets.
 	for _, n := range []string{"hold-sweeper", "webhook-outbox"} {
@@ -633,3 +651,21 @@ func TestAMissingGrantFailsOnlyTheFunctionThatNeedsIt(t *testing.T) {
 		t.Errorf("other functions met refusals: %v", d)
 	}
 }
+
+// phases times a test's steps one after the other, so that a run over its
+// budget says which step took the time.
+type phases struct {
+	last  time.Time
+	steps []string
+}
+
+func (p *phases) start() { p.last = time.Now() }
+
+// lap ends the step begun at the previous lap (or start).
+func (p *phases) lap(step string) {
+	now := time.Now()
+	p.steps = append(p.steps, fmt.Sprintf("%s %s", step, now.Sub(p.last).Round(10*time.Millisecond)))
+	p.last = now
+}
+
+func (p *phases) String() string { return strings.Join(p.steps, ", ") }
