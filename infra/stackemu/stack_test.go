@@ -11,9 +11,11 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -160,24 +162,44 @@ func template(t *testing.T) (tmpl *stackemu.Template, bin, rie string) {
 		if built.chain, built.err = devchain.Open(context.Background(), filepath.Join(built.chainDir, "chain"), devchain.Options{RPCAddr: "127.0.0.1:0"}); built.err != nil {
 			return
 		}
+		if built.bin, built.err = os.MkdirTemp("", "stack-bin"); built.err != nil {
+			return
+		}
+		// The functions are built while the template is synthesized (each
+		// takes a core): by the declared list, which the template's list is
+		// then checked against and any function it adds built.
 		built.took.start()
+		declared := make([]string, len(stacks.Functions))
+		for i, f := range stacks.Functions {
+			declared[i] = f.Name
+		}
+		building := make(chan error, 1)
+		go func() { building <- stackemu.BuildBootstraps(moduleRoot, built.bin, declared) }()
 		tm := synthesize(t, map[string]any{"rpcUrls": fmt.Sprintf("%d=%s", devchain.ChainID, built.chain.Endpoint())})
 		built.took.lap("synth")
+		if built.err = <-building; built.err != nil {
+			return
+		}
+		built.took.lap("host build (beyond the synth)")
 		names, err := tm.FunctionNames()
 		if err != nil {
 			built.err = err
 			return
 		}
+		var undeclared []string
+		for _, n := range names {
+			if !slices.Contains(declared, n) {
+				undeclared = append(undeclared, n)
+			}
+		}
+		if len(undeclared) > 0 {
+			if built.err = stackemu.BuildBootstraps(moduleRoot, built.bin, undeclared); built.err != nil {
+				return
+			}
+		}
 		if built.tmpl, built.err = json.Marshal(tm); built.err != nil {
 			return
 		}
-		if built.bin, built.err = os.MkdirTemp("", "stack-bin"); built.err != nil {
-			return
-		}
-		if built.err = stackemu.BuildBootstraps(moduleRoot, built.bin, names); built.err != nil {
-			return
-		}
-		built.took.lap("host build")
 		built.rie, built.err = lambdarie.Binary(moduleRoot)
 	})
 	if built.err != nil {
@@ -199,7 +221,9 @@ func up(t *testing.T, tmpl *stackemu.Template, bin, rie string) *stackemu.Stack 
 	name := strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(awstest.Name(t, "stk"), ""))
 	s, err := stackemu.Up(context.Background(), stackemu.Options{
 		Template: tmpl, Name: name, Moto: filepath.Join(moduleRoot, ".ci", "with-moto"), Bootstraps: stackemu.BootstrapsIn(bin), RIE: rie,
-		FunctionEnv:   append(stackemu.FunctionEnv(), "ALLOW_PRIVATE_WEBHOOKS=true"),
+		// A webhook retried after 2 s, not the schedule's 30: the walk
+		// proves the retry, not the schedule (webhooks' own tests do).
+		FunctionEnv:   append(stackemu.FunctionEnv(), "ALLOW_PRIVATE_WEBHOOKS=true", "WEBHOOK_RETRY_BACKOFF=2s"),
 		ScheduleEvery: 5 * time.Second,
 		Log:           slog.New(slog.NewTextHandler(testWriter{t}, nil)),
 	})
@@ -297,6 +321,7 @@ func (c caller) call(method, path, key string, body any, headers ...string) (int
 // it on the chain and /usage counts the send's charge too. No function may
 // meet a refused call on the way.
 func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T) {
+	t.Parallel() // each brings up a stack of its own; together they wait once
 	tmpl, bin, rie := template(t)
 	var took phases
 	took.start()
@@ -305,7 +330,7 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	defer func() {
 		t.Logf("phases: %s", &took)
 		if t.Failed() {
-			for _, n := range []string{"webhook-worker", "audit-ingest", "audit-rollup", "services", "webhooks", "keys", "run-worker", "wallets", "wallets-worker", "wallets-recheck"} {
+			for _, n := range []string{"webhook-worker", "audit-ingest", "audit-rollup", "services", "webhooks", "keys", "projects", "run-worker", "wallets", "wallets-worker", "wallets-recheck"} {
 				t.Logf("%s log:\n%s", n, s.Logs(n))
 			}
 		}
@@ -344,6 +369,10 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 		t.Fatalf("balance after the charge: %d %v", code, bal)
 	}
 	took.lap("key, webhook, invoke")
+	// The audit events, listed while their ingest may still be behind and
+	// the projects function is cold.
+	listAudit(t, call, root, "", "operation=services.invoke")
+	took.lap("audit events listed")
 
 	// A database provisioned and changed by an action, then exported by its
 	// worker through the databases queue's mapping.
@@ -386,7 +415,7 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	took.lap("database, file, wallet, run requests")
 
 	// The first attempt fails; the worker sets the message's visibility to
-	// its backoff (30 s) and the mapping delivers it again.
+	// its backoff (WEBHOOK_RETRY_BACKOFF) and the mapping delivers it again.
 	deadline := time.Now().Add(90 * time.Second)
 	for len(rcv.seen()) < 2 && time.Now().Before(deadline) {
 		time.Sleep(500 * time.Millisecond)
@@ -455,6 +484,8 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	}
 	usageCounts(spent)
 	took.lap("usage counted")
+	auditListsAgree(t, call, root)
+	took.lap("audit events listed, paged and filtered")
 
 	// The wallet, funded on the local chain the template's RPC_URL_1337
 	// names, sends ether: quoted and accepted by the wallets function,
@@ -491,6 +522,8 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	}
 	usageCounts(spent + 100_000)
 	took.lap("send counted")
+	auditListsAgree(t, call, root)
+	took.lap("audit events listed, paged and filtered")
 
 	// The schedules ran their targets.
 	for _, n := range []string{"hold-sweeper", "webhook-outbox"} {
@@ -500,6 +533,89 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	}
 	if d := denied(t, s, tmpl); len(d) > 0 {
 		t.Errorf("calls refused by IAM: %v", d)
+	}
+}
+
+// listAudit lists the audit events a query selects, following nextCursor
+// to the end, and fails the test on any answer but 200.
+func listAudit(t *testing.T, call func(method, path, key string, body any, headers ...string) (int, map[string]any), key, until, query string) []map[string]any {
+	t.Helper()
+	q := url.Values{}
+	if until != "" {
+		q.Set("until", until)
+	}
+	if query != "" {
+		extra, err := url.ParseQuery(query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range extra {
+			q[k] = v
+		}
+	}
+	var out []map[string]any
+	for {
+		began := time.Now()
+		code, page := call("GET", "/v1/audit-events?"+q.Encode(), key, nil)
+		if code != 200 {
+			t.Fatalf("GET /v1/audit-events?%s: %d %v after %s", q.Encode(), code, page, time.Since(began).Round(time.Millisecond))
+		}
+		data, _ := page["data"].([]any)
+		for _, d := range data {
+			ev, _ := d.(map[string]any)
+			out = append(out, ev)
+		}
+		next, _ := page["nextCursor"].(string)
+		if next == "" {
+			return out
+		}
+		q.Set("cursor", next)
+	}
+}
+
+// auditListsAgree lists the audit events of every request answered so far
+// whole, by small pages and filtered: every list answers 200, the pages
+// hold the whole list in its order, and a filter selects exactly the
+// events of the whole list it matches.
+func auditListsAgree(t *testing.T, call func(method, path, key string, body any, headers ...string) (int, map[string]any), key string) {
+	t.Helper()
+	until := time.Now().UTC()
+	// The log subscription ships about once a second: the events of the
+	// requests answered before until are ingested after that.
+	time.Sleep(3 * time.Second)
+	u := until.Format(time.RFC3339Nano)
+	all := listAudit(t, call, key, u, "limit=100")
+	ids := func(evs []map[string]any) []string {
+		out := make([]string, len(evs))
+		for i, e := range evs {
+			out[i] = fmt.Sprint(e["id"])
+		}
+		return out
+	}
+	if len(all) < 10 {
+		t.Fatalf("%d audit events before %s, want the walk's requests", len(all), u)
+	}
+	if paged := listAudit(t, call, key, u, "limit=4"); !slices.Equal(ids(paged), ids(all)) {
+		t.Fatalf("audit events by pages of 4:\n%v\nwhole:\n%v", ids(paged), ids(all))
+	}
+	for _, filter := range []struct {
+		query string
+		keep  func(e map[string]any) bool
+	}{
+		{"operation=services.invoke", func(e map[string]any) bool {
+			return strings.HasPrefix(fmt.Sprint(e["operation"]), "services.invoke.")
+		}},
+		{"status=202&limit=3", func(e map[string]any) bool { return fmt.Sprint(e["status"]) == "202" }},
+	} {
+		var want []map[string]any
+		for _, e := range all {
+			if filter.keep(e) {
+				want = append(want, e)
+			}
+		}
+		if got := listAudit(t, call, key, u, filter.query); len(want) == 0 || !slices.Equal(ids(got), ids(want)) {
+			t.Fatalf("audit events %s: %v, want %v", filter.query, ids(got), ids(want))
+		}
 	}
 }
 
@@ -620,6 +736,7 @@ func withoutGrant(t *testing.T, tmpl *stackemu.Template, function, action string
 // token is API Gateway's 500 and the keys function's log shows the call
 // refused, while the other functions serve and meet no refusal.
 func TestAMissingGrantFailsOnlyTheFunctionThatNeedsIt(t *testing.T) {
+	t.Parallel() // each brings up a stack of its own; together they wait once
 	tmpl, bin, rie := template(t)
 	withoutGrant(t, tmpl, "keys", "secretsmanager:GetSecretValue")
 	s := up(t, tmpl, bin, rie)
