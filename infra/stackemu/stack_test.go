@@ -378,7 +378,8 @@ func (c caller) call(method, path, key string, body any, headers ...string) (int
 // once the log subscription and the stream rollup have run; then the
 // wallet, funded on the local chain the template's rpcUrls name, sends
 // ether from quote to confirmed through the wallets worker, the payee holds
-// it on the chain and /usage counts the send's charge too. No function may
+// it on the chain and /usage counts the send's charge too, and the walk's
+// audit events are listed whole, by pages and filtered. No function may
 // meet a refused call on the way.
 func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T) {
 	t.Parallel() // each brings up a stack of its own; together they wait once
