@@ -11,7 +11,10 @@
 #                interrupted. With AWS_ENDPOINT_URL set (LocalStack) that
 #                emulator is used instead. See docs/stack.md.
 #   make stack-test       the whole-stack tests (also in make test), verbose:
-#                they print each function's init duration.
+#                they print each phase's time and each function's init
+#                duration; here with the concurrent walk too (a run and a
+#                send settled at once), which make test leaves out.
+#   make stack-concurrent-test   the concurrent walk alone.
 #   make stack-sdk-test   the stack brought up with its local chain, then
 #                sdk/go's and sdk/typescript's tests against its front (not in
 #                make test: several minutes). See docs/stack.md.
@@ -19,7 +22,7 @@
 # Keep the root Makefile's default goal: an included file must not steal it.
 stack_saved_goal := $(.DEFAULT_GOAL)
 
-.PHONY: stack stack-synthesized stack-test stack-sdk-test
+.PHONY: stack stack-synthesized stack-test stack-concurrent-test stack-sdk-test
 
 stack: synth
 	$(MAKE) stack-synthesized
@@ -32,8 +35,12 @@ stack-synthesized: $(RIE)
 		-template $(firstword $(wildcard $(CDK_OUT)/PlatformApi-*.template.json))
 
 stack-test: $(RIE)
-	AWS_LAMBDA_RIE=$(CURDIR)/$(RIE) .ci/with-moto $(GO) test -count=1 -v -timeout 20m \
+	STACK_CONCURRENT_WALK=1 AWS_LAMBDA_RIE=$(CURDIR)/$(RIE) .ci/with-moto $(GO) test -count=1 -v -timeout 20m \
 		-run 'TestTheSynthesizedStack|TestAMissingGrant' ./infra/stackemu/
+
+stack-concurrent-test: $(RIE)
+	STACK_CONCURRENT_WALK=1 AWS_LAMBDA_RIE=$(CURDIR)/$(RIE) .ci/with-moto $(GO) test -count=1 -v -timeout 20m \
+		-run 'TestTheSynthesizedStackCountsARunAndASendSettledAtOnce' ./infra/stackemu/
 
 # The TypeScript tests import the SDK's build (dist/), made here as
 # sdk-ts-test makes it.

@@ -18,7 +18,11 @@ func main() {
 		if e.Webhooks == nil {
 			return work.Worker{}, errors.New("webhook-worker: the webhook queue is not configured (WEBHOOK_QUEUE_URL)")
 		}
+		backoff, err := webhooks.RetryBackoff(os.Getenv)
+		if err != nil {
+			return work.Worker{}, err
+		}
 		return webhooks.Work(webhooks.WorkDeps{Store: e.Store, Sealer: e.Sealer, Queue: e.Webhooks, Logger: e.Logger,
-			AllowPrivate: webhooks.AllowPrivate(os.Getenv)}).Worker(work.Webhooks.Consumer)
+			AllowPrivate: webhooks.AllowPrivate(os.Getenv), Backoff: backoff}).Worker(work.Webhooks.Consumer)
 	})
 }

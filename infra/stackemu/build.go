@@ -22,10 +22,13 @@ func (t *Template) FunctionNames() ([]string, error) {
 }
 
 // BuildBootstraps builds each named function for the host, as the deployed
-// bootstrap is built (-tags lambda.norpc, CGO_ENABLED=0) but for this
-// machine's architecture, into dir/<name>, in one go build.
+// bootstrap is built (-tags lambda.norpc, -trimpath, -ldflags='-s -w',
+// CGO_ENABLED=0) but for this machine's architecture, into dir/<name>, in
+// one go build. Without the symbol table and DWARF the 27 links take about
+// half the time, and the binaries are the deployed ones but for the
+// architecture.
 func BuildBootstraps(root, dir string, names []string) error {
-	args := []string{"build", "-tags", "lambda.norpc", "-o", dir + string(os.PathSeparator)}
+	args := []string{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", dir + string(os.PathSeparator)}
 	for _, n := range names {
 		args = append(args, "./functions/"+n)
 	}

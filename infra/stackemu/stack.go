@@ -104,6 +104,13 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			_ = s.Close()
 		}
 	}()
+	// Each phase's time is logged: bringing the stack up is most of a
+	// short run's time, and which phase it was is not guessable.
+	last := time.Now()
+	took := func(phase string) {
+		s.log.Info("stack up", "phase", phase, "took", time.Since(last).Round(time.Millisecond))
+		last = time.Now()
+	}
 	if o.Moto != "" {
 		if s.moto, err = startMoto(ctx, o.Moto); err != nil {
 			return nil, err
@@ -113,11 +120,13 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
 		}
 	}
+	took("moto")
 	s.AWS = o.AWS
 	physical, err := deployStorage(ctx, o.AWS, o.Name, t)
 	if err != nil {
 		return nil, err
 	}
+	took("storage")
 	s.Physical = physical
 	// The account the emulator answers for (moto's 123456789012,
 	// LocalStack's 000000000000) names the roles and functions.
@@ -138,6 +147,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			return nil, err
 		}
 	}
+	took("roles")
 	subscribed := subscribedLogGroups(t)
 	for _, id := range t.ofType("AWS::Lambda::Function") {
 		name, err := constructName(t, id)
@@ -146,11 +156,10 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 		}
 		physical[id] = o.Name + "-" + name
 	}
-	for _, id := range t.ofType("AWS::Lambda::Function") {
-		if err := s.startFunction(ctx, o, res, id, subscribed); err != nil {
-			return nil, err
-		}
+	if err := s.startFunctions(ctx, o, res, subscribed); err != nil {
+		return nil, err
 	}
+	took("functions")
 	if err := s.subscribeLogs(runCtx, t, res); err != nil {
 		return nil, err
 	}
@@ -179,6 +188,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.URL = "http://" + ln.Addr().String()
 	s.srv = &http.Server{Handler: fr, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
+	took("event sources and front")
 	return s, nil
 }
 
@@ -194,28 +204,58 @@ func constructName(t *Template, id string) (string, error) {
 	return parts[len(parts)-2], nil
 }
 
-func (s *Stack) startFunction(ctx context.Context, o Options, res *resolver, id string, subscribed map[string]bool) error {
+// startConcurrency bounds the emulators started at once: each start is a
+// role assumed on the emulator and a process awaited, mostly waiting.
+const startConcurrency = 8
+
+// startFunctions starts every function, several at once. Those started
+// are in s.functions even when another failed, so that Close stops them.
+func (s *Stack) startFunctions(ctx context.Context, o Options, res *resolver, subscribed map[string]bool) error {
+	ids := o.Template.ofType("AWS::Lambda::Function")
+	errs := make([]error, len(ids))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, startConcurrency)
+	for i, id := range ids {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			f, err := s.startFunction(ctx, o, res, id, subscribed)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			mu.Lock()
+			s.functions[id] = f
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (s *Stack) startFunction(ctx context.Context, o Options, res *resolver, id string, subscribed map[string]bool) (*function, error) {
 	t := o.Template
 	name, _ := constructName(t, id)
 	var env struct{ Variables map[string]any }
 	if _, err := t.prop(id, "Environment", &env); err != nil {
-		return err
+		return nil, err
 	}
 	vars := make([]string, 0, len(env.Variables))
 	for k, v := range env.Variables {
 		val, err := res.value(v)
 		if err != nil {
-			return fmt.Errorf("stackemu: %s's %s: %w", name, k, err)
+			return nil, fmt.Errorf("stackemu: %s's %s: %w", name, k, err)
 		}
 		vars = append(vars, k+"="+val)
 	}
 	sort.Strings(vars)
 	var timeout, memory float64
 	if _, err := t.prop(id, "Timeout", &timeout); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := t.prop(id, "MemorySize", &memory); err != nil {
-		return err
+		return nil, err
 	}
 	if timeout == 0 {
 		timeout = 3 // CloudFormation's default
@@ -226,7 +266,7 @@ func (s *Stack) startFunction(ctx context.Context, o Options, res *resolver, id 
 	f := &function{id: id, name: name}
 	var logGroup struct{ LogGroup map[string]string }
 	if _, err := t.prop(id, "LoggingConfig", &logGroup); err != nil {
-		return err
+		return nil, err
 	}
 	var onLine func(string)
 	if subscribed[logGroup.LogGroup["Ref"]] {
@@ -241,12 +281,12 @@ func (s *Stack) startFunction(ctx context.Context, o Options, res *resolver, id 
 	}
 	role, err := res.resolve(t.Resources[id].Properties["Role"])
 	if err != nil {
-		return fmt.Errorf("stackemu: %s's role: %w", name, err)
+		return nil, fmt.Errorf("stackemu: %s's role: %w", name, err)
 	}
 	var creds aws.Credentials
 	f.aws, creds, err = assumeRole(ctx, o.AWS, res.pseudo["AWS::AccountId"], role[strings.LastIndex(role, "/")+1:], s.physicalName(o, id))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fenv := append(vars, "AWS_ENDPOINT_URL="+aws.ToString(o.AWS.BaseEndpoint),
 		"AWS_ACCESS_KEY_ID="+creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+creds.SecretAccessKey, "AWS_SESSION_TOKEN="+creds.SessionToken)
@@ -260,11 +300,10 @@ func (s *Stack) startFunction(ctx context.Context, o Options, res *resolver, id 
 		Timeout: time.Duration(timeout) * time.Second, Env: fenv, OnLine: onLine,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f.fn = fn
-	s.functions[id] = f
-	return nil
+	return f, nil
 }
 
 // ownVariable: the stack sets this variable for each function itself (its

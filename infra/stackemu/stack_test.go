@@ -3,6 +3,7 @@ package stackemu_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -11,12 +12,15 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,6 +125,7 @@ func (r *receiver) seen() []string {
 // the chain's endpoint is in the template.
 var built struct {
 	once     sync.Once
+	took     phases // the synth and the build, logged by each test that uses them
 	tmpl     []byte
 	bin      string
 	rie      string
@@ -142,6 +147,62 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// buildShared builds the functions into one directory of the user's cache
+// shared by every checkout, where go build relinks only what changed (a
+// link of the 27 is most of a minute; none changed is a second or two),
+// and returns a private directory holding hard links to them, which the
+// stack runs: a later build by another checkout replaces a file, never
+// rewrites one, so the links keep what was built here. A lock keeps one
+// build at a time. Where there is no user cache, it builds into a
+// temporary directory.
+func buildShared(names []string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err == nil {
+		cache = filepath.Join(cache, "platformapi", "stack-bootstraps")
+		if err = os.MkdirAll(filepath.Join(cache, "runs"), 0o755); err == nil {
+			err = os.MkdirAll(filepath.Join(cache, "bin"), 0o755)
+		}
+	}
+	if err != nil {
+		dir, err := os.MkdirTemp("", "stack-bin")
+		if err == nil {
+			err = stackemu.BuildBootstraps(moduleRoot, dir, names)
+		}
+		return dir, err
+	}
+	lock, err := os.OpenFile(filepath.Join(cache, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
+	// Links a run that was killed left behind.
+	if old, err := os.ReadDir(filepath.Join(cache, "runs")); err == nil {
+		for _, d := range old {
+			if info, err := d.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour {
+				_ = os.RemoveAll(filepath.Join(cache, "runs", d.Name()))
+			}
+		}
+	}
+	bins := filepath.Join(cache, "bin")
+	if err := stackemu.BuildBootstraps(moduleRoot, bins, names); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(filepath.Join(cache, "runs"), "")
+	if err != nil {
+		return "", err
+	}
+	for _, n := range names {
+		if err := os.Link(filepath.Join(bins, n), filepath.Join(dir, n)); err != nil {
+			return dir, err
+		}
+	}
+	return dir, nil
+}
+
 // template returns a fresh copy of the synthesized template, the functions
 // built for it and the runtime interface emulator.
 func template(t *testing.T) (tmpl *stackemu.Template, bin, rie string) {
@@ -159,19 +220,44 @@ func template(t *testing.T) (tmpl *stackemu.Template, bin, rie string) {
 		if built.chain, built.err = devchain.Open(context.Background(), filepath.Join(built.chainDir, "chain"), devchain.Options{RPCAddr: "127.0.0.1:0"}); built.err != nil {
 			return
 		}
+		// The functions are built while the template is synthesized (each
+		// takes a core): by the declared list, which the template's list is
+		// then checked against and any function it adds built.
+		built.took.start()
+		declared := make([]string, len(stacks.Functions))
+		for i, f := range stacks.Functions {
+			declared[i] = f.Name
+		}
+		building := make(chan error, 1)
+		go func() {
+			var err error
+			built.bin, err = buildShared(declared)
+			building <- err
+		}()
 		tm := synthesize(t, map[string]any{"rpcUrls": fmt.Sprintf("%d=%s", devchain.ChainID, built.chain.Endpoint())})
+		built.took.lap("synth")
+		if built.err = <-building; built.err != nil {
+			return
+		}
+		built.took.lap("host build (beyond the synth)")
 		names, err := tm.FunctionNames()
 		if err != nil {
 			built.err = err
 			return
 		}
+		var undeclared []string
+		for _, n := range names {
+			if !slices.Contains(declared, n) {
+				undeclared = append(undeclared, n)
+			}
+		}
+		if len(undeclared) > 0 {
+			if built.err = stackemu.BuildBootstraps(moduleRoot, built.bin, undeclared); built.err != nil {
+				return
+			}
+		}
+
 		if built.tmpl, built.err = json.Marshal(tm); built.err != nil {
-			return
-		}
-		if built.bin, built.err = os.MkdirTemp("", "stack-bin"); built.err != nil {
-			return
-		}
-		if built.err = stackemu.BuildBootstraps(moduleRoot, built.bin, names); built.err != nil {
 			return
 		}
 		built.rie, built.err = lambdarie.Binary(moduleRoot)
@@ -179,6 +265,7 @@ func template(t *testing.T) (tmpl *stackemu.Template, bin, rie string) {
 	if built.err != nil {
 		t.Fatal(built.err)
 	}
+	t.Logf("phases before this test (once per process): %s", &built.took)
 	tmpl = &stackemu.Template{}
 	if err := json.Unmarshal(built.tmpl, tmpl); err != nil {
 		t.Fatal(err)
@@ -194,7 +281,9 @@ func up(t *testing.T, tmpl *stackemu.Template, bin, rie string) *stackemu.Stack 
 	name := strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(awstest.Name(t, "stk"), ""))
 	s, err := stackemu.Up(context.Background(), stackemu.Options{
 		Template: tmpl, Name: name, Moto: filepath.Join(moduleRoot, ".ci", "with-moto"), Bootstraps: stackemu.BootstrapsIn(bin), RIE: rie,
-		FunctionEnv:   append(stackemu.FunctionEnv(), "ALLOW_PRIVATE_WEBHOOKS=true"),
+		// A webhook retried after 2 s, not the schedule's 30: the walk
+		// proves the retry, not the schedule (webhooks' own tests do).
+		FunctionEnv:   append(stackemu.FunctionEnv(), "ALLOW_PRIVATE_WEBHOOKS=true", "WEBHOOK_RETRY_BACKOFF=2s"),
 		ScheduleEvery: 5 * time.Second,
 		Log:           slog.New(slog.NewTextHandler(testWriter{t}, nil)),
 	})
@@ -289,19 +378,46 @@ func (c caller) call(method, path, key string, body any, headers ...string) (int
 // once the log subscription and the stream rollup have run; then the
 // wallet, funded on the local chain the template's rpcUrls name, sends
 // ether from quote to confirmed through the wallets worker, the payee holds
-// it on the chain and /usage counts the send's charge too. No function may
+// it on the chain and /usage counts the send's charge too, and the walk's
+// audit events are listed whole, by pages and filtered. No function may
 // meet a refused call on the way.
 func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T) {
+	t.Parallel() // each brings up a stack of its own; together they wait once
+	walk(t, false)
+}
+
+// The same walk with the wallet's send made while the run worker executes
+// the durable run, so that the two workers settle on the one account at
+// once: /usage still counts exactly what the balance lost. With
+// STACK_CONCURRENT_WALK=1 (make stack-test, make stack-concurrent-test).
+func TestTheSynthesizedStackCountsARunAndASendSettledAtOnce(t *testing.T) {
+	if os.Getenv("STACK_CONCURRENT_WALK") != "1" {
+		t.Skip("a third stack: STACK_CONCURRENT_WALK=1 runs it")
+	}
+	t.Parallel()
+	walk(t, true)
+}
+
+// walk is the quick start walked over HTTP on a stack of its own; with
+// concurrent the send is made right after the run, not once it settled.
+func walk(t *testing.T, concurrent bool) {
 	tmpl, bin, rie := template(t)
+	var took phases
+	took.start()
 	s := up(t, tmpl, bin, rie)
+	took.lap("up")
 	defer func() {
+		t.Logf("phases: %s", &took)
 		if t.Failed() {
-			for _, n := range []string{"webhook-worker", "audit-ingest", "audit-rollup", "services", "webhooks", "keys", "run-worker", "wallets", "wallets-worker", "wallets-recheck"} {
+			for _, n := range []string{"webhook-worker", "audit-ingest", "audit-rollup", "services", "webhooks", "keys", "projects", "run-worker", "wallets", "wallets-worker", "wallets-recheck"} {
 				t.Logf("%s log:\n%s", n, s.Logs(n))
 			}
 		}
 	}()
 	call := caller{t, s.URL}.call
+	// The audit events are listed from here on, not over the default 90
+	// days: see listAudit.
+	since := time.Now().UTC().Add(-time.Minute)
 
 	if code, h := call("GET", "/v1/health", "", nil); code != 200 || h["status"] != "ok" || h["backend"] != "aws" {
 		t.Fatalf("health %d %v", code, h)
@@ -334,6 +450,11 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	if code, bal := call("GET", "/v1/credits/balance", root, nil); code != 200 || fmt.Sprint(bal["balance"]) != "49.99" {
 		t.Fatalf("balance after the charge: %d %v", code, bal)
 	}
+	took.lap("key, webhook, invoke")
+	// The audit events, listed while their ingest may still be behind and
+	// the projects function is cold.
+	listAudit(t, call, root, since, time.Time{}, "operation=services.invoke")
+	took.lap("audit events listed")
 
 	// A database provisioned and changed by an action, then exported by its
 	// worker through the databases queue's mapping.
@@ -373,9 +494,45 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	if code != 202 {
 		t.Fatalf("run: %d %v", code, run)
 	}
+	took.lap("database, file, wallet, run requests")
+
+	// The wallet, funded on the local chain the template's RPC_URL_1337
+	// names, sends ether: quoted and accepted by the wallets function,
+	// signed and broadcast by the wallets worker through the wallets
+	// queue's mapping, confirmed by the worker or the recheck schedule,
+	// its 0.1 credits captured then and counted in /usage. After the run
+	// has settled, or, concurrent, while the run worker executes it: the
+	// two workers settle on the one account at once (see docs/stack.md).
+	walletPath := "/v1/wallets/" + fmt.Sprint(wallet["id"])
+	// A payee of this walk's own: the walks of one process share the chain.
+	var payee common.Address
+	if _, err := rand.Read(payee[:]); err != nil {
+		t.Fatal(err)
+	}
+	const sent = 1_000_000_000_000_000 // 0.001 ETH
+	send := func() string {
+		t.Helper()
+		if _, err := built.chain.Faucet().Fund(context.Background(), common.HexToAddress(fmt.Sprint(wallet["address"])), "ETH", big.NewInt(1e17)); err != nil {
+			t.Fatal(err)
+		}
+		code, quote := call("POST", walletPath+"/transactions/quote", root, map[string]any{"chainId": devchain.ChainID, "to": payee.Hex(), "asset": "ETH", "amount": fmt.Sprint(sent)}, "Idempotency-Key", "wallet-quote-0001")
+		if code != 201 {
+			t.Fatalf("quote: %d %v", code, quote)
+		}
+		code, tx := call("POST", walletPath+"/transactions", root, map[string]any{"quoteId": quote["id"]}, "Idempotency-Key", "wallet-send-0001")
+		if code != 202 {
+			t.Fatalf("send: %d %v", code, tx)
+		}
+		took.lap("wallet funded, send accepted")
+		return fmt.Sprint(tx["id"])
+	}
+	var txID string
+	if concurrent {
+		txID = send()
+	}
 
 	// The first attempt fails; the worker sets the message's visibility to
-	// its backoff (30 s) and the mapping delivers it again.
+	// its backoff (WEBHOOK_RETRY_BACKOFF) and the mapping delivers it again.
 	deadline := time.Now().Add(90 * time.Second)
 	for len(rcv.seen()) < 2 && time.Now().Before(deadline) {
 		time.Sleep(500 * time.Millisecond)
@@ -383,6 +540,7 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	if got := rcv.seen(); len(got) < 2 || got[0] != "service.invoked" || got[1] != "service.invoked" {
 		t.Fatalf("deliveries %v, want service.invoked failed once and then delivered", got)
 	}
+	took.lap("webhook retried")
 
 	until := func(what, path, field string, want ...string) map[string]any {
 		t.Helper()
@@ -400,14 +558,27 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
+	confirm := func(txID string) {
+		t.Helper()
+		tx := until("wallet send", walletPath+"/transactions/"+txID, "status", "confirmed", "failed")
+		if tx["status"] != "confirmed" || fmt.Sprint(tx["chargedCredits"]) != "0.1" {
+			t.Fatalf("wallet send %v, want confirmed and charged 0.1", tx)
+		}
+		took.lap("send confirmed")
+		if got, err := built.chain.Client().BalanceAt(context.Background(), payee, nil); err != nil || got.Cmp(big.NewInt(sent)) != 0 {
+			t.Fatalf("the payee holds %v wei (%v), want the %d sent", got, err, sent)
+		}
+	}
 	until("export", "/v1/databases/transfers/"+fmt.Sprint(export["id"]), "status", "ready")
 	if code, _ := call("GET", "/v1/databases/transfers/"+fmt.Sprint(export["id"])+"/archive", root, nil); code != 200 {
 		t.Fatalf("archive: %d", code)
 	}
+	took.lap("export ready")
 	run = until("run", "/v1/runs/"+fmt.Sprint(run["id"]), "status", "succeeded", "failed")
 	if run["status"] != "succeeded" {
 		t.Fatalf("run %v", run)
 	}
+	took.lap("run settled")
 
 	// /usage equals what the balance lost: the requests' charges, brought
 	// to audit-ingest by the log subscription and to the rollup by the
@@ -439,40 +610,21 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 		}
 		t.Logf("usage counts the %d µcredits spent after %s", spent, time.Since(began).Round(time.Second))
 	}
-	usageCounts(spent)
-
-	// The wallet, funded on the local chain the template's RPC_URL_1337
-	// names, sends ether: quoted and accepted by the wallets function,
-	// signed and broadcast by the wallets worker through the wallets
-	// queue's mapping, confirmed by the worker or the recheck schedule,
-	// its 0.1 credits captured then and counted in /usage. After the run
-	// has settled: see docs/stack.md on a run and a send settled at once.
-	walletPath := "/v1/wallets/" + fmt.Sprint(wallet["id"])
-	if _, err := built.chain.Faucet().Fund(context.Background(), common.HexToAddress(fmt.Sprint(wallet["address"])), "ETH", big.NewInt(1e17)); err != nil {
-		t.Fatal(err)
+	if !concurrent {
+		usageCounts(spent)
+		took.lap("usage counted")
+		txID = send()
 	}
-	payee := common.HexToAddress("0x00000000000000000000000000000000005eed01")
-	const sent = 1_000_000_000_000_000 // 0.001 ETH
-	code, quote := call("POST", walletPath+"/transactions/quote", root, map[string]any{"chainId": devchain.ChainID, "to": payee.Hex(), "asset": "ETH", "amount": fmt.Sprint(sent)}, "Idempotency-Key", "wallet-quote-0001")
-	if code != 201 {
-		t.Fatalf("quote: %d %v", code, quote)
-	}
-	code, tx := call("POST", walletPath+"/transactions", root, map[string]any{"quoteId": quote["id"]}, "Idempotency-Key", "wallet-send-0001")
-	if code != 202 {
-		t.Fatalf("send: %d %v", code, tx)
-	}
-	tx = until("wallet send", walletPath+"/transactions/"+fmt.Sprint(tx["id"]), "status", "confirmed", "failed")
-	if tx["status"] != "confirmed" || fmt.Sprint(tx["chargedCredits"]) != "0.1" {
-		t.Fatalf("wallet send %v, want confirmed and charged 0.1", tx)
-	}
-	if got, err := built.chain.Client().BalanceAt(context.Background(), payee, nil); err != nil || got.Cmp(big.NewInt(sent)) != 0 {
-		t.Fatalf("the payee holds %v wei (%v), want the %d sent", got, err, sent)
-	}
+	confirm(txID)
 	_, bal = call("GET", "/v1/credits/balance", root, nil)
-	if now := micro(t, "50") - micro(t, bal["balance"]); now != spent+100_000 {
-		t.Fatalf("the balance fell %d µcredits in all, want the %d before and the send's 100000", now, spent)
+	all := micro(t, "50") - micro(t, bal["balance"])
+	if !concurrent && all != spent+100_000 || concurrent && all <= micro(t, run["chargedCredits"])+100_000 {
+		t.Fatalf("the balance fell %d µcredits in all, want the run's %v, the send's 100000 and the requests' (%d before the send)", all, run["chargedCredits"], spent)
 	}
-	usageCounts(spent + 100_000)
+	usageCounts(all)
+	took.lap("send counted")
+	auditListsAgree(t, call, root, since)
+	took.lap("audit events listed, paged and filtered")
 
 	// The schedules ran their targets.
 	for _, n := range []string{"hold-sweeper", "webhook-outbox"} {
@@ -482,6 +634,95 @@ func TestTheSynthesizedStackServesTheQuickStartWholeOnTheEmulators(t *testing.T)
 	}
 	if d := denied(t, s, tmpl); len(d) > 0 {
 		t.Errorf("calls refused by IAM: %v", d)
+	}
+}
+
+// listAudit lists the audit events from since (to until, when set) that a
+// query selects, following nextCursor to the end, and fails the test on
+// any answer but 200.
+//
+// Over the default range (90 days) a new account's list reads 16
+// partitions a day, 1,440 queries, which the stack's moto answers one at a
+// time with IAM checked: on a loaded machine more than the projects
+// function's 10 s, and the answer is API Gateway's 500 (Task timed out).
+// DynamoDB answers them 128 at a time; here the walk's range is listed.
+func listAudit(t *testing.T, call func(method, path, key string, body any, headers ...string) (int, map[string]any), key string, since, until time.Time, query string) []map[string]any {
+	t.Helper()
+	q := url.Values{"since": {since.Format(time.RFC3339Nano)}}
+	if !until.IsZero() {
+		q.Set("until", until.Format(time.RFC3339Nano))
+	}
+	if query != "" {
+		extra, err := url.ParseQuery(query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range extra {
+			q[k] = v
+		}
+	}
+	var out []map[string]any
+	for {
+		began := time.Now()
+		code, page := call("GET", "/v1/audit-events?"+q.Encode(), key, nil)
+		if code != 200 {
+			t.Fatalf("GET /v1/audit-events?%s: %d %v after %s", q.Encode(), code, page, time.Since(began).Round(time.Millisecond))
+		}
+		data, _ := page["data"].([]any)
+		for _, d := range data {
+			ev, _ := d.(map[string]any)
+			out = append(out, ev)
+		}
+		next, _ := page["nextCursor"].(string)
+		if next == "" {
+			return out
+		}
+		q.Set("cursor", next)
+	}
+}
+
+// auditListsAgree lists the audit events of every request answered so far
+// whole, by small pages and filtered: every list answers 200, the pages
+// hold the whole list in its order, and a filter selects exactly the
+// events of the whole list it matches.
+func auditListsAgree(t *testing.T, call func(method, path, key string, body any, headers ...string) (int, map[string]any), key string, since time.Time) {
+	t.Helper()
+	until := time.Now().UTC()
+	// The log subscription ships about once a second: the events of the
+	// requests answered before until are ingested after that.
+	time.Sleep(3 * time.Second)
+	all := listAudit(t, call, key, since, until, "limit=100")
+	ids := func(evs []map[string]any) []string {
+		out := make([]string, len(evs))
+		for i, e := range evs {
+			out[i] = fmt.Sprint(e["id"])
+		}
+		return out
+	}
+	if len(all) < 10 {
+		t.Fatalf("%d audit events before %s, want the walk's requests", len(all), until)
+	}
+	if paged := listAudit(t, call, key, since, until, "limit=4"); !slices.Equal(ids(paged), ids(all)) {
+		t.Fatalf("audit events by pages of 4:\n%v\nwhole:\n%v", ids(paged), ids(all))
+	}
+	for _, filter := range []struct {
+		query string
+		keep  func(e map[string]any) bool
+	}{
+		{"operation=services.invoke", func(e map[string]any) bool {
+			return strings.HasPrefix(fmt.Sprint(e["operation"]), "services.invoke.")
+		}},
+		{"status=202&limit=3", func(e map[string]any) bool { return fmt.Sprint(e["status"]) == "202" }},
+	} {
+		var want []map[string]any
+		for _, e := range all {
+			if filter.keep(e) {
+				want = append(want, e)
+			}
+		}
+		if got := listAudit(t, call, key, since, until, filter.query); len(want) == 0 || !slices.Equal(ids(got), ids(want)) {
+			t.Fatalf("audit events %s: %v, want %v", filter.query, ids(got), ids(want))
+		}
 	}
 }
 
@@ -602,6 +843,7 @@ func withoutGrant(t *testing.T, tmpl *stackemu.Template, function, action string
 // token is API Gateway's 500 and the keys function's log shows the call
 // refused, while the other functions serve and meet no refusal.
 func TestAMissingGrantFailsOnlyTheFunctionThatNeedsIt(t *testing.T) {
+	t.Parallel() // each brings up a stack of its own; together they wait once
 	tmpl, bin, rie := template(t)
 	withoutGrant(t, tmpl, "keys", "secretsmanager:GetSecretValue")
 	s := up(t, tmpl, bin, rie)
@@ -633,3 +875,21 @@ func TestAMissingGrantFailsOnlyTheFunctionThatNeedsIt(t *testing.T) {
 		t.Errorf("other functions met refusals: %v", d)
 	}
 }
+
+// phases times a test's steps one after the other, so that a run over its
+// budget says which step took the time.
+type phases struct {
+	last  time.Time
+	steps []string
+}
+
+func (p *phases) start() { p.last = time.Now() }
+
+// lap ends the step begun at the previous lap (or start).
+func (p *phases) lap(step string) {
+	now := time.Now()
+	p.steps = append(p.steps, fmt.Sprintf("%s %s", step, now.Sub(p.last).Round(10*time.Millisecond)))
+	p.last = now
+}
+
+func (p *phases) String() string { return strings.Join(p.steps, ", ") }

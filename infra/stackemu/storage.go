@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -111,15 +112,49 @@ func deployStorage(ctx context.Context, cfg aws.Config, name string, t *Template
 
 // attributes answers Ref and Fn::GetAtt for created resources the way
 // CloudFormation does, asking the services for what the physical id lacks.
+// An answer is asked once: every function's environment names the same
+// table, queues and key, and the emulator serves one call at a time.
 type attributes struct {
 	cfg      aws.Config
 	t        *Template
 	physical map[string]string
 	region   string
 	account  string
+
+	mu    sync.Mutex
+	known map[string]string // by "Ref id" or "GetAtt id.attr"
+}
+
+// once answers what from the cache, or by ask, whose answer it keeps.
+func (a *attributes) once(what string, ask func() (string, error)) (string, error) {
+	a.mu.Lock()
+	v, ok := a.known[what]
+	a.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := ask()
+	if err != nil {
+		return "", err
+	}
+	a.mu.Lock()
+	if a.known == nil {
+		a.known = map[string]string{}
+	}
+	a.known[what] = v
+	a.mu.Unlock()
+	return v, nil
 }
 
 func (a *attributes) ref(id string) (string, error) {
+	return a.once("Ref "+id, func() (string, error) { return a.askRef(id) })
+}
+
+func (a *attributes) getAtt(id, attr string) (string, error) {
+	return a.once("GetAtt "+id+"."+attr, func() (string, error) { return a.askGetAtt(id, attr) })
+}
+
+func (a *attributes) askRef(id string) (string, error) {
 	r, ok := a.t.Resources[id]
 	if !ok {
 		return "", fmt.Errorf("stackemu: Ref to unknown resource %s", id)
@@ -138,7 +173,7 @@ func (a *attributes) ref(id string) (string, error) {
 	return p, nil
 }
 
-func (a *attributes) getAtt(id, attr string) (string, error) {
+func (a *attributes) askGetAtt(id, attr string) (string, error) {
 	ctx := context.Background()
 	r := a.t.Resources[id]
 	switch r.Type + "." + attr {

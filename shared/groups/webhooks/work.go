@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"fmt"
 	"log/slog"
 	"platformapi/shared/adapters/envelope"
 	"platformapi/shared/adapters/queue"
@@ -42,6 +43,24 @@ type WorkDeps struct {
 // true admits private receivers (local development).
 func AllowPrivate(getenv func(string) string) bool {
 	return ports.Env("ALLOW_PRIVATE_WEBHOOKS", getenv) == "true"
+}
+
+// RetryBackoff reads WEBHOOK_RETRY_BACKOFF by getenv (nil is os.Getenv), a
+// development switch no deployment sets: a Go duration every retry waits
+// instead of Backoff's schedule, so that a whole stack brought up on this
+// machine (make stack, its tests) retries a failed delivery as a
+// deployment does without waiting its 30 seconds. Unset is nil, the
+// schedule.
+func RetryBackoff(getenv func(string) string) (func(n int) time.Duration, error) {
+	v := ports.Env("WEBHOOK_RETRY_BACKOFF", getenv)
+	if v == "" {
+		return nil, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d > time.Hour {
+		return nil, fmt.Errorf("webhooks: WEBHOOK_RETRY_BACKOFF=%q: want a duration from 1s to 1h, such as 2s", v)
+	}
+	return func(int) time.Duration { return d }, nil
 }
 
 // Work is the webhook group's work: the worker that delivers the webhook

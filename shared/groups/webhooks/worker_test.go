@@ -435,3 +435,35 @@ func TestEveryDeliveryOutcomeIsAMetricLine(t *testing.T) {
 		})
 	}
 }
+
+// WEBHOOK_RETRY_BACKOFF replaces the schedule with one wait for every
+// retry, within 1 s to 1 h; unset keeps the schedule, and a value it
+// cannot honour fails the worker's start instead of retrying at a pace no
+// one chose.
+func TestRetryBackoffReplacesTheScheduleOnlyWhenSet(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "WEBHOOK_RETRY_BACKOFF" {
+				return v
+			}
+			return ""
+		}
+	}
+	if b, err := webhooks.RetryBackoff(env("")); b != nil || err != nil {
+		t.Fatalf("unset: a backoff (%v), want the schedule", err)
+	}
+	b, err := webhooks.RetryBackoff(env("2s"))
+	if err != nil || b == nil {
+		t.Fatalf("2s: %v", err)
+	}
+	for _, n := range []int{1, 2, 8} {
+		if got := b(n); got != 2*time.Second {
+			t.Errorf("retry after attempt %d waits %v, want 2s", n, got)
+		}
+	}
+	for _, v := range []string{"soon", "0s", "500ms", "2h"} {
+		if _, err := webhooks.RetryBackoff(env(v)); err == nil {
+			t.Errorf("%q accepted", v)
+		}
+	}
+}

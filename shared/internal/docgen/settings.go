@@ -38,6 +38,7 @@ var settings = map[string]setting{
 	"X402_RPC_URL":               {"", "a JSON-RPC endpoint of the x402 network: a settlement whose answer was lost is reconciled with the token contract's `authorizationState`"},
 	"MCP_ALLOWED_ORIGINS":        {"", "comma-separated browser origins allowed to call `/mcp`"},
 	"ALLOW_PRIVATE_WEBHOOKS":     {"`false`", "development switch: webhook URLs may be `http` and resolve to private/loopback addresses (needed for a receiver on your machine)"},
+	"WEBHOOK_RETRY_BACKOFF":      {"unset: 30 s, doubling up to 1 h", "development switch: every webhook retry waits this Go duration (1s to 1h) instead (`make stack`'s tests use `2s`); no deployment sets it"},
 	"LOG_LEVEL":                  {"`info`", "the least level of the log lines on stderr (`debug`, `info`, `warn`, `error`)"},
 	"LOG_FORMAT":                 {"text at a terminal, else `json`", "`text`: one readable line per record (the access line as `METHOD path status latency`, then key=value); `json`: one JSON object per line. On Lambda always `json`, which CloudWatch parses"},
 	"LOG_EMF":                    {"`false`; on Lambda always", "`true`: the local server's access lines carry their CloudWatch metrics (the Embedded Metric Format's `_aws` block and values, see [operations](operations.md)); elsewhere no CloudWatch reads them, so they are left out"},

@@ -21,9 +21,16 @@ func New(d Deps) api.Group {
 // pass.
 func Group(p ports.Ports) (api.Group, error) {
 	q, private := p.Queue(work.Webhooks), webhooks.AllowPrivate(p.Getenv)
+	backoff := p.Backoff
+	if backoff == nil {
+		var err error
+		if backoff, err = webhooks.RetryBackoff(p.Getenv); err != nil {
+			return api.Group{}, err
+		}
+	}
 	g := New(Deps{Store: p.Store, Sealer: p.Sealer, Queue: q, AllowPrivate: private})
 	g.Work = webhooks.Work(webhooks.WorkDeps{Store: p.Store, Sealer: p.Sealer, Queue: q, Now: p.Now, Logger: p.Logger,
-		AllowPrivate: private, Backoff: p.Backoff})
+		AllowPrivate: private, Backoff: backoff})
 	return g, nil
 }
 
