@@ -13,8 +13,9 @@
 #                     process's CPU per request (/proc/<pid>/stat) of the
 #                     audited read, the unaudited read, /health and plain
 #                     net/http, in alternating rounds; no emulator needed.
-#                     BENCH_SERVER_ARGS="-cpuprofile FILE" profiles the
-#                     API's process over the first audited read load
+#                     BENCH_SERVER_ARGS="-cpuprofile FILE" profiles each
+#                     server process over the first round's loads
+#                     (FILE.read, FILE.bare, FILE.plainNetHTTP, ...)
 #   make bench-micro  only the go test -bench micro-benchmarks, with
 #                     -benchmem: the hot functions of a request (keys
 #                     decode, limits.Admit, bbolt's item codec, the audit

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -319,8 +320,9 @@ type aloneRun struct {
 
 // measureAlone starts the two children, loads each endpoint in turn in
 // alternating rounds (every other round reversed), and reads each load's
-// server CPU. profile, when set, is a CPU profile of the API child over the
-// first round's audited read load.
+// server CPU. profile, when set, names the CPU profiles of the first
+// round's loads, each of its server's process: profile.read is the audited
+// read's, profile.bare GET /health's, and so on.
 func measureAlone(ctx context.Context, dir string, o options, profile string) (aloneRun, error) {
 	run := aloneRun{loadBefore: loadAverage()}
 	cpus := ""
@@ -378,9 +380,9 @@ func measureAlone(ctx context.Context, dir string, o options, profile string) (a
 			if err := s.call("/settle"); err != nil {
 				return run, err
 			}
-			profiled := profile != "" && round == 0 && name == loadRead
+			profiled := profile != "" && round == 0
 			if profiled {
-				if err := s.call("/profile/start?file=" + profile); err != nil {
+				if err := s.call("/profile/start?file=" + url.QueryEscape(profile+"."+name)); err != nil {
 					return run, err
 				}
 			}

@@ -60,8 +60,8 @@ type options struct {
 	samples     int
 	rounds      int
 	trace       string
-	// serverAlone runs only the server-alone loads (alone.go), with a CPU
-	// profile of the API's process to cpuProfile when it is set.
+	// serverAlone runs only the server-alone loads (alone.go), with CPU
+	// profiles of the first round's (cpuProfile.<load>) when it is set.
 	serverAlone bool
 	cpuProfile  string
 	// serve, serveDir and serveCPUs make the process a child server of
@@ -203,7 +203,7 @@ func Main(w io.Writer, args []string) error {
 	fs.StringVar(&o.trace, "trace", "", "write a runtime/trace of the first round's audited read load to this file")
 	fs.IntVar(&o.rounds, "rounds", 4, "rounds the loads alternate in (the duration is split between them)")
 	fs.BoolVar(&o.serverAlone, "server-alone", false, "only load servers that are processes of their own, and report their CPU per request (make bench-server)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "with -server-alone, write a CPU profile of the API's process over the first round's audited read load to this file")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "with -server-alone, write a CPU profile of each server process over the first round's loads to this path with the load's name added (FILE.read, FILE.bare, ...)")
 	fs.StringVar(&o.serve, "serve", "", "serve as a child of -server-alone: api or plain")
 	fs.StringVar(&o.serveDir, "serve-dir", "", "the child's data directory")
 	fs.StringVar(&o.serveCPUs, "serve-cpus", "", "the CPUs the child runs on (\"0,2\"), all when empty")
