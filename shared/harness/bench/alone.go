@@ -45,10 +45,6 @@ import (
 // its heap uncounted, so that a load does not pay for the garbage of the
 // one before.
 
-// childEnv marks a re-executed bench binary as a child server; a test
-// binary's TestMain looks for it.
-const childEnv = "PLATFORMAPI_BENCH_CHILD"
-
 // The server-alone loads, in the order the first round runs them.
 var aloneOrder = []string{loadPlain, loadNoop, loadBare, loadRead, loadReadNoAudit}
 
@@ -196,7 +192,8 @@ type child struct {
 }
 
 // childCommand is how the bench re-executes itself: the running binary
-// with "bench" and the child's flags, as functions/local dispatches them.
+// with "bench" and the child's flags, as functions/local dispatches them
+// (and the bench's test binary, whose TestMain looks for that word).
 var childCommand = func(args ...string) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -211,7 +208,6 @@ func startChild(kind, dir, cpus string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd.Env = append(os.Environ(), childEnv+"=1")
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
