@@ -23,13 +23,14 @@ func TestMain(m *testing.M) {
 }
 
 // Every server-alone load is answered by a child process, not this one,
-// and its CPU is that process's: each load has requests and server CPU in
-// every round, while the load generator's own CPU is not counted in it.
+// and its CPU is that process's: each load has requests in every round and
+// server CPU over the rounds (a round's may be under /proc's 10 ms tick on
+// a busy machine), while the load generator's own CPU is not counted in it.
 func TestTheServerAloneRunCountsEachServerProcesssCPUApartFromTheLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads child servers")
 	}
-	o := options{duration: 600 * time.Millisecond, concurrency: 2, rounds: 2}
+	o := options{duration: time.Second, concurrency: 2, rounds: 2}
 	run, err := measureAlone(context.Background(), t.TempDir(), o, "")
 	if err != nil {
 		t.Fatal(err)
@@ -37,42 +38,44 @@ func TestTheServerAloneRunCountsEachServerProcesssCPUApartFromTheLoad(t *testing
 	if len(run.rounds) != o.rounds {
 		t.Fatalf("%d rounds, want %d", len(run.rounds), o.rounds)
 	}
-	for i, round := range run.rounds {
-		for _, name := range aloneOrder {
+	for _, name := range aloneOrder {
+		var cpu time.Duration
+		for i, round := range run.rounds {
 			res := round[name]
 			if len(res.Latencies) == 0 || res.Errors != 0 {
 				t.Errorf("round %d, %s: %d requests, %d errors (%s)", i, name, len(res.Latencies), res.Errors, res.FirstError)
 			}
-			if res.ServerCPU <= 0 {
-				t.Errorf("round %d, %s: server CPU %s, want the child's", i, name, res.ServerCPU)
-			}
+			cpu += res.ServerCPU
+		}
+		if cpu <= 0 {
+			t.Errorf("%s: server CPU %s over the rounds, want the child's", name, cpu)
 		}
 	}
 	r := aloneReport(o, run)
 	for _, name := range aloneOrder {
-		if c := r.Load[name].ServerCPUMicrosPerRequest; c.Median <= 0 || c.Min > c.Median || c.Max < c.Median {
+		if c := r.Load[name].ServerCPUMicrosPerRequest; c.Max <= 0 || c.Min > c.Median || c.Max < c.Median {
 			t.Errorf("%s: server CPU per request %+v, want a median within its spread", name, c)
 		}
 	}
-	if h := r.BareCPUOverPlainNetHTTP; h.Median <= 0 {
-		t.Errorf("health over plain %+v, want a ratio", h)
-	}
 }
 
-// A child's CPU is read from /proc: a process that spins for a while has
-// at least that much CPU a moment later.
+// A child's CPU is read from /proc: a process that spins until getrusage
+// counts 50 ms more CPU has about that much more in /proc/<pid>/stat, to
+// its 10 ms tick.
 func TestAProcesssCPUIsReadFromProcInTicks(t *testing.T) {
 	before, err := pidCPU(os.Getpid())
 	if err != nil {
 		t.Skip("no /proc:", err)
 	}
-	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+	used := processCPU()
+	for processCPU()-used < 50*time.Millisecond {
 	}
+	spun := processCPU() - used
 	after, err := pidCPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after-before < 30*time.Millisecond {
-		t.Errorf("CPU grew %s over 50 ms of spinning, want most of it", after-before)
+	if got := after - before; got < spun-20*time.Millisecond || got > spun+20*time.Millisecond {
+		t.Errorf("/proc counted %s over %s of CPU, want it within two ticks", got, spun)
 	}
 }
