@@ -326,7 +326,7 @@ func measureAlone(ctx context.Context, dir string, o options, profile string) (a
 		cpus = pin.serverCPUs()
 		pin.confineClient()
 		defer pin.release()
-		run.pinning = "server processes on CPUs " + cpus + ", load generator on CPU " + strconv.Itoa(pin.client)
+		run.pinning = "server processes on CPUs " + cpus + ", load generator on CPU " + pin.clientCPU()
 	}
 	api, err := startChild("api", filepath.Join(dir, "alone"), cpus)
 	if err != nil {

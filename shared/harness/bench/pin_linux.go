@@ -93,6 +93,9 @@ func (p *pinning) confineClient() {
 	p.setAll(&set)
 }
 
+// clientCPU names the load generator's CPU.
+func (p *pinning) clientCPU() string { return strconv.Itoa(p.client) }
+
 // serverCPUs lists the server's CPUs as confineTo reads them ("0,2").
 func (p *pinning) serverCPUs() string { return cpuList(&p.server) }
 

@@ -12,4 +12,5 @@ func (p *pinning) clientThread()      {}
 func (p *pinning) describe() string   { return "" }
 func (p *pinning) confineClient()     {}
 func (p *pinning) serverCPUs() string { return "" }
+func (p *pinning) clientCPU() string  { return "" }
 func confineTo(string) error          { return nil }
