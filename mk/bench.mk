@@ -7,6 +7,15 @@
 #                     cold starts of every function and a few samples.
 #                     make test runs it so that the benchmark cannot rot;
 #                     its figures are too short to quote
+#   make bench-server each server a process of its own (the API on
+#                     embedded storage, a plain net/http server), the load
+#                     generator pinned to another core: the server
+#                     process's CPU per request (/proc/<pid>/stat) of the
+#                     audited read, the unaudited read, /health and plain
+#                     net/http, in alternating rounds; no emulator needed.
+#                     BENCH_SERVER_ARGS="-cpuprofile FILE" profiles each
+#                     server process over the first round's loads
+#                     (FILE.read, FILE.bare, FILE.plainNetHTTP, ...)
 #   make bench-micro  only the go test -bench micro-benchmarks, with
 #                     -benchmem: the hot functions of a request (keys
 #                     decode, limits.Admit, bbolt's item codec, the audit
@@ -31,8 +40,9 @@ bench_saved_goal := $(.DEFAULT_GOAL)
 GO ?= go
 BENCH_ARGS ?=
 BENCH_MICRO_TIME ?= 200ms
+BENCH_SERVER_ARGS ?= -duration 20s -rounds 4
 
-.PHONY: bench bench-micro bench-smoke
+.PHONY: bench bench-micro bench-smoke bench-server
 
 bench: bench-micro
 	.ci/with-moto $(GO) run ./functions/local bench $(BENCH_ARGS)
@@ -40,6 +50,9 @@ bench: bench-micro
 bench-smoke:
 	$(MAKE) bench-micro BENCH_MICRO_TIME=1x
 	.ci/with-moto $(GO) run ./functions/local bench -duration 1s -warmup 0s -rounds 2 -cold-starts 2 -samples 2
+
+bench-server:
+	$(GO) run ./functions/local bench -server-alone $(BENCH_SERVER_ARGS)
 
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_MICRO_TIME) ./shared/groups/keys ./shared/domain/limits ./shared/adapters/store/boltstore ./shared/domain/audit ./shared/base/emf ./shared/base/jsonlog ./shared/domain/idempotency ./shared/harness/bench ./shared/groups/files ./shared/groups/databases ./shared/groups/wallets/policy

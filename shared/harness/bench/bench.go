@@ -60,6 +60,13 @@ type options struct {
 	samples     int
 	rounds      int
 	trace       string
+	// serverAlone runs only the server-alone loads (alone.go), with CPU
+	// profiles of the first round's (cpuProfile.<load>) when it is set.
+	serverAlone bool
+	cpuProfile  string
+	// serve, serveDir and serveCPUs make the process a child server of
+	// the server-alone run.
+	serve, serveDir, serveCPUs string
 }
 
 // measurements are the raw results the report and the table are made of.
@@ -195,14 +202,25 @@ func Main(w io.Writer, args []string) error {
 	fs.IntVar(&o.samples, "samples", 20, "requests counted for each storage figure")
 	fs.StringVar(&o.trace, "trace", "", "write a runtime/trace of the first round's audited read load to this file")
 	fs.IntVar(&o.rounds, "rounds", 4, "rounds the loads alternate in (the duration is split between them)")
+	fs.BoolVar(&o.serverAlone, "server-alone", false, "only load servers that are processes of their own, and report their CPU per request (make bench-server)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "with -server-alone, write a CPU profile of each server process over the first round's loads to this path with the load's name added (FILE.read, FILE.bare, ...)")
+	fs.StringVar(&o.serve, "serve", "", "serve as a child of -server-alone: api or plain")
+	fs.StringVar(&o.serveDir, "serve-dir", "", "the child's data directory")
+	fs.StringVar(&o.serveCPUs, "serve-cpus", "", "the CPUs the child runs on (\"0,2\"), all when empty")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.serve != "" {
+		return serveChild(context.Background(), o.serve, o.serveDir, o.serveCPUs, os.Stdin, w)
 	}
 	if o.duration <= 0 || o.warmup < 0 || o.concurrency < 1 || o.coldStarts < 1 || o.samples < 1 || o.rounds < 1 {
 		return errors.New("bench: durations must be positive and counts at least 1")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.serverAlone {
+		return mainAlone(ctx, w, o, o.cpuProfile)
+	}
 	root, err := moduleRoot()
 	if err != nil {
 		return err

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -81,4 +83,33 @@ func cpuList(set *unix.CPUSet) string {
 		}
 	}
 	return s
+}
+
+// confineClient sets every thread of the process to the client's CPU: the
+// server-alone run, whose servers are other processes.
+func (p *pinning) confineClient() {
+	var set unix.CPUSet
+	set.Set(p.client)
+	p.setAll(&set)
+}
+
+// clientCPU names the load generator's CPU.
+func (p *pinning) clientCPU() string { return strconv.Itoa(p.client) }
+
+// serverCPUs lists the server's CPUs as confineTo reads them ("0,2").
+func (p *pinning) serverCPUs() string { return cpuList(&p.server) }
+
+// confineTo sets every thread of the process to the CPUs listed ("0,2"):
+// a child server, before it serves.
+func confineTo(cpus string) error {
+	var set unix.CPUSet
+	for _, f := range strings.Split(cpus, ",") {
+		cpu, err := strconv.Atoi(f)
+		if err != nil {
+			return fmt.Errorf("bench: CPU list %q: %w", cpus, err)
+		}
+		set.Set(cpu)
+	}
+	(&pinning{}).setAll(&set)
+	return nil
 }

@@ -1,0 +1,81 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary stand in for functions/local when the
+// server-alone run re-executes it as a child server: "bench" first, as
+// go test never passes it.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "bench" {
+		if err := Main(os.Stdout, os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// Every server-alone load is answered by a child process, not this one,
+// and its CPU is that process's: each load has requests in every round and
+// server CPU over the rounds (a round's may be under /proc's 10 ms tick on
+// a busy machine), while the load generator's own CPU is not counted in it.
+func TestTheServerAloneRunCountsEachServerProcesssCPUApartFromTheLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads child servers")
+	}
+	o := options{duration: time.Second, concurrency: 2, rounds: 2}
+	run, err := measureAlone(context.Background(), t.TempDir(), o, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.rounds) != o.rounds {
+		t.Fatalf("%d rounds, want %d", len(run.rounds), o.rounds)
+	}
+	for _, name := range aloneOrder {
+		var cpu time.Duration
+		for i, round := range run.rounds {
+			res := round[name]
+			if len(res.Latencies) == 0 || res.Errors != 0 {
+				t.Errorf("round %d, %s: %d requests, %d errors (%s)", i, name, len(res.Latencies), res.Errors, res.FirstError)
+			}
+			cpu += res.ServerCPU
+		}
+		if cpu <= 0 {
+			t.Errorf("%s: server CPU %s over the rounds, want the child's", name, cpu)
+		}
+	}
+	r := aloneReport(o, run)
+	for _, name := range aloneOrder {
+		if c := r.Load[name].ServerCPUMicrosPerRequest; c.Max <= 0 || c.Min > c.Median || c.Max < c.Median {
+			t.Errorf("%s: server CPU per request %+v, want a median within its spread", name, c)
+		}
+	}
+}
+
+// A child's CPU is read from /proc: a process that spins until getrusage
+// counts 50 ms more CPU has about that much more in /proc/<pid>/stat, to
+// its 10 ms tick.
+func TestAProcesssCPUIsReadFromProcInTicks(t *testing.T) {
+	before, err := pidCPU(os.Getpid())
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	used := processCPU()
+	for processCPU()-used < 50*time.Millisecond {
+	}
+	spun := processCPU() - used
+	after, err := pidCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after - before; got < spun-20*time.Millisecond || got > spun+20*time.Millisecond {
+		t.Errorf("/proc counted %s over %s of CPU, want it within two ticks", got, spun)
+	}
+}
