@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"platformapi/shared/base/routes"
@@ -115,17 +116,45 @@ func TestFunctionsLinkOnlyTheirOwnGroup(t *testing.T) {
 	}
 }
 
-// deps is what go list says the function links.
+var (
+	linkedOnce sync.Once
+	linkedBy   map[string][]string
+	linkedErr  error
+)
+
+// deps is what go list says the function links: the package and every
+// package it imports, directly or not. One go list answers for every
+// function (each package's Deps), once per test binary: a go list per
+// function loads the module's packages again each time.
 func deps(t *testing.T, name string) []string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", "./functions/"+name)
-	cmd.Dir = moduleRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+	linkedOnce.Do(func() {
+		args := []string{"list", "-tags", "lambda.norpc", "-f", `{{.ImportPath}} {{join .Deps " "}}`}
+		for _, n := range deployedFunctions(t) {
+			args = append(args, "./functions/"+n)
+		}
+		cmd := exec.Command("go", args...)
+		cmd.Dir = moduleRoot
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+		out, err := cmd.Output()
+		if err != nil {
+			linkedErr = fmt.Errorf("go list: %v", err)
+			return
+		}
+		linkedBy = map[string][]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			pkgs := strings.Fields(line)
+			linkedBy[strings.TrimPrefix(pkgs[0], "platformapi/functions/")] = pkgs
+		}
+	})
+	if linkedErr != nil {
+		t.Fatal(linkedErr)
 	}
-	return strings.Fields(string(out))
+	pkgs, ok := linkedBy[name]
+	if !ok {
+		t.Fatalf("go list named no function %s", name)
+	}
+	return pkgs
 }
 
 // MiB is the unit of the caps: `ls -lh` and the Lambda console's.

@@ -7,9 +7,22 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/testkit/teststores"
 	"platformapi/shared/groups/keys"
 	"platformapi/shared/harness/apitest"
 )
+
+// onEmulator: the DynamoDB emulator serves one request at a time, so a
+// test that only drains a balance drains a smaller one there.
+func onEmulator(e *apitest.Env) bool { return e.Ports.Backend != teststores.Embedded.Name }
+
+// rootKeyMicro creates a new account with micro micro-credits and returns
+// its root key.
+func rootKeyMicro(e *apitest.Env, micro int64) string {
+	e.T.Helper()
+	return e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/api-keys", Idem: apitest.Idem(), Body: map[string]any{"label": "root"},
+		Headers: map[string]string{"X-Service-Credit-Token": e.TokenMicro(micro)}}), 201).Str("secret")
+}
 
 // traffic sends requests and remembers the request id of every
 // authenticated one, which must each leave exactly one event.

@@ -1,0 +1,4 @@
+package credits
+
+// SweptBefore is sweptBefore for the package's external tests.
+var SweptBefore = sweptBefore
