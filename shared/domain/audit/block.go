@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	kflate "github.com/klauspost/compress/flate"
-
 	"platformapi/shared/adapters/store"
 )
 
@@ -100,21 +98,13 @@ func (b *block) add(d blockDoc) {
 // get. BenchmarkBlockDeflate (64 events), 2026-11-29, 6 alternating runs
 // of each at load average 17-20: median 268 -> 175 us a block (lower in 5
 // of 6 pairs), 55 KB -> 3.9 KB and 12 -> 2 allocations.
-//
-// The deflater is klauspost/compress's: the same format (RFC 1951, read
-// back by the standard library's inflater, as blocks written before it
-// are) at the same level. BenchmarkBlockDeflate, 6 alternating runs of
-// each at load average 22-24: median 257 -> 104 us a block (lower in 5 of
-// 6 pairs), about 1.8 KB out either way, a few bytes fewer. Deflate was about half of the flusher's commit,
-// and the flusher about a tenth of an audited read's server CPU
-// (docs/benchmarks.md, "The server alone").
 func (b *block) deflate() ([]byte, error) {
 	n := 0
 	for _, d := range b.docs {
 		n += len(d.doc) + 1
 	}
 	out := bytes.NewBuffer(make([]byte, 0, n/8+64))
-	w := writers.Get().(*kflate.Writer)
+	w := writers.Get().(*flate.Writer)
 	defer writers.Put(w)
 	w.Reset(out)
 	for _, d := range b.docs {
@@ -147,16 +137,16 @@ var inflated = struct {
 // each, a few MB in all.
 const inflatedBlocks = 128
 
-// writers are deflaters to reuse: each holds hundreds of KB of state, whose
+// writers are deflaters to reuse: each holds about 600 KB of state, whose
 // making was most of a flush's time.
 var writers = sync.Pool{New: func() any {
-	w, _ := kflate.NewWriter(nil, blockLevel)
+	w, _ := flate.NewWriter(nil, blockLevel)
 	return w
 }}
 
 // blockLevel trades the flusher's CPU for bytes on disk: deflate's fastest
 // level keeps most of the ratio on these documents (docs/benchmarks.md).
-const blockLevel = kflate.BestSpeed
+const blockLevel = flate.BestSpeed
 
 // inflate reads a block item's documents back.
 func inflate(it store.Item) (*block, error) {
