@@ -35,7 +35,7 @@ stack-synthesized: $(RIE)
 		-template $(firstword $(wildcard $(CDK_OUT)/PlatformApi-*.template.json))
 
 stack-test: $(RIE)
-	STACK_CONCURRENT_WALK=1 AWS_LAMBDA_RIE=$(CURDIR)/$(RIE) .ci/with-moto $(GO) test -count=1 -v -timeout 20m \
+	AWS_LAMBDA_RIE=$(CURDIR)/$(RIE) .ci/with-moto $(GO) test -count=1 -v -timeout 20m \
 		-run 'TestTheSynthesizedStack|TestAMissingGrant' ./infra/stackemu/
 
 stack-concurrent-test: $(RIE)
