@@ -56,3 +56,16 @@ func Valid(prefix, s string) bool {
 	}
 	return true
 }
+
+// Time is when identifier s of the given prefix was made, read from its
+// first 10 characters; false when s is not such an identifier.
+func Time(prefix, s string) (time.Time, bool) {
+	if !Valid(prefix, s) {
+		return time.Time{}, false
+	}
+	var ms uint64
+	for _, c := range []byte(s[len(prefix)+1:][:10]) {
+		ms = ms<<5 | uint64(strings.IndexByte(alphabet, c))
+	}
+	return time.UnixMilli(int64(ms)), true
+}

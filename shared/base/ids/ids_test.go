@@ -45,3 +45,17 @@ func TestValidChecksPrefixAndAlphabet(t *testing.T) {
 		}
 	}
 }
+
+func TestAnIdentifierTellsWhenItWasMade(t *testing.T) {
+	for _, at := range []time.Time{time.UnixMilli(0), time.Date(2026, 11, 29, 14, 20, 1, 123e6, time.UTC), time.UnixMilli(1<<48 - 1)} {
+		got, ok := Time("acct", New("acct", at))
+		if !ok || !got.Equal(at) {
+			t.Errorf("made at %v, read %v (%v)", at, got, ok)
+		}
+	}
+	for _, s := range []string{"acct_A", "key_01J9Z3ABCDEFGHJKMNPQRSTVWX", ""} {
+		if _, ok := Time("acct", s); ok {
+			t.Errorf("%q read as an account id", s)
+		}
+	}
+}

@@ -328,7 +328,7 @@ func (s *Service) sqlError(ctx context.Context, err error, loc string, readOnly 
 // have written is kept. Other failures go through storageError.
 func (s *Service) stopped(ctx context.Context, err error) error {
 	var ae *apierr.Error
-	if errors.As(err, &ae) || ctx.Err() == nil {
+	if errors.As(err, &ae) || ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 		return storageError(err)
 	}
 	return s.timeout()

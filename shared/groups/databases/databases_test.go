@@ -33,6 +33,12 @@ func service(t testing.TB, limits databases.Limits) *databases.Service {
 // directory holding its SQLite files.
 func serviceIn(t testing.TB, limits databases.Limits) (*databases.Service, string) {
 	t.Helper()
+	return serviceWrapping(t, limits, func(s dbstore.Storage) dbstore.Storage { return s })
+}
+
+// serviceWrapping is serviceIn with its file storage wrapped by wrap.
+func serviceWrapping(t testing.TB, limits databases.Limits, wrap func(dbstore.Storage) dbstore.Storage) (*databases.Service, string) {
+	t.Helper()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "platform.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +55,7 @@ func serviceIn(t testing.TB, limits databases.Limits) (*databases.Service, strin
 		t.Fatal(err)
 	}
 	signer, _ := archive.NewSigner(bytes.Repeat([]byte{7}, 32))
-	return databases.New(st, files, bucket, signer, t.TempDir(), time.Now, limits), root
+	return databases.New(st, wrap(files), bucket, signer, t.TempDir(), time.Now, limits), root
 }
 
 func ctx() context.Context { return context.Background() }

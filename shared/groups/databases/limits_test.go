@@ -4,10 +4,41 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/databases"
+	"platformapi/shared/groups/databases/dbstore"
 )
+
+// slowOpen is file storage whose every read first waits, as a cold
+// function's first read of a large database from its bucket does.
+type slowOpen struct {
+	dbstore.Storage
+	wait time.Duration
+}
+
+func (s slowOpen) Read(ctx context.Context, dbID string, fn dbstore.ReadFunc) error {
+	time.Sleep(s.wait)
+	return s.Storage.Read(ctx, dbID, fn)
+}
+
+// A query's deadline bounds its statement, not the fetch of the database
+// it runs on: a file slow to open does not turn a quick statement into a
+// query_timeout.
+func TestAQuerysDeadlineStartsWithItsStatement(t *testing.T) {
+	limits := databases.DefaultLimits
+	limits.QueryTimeout = 300 * time.Millisecond
+	s, _ := serviceWrapping(t, limits, func(st dbstore.Storage) dbstore.Storage { return slowOpen{st, 2 * limits.QueryTimeout} })
+	if _, err := s.Provision(ctx(), scope); err != nil {
+		t.Fatal(err)
+	}
+	mustAct(t, s, databases.DatabaseAction{Type: "execute", SQL: "CREATE TABLE t(id INTEGER PRIMARY KEY)"})
+	res, err := s.Query(ctx(), scope, databases.QueryRequest{SQL: "SELECT count(*) AS n FROM t"})
+	if err != nil || res.Rows[0].(map[string]any)["n"] != int64(0) {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
 
 func TestAStatementStoppedByItsRequestIs408NeverA500(t *testing.T) {
 	s := provisioned(t, databases.DefaultLimits)

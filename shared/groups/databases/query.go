@@ -64,10 +64,13 @@ func (s *Service) Query(ctx context.Context, sc Scope, req QueryRequest) (*Query
 		return nil, s.stopped(ctx, err)
 	}
 	start := time.Now()
-	qctx, cancel := context.WithTimeout(ctx, s.limits.QueryTimeout)
-	defer cancel()
 	res := &QueryResult{Rows: []any{}}
-	err = s.files.Read(qctx, db.ID, func(c *engine.Conn, version int64) error {
+	err = s.files.Read(ctx, db.ID, func(c *engine.Conn, version int64) error {
+		// The deadline bounds the statement, not the fetch of the file it
+		// runs on (a cold function's first read of a large database),
+		// which the request's own deadline bounds.
+		qctx, cancel := context.WithTimeout(ctx, s.limits.QueryTimeout)
+		defer cancel()
 		st, tail, err := c.Prepare(req.SQL, engine.ReadOnly)
 		if err != nil {
 			return s.sqlError(qctx, err, "body.sql", true)
@@ -115,7 +118,7 @@ func (s *Service) Query(ctx context.Context, sc Scope, req QueryRequest) (*Query
 		return nil
 	})
 	if err != nil {
-		return nil, s.stopped(qctx, err)
+		return nil, s.stopped(ctx, err)
 	}
 	res.Meta.DurationMs = elapsedMs(start)
 	return res, nil
