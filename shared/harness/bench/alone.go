@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -353,23 +352,12 @@ func measureAlone(ctx context.Context, dir string, o options, profile string) (a
 		}
 		return api
 	}
-	for name, l := range loads {
-		l.concurrency, l.seq = o.concurrency, new(atomic.Int64)
-		var c conn
-		err := l.once(ctx, &c)
-		c.close()
-		if err != nil {
-			return run, err
-		}
-		l.run(ctx, o.warmup)
-		loads[name] = l
+	if err := warm(ctx, loads, o.concurrency, o.warmup); err != nil {
+		return run, err
 	}
 	each := o.duration / time.Duration(o.rounds)
 	for round := range o.rounds {
-		order := slices.Clone(aloneOrder)
-		if round%2 == 1 {
-			slices.Reverse(order)
-		}
+		order := inRound(aloneOrder, round)
 		got := map[string]aloneResult{}
 		for _, name := range order {
 			s := server(name)

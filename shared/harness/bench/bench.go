@@ -29,7 +29,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -396,23 +395,12 @@ func measureLoad(ctx context.Context, dataDir string, o options) (loadRun, error
 			loads[name] = l
 		}
 	}
-	for name, l := range loads {
-		l.concurrency, l.seq = o.concurrency, new(atomic.Int64)
-		var c conn
-		err := l.once(ctx, &c)
-		c.close()
-		if err != nil {
-			return run, err
-		}
-		l.run(ctx, o.warmup)
-		loads[name] = l
+	if err := warm(ctx, loads, o.concurrency, o.warmup); err != nil {
+		return run, err
 	}
 	each := o.duration / time.Duration(o.rounds)
 	for round := range o.rounds {
-		order := slices.Clone(loadOrder)
-		if round%2 == 1 {
-			slices.Reverse(order)
-		}
+		order := inRound(loadOrder, round)
 		got := map[string]result{}
 		for _, name := range order {
 			// Start the measured run from a collected heap, so one run does

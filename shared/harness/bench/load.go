@@ -230,3 +230,31 @@ func (l load) once(ctx context.Context, c *conn) error {
 	}
 	return nil
 }
+
+// warm readies every load of loads at concurrency: one request each (a
+// failure ends the run before anything is measured), then warmup of load.
+func warm(ctx context.Context, loads map[string]load, concurrency int, warmup time.Duration) error {
+	for name, l := range loads {
+		l.concurrency, l.seq = concurrency, new(atomic.Int64)
+		var c conn
+		err := l.once(ctx, &c)
+		c.close()
+		if err != nil {
+			return err
+		}
+		l.run(ctx, warmup)
+		loads[name] = l
+	}
+	return nil
+}
+
+// inRound is the order the loads run in, round by round: order, then
+// reversed (ABBA), so that a drift of the machine falls on both sides of
+// every ratio.
+func inRound(order []string, round int) []string {
+	out := slices.Clone(order)
+	if round%2 == 1 {
+		slices.Reverse(out)
+	}
+	return out
+}
