@@ -1,5 +1,5 @@
-# mk/openapi-lint.mk: the OpenAPI document's lint and its examples (issue
-# 33). The root Makefile includes it.
+# mk/openapi-lint.mk: the OpenAPI document's lint and its examples. The root
+# Makefile includes it.
 #
 #   make openapi-lint      redocly lint, recommended-strict (mk/redocly.yaml):
 #                          0 errors and 0 warnings, or it fails

@@ -80,14 +80,23 @@ func outsideReferences(root, rel, src string) []string {
 			}
 		}
 	}
-	// A comment wrapped between "(spec" and "4.2)" is one citation.
-	for _, m := range wrappedCitation.FindAllStringIndex(src, -1) {
-		found = append(found, rel+":"+strconv.Itoa(strings.Count(src[:m[0]], "\n")+1)+": a section of the specification by number, wrapped")
+	// A comment wrapped between "(spec" and "4.2)", or between "(issue"
+	// and "12)", is one reference.
+	for _, w := range wrapped {
+		for _, m := range w.re.FindAllStringIndex(src, -1) {
+			found = append(found, rel+":"+strconv.Itoa(strings.Count(src[:m[0]], "\n")+1)+": "+w.what+", wrapped")
+		}
 	}
 	return found
 }
 
-var wrappedCitation = regexp.MustCompile(`(?i)\bspec(ification)?\s*\n\s*(//|#|\*)?\s*[0-9]+(\.[0-9]+)+`)
+var wrapped = []struct {
+	what string
+	re   *regexp.Regexp
+}{
+	{"a section of the specification by number", regexp.MustCompile(`(?i)\bspec(ification)?\s*\n\s*(//|#|\*)?\s*[0-9]+(\.[0-9]+)+`)},
+	{"a tracker entry by number", regexp.MustCompile(`(?i)\b(issues?|tickets?|sessions?)\s*\n\s*(//|#|\*)?\s*#?\s*[0-9]+\b`)},
+}
 
 // The detector finds each kind of outside reference, wrapped or not, and
 // leaves alone what only looks like one: prices, versions, RFC sections and
@@ -98,6 +107,7 @@ func TestAnOutsideReferenceIsFoundAndALookalikeIsNot(t *testing.T) {
 		found    bool
 	}{
 		{"mk/x.mk", "# the cache ({issue} 12) keeps it", true},
+		{"mk/x.mk", "# the cache ({issue}\n# 12) keeps it", true},
 		{"docs/x.md", "as {issue} #7 asked", true},
 		{"docs/x.md", "| approvals (spec 4.6) | built |", true},
 		{"shared/x/x.go", "// Package x is the files group (spec\n// 4.2): files.", true},
