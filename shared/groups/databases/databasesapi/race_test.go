@@ -3,6 +3,7 @@ package databasesapi_test
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"platformapi/shared/harness/apitest"
 )
@@ -10,6 +11,9 @@ import (
 // One writer wins, on every backend: of concurrent batches on one
 // database, every 200 is a row that stays, and every other answer is a
 // refusal that changed nothing (409 database_busy, retry), never a 500.
+// A 503 promises only that a retry with the same Idempotency-Key completes
+// or replays what the request did, so a writer answered 503 retries as a
+// client would, and its last answer is the one held to the rule.
 func TestConcurrentWritesAcknowledgeExactlyTheRowsThatStay(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
 		c, _ := setupFunded(t, e, 100) // every writer's hold covered at once
@@ -27,7 +31,7 @@ func TestConcurrentWritesAcknowledgeExactlyTheRowsThatStay(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					r := c.do("POST", "/actions", actions(execute("INSERT INTO t(name) VALUES (?)", "w")))
+					r := c.writeRetrying(actions(execute("INSERT INTO t(name) VALUES (?)", "w")))
 					statuses[i] = r.Status
 					if r.Status != 200 {
 						codes[i] = r.Code()
@@ -55,4 +59,19 @@ func TestConcurrentWritesAcknowledgeExactlyTheRowsThatStay(t *testing.T) {
 			t.Logf("round %d: statuses %v", round, statuses)
 		}
 	}, withDatabases)
+}
+
+// writeRetrying sends a batch of actions under one Idempotency-Key, again
+// after each 503 (a busy backend) as its Retry-After asks, a few times.
+func (c caller) writeRetrying(body any) *apitest.Resp {
+	c.e.T.Helper()
+	r := apitest.Req{Method: "POST", Path: "/v1/databases/actions", Key: c.key, Idem: apitest.Idem(), Body: body,
+		Headers: map[string]string{"X-Service-Project": c.project}}
+	for try := 0; ; try++ {
+		res := c.e.Do(r)
+		if res.Status != 503 || try == 5 {
+			return res
+		}
+		time.Sleep(time.Second)
+	}
 }
