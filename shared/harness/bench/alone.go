@@ -23,6 +23,7 @@ import (
 
 	"platformapi/shared/app"
 	"platformapi/shared/base/jsonlog"
+	"platformapi/shared/domain/audit/fastdeflate"
 )
 
 // The server-alone run (`bench -server-alone`, make bench-server) measures
@@ -139,14 +140,15 @@ func serveChild(ctx context.Context, kind, dir, cpus string, stdin io.Reader, st
 	return nil
 }
 
-// aloneConfig is the API child's configuration: the local server's, as it
-// reads its environment (app.ConfigFromEnv), on embedded storage in dir.
-// The run measures the process the local server is, so its access lines
-// carry the CloudWatch metric block only when the local server's would
-// (LOG_EMF=true); the block is Lambda's, where CloudWatch reads it.
+// aloneConfig is the API child's configuration: the local server's, as
+// functions/local reads its environment (app.ConfigFromEnv) and injects its
+// block deflater, on embedded storage in dir. The run measures the process
+// the local server is, so its access lines carry the CloudWatch metric
+// block only when the local server's would (LOG_EMF=true); the block is
+// Lambda's, where CloudWatch reads it.
 func aloneConfig(dir string) (app.Config, error) {
 	cfg, err := app.ConfigFromEnv()
-	cfg.Backend, cfg.DataDir = "embedded", dir
+	cfg.Backend, cfg.DataDir, cfg.BlockDeflater = "embedded", dir, fastdeflate.New
 	return cfg, err
 }
 

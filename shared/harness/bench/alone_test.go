@@ -80,11 +80,12 @@ func TestAProcesssCPUIsReadFromProcInTicks(t *testing.T) {
 	}
 }
 
-// The API child is the local server's process, configured as the local
-// server reads its environment: its access lines leave the CloudWatch
-// metric block out, as the local server's do, unless LOG_EMF=true; the
-// report says which.
-func TestTheServerAloneAPIWritesItsAccessLinesAsTheLocalServerDoes(t *testing.T) {
+// The API child is the local server's process, configured as
+// functions/local configures it: its access lines leave the CloudWatch
+// metric block out, as the local server's do, unless LOG_EMF=true (the
+// report says which), and its audit blocks are deflated by the injected
+// deflater.
+func TestTheServerAloneAPIIsConfiguredAsTheLocalServer(t *testing.T) {
 	for _, tc := range []struct {
 		logEMF string
 		block  bool
@@ -96,8 +97,9 @@ func TestTheServerAloneAPIWritesItsAccessLinesAsTheLocalServerDoes(t *testing.T)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.Backend != "embedded" || cfg.NoMetrics == tc.block {
-				t.Errorf("config: backend %q, no metrics %v; want embedded, %v", cfg.Backend, cfg.NoMetrics, !tc.block)
+			if cfg.Backend != "embedded" || cfg.NoMetrics == tc.block || cfg.BlockDeflater == nil {
+				t.Errorf("config: backend %q, no metrics %v, block deflater injected %v; want embedded, %v, true",
+					cfg.Backend, cfg.NoMetrics, cfg.BlockDeflater != nil, !tc.block)
 			}
 			if got := aloneReport(options{}, aloneRun{}).MetricBlock; got != tc.block {
 				t.Errorf("report's metricBlock = %v, want %v", got, tc.block)
