@@ -2,12 +2,13 @@
 // store's blocks (audit.WithDeflater): klauspost/compress's flate, the same
 // format at the same level, read back by compress/flate's inflater.
 //
-// BenchmarkBlockDeflate (64 events, in this package's tests beside
-// compress/flate's), 2026-11-29, 6 alternating runs at load average 22-24:
-// median 257 -> 104 us a block, about 1.8 KB out either way. It adds about
-// 120 KB to a binary, so only functions/local (and its bench) links it: the
-// Lambda functions never write a block, and the databases function's
-// bootstrap is at its cap (lambdatest's TestBootstrapsStayWithinTheirCaps).
+// audit's BenchmarkBlockDeflate (a full block, 64 events), 2026-11-29:
+// median 257 -> 104 us a block in 6 runs of each at load average 22-24, and
+// 62 -> 38 us in 10 runs of each at load average 9, 1.80-1.82 KB out
+// against 1.74-1.77 KB. It adds about 120 KB to a binary, so only
+// functions/local (and its bench) links it: the Lambda functions never
+// write a block, and the databases function's bootstrap is at its cap
+// (lambdatest's TestBootstrapsStayWithinTheirCaps).
 package fastdeflate
 
 import (
