@@ -90,8 +90,9 @@ func serveChild(ctx context.Context, kind, dir, cpus string, stdin io.Reader, st
 			return err
 		}
 		defer rt.Close()
-		// The access line is written as a deployed server writes it, to a
-		// file (/dev/null): its formatting and its write(2) are a request's.
+		// The access line is written as the local server writes it (see
+		// aloneConfig), to a file (/dev/null): its formatting and its
+		// write(2) are a request's.
 		null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		if err != nil {
 			return err
