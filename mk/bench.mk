@@ -13,6 +13,10 @@
 #                     process's CPU per request (/proc/<pid>/stat) of the
 #                     audited read, the unaudited read, /health and plain
 #                     net/http, in alternating rounds; no emulator needed.
+#                     The API child is configured as the local server:
+#                     access lines without the CloudWatch metric block
+#                     unless LOG_EMF=true, audit blocks deflated by
+#                     klauspost's deflater.
 #                     BENCH_SERVER_ARGS="-cpuprofile FILE" profiles each
 #                     server process over the first round's loads
 #                     (FILE.read, FILE.bare, FILE.plainNetHTTP, ...)

@@ -29,6 +29,7 @@ import (
 	"platformapi/shared/adapters/work"
 	"platformapi/shared/app"
 	"platformapi/shared/base/catalog"
+	"platformapi/shared/domain/audit/fastdeflate"
 	"platformapi/shared/harness/bench"
 	"platformapi/shared/harness/soak/faults"
 	"platformapi/shared/platform"
@@ -87,8 +88,17 @@ func usage() string {
 	return b.String()
 }
 
-func run(args []string) error {
+// localConfig is the process's configuration: its environment's, and the
+// faster deflater for the audit store's blocks, which only this process
+// writes (the Lambda functions do not link it).
+func localConfig() (app.Config, error) {
 	cfg, err := app.ConfigFromEnv()
+	cfg.BlockDeflater = fastdeflate.New
+	return cfg, err
+}
+
+func run(args []string) error {
+	cfg, err := localConfig()
 	if err != nil {
 		return err
 	}

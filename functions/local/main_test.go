@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	kflate "github.com/klauspost/compress/flate"
 )
 
 var (
@@ -472,4 +475,24 @@ func chargedMicro(page map[string]any) int64 {
 		}
 	}
 	return sum
+}
+
+// The local process writes the audit store's blocks with klauspost's
+// deflater, which only it links: the configuration every command gets
+// carries it.
+func TestTheLocalProcessDeflatesAuditBlocksWithTheFastDeflater(t *testing.T) {
+	cfg, err := localConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BlockDeflater == nil {
+		t.Fatal("no block deflater injected: compress/flate's would deflate the blocks")
+	}
+	w, err := cfg.BlockDeflater(flate.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.(*kflate.Writer); !ok {
+		t.Errorf("block deflater is a %T, want klauspost's *flate.Writer", w)
+	}
 }

@@ -62,6 +62,11 @@ type Config struct {
 	// (api.Config.NoMetrics): set outside Lambda unless LOG_EMF=true, since
 	// only CloudWatch Logs reads them.
 	NoMetrics bool
+	// BlockDeflater compresses the embedded audit store's blocks
+	// (audit.WithDeflater); nil is compress/flate. functions/local injects
+	// audit/fastdeflate's, which the Lambda functions, linking this package
+	// but never writing a block, leave out of their bootstraps.
+	BlockDeflater audit.NewDeflater
 }
 
 // ConfigFromEnv reads BACKEND, DATA_DIR, LOG_LEVEL, LOG_EMF,
@@ -198,7 +203,11 @@ func Open(ctx context.Context, c Config) (*Runtime, error) {
 		}
 		rt.Files = filesBucket
 		rt.closers = append(rt.closers, filesBucket.Close)
-		rec, err := audit.NewEmbeddedRecorder(st, nil, filepath.Join(c.DataDir, "audit"))
+		var opts []audit.EmbeddedOption
+		if c.BlockDeflater != nil {
+			opts = append(opts, audit.WithDeflater(c.BlockDeflater))
+		}
+		rec, err := audit.NewEmbeddedRecorder(st, nil, filepath.Join(c.DataDir, "audit"), opts...)
 		if err != nil {
 			_ = rt.Close()
 			return nil, err

@@ -98,13 +98,17 @@ func (b *block) add(d blockDoc) {
 // get. BenchmarkBlockDeflate (64 events), 2026-11-29, 6 alternating runs
 // of each at load average 17-20: median 268 -> 175 us a block (lower in 5
 // of 6 pairs), 55 KB -> 3.9 KB and 12 -> 2 allocations.
-func (b *block) deflate() ([]byte, error) {
+func (b *block) deflate(writers *sync.Pool) ([]byte, error) {
 	n := 0
 	for _, d := range b.docs {
 		n += len(d.doc) + 1
 	}
 	out := bytes.NewBuffer(make([]byte, 0, n/8+64))
-	w := writers.Get().(*flate.Writer)
+	got := writers.Get()
+	w, ok := got.(Deflater)
+	if !ok {
+		return nil, got.(error)
+	}
 	defer writers.Put(w)
 	w.Reset(out)
 	for _, d := range b.docs {
@@ -137,12 +141,36 @@ var inflated = struct {
 // each, a few MB in all.
 const inflatedBlocks = 128
 
-// writers are deflaters to reuse: each holds about 600 KB of state, whose
-// making was most of a flush's time.
-var writers = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, blockLevel)
-	return w
-}}
+// Deflater compresses a block's documents in deflate's format, which
+// inflate reads back with compress/flate: compress/flate's *Writer, unless
+// the process injects another (WithDeflater).
+type Deflater interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}
+
+// NewDeflater makes a Deflater at a compress/flate level.
+type NewDeflater func(level int) (Deflater, error)
+
+// standardDeflater is compress/flate's.
+func standardDeflater(level int) (Deflater, error) { return flate.NewWriter(nil, level) }
+
+// deflaters keeps a NewDeflater's deflaters to reuse: each holds about
+// 600 KB of state, whose making was most of a flush's time. A deflater
+// that could not be made is its error, which deflate returns.
+func deflaters(newDeflater NewDeflater) *sync.Pool {
+	return &sync.Pool{New: func() any {
+		w, err := newDeflater(blockLevel)
+		if err != nil {
+			return fmt.Errorf("audit: block deflater: %w", err)
+		}
+		return w
+	}}
+}
+
+// standardDeflaters are compress/flate's deflaters, shared by every
+// recorder that has no other.
+var standardDeflaters = deflaters(standardDeflater)
 
 // blockLevel trades the flusher's CPU for bytes on disk: deflate's fastest
 // level keeps most of the ratio on these documents (docs/benchmarks.md).
@@ -273,7 +301,7 @@ func (r *Recorder) commitBlocks(ctx context.Context, oc oneCommitter, batch []jo
 			if !changed[b] {
 				continue
 			}
-			data, err := b.deflate()
+			data, err := b.deflate(r.deflaters)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"compress/flate"
 	"context"
 	"math/rand/v2"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"platformapi/shared/adapters/testkit/teststores"
 	"platformapi/shared/base/diskuse"
 	"platformapi/shared/domain/audit"
+	"platformapi/shared/domain/audit/fastdeflate"
 )
 
 // Events recorded out of order (late ones below blocks already committed),
@@ -193,5 +195,58 @@ func TestABlocksEventsAreNotListedPastTheirRetention(t *testing.T) {
 	}
 	if want := 64 - 31; len(got) != want {
 		t.Errorf("%d events listed, want the %d within their retention", len(got), want)
+	}
+}
+
+// Blocks a recorder's injected deflater wrote are read back as the standard
+// deflater's are, and a recorder with the standard deflater adds to them:
+// the fast deflater the local process injects writes the same format. The
+// recorder makes its deflaters with the injected function, at the blocks'
+// level. Embedded only: on AWS events are items of their own, no blocks.
+func TestBlocksTheInjectedDeflaterWroteListBackAndGrowWithTheStandardOne(t *testing.T) {
+	w := keyTree()
+	w.st = teststores.Embedded.Open(t, w.clock.Now)
+	w.repo = audit.NewRepo(w.st, w.clock.Now)
+	ctx := context.Background()
+	var made []int
+	fast := func(level int) (audit.Deflater, error) {
+		made = append(made, level)
+		return fastdeflate.New(level)
+	}
+	var want []string
+	record := func(rec *audit.Recorder, from, n int) {
+		for i := from; i < from+n; i++ {
+			e := w.event(w.root, "", "", "projects.list", 200, 0, t0.Add(time.Duration(i)*time.Second))
+			if err := rec.Record(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, e.RequestID)
+		}
+		if err := rec.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	rec, err := audit.NewEmbeddedRecorder(w.st, w.clock.Now, dir, audit.WithDeflater(fast))
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(rec, 0, 2*audit.BlockEvents+10)
+	rec.Close()
+	if len(made) == 0 || made[0] != flate.BestSpeed {
+		t.Fatalf("deflaters made at levels %v, want the injected function's at %d", made, flate.BestSpeed)
+	}
+	// The standard deflater fills the last block the fast one wrote.
+	record(embedded(t, w, dir), 2*audit.BlockEvents+10, 20)
+	f := w.window(w.viewer(w.root, ""))
+	f.Limit = 7
+	got := requestIDs(w.all(t, f))
+	if len(got) != len(want) {
+		t.Fatalf("%d events listed, want the %d recorded", len(got), len(want))
+	}
+	for _, id := range want {
+		if !got[id] {
+			t.Fatalf("event %s not listed", id)
+		}
 	}
 }

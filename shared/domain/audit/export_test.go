@@ -46,3 +46,19 @@ func StoredDocuments(e Event) (appended, reflected []byte, err error) {
 
 // BlockEvents is how many events a block holds before another starts.
 const BlockEvents = blockEvents
+
+// FullBlockDeflate is the flusher's deflate of a full block (blockEvents
+// events' documents, as the journal stores them) with newDeflater's
+// deflaters: the function to time.
+func FullBlockDeflate(newDeflater NewDeflater) func() ([]byte, error) {
+	var blk block
+	for i := range blockEvents {
+		e := journalEvent(i)
+		blk.add(blockDoc{id: e.ID, doc: appendStored(nil, &e)})
+	}
+	pool := deflaters(newDeflater)
+	return func() ([]byte, error) { return blk.deflate(pool) }
+}
+
+// StandardDeflater is compress/flate's, the recorder's default.
+var StandardDeflater NewDeflater = standardDeflater

@@ -46,10 +46,12 @@ type Recorder struct {
 	ship    *shipper
 	rollup  *Rollup
 	journal *journal
-	flushMu sync.Mutex
-	window  atomic.Int64 // the longest an event was on no disk, in ns
-	stop    context.CancelFunc
-	done    sync.WaitGroup
+	// deflaters compress the embedded store's blocks (WithDeflater).
+	deflaters *sync.Pool
+	flushMu   sync.Mutex
+	window    atomic.Int64 // the longest an event was on no disk, in ns
+	stop      context.CancelFunc
+	done      sync.WaitGroup
 }
 
 // NewRecorder is the AWS recorder: one Put per event, rolled up by the stream.
@@ -57,7 +59,7 @@ func NewRecorder(st store.Store, now func() time.Time) *Recorder {
 	if now == nil {
 		now = time.Now
 	}
-	return &Recorder{st: st, now: now}
+	return &Recorder{st: st, now: now, deflaters: standardDeflaters}
 }
 
 // maxBacklog bounds the events waiting in the journal for the flusher: a
@@ -80,15 +82,30 @@ const syncEvery = 20 * time.Millisecond
 // An empty list costs one cursor seek.
 const catchupEvery = 2 * time.Second
 
+// EmbeddedOption configures NewEmbeddedRecorder.
+type EmbeddedOption func(*Recorder)
+
+// WithDeflater compresses the embedded store's blocks with newDeflater's
+// deflaters instead of compress/flate's: the same format, which every
+// reader inflates alike. The local process injects a faster one
+// (audit/fastdeflate) that the Lambda functions, which never write a
+// block, do not link.
+func WithDeflater(newDeflater NewDeflater) EmbeddedOption {
+	return func(r *Recorder) { r.deflaters = deflaters(newDeflater) }
+}
+
 // NewEmbeddedRecorder is the in-process recorder with its journal in dir. It
 // first commits what the journal of a previous process holds, then starts
 // the flusher, which counts what that process left pending. Close stops it.
-func NewEmbeddedRecorder(st store.Store, now func() time.Time, dir string) (*Recorder, error) {
+func NewEmbeddedRecorder(st store.Store, now func() time.Time, dir string, opts ...EmbeddedOption) (*Recorder, error) {
 	j, left, segs, err := openJournal(dir)
 	if err != nil {
 		return nil, err
 	}
 	r := NewRecorder(st, now)
+	for _, o := range opts {
+		o(r)
+	}
 	r.pending = true
 	r.rollup = NewRollup(st, RollupPending())
 	r.journal = j

@@ -23,6 +23,7 @@ import (
 
 	"platformapi/shared/app"
 	"platformapi/shared/base/jsonlog"
+	"platformapi/shared/domain/audit/fastdeflate"
 )
 
 // The server-alone run (`bench -server-alone`, make bench-server) measures
@@ -80,13 +81,18 @@ func serveChild(ctx context.Context, kind, dir, cpus string, stdin io.Reader, st
 		defer stopCtl()
 		addrs.Control = ctl
 	case "api":
-		rt, err := app.Open(ctx, app.Config{Backend: "embedded", DataDir: dir})
+		cfg, err := aloneConfig(dir)
+		if err != nil {
+			return err
+		}
+		rt, err := app.Open(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		defer rt.Close()
-		// The access line is written as a deployed server writes it, to a
-		// file (/dev/null): its formatting and its write(2) are a request's.
+		// The access line is written as the local server writes it (see
+		// aloneConfig), to a file (/dev/null): its formatting and its
+		// write(2) are a request's.
 		null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		if err != nil {
 			return err
@@ -133,6 +139,18 @@ func serveChild(ctx context.Context, kind, dir, cpus string, stdin io.Reader, st
 	}
 	_, _ = io.Copy(io.Discard, stdin)
 	return nil
+}
+
+// aloneConfig is the API child's configuration: the local server's, as
+// functions/local reads its environment (app.ConfigFromEnv) and injects its
+// block deflater, on embedded storage in dir. The run measures the process
+// the local server is, so its access lines carry the CloudWatch metric
+// block only when the local server's would (LOG_EMF=true); the block is
+// Lambda's, where CloudWatch reads it.
+func aloneConfig(dir string) (app.Config, error) {
+	cfg, err := app.ConfigFromEnv()
+	cfg.Backend, cfg.DataDir, cfg.BlockDeflater = "embedded", dir, fastdeflate.New
+	return cfg, err
 }
 
 // control is a child's own listener, for the parent only: /settle flushes
@@ -423,6 +441,10 @@ type AloneReport struct {
 	BareCPUOverPlainNetHTTP aloneSpread `json:"bareServerCpuOverPlainNetHTTP"`
 	Rounds                  int         `json:"rounds"`
 	Pinning                 string      `json:"pinning"`
+	// MetricBlock tells whether the API's access lines carried their
+	// CloudWatch metric block (LOG_EMF=true), which the local server
+	// leaves out by default.
+	MetricBlock bool `json:"metricBlock"`
 	// LoadAverage is the machine's before and after the loads.
 	LoadAverage string  `json:"loadAverage"`
 	Concurrency int     `json:"concurrency"`
@@ -470,6 +492,9 @@ func aloneReport(o options, run aloneRun) AloneReport {
 		LoadAverage: run.loadBefore + " → " + run.loadAfter, Concurrency: o.concurrency, LoadSeconds: o.duration.Seconds(),
 		Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
 		Date:    time.Now().UTC().Format(time.RFC3339),
+	}
+	if cfg, err := aloneConfig(""); err == nil {
+		r.MetricBlock = !cfg.NoMetrics
 	}
 	var health []float64
 	for _, name := range aloneOrder {
@@ -519,6 +544,11 @@ func mainAlone(ctx context.Context, w io.Writer, o options, profile string) erro
 		p("pinned: %s", r.Pinning)
 	} else {
 		p("not pinned: fewer than two allowed CPUs, or not Linux")
+	}
+	if r.MetricBlock {
+		p("access lines: with their CloudWatch metric block (LOG_EMF=true)")
+	} else {
+		p("access lines: as the local server writes them, without the CloudWatch metric block (LOG_EMF=true adds it)")
 	}
 	p("endpoint\trequests\terrors\treq/s\tp50\tp99\tserver CPU/request median [least, greatest round]")
 	labels := map[string]string{

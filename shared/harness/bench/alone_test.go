@@ -79,3 +79,31 @@ func TestAProcesssCPUIsReadFromProcInTicks(t *testing.T) {
 		t.Errorf("/proc counted %s over %s of CPU, want it within two ticks", got, spun)
 	}
 }
+
+// The API child is the local server's process, configured as
+// functions/local configures it: its access lines leave the CloudWatch
+// metric block out, as the local server's do, unless LOG_EMF=true (the
+// report says which), and its audit blocks are deflated by the injected
+// deflater.
+func TestTheServerAloneAPIIsConfiguredAsTheLocalServer(t *testing.T) {
+	for _, tc := range []struct {
+		logEMF string
+		block  bool
+	}{{"", false}, {"false", false}, {"true", true}} {
+		t.Run("LOG_EMF="+tc.logEMF, func(t *testing.T) {
+			t.Setenv("LOG_EMF", tc.logEMF)
+			t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "")
+			cfg, err := aloneConfig(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Backend != "embedded" || cfg.NoMetrics == tc.block || cfg.BlockDeflater == nil {
+				t.Errorf("config: backend %q, no metrics %v, block deflater injected %v; want embedded, %v, true",
+					cfg.Backend, cfg.NoMetrics, cfg.BlockDeflater != nil, !tc.block)
+			}
+			if got := aloneReport(options{}, aloneRun{}).MetricBlock; got != tc.block {
+				t.Errorf("report's metricBlock = %v, want %v", got, tc.block)
+			}
+		})
+	}
+}
