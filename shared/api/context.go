@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,8 +49,16 @@ type requestContext struct {
 
 type timedContext struct {
 	context.Context
-	cancel context.CancelFunc
+	// end cancels it with errRequestEnded as its cause; stop is the
+	// deadline's own cancel (a no-op where there is none).
+	end  context.CancelCauseFunc
+	stop context.CancelFunc
 }
+
+// errRequestEnded is the cause of a request context that end cancelled,
+// which context.Cause tells apart from a client gone (the server's own
+// cancellation) and from the deadline.
+var errRequestEnded = errors.New("api: the request had been answered")
 
 // ctxKey are the kernel's context keys: the request's state (answered by
 // requestContext itself) and the idempotent call's id (CallID).
@@ -99,7 +108,8 @@ func (c *requestContext) end() {
 	defer c.mu.Unlock()
 	c.ended.Store(true)
 	if t := c.timed.Load(); t != nil {
-		t.cancel()
+		t.end(errRequestEnded)
+		t.stop()
 	}
 }
 
@@ -129,14 +139,13 @@ func (c *requestContext) Done() <-chan struct{} {
 		c.doneSeen = true
 		return c.parent.Done()
 	}
-	t := &timedContext{}
-	if c.deadline.IsZero() {
-		t.Context, t.cancel = context.WithCancel(c.parent)
-	} else {
-		t.Context, t.cancel = context.WithDeadline(c.parent, c.deadline)
+	t := &timedContext{stop: func() {}}
+	t.Context, t.end = context.WithCancelCause(c.parent)
+	if !c.deadline.IsZero() {
+		t.Context, t.stop = context.WithDeadline(t.Context, c.deadline)
 	}
 	if c.ended.Load() {
-		t.cancel()
+		t.end(errRequestEnded)
 	}
 	c.timed.Store(t)
 	return t.Done()

@@ -1,9 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,4 +173,65 @@ func BenchmarkRequestContext(b *testing.B) {
 			cancel()
 		}
 	})
+}
+
+// Why a request's context ended is its cause, for the log of a failure on
+// it: answered already (end), its deadline, or the server's cancellation.
+func TestARequestContextsCauseSaysWhyItEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		end    func(c *requestContext, cancelParent context.CancelFunc)
+		parent bool
+		want   error
+	}{
+		{"answered", func(c *requestContext, _ context.CancelFunc) { c.end() }, false, errRequestEnded},
+		{"the server cancelled it", func(_ *requestContext, cancel context.CancelFunc) { cancel() }, false, context.Canceled},
+		{"past its deadline", func(c *requestContext, _ context.CancelFunc) { <-c.Done() }, true, context.DeadlineExceeded},
+	} {
+		parent, cancel := context.WithCancel(context.Background())
+		deadline := time.Now().Add(time.Hour)
+		if tc.parent {
+			deadline = time.Now().Add(time.Millisecond)
+		}
+		c := armed(t, parent, deadline)
+		child, cancelChild := context.WithTimeout(c, time.Hour) // as an SDK call's
+		tc.end(c, cancel)
+		<-child.Done()
+		if got := context.Cause(child); !errors.Is(got, tc.want) {
+			t.Errorf("%s: cause %v, want %v", tc.name, got, tc.want)
+		}
+		if got := context.Cause(c); !errors.Is(got, tc.want) {
+			t.Errorf("%s: the request context's own cause %v, want %v", tc.name, got, tc.want)
+		}
+		cancelChild()
+		cancel()
+		c.end()
+	}
+}
+
+// A 5xx on a cancelled context logs why the request's context ended, or
+// that it had not: then the context cancelled was another's.
+func TestAFailureOnACancelledContextLogsItsCause(t *testing.T) {
+	var buf bytes.Buffer
+	for _, tc := range []struct {
+		name string
+		end  bool
+		want string
+	}{
+		{"the request's own, ended", true, `"contextCause":"` + errRequestEnded.Error() + `"`},
+		{"another's", false, `"contextCause":"none: the request's context is live"`},
+	} {
+		buf.Reset()
+		st := &requestState{id: "req_1", base: slog.New(slog.NewJSONHandler(&buf, nil))}
+		c := st.bind(context.Background())
+		c.arm(time.Now().Add(time.Hour))
+		_ = c.Done() // as every store call's context.WithTimeout asks
+		if tc.end {
+			c.end()
+		}
+		logFailure(c, "internal_error", fmt.Errorf("credits: hold: %w", context.Canceled))
+		if !strings.Contains(buf.String(), tc.want) {
+			t.Errorf("%s: logged %s, want %s", tc.name, buf.String(), tc.want)
+		}
+	}
 }

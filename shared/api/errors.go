@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -45,6 +46,23 @@ func ToAPIError(err error) *apierr.Error {
 	return apierr.Wrap(err)
 }
 
+// logFailure logs what the client of a 5xx does not see. A failure on a
+// cancelled context also says why the request's context ended: answered
+// already (errRequestEnded), its deadline, or the server's own
+// cancellation (a client gone), or that it had not, so that the context
+// cancelled was not the request's.
+func logFailure(ctx context.Context, code apierr.Code, err error) {
+	attrs := []any{slog.String("code", string(code)), slog.String("error", err.Error())}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		cause := "none: the request's context is live"
+		if c := context.Cause(ctx); c != nil {
+			cause = c.Error()
+		}
+		attrs = append(attrs, slog.String("contextCause", cause))
+	}
+	Logger(ctx).Error("request failed", attrs...)
+}
+
 // WriteProblem writes err as problem+json.
 func WriteProblem(w http.ResponseWriter, r *http.Request, err error) {
 	e := ToAPIError(err)
@@ -52,7 +70,7 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, err error) {
 	out.RequestID = RequestID(r.Context())
 	noteProblem(r.Context(), out.Code)
 	if out.Status >= 500 && out.Cause != nil {
-		Logger(r.Context()).Error("request failed", slog.String("code", string(out.Code)), slog.String("error", out.Cause.Error()))
+		logFailure(r.Context(), out.Code, out.Cause)
 	}
 	for k, v := range out.Headers {
 		w.Header().Set(k, v)
@@ -106,7 +124,7 @@ var hookHumaErrors = sync.OnceFunc(func() {
 			// 503 with Retry-After) and log what the client will not see.
 			e = ToAPIError(errs[0])
 			if e.Status >= 500 {
-				Logger(ctx.Context()).Error("request failed", slog.String("code", string(e.Code)), slog.String("error", errs[0].Error()))
+				logFailure(ctx.Context(), e.Code, errs[0])
 			}
 			cp := *e
 			e = &cp
