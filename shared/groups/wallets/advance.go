@@ -60,7 +60,8 @@ func (s *Service) advance(ctx context.Context, t *txRec, rev int64) (*txRec, err
 // it returns the transaction as the winner left it.
 func (s *Service) transition(ctx context.Context, t *txRec, rev int64, next *txRec) (*txRec, int64, error) {
 	next.UpdatedAt = s.now()
-	ops := []store.Op{store.PutOp(encodeTx(next, rev+1), store.AttrEquals("rev", rev))}
+	ops := append([]store.Op{store.PutOp(encodeTx(next, rev+1), store.AttrEquals("rev", rev))}, next.commitWith...)
+	next.commitWith = nil
 	var evs events
 	if next.Status != t.Status {
 		if err := s.add(&evs, next.AccountID, next.ProjectID, "wallet.transaction."+next.Status, next.view()); err != nil {
@@ -289,7 +290,10 @@ func isDefinitive(err error) bool {
 // rejected handles a signed transaction the node refused for good. Its
 // nonce must not stay a gap: if no later send took the next nonce, the
 // wallet's counter goes back; otherwise a zero-value transfer to itself
-// fills the nonce (sent by settle).
+// fills the nonce (sent by settle). The counter goes back in the
+// transaction that records the failure, so that a concurrent advancer that
+// saw the counter moved and recorded a filler instead cannot leave both:
+// a filler and a send that reuse the nonce.
 func (s *Service) rejected(ctx context.Context, t *txRec, cause error) (*txRec, error) {
 	n := s.fail(t, "broadcast_rejected", cause.Error())
 	n.Hash = nil
@@ -298,13 +302,11 @@ func (s *Service) rejected(ctx context.Context, t *txRec, cause error) (*txRec, 
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.st.Update(ctx, w.item.Key(), store.Update{Set: map[string]any{nonceAttr: int64(*t.Nonce)}}, store.AttrEquals(nonceAttr, int64(*t.Nonce+1)))
-	if err == nil {
+	if w.item.Int(nonceAttr) == int64(*t.Nonce+1) {
 		n.Nonce = nil
+		n.commitWith = []store.Op{store.UpdateOp(w.item.Key(), store.Update{Set: map[string]any{nonceAttr: int64(*t.Nonce)}},
+			store.AttrEquals(nonceAttr, int64(*t.Nonce+1)))}
 		return n, nil
-	}
-	if !errors.Is(err, store.ErrConditionFailed) {
-		return nil, err
 	}
 	net, err := s.network(t.ChainID)
 	if err != nil {

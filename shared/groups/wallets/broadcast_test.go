@@ -93,6 +93,76 @@ func TestASendRefusedForFundsTheHeadHoldsIsSentAgainAndConfirms(t *testing.T) {
 // fails as broadcast_rejected and its nonce goes back to the wallet.
 func TestASendRefusedForFundsTheHeadLacksFails(t *testing.T) {
 	s, _, _, sc, walletID := lagEnv(t, teststores.Embedded, 0)
+	signed, rev := brokeSend(t, s, sc, walletID)
+	n, err := s.broadcast(context.Background(), signed)
+	if err != nil || n == nil || n.Status != StatusFailed || n.Failure.Code != "broadcast_rejected" || n.Nonce != nil {
+		t.Fatalf("broadcast: %v %+v", err, n)
+	}
+	if _, _, err := s.transition(context.Background(), signed, rev, n); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.load(context.Background(), sc, walletID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.item.Int(fmt.Sprintf("n%d", signed.ChainID)); got != int64(*signed.Nonce) {
+		t.Fatalf("the wallet's next nonce is %d, not the refused send's %d", got, *signed.Nonce)
+	}
+}
+
+// Two advancers that both see a send refused for good decide its nonce
+// each from what they read: one gives the nonce back to the wallet, the
+// other (which read the counter after the first gave it back) fills it
+// with a transfer to itself. Whichever records its decision first, the
+// nonce ends either free (the counter back at it, no filler) or filled
+// (a filler, the counter past it), never both: both would send two
+// transactions with one nonce, and refuse a later send of the wallet.
+func TestTwoAdvancersOfARefusedSendLeaveItsNonceFreeOrFilledNeverBoth(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			s, _, _, sc, walletID := lagEnv(t, b, 0)
+			signed, rev := brokeSend(t, s, sc, walletID)
+			first, err := s.broadcast(ctx, signed)
+			if err != nil || first == nil || first.Status != StatusFailed {
+				t.Fatalf("first advancer: %v %+v", err, first)
+			}
+			second, err := s.broadcast(ctx, signed)
+			if err != nil || second == nil || second.Status != StatusFailed {
+				t.Fatalf("second advancer: %v %+v", err, second)
+			}
+			// The second records its decision first; the first loses the race.
+			if _, _, err := s.transition(ctx, signed, rev, second); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.transition(ctx, signed, rev, first); err != nil {
+				t.Fatal(err)
+			}
+			final, err := s.loadTx(ctx, sc, walletID, signed.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := s.load(ctx, sc, walletID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counter := w.item.Int(fmt.Sprintf("n%d", signed.ChainID))
+			nonce := int64(*signed.Nonce)
+			switch {
+			case final.Filler != "" && counter != nonce+1:
+				t.Fatalf("nonce %d has a filler and the wallet's next nonce is %d: two transactions with one nonce", nonce, counter)
+			case final.Filler == "" && (final.Nonce != nil || counter != nonce):
+				t.Fatalf("nonce %d left neither filled nor free: next nonce %d, the send's %v", nonce, counter, final.Nonce)
+			}
+		})
+	}
+}
+
+// brokeSend is a signed send of walletID whose bytes come from a sender
+// that holds nothing, so that every node refuses it for good, and the
+// revision of its record.
+func brokeSend(t *testing.T, s *Service, sc Scope, walletID string) (*txRec, int64) {
+	t.Helper()
 	q, err := s.QuoteTransaction(context.Background(), sc, walletID, TxQuoteRequest{ChainID: devchain.ChainID, To: common.BigToAddress(big.NewInt(0xc0ffee)).Hex(), Asset: "ETH", Amount: "1000"})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +179,6 @@ func TestASendRefusedForFundsTheHeadLacksFails(t *testing.T) {
 	if err != nil || signed == nil || signed.Raw == "" {
 		t.Fatalf("sign: %v %+v", err, signed)
 	}
-	// The same transaction from a sender that holds nothing.
 	var tx types.Transaction
 	if err := tx.UnmarshalBinary(hexutil.MustDecode(signed.Raw)); err != nil {
 		t.Fatal(err)
@@ -122,8 +191,5 @@ func TestASendRefusedForFundsTheHeadLacksFails(t *testing.T) {
 	}
 	raw, _ := again.MarshalBinary()
 	signed.Raw, signed.From = hexutil.Encode(raw), crypto.PubkeyToAddress(broke.PublicKey).Hex()
-	n, err := s.broadcast(context.Background(), signed)
-	if err != nil || n == nil || n.Status != StatusFailed || n.Failure.Code != "broadcast_rejected" || n.Nonce != nil {
-		t.Fatalf("broadcast: %v %+v", err, n)
-	}
+	return signed, 2
 }

@@ -87,6 +87,9 @@ type txRec struct {
 	Settle    string    `json:"settle,omitempty"` // settleCapture / settleRelease still to do
 	Reserved  bool      `json:"reserved"`         // the amount is in the wallet's spends
 	Deadline  time.Time `json:"deadline"`
+	// commitWith are writes that stand or fall with this version of the
+	// record: transition commits them in its transaction. Never stored.
+	commitWith []store.Op
 }
 
 // holdDeadline is when t's credit hold is settled at the latest if its
