@@ -214,18 +214,21 @@ func TestARequestContextsCauseSaysWhyItEnded(t *testing.T) {
 func TestAFailureOnACancelledContextLogsItsCause(t *testing.T) {
 	var buf bytes.Buffer
 	for _, tc := range []struct {
-		name string
-		end  bool
-		want string
+		name         string
+		askDone, end bool
+		want         string
 	}{
-		{"the request's own, ended", true, `"contextCause":"` + errRequestEnded.Error() + `"`},
-		{"another's", false, `"contextCause":"none: the request's context is live"`},
+		{"the request's own, ended", true, true, `"contextCause":"` + errRequestEnded.Error() + `"`},
+		{"the request's own, ended before anything asked for Done", false, true, `"contextCause":"` + errRequestEnded.Error() + `"`},
+		{"another's", true, false, `"contextCause":"none: the request's context is live"`},
 	} {
 		buf.Reset()
 		st := &requestState{id: "req_1", base: slog.New(slog.NewJSONHandler(&buf, nil))}
 		c := st.bind(context.Background())
 		c.arm(time.Now().Add(time.Hour))
-		_ = c.Done() // as every store call's context.WithTimeout asks
+		if tc.askDone {
+			_ = c.Done() // as every store call's context.WithTimeout asks
+		}
 		if tc.end {
 			c.end()
 		}

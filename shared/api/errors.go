@@ -55,8 +55,15 @@ func logFailure(ctx context.Context, code apierr.Code, err error) {
 	attrs := []any{slog.String("code", string(code)), slog.String("error", err.Error())}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		cause := "none: the request's context is live"
-		if c := context.Cause(ctx); c != nil {
-			cause = c.Error()
+		st := stateFrom(ctx)
+		switch {
+		case st != nil && st.ctx.ended.Load():
+			cause = errRequestEnded.Error()
+		case ctx.Err() != nil:
+			cause = ctx.Err().Error()
+			if c := context.Cause(ctx); c != nil {
+				cause = c.Error()
+			}
 		}
 		attrs = append(attrs, slog.String("contextCause", cause))
 	}
