@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/testkit/teststores"
 	"platformapi/shared/api"
 	"platformapi/shared/base/routes"
 	"platformapi/shared/harness/apitest"
@@ -68,5 +69,48 @@ func TestAnOperationRunsWithinTheRequestDeadlineAndIsCancelledAfterIt(t *testing
 		if !errors.Is(ctx.Err(), context.Canceled) {
 			t.Fatalf("%s context: %v", name, ctx.Err())
 		}
+	}
+}
+
+var slowWrite = routes.Route{
+	Method: http.MethodPost, Path: "/test/slow", Group: "test", Operation: "test.slow.create", ID: "test.slow.create", Body: routes.BodyJSON,
+	Summary: "Run for a while with a body",
+}
+
+type slowIn struct {
+	Body struct {
+		Millis int `json:"millis"`
+	}
+}
+
+type slowOut struct {
+	Body struct {
+		Cancelled string `json:"cancelled"`
+	}
+}
+
+// An operation with a body keeps its context for as long as it runs
+// within the request's deadline: a read deadline set on the connection for
+// the body (the router's default is 5 s) must not outlive it and cancel
+// the request's context through the server's background read.
+func TestAnOperationWithABodyKeepsItsContextPastFiveSeconds(t *testing.T) {
+	e := apitest.New(t, apitest.Options{Routes: []routes.Route{slowWrite}, Register: func(k *api.Kernel) {
+		api.Register(k, slowWrite.ID, http.StatusOK, func(ctx context.Context, in *slowIn) (*slowOut, error) {
+			out := &slowOut{}
+			select {
+			case <-ctx.Done():
+				out.Body.Cancelled = context.Cause(ctx).Error()
+			case <-time.After(time.Duration(in.Body.Millis) * time.Millisecond):
+			}
+			return out, nil
+		})
+	}})
+	if d := apitest.RequestTimeout(teststores.Embedded); d < 6*time.Second {
+		t.Fatalf("the test server's request deadline %v leaves no room past 5 s", d)
+	}
+	root, _ := e.RootKey(1, nil)
+	r := e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/test/slow", Key: root, Body: map[string]any{"millis": 5500}}), 200)
+	if c := r.Str("cancelled"); c != "" {
+		t.Fatalf("the operation's context was cancelled before 5.5 s: %s", c)
 	}
 }

@@ -82,7 +82,14 @@ func policy(rt routes.Route) huma.Operation {
 		// One byte over: huma refuses a body of exactly its limit, and the
 		// kernel has already refused one over the route's own.
 		Summary: rt.Summary, Tags: []string{rt.Group}, MaxBodyBytes: maxBody(rt) + 1,
-		Extensions: map[string]any{},
+		// The kernel has read the body already (enforce, within the
+		// request's deadline), so huma reads it from memory. huma's own
+		// default, a 5 s read deadline on the connection, would outlive the
+		// body and fire on net/http's background read of the idle
+		// connection instead, which cancels the request's context: any
+		// operation with a body still running after 5 s was stopped.
+		BodyReadTimeout: -1,
+		Extensions:      map[string]any{},
 	}
 	if rt.Group == "public" {
 		op.Security = []map[string][]string{}
