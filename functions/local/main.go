@@ -285,7 +285,7 @@ func serve(cfg app.Config) error {
 		return fmt.Errorf("cannot write %s: %w", filepath.Join(absDir(cfg.DataDir), recordFile), err)
 	}
 	defer removeRecord(cfg.DataDir, rec)
-	srv := &http.Server{Handler: withInstance(faults.Wrap(api, rt), rec.Instance), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+	srv := httpServer(withInstance(faults.Wrap(api, rt), rec.Instance), cfg.RequestTimeout)
 	logger.Info("listening", "addr", ln.Addr().String(), "backend", cfg.Backend, "dataDir", cfg.DataDir)
 	// The test harness reads this line to find the port when ADDR ends in :0.
 	fmt.Fprintf(os.Stdout, "listening on %s\n", base)
@@ -330,4 +330,15 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// httpServer is the local server's listener. Its read and write timeouts
+// outlast every request's deadline (REQUEST_TIMEOUT, 30 s unless set):
+// net/http cancels a request's context once its connection's read
+// deadline passes, however long ago the body was read, and fails a
+// response written after the write deadline, so either one shorter than
+// the request's deadline would stop a request the kernel still allows.
+func httpServer(h http.Handler, requestTimeout time.Duration) *http.Server {
+	limit := max(60*time.Second, requestTimeout+10*time.Second)
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: limit, WriteTimeout: limit, IdleTimeout: 120 * time.Second}
 }

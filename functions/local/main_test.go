@@ -496,3 +496,15 @@ func TestTheLocalProcessDeflatesAuditBlocksWithTheFastDeflater(t *testing.T) {
 		t.Errorf("block deflater is a %T, want klauspost's *flate.Writer", w)
 	}
 }
+
+// The listener never ends a request before its deadline: its read and
+// write timeouts outlast REQUEST_TIMEOUT, whatever it is set to.
+func TestTheListenersTimeoutsOutlastTheRequestDeadline(t *testing.T) {
+	for _, d := range []time.Duration{0, 4 * time.Second, 30 * time.Second, 2 * time.Minute} {
+		srv := httpServer(http.NotFoundHandler(), d)
+		deadline := max(d, 30*time.Second)
+		if srv.ReadTimeout <= deadline || srv.WriteTimeout <= deadline {
+			t.Errorf("REQUEST_TIMEOUT %v: read timeout %v, write timeout %v", d, srv.ReadTimeout, srv.WriteTimeout)
+		}
+	}
+}
