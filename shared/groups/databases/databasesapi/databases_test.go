@@ -27,6 +27,12 @@ type caller struct {
 
 func (c caller) do(method, path string, body any) *apitest.Resp {
 	c.e.T.Helper()
+	return c.e.Do(c.req(method, path, body))
+}
+
+// req is the request do sends: the caller's key and project, and a fresh
+// Idempotency-Key on every write.
+func (c caller) req(method, path string, body any) apitest.Req {
 	r := apitest.Req{Method: method, Path: "/v1/databases" + path, Key: c.key, Body: body, Headers: map[string]string{}}
 	if c.project != "" {
 		r.Headers["X-Service-Project"] = c.project
@@ -34,7 +40,7 @@ func (c caller) do(method, path string, body any) *apitest.Resp {
 	if method != "GET" && path != "/query" {
 		r.Idem = apitest.Idem()
 	}
-	return c.e.Do(r)
+	return r
 }
 
 func (c caller) part(transferID string, n int, b []byte) *apitest.Resp {

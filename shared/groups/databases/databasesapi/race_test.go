@@ -65,8 +65,7 @@ func TestConcurrentWritesAcknowledgeExactlyTheRowsThatStay(t *testing.T) {
 // after each 503 (a busy backend) as its Retry-After asks, a few times.
 func (c caller) writeRetrying(body any) *apitest.Resp {
 	c.e.T.Helper()
-	r := apitest.Req{Method: "POST", Path: "/v1/databases/actions", Key: c.key, Idem: apitest.Idem(), Body: body,
-		Headers: map[string]string{"X-Service-Project": c.project}}
+	r := c.req("POST", "/actions", body)
 	for try := 0; ; try++ {
 		res := c.e.Do(r)
 		if res.Status != 503 || try == 5 {
