@@ -104,11 +104,7 @@ func (b *block) deflate(writers *sync.Pool) ([]byte, error) {
 		n += len(d.doc) + 1
 	}
 	out := bytes.NewBuffer(make([]byte, 0, n/8+64))
-	got := writers.Get()
-	w, ok := got.(Deflater)
-	if !ok {
-		return nil, got.(error)
-	}
+	w := writers.Get().(Deflater)
 	defer writers.Put(w)
 	w.Reset(out)
 	for _, d := range b.docs {
@@ -156,21 +152,29 @@ type NewDeflater func(level int) (Deflater, error)
 func standardDeflater(level int) (Deflater, error) { return flate.NewWriter(nil, level) }
 
 // deflaters keeps a NewDeflater's deflaters to reuse: each holds about
-// 600 KB of state, whose making was most of a flush's time. A deflater
-// that could not be made is its error, which deflate returns.
-func deflaters(newDeflater NewDeflater) *sync.Pool {
-	return &sync.Pool{New: func() any {
+// 600 KB of state, whose making was most of a flush's time. The first is
+// made at once, so a NewDeflater that refuses blockLevel fails where it is
+// given; one that made a deflater at that level once and then cannot is
+// broken, and the pool panics.
+func deflaters(newDeflater NewDeflater) (*sync.Pool, error) {
+	first, err := newDeflater(blockLevel)
+	if err != nil {
+		return nil, fmt.Errorf("audit: block deflater: %w", err)
+	}
+	p := &sync.Pool{New: func() any {
 		w, err := newDeflater(blockLevel)
 		if err != nil {
-			return fmt.Errorf("audit: block deflater: %w", err)
+			panic(fmt.Sprintf("audit: block deflater made one deflater, then failed: %v", err))
 		}
 		return w
 	}}
+	p.Put(first)
+	return p, nil
 }
 
 // standardDeflaters are compress/flate's deflaters, shared by every
-// recorder that has no other.
-var standardDeflaters = deflaters(standardDeflater)
+// recorder that has no other; compress/flate accepts every level it names.
+var standardDeflaters, _ = deflaters(standardDeflater)
 
 // blockLevel trades the flusher's CPU for bytes on disk: deflate's fastest
 // level keeps most of the ratio on these documents (docs/benchmarks.md).

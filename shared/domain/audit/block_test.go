@@ -3,9 +3,12 @@ package audit_test
 import (
 	"compress/flate"
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,6 +198,26 @@ func TestABlocksEventsAreNotListedPastTheirRetention(t *testing.T) {
 	}
 	if want := 64 - 31; len(got) != want {
 		t.Errorf("%d events listed, want the %d within their retention", len(got), want)
+	}
+}
+
+// A deflater that cannot be made at the blocks' level fails the recorder's
+// opening, before its journal is touched, rather than the flushes after it.
+func TestADeflaterThatCannotBeMadeFailsTheRecordersOpening(t *testing.T) {
+	w := keyTree()
+	w.st = teststores.Embedded.Open(t, w.clock.Now)
+	refusing := func(level int) (audit.Deflater, error) { return nil, fmt.Errorf("no deflater at level %d", level) }
+	dir := filepath.Join(t.TempDir(), "journal")
+	rec, err := audit.NewEmbeddedRecorder(w.st, w.clock.Now, dir, audit.WithDeflater(refusing))
+	if err == nil {
+		rec.Close()
+		t.Fatal("a recorder opened with a deflater that cannot be made")
+	}
+	if !strings.Contains(err.Error(), "no deflater at level") {
+		t.Errorf("error %q does not say why", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the refused recorder made its journal: %v", err)
 	}
 }
 

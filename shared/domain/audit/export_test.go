@@ -56,8 +56,13 @@ func FullBlockDeflate(newDeflater NewDeflater) func() ([]byte, error) {
 		e := journalEvent(i)
 		blk.add(blockDoc{id: e.ID, doc: appendStored(nil, &e)})
 	}
-	pool := deflaters(newDeflater)
-	return func() ([]byte, error) { return blk.deflate(pool) }
+	pool, err := deflaters(newDeflater)
+	return func() ([]byte, error) {
+		if err != nil {
+			return nil, err
+		}
+		return blk.deflate(pool)
+	}
 }
 
 // StandardDeflater is compress/flate's, the recorder's default.

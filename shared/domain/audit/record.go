@@ -83,7 +83,7 @@ const syncEvery = 20 * time.Millisecond
 const catchupEvery = 2 * time.Second
 
 // EmbeddedOption configures NewEmbeddedRecorder.
-type EmbeddedOption func(*Recorder)
+type EmbeddedOption func(*Recorder) error
 
 // WithDeflater compresses the embedded store's blocks with newDeflater's
 // deflaters instead of compress/flate's: the same format, which every
@@ -91,20 +91,25 @@ type EmbeddedOption func(*Recorder)
 // (audit/fastdeflate) that the Lambda functions, which never write a
 // block, do not link.
 func WithDeflater(newDeflater NewDeflater) EmbeddedOption {
-	return func(r *Recorder) { r.deflaters = deflaters(newDeflater) }
+	return func(r *Recorder) (err error) {
+		r.deflaters, err = deflaters(newDeflater)
+		return err
+	}
 }
 
 // NewEmbeddedRecorder is the in-process recorder with its journal in dir. It
 // first commits what the journal of a previous process holds, then starts
 // the flusher, which counts what that process left pending. Close stops it.
 func NewEmbeddedRecorder(st store.Store, now func() time.Time, dir string, opts ...EmbeddedOption) (*Recorder, error) {
+	r := NewRecorder(st, now)
+	for _, o := range opts {
+		if err := o(r); err != nil {
+			return nil, err
+		}
+	}
 	j, left, segs, err := openJournal(dir)
 	if err != nil {
 		return nil, err
-	}
-	r := NewRecorder(st, now)
-	for _, o := range opts {
-		o(r)
 	}
 	r.pending = true
 	r.rollup = NewRollup(st, RollupPending())
