@@ -48,9 +48,11 @@ func TestTheLoadsAlternateInRoundsAndEveryRatioHasItsSpread(t *testing.T) {
 	if run.auditedReads != len(run.merged[loadRead].Latencies) || run.auditedGrowth <= 0 {
 		t.Errorf("audited growth %d bytes over %d reads, want the audited loads' requests and some growth", run.auditedGrowth, run.auditedReads)
 	}
-	st := run.merged[loadRead].Stalls
-	if st.FlushCommits == 0 || st.JournalSyncMax <= 0 || st.JournalAppendWriteMax <= 0 || st.FlushCommitMax <= 0 {
-		t.Errorf("audited read stalls %+v, want the journal's writes, fsyncs and the flusher's commits timed", st)
+	// Each audited request writes the journal; its fsyncs and commits run
+	// on tickers a short load on a busy machine may not see
+	// (TestTheStallProbeTimesTheRecordersWritesSyncsAndCommits waits for them).
+	if st := run.merged[loadRead].Stalls; st.JournalAppendWriteMax <= 0 {
+		t.Errorf("audited read stalls %+v, want the journal's writes timed", st)
 	}
 	if st := run.merged[loadReadNoAudit].Stalls; st.JournalAppendWriteMax != 0 {
 		t.Errorf("unaudited read stalls %+v, want no journal write", st)

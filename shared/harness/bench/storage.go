@@ -215,7 +215,7 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 		}
 		calls.Reset()
 		m.Reset()
-		if warm, _ := shipped.take(); s.into == &res.Read {
+		if warm := shipped.take(); s.into == &res.Read {
 			warmLines = warm
 		}
 		for i := 1; i <= samples; i++ {
@@ -225,7 +225,7 @@ func measureStorage(ctx context.Context, dir, emulator string, samples int) (sto
 		}
 		*s.into = perRequest(calls.Snapshot(), m.Usage(), samples)
 		if s.into == &res.Read {
-			readLines, _ = shipped.take()
+			readLines = shipped.take()
 			n, err := auditBytes(readLines)
 			if err != nil {
 				return res, err

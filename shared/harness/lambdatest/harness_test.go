@@ -83,14 +83,23 @@ var backends = []backend{
 	{name: "aws", env: func(t *testing.T) []string { env, _ := awsFunctions(t); return env }},
 }
 
+// invokeTimeout is each function's timeout under the emulator, which ends an
+// invocation that overruns it (lambdarie adds a margin for init): a hung
+// function fails its test rather than the suite. It is not a measure of
+// speed, and longer than the API functions' timeouts on AWS: every call a
+// function makes here goes to the emulator, which a busy machine slows (at
+// a load average of 15 the hold sweeper's first pass, a day of buckets,
+// took more than 30 s), and each call has the shared AWS_CALL_TIMEOUT.
+const invokeTimeout = 3 * time.Minute
+
 // start runs a group's function under AWS's runtime interface emulator
 // until the test ends; its init runs at the first invocation, as on Lambda.
 func start(t *testing.T, group string, env []string) *lambdarie.Function {
 	t.Helper()
 	path := binary(t, group) // builds every function and the emulator once
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), invokeTimeout)
 	defer cancel()
-	fn, err := lambdarie.Start(ctx, lambdarie.Config{RIE: rie, Path: path, Name: group, MemoryMB: 256, Env: env})
+	fn, err := lambdarie.Start(ctx, lambdarie.Config{RIE: rie, Path: path, Name: group, MemoryMB: 256, Timeout: invokeTimeout, Env: env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,9 +153,7 @@ func invoke(t *testing.T, fn *lambdarie.Function, ev events.APIGatewayV2HTTPRequ
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := fn.Invoke(ctx, payload)
+	out, err := fn.Invoke(context.Background(), payload)
 	if err != nil {
 		t.Fatalf("invoke %s %s: %v", ev.RequestContext.HTTP.Method, ev.RawPath, err)
 	}
