@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -82,12 +83,10 @@ func (s *Service) Actions(ctx context.Context, sc Scope, req ActionsRequest) (*A
 		return nil, s.stopped(ctx, err)
 	}
 	start := time.Now()
-	actx, cancel := context.WithTimeout(ctx, s.limits.QueryTimeout)
-	defer cancel()
 	res := &ActionsResult{Results: make([]ActionResult, 0, len(req.Actions))}
 	fingerprint := requestFingerprint(req)
 	var recorded *ActionsResult
-	version, err := s.files.Write(actx, db.ID, func(c *engine.Conn, version int64) error {
+	batch := func(actx context.Context, c *engine.Conn, version int64) error {
 		res.Results, res.Meta = res.Results[:0], ActionsMeta{}
 		if req.CallID != "" {
 			var err error
@@ -152,9 +151,22 @@ func (s *Service) Actions(ctx context.Context, sc Scope, req ActionsRequest) (*A
 			return s.recordCall(actx, c, req.CallID, fingerprint, res)
 		}
 		return nil
+	}
+	version, err := s.files.Write(ctx, db.ID, func(c *engine.Conn, version int64) error {
+		// The deadline bounds the batch's statements, not the lease, the
+		// fetch of the file they run on or the publication of the version
+		// they make, which the request's own deadline bounds: a slow store
+		// is not a slow statement.
+		actx, cancel := context.WithTimeout(ctx, s.limits.QueryTimeout)
+		defer cancel()
+		err := batch(actx, c, version)
+		if err != nil && !errors.Is(err, dbstore.ErrUnchanged) && actx.Err() != nil {
+			return s.stopped(actx, err)
+		}
+		return err
 	})
 	if err != nil {
-		return nil, s.stopped(actx, err)
+		return nil, s.stopped(ctx, err)
 	}
 	if recorded != nil {
 		return recorded, nil

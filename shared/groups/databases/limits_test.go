@@ -9,33 +9,46 @@ import (
 	"platformapi/shared/base/apierr"
 	"platformapi/shared/groups/databases"
 	"platformapi/shared/groups/databases/dbstore"
+	"platformapi/shared/groups/databases/engine"
 )
 
-// slowOpen is file storage whose every read first waits, as a cold
-// function's first read of a large database from its bucket does.
-type slowOpen struct {
+// slowFiles is file storage slow to reach, as a cold function's first read
+// of a large database from its bucket is, or a busy store: every read and
+// write first waits, and a write waits again once its changes are made,
+// before it publishes them.
+type slowFiles struct {
 	dbstore.Storage
 	wait time.Duration
 }
 
-func (s slowOpen) Read(ctx context.Context, dbID string, fn dbstore.ReadFunc) error {
+func (s slowFiles) Read(ctx context.Context, dbID string, fn dbstore.ReadFunc) error {
 	time.Sleep(s.wait)
 	return s.Storage.Read(ctx, dbID, fn)
 }
 
-// A query's deadline bounds its statement, not the fetch of the database
-// it runs on: a file slow to open does not turn a quick statement into a
-// query_timeout.
-func TestAQuerysDeadlineStartsWithItsStatement(t *testing.T) {
+func (s slowFiles) Write(ctx context.Context, dbID string, fn dbstore.WriteFunc) (int64, error) {
+	time.Sleep(s.wait)
+	return s.Storage.Write(ctx, dbID, func(c *engine.Conn, version int64) error {
+		err := fn(c, version)
+		time.Sleep(s.wait)
+		return err
+	})
+}
+
+// A query's or a batch's deadline bounds its statements, not the fetch of
+// the database they run on nor the publication of what they wrote: storage
+// slow to reach does not turn quick statements into a query_timeout.
+func TestADeadlineStartsWithTheStatementsItBounds(t *testing.T) {
 	limits := databases.DefaultLimits
 	limits.QueryTimeout = 300 * time.Millisecond
-	s, _ := serviceWrapping(t, limits, func(st dbstore.Storage) dbstore.Storage { return slowOpen{st, 2 * limits.QueryTimeout} })
+	s, _ := serviceWrapping(t, limits, func(st dbstore.Storage) dbstore.Storage { return slowFiles{st, 2 * limits.QueryTimeout} })
 	if _, err := s.Provision(ctx(), scope); err != nil {
 		t.Fatal(err)
 	}
 	mustAct(t, s, databases.DatabaseAction{Type: "execute", SQL: "CREATE TABLE t(id INTEGER PRIMARY KEY)"})
+	mustAct(t, s, databases.DatabaseAction{Type: "execute", SQL: "INSERT INTO t(id) VALUES (1)"})
 	res, err := s.Query(ctx(), scope, databases.QueryRequest{SQL: "SELECT count(*) AS n FROM t"})
-	if err != nil || res.Rows[0].(map[string]any)["n"] != int64(0) {
+	if err != nil || res.Rows[0].(map[string]any)["n"] != int64(1) {
 		t.Fatalf("%+v %v", res, err)
 	}
 }
