@@ -114,3 +114,32 @@ func TestAnOperationWithABodyKeepsItsContextPastFiveSeconds(t *testing.T) {
 		t.Fatalf("the operation's context was cancelled before 5.5 s: %s", c)
 	}
 }
+
+var lateEvent = routes.Route{
+	Method: http.MethodPost, Path: "/test/late-event", Group: "test", Operation: "test.late-event.create", ID: "test.late-event.create",
+	Idem: true, Body: routes.BodyJSON, Summary: "Publish an event once the request's context has ended",
+}
+
+// An operation's event is recorded even when the request's context has
+// ended by the time it is published: the write it announces has committed,
+// so a request that ran past its deadline (a slow service, a busy store)
+// must not answer its effect and drop its event.
+func TestAnEventPublishedAfterTheRequestsDeadlineIsStillRecorded(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, e *apitest.Env) {
+		root, _ := e.RootKey(1, nil)
+		e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/webhooks", Key: root, Idem: apitest.Idem(),
+			Body: map[string]any{"url": "https://93.184.216.34/in", "events": []string{"service.invoked"}}}), 201)
+		e.Must(e.Do(apitest.Req{Method: "POST", Path: "/v1/test/late-event", Key: root, Idem: apitest.Idem(), Body: map[string]any{}}), 200)
+		r := e.Must(e.Do(apitest.Req{Method: "GET", Path: "/v1/webhook-deliveries", Key: root}), 200)
+		if n := len(r.Body["data"].([]any)); n != 1 {
+			t.Fatalf("%d deliveries of the late event, want 1: %v", n, r.Body)
+		}
+	}, apitest.Options{Routes: []routes.Route{lateEvent}, Register: func(k *api.Kernel) {
+		api.Register(k, lateEvent.ID, http.StatusOK, func(ctx context.Context, _ *struct{ Body struct{} }) (*struct{}, error) {
+			ended, cancel := context.WithCancel(ctx)
+			cancel()
+			k.Publish(ended, "service.invoked", map[string]any{"serviceId": "cloud-superbrain", "operationId": "memory.write", "chargedCredits": 0.01})
+			return &struct{}{}, nil
+		})
+	}})
+}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"strings"
+	"time"
 
 	"platformapi/shared/domain/accounts"
 	"platformapi/shared/groups/webhooks"
@@ -37,9 +38,20 @@ func (k *Kernel) PublishIn(ctx context.Context, projectID, event string, data an
 	if acct, err := p.AccountItem(ctx); err == nil && acct.Int(accounts.AttrActiveWebhooks) == 0 && !strings.HasPrefix(event, "webhook.") {
 		return
 	}
+	// The write the event announces has committed, or commits with it in
+	// the idempotency unit, so the request's own deadline no longer
+	// bounds the recording: a request that ran long (a slow service, a
+	// busy store) would otherwise answer its effect and drop its event.
 	// The call id makes a retry of a call that died after publishing, but
 	// before its response was stored, record the event only once.
-	if err := k.cfg.Events.Publish(webhooks.WithCallID(ctx, CallID(ctx)), p.Key().AccountID, projectID, event, data); err != nil {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	defer cancel()
+	if err := k.cfg.Events.Publish(webhooks.WithCallID(pctx, CallID(ctx)), p.Key().AccountID, projectID, event, data); err != nil {
 		Logger(ctx).Error("webhook publish failed", "event", event, "error", err.Error())
 	}
 }
+
+// publishTimeout bounds the recording of an event once the request's own
+// deadline no longer does: generous, as the audit record's is, since a
+// throttling store or a shared emulator may take seconds.
+const publishTimeout = 15 * time.Second

@@ -199,7 +199,7 @@ func TestACrashAfterAChargedAnswerIsStoredLeavesItsChargeAudited(t *testing.T) {
 		t.Skip("the run drives the real server for half a minute")
 	}
 	t.Parallel()
-	verdicts, stats := run(t, Config{Seed: 3, Duration: 10 * time.Second, KillEvery: time.Hour, CrashMatch: "idem#", CrashAfter: 2,
+	verdicts, stats := run(t, Config{Seed: 3, Duration: 10 * time.Second, KillEvery: time.Hour, CrashMatch: "idem#", CrashAfter: 2, UntilCrashes: 1,
 		Accounts: 1, Workers: 1, Only: []string{"invoke"}})
 	t.Logf("%d lives, %d crashes, %v", stats.Lives, stats.Crashes, stats.Ops)
 	if stats.Crashes == 0 {
@@ -223,7 +223,7 @@ func TestACrashAfterAnOrderSendOrSwapCommitsLeavesItsChargeAudited(t *testing.T)
 		t.Skip("the run drives the real server for half a minute")
 	}
 	t.Parallel()
-	verdicts, stats := run(t, Config{Seed: 8, Duration: 15 * time.Second, KillEvery: time.Hour, CrashMatch: "hold#", CrashWithin: 1,
+	verdicts, stats := run(t, Config{Seed: 8, Duration: 15 * time.Second, KillEvery: time.Hour, CrashMatch: "hold#", CrashWithin: 1, UntilCrashes: 1,
 		Accounts: 1, Workers: 3, Only: []string{"order", "send", "swap"}})
 	t.Logf("%d lives, %d crashes, %v", stats.Lives, stats.Crashes, stats.Ops)
 	if stats.Crashes == 0 {
@@ -248,7 +248,7 @@ func TestACrashAfterATopUpIsCreditedLeavesItsEventDelivered(t *testing.T) {
 		t.Skip("the run drives the real server for half a minute")
 	}
 	t.Parallel()
-	verdicts, stats := run(t, Config{Seed: 5, Duration: 12 * time.Second, KillEvery: time.Hour, CrashMatch: "x402pay#", CrashAfter: 3,
+	verdicts, stats := run(t, Config{Seed: 5, Duration: 12 * time.Second, KillEvery: time.Hour, CrashMatch: "x402pay#", CrashAfter: 3, UntilCrashes: 1,
 		Accounts: 1, Workers: 1, Only: []string{"topup"}})
 	t.Logf("%d lives, %d crashes, %v", stats.Lives, stats.Crashes, stats.Ops)
 	if stats.Crashes == 0 {
@@ -286,7 +286,7 @@ func TestTheCheckerReportsEachInjectedFault(t *testing.T) {
 		// A server that loses its outbox loses the event of a write when
 		// it dies after the commit and before the fan-out: each life here
 		// crashes right after one of its first outbox writes.
-		{"drop-outbox", "events", Config{Duration: 10 * time.Second, KillEvery: time.Hour, CrashMatch: "evo#", CrashWithin: 3,
+		{"drop-outbox", "events", Config{Duration: 10 * time.Second, KillEvery: time.Hour, CrashMatch: "evo#", CrashWithin: 3, UntilCrashes: 1,
 			Only: []string{"key", "upload"}, DeliveryWait: 20 * time.Second}},
 		// A server that skips the marker of a call's hold takes the hold
 		// twice when the call is retried after its account was sliced: a
@@ -296,7 +296,7 @@ func TestTheCheckerReportsEachInjectedFault(t *testing.T) {
 		// sweep is held off past the run, so that the dead call's hold is
 		// still there when its retry comes, rather than released by then
 		// and rightly taken anew.
-		{"skip-hold-marker", "money", Config{Duration: 10 * time.Second, KillEvery: time.Hour, CrashMatch: "hold#acct_", CrashWithin: 1, Accounts: 1,
+		{"skip-hold-marker", "money", Config{Duration: 10 * time.Second, KillEvery: time.Hour, CrashMatch: "hold#acct_", CrashWithin: 1, Accounts: 1, UntilCrashes: 1,
 			Only: []string{"invoke"}, SliceAfterCrash: true, Env: []string{"HOLD_GRACE=10m"}}},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {

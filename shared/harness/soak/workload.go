@@ -48,6 +48,11 @@ type Config struct {
 	// CrashAfter, when set, is the one matching write every life crashes
 	// after, instead of a random one up to CrashWithin.
 	CrashAfter int
+	// UntilCrashes keeps the workers and the killer going past Duration,
+	// for up to untilCrashesLimit more, until that many lives crashed: a
+	// busy machine may make fewer requests in Duration than an aimed run
+	// needs to reach its crash point.
+	UntilCrashes int
 	// Only restricts the operations to these names; SliceAfterCrash
 	// slices every account as soon as the first life that crashed is
 	// replaced, and has that life charge each account once, before the
@@ -183,9 +188,16 @@ func (r *Run) Execute(ctx context.Context) ([]AccountState, error) {
 		rng := mrand.New(mrand.NewPCG(r.cfg.Seed, uint64(w)+1))
 		wg.Go(func() { r.worker(rng, w, end) })
 	}
-	// The killer stops when the duration ends, and leaves a life without
-	// a crash point to answer what the workers still retry.
-	r.killer(mrand.New(mrand.NewPCG(r.cfg.Seed, 0)), time.After(time.Until(end)))
+	// The killer stops when the workers do, and leaves a life without a
+	// crash point to answer what they still retry.
+	stop := make(chan struct{})
+	go func() {
+		for r.going(end) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		close(stop)
+	}()
+	r.killer(mrand.New(mrand.NewPCG(r.cfg.Seed, 0)), stop)
 	wg.Wait()
 	// A last life, started cleanly once every request is answered: its
 	// start fans out what dead lives left in the outbox and counts what
@@ -207,6 +219,22 @@ func (r *Run) Execute(ctx context.Context) ([]AccountState, error) {
 	return out, nil
 }
 
+// untilCrashesLimit bounds how long UntilCrashes may extend a run.
+const untilCrashesLimit = 2 * time.Minute
+
+// going reports whether the workers start another operation: until end,
+// and past it while fewer lives crashed than UntilCrashes asks.
+func (r *Run) going(end time.Time) bool {
+	now := time.Now()
+	if now.Before(end) {
+		return true
+	}
+	r.mu.Lock()
+	crashes := r.stats.Crashes
+	r.mu.Unlock()
+	return crashes < r.cfg.UntilCrashes && now.Before(end.Add(untilCrashesLimit))
+}
+
 // Stats is what the run did.
 func (r *Run) Stats() Stats {
 	r.mu.Lock()
@@ -225,7 +253,7 @@ func (r *Run) History() []Record { return r.c.History() }
 // killer ends the server's life every KillEvery (± half) with SIGKILL and
 // starts the next, half of them with a crash point: the life exits right
 // after its n-th write commits. A life that crashed is restarted at once.
-func (r *Run) killer(rng *mrand.Rand, stop <-chan time.Time) {
+func (r *Run) killer(rng *mrand.Rand, stop <-chan struct{}) {
 	next := func() time.Duration {
 		return r.cfg.KillEvery/2 + time.Duration(rng.Int64N(int64(r.cfg.KillEvery)))
 	}
@@ -436,7 +464,7 @@ func (r *Run) worker(rng *mrand.Rand, w int, end time.Time) {
 	for _, o := range ops {
 		total += o.weight
 	}
-	for n := 0; time.Now().Before(end); n++ {
+	for n := 0; r.going(end); n++ {
 		pick := rng.IntN(total)
 		for _, o := range ops {
 			if pick -= o.weight; pick < 0 {
