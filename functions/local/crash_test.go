@@ -595,7 +595,7 @@ func wantAuditedOnce(t *testing.T, base, secret string, ops []*crashOp) {
 		// A run's own step is a settlement named after the run, beside
 		// the request that created it: only requests must be unique.
 		if strings.HasPrefix(req, "req_") && len(ids) > 1 {
-			t.Errorf("request %s has %d audit events", req, len(ids))
+			t.Errorf("request %s has %d audit events %v (%s)", req, len(ids), ids, answeredAs(ops, req))
 		}
 	}
 	t.Logf("%d requests answered before the kill, each with one audit event; %d events in all", before, len(events))
@@ -605,6 +605,16 @@ func wantAuditedOnce(t *testing.T, base, secret string, ops []*crashOp) {
 	if listed, counted := auditedByOperation(t, base, secret); !maps.Equal(listed, counted) {
 		t.Errorf("/usage counts %v, /audit-events lists %v", counted, listed)
 	}
+}
+
+// answeredAs names the write the killed server answered as request req.
+func answeredAs(ops []*crashOp, req string) string {
+	for _, o := range ops {
+		if o.answeredBefore == req {
+			return fmt.Sprintf("%s, answered before the kill", o.idem)
+		}
+	}
+	return "no write answered before the kill"
 }
 
 // auditedByOperation is what /audit-events lists and what /usage counts,
