@@ -595,7 +595,7 @@ func wantAuditedOnce(t *testing.T, base, secret string, ops []*crashOp) {
 		// A run's own step is a settlement named after the run, beside
 		// the request that created it: only requests must be unique.
 		if strings.HasPrefix(req, "req_") && len(ids) > 1 {
-			t.Errorf("request %s has %d audit events %v (%s)", req, len(ids), ids, answeredAs(ops, req))
+			t.Errorf("request %s has %d audit events (%s): %v", req, len(ids), answeredAs(ops, req), auditEventsOf(t, base, secret, req))
 		}
 	}
 	t.Logf("%d requests answered before the kill, each with one audit event; %d events in all", before, len(events))
@@ -615,6 +615,32 @@ func answeredAs(ops []*crashOp, req string) string {
 		}
 	}
 	return "no write answered before the kill"
+}
+
+// auditEventsOf is every listed audit event of request req, whole.
+func auditEventsOf(t *testing.T, base, secret, req string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	cursor := ""
+	for range 50 {
+		q := "/v1/audit-events?limit=100"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		a, err := send(base, "GET", q, secret, "", "")
+		if err != nil || a.code != 200 {
+			t.Fatalf("GET %s: %v %d %v", q, err, a.code, a.body)
+		}
+		for _, x := range a.body["data"].([]any) {
+			if m := x.(map[string]any); m["requestId"] == req {
+				out = append(out, m)
+			}
+		}
+		if cursor, _ = a.body["nextCursor"].(string); cursor == "" {
+			break
+		}
+	}
+	return out
 }
 
 // auditedByOperation is what /audit-events lists and what /usage counts,
