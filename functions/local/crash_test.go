@@ -266,14 +266,18 @@ func retryUntilAnswered(t *testing.T, base, secret string, ops []*crashOp, deadl
 	wg.Wait()
 }
 
-// listAll pages through a list endpoint and returns field of each item,
-// with the item ids under "id:" + value.
-func listAll(t *testing.T, base, secret, path, field string) map[string][]string {
+// listItems pages through a list endpoint (path may carry its own query)
+// and returns every item.
+func listItems(t *testing.T, base, secret, path string) []map[string]any {
 	t.Helper()
-	out := map[string][]string{}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	var out []map[string]any
 	cursor := ""
 	for range 50 {
-		q := path + "?limit=100"
+		q := path + sep + "limit=100"
 		if cursor != "" {
 			q += "&cursor=" + cursor
 		}
@@ -282,18 +286,29 @@ func listAll(t *testing.T, base, secret, path, field string) map[string][]string
 			t.Fatalf("GET %s: %v %d %v", q, err, a.code, a.body)
 		}
 		for _, x := range a.body["data"].([]any) {
-			m := x.(map[string]any)
-			v, _ := m[field].(string)
-			out[v] = append(out[v], m["id"].(string))
+			out = append(out, x.(map[string]any))
 		}
-		next, _ := a.body["nextCursor"].(string)
-		if next == "" {
+		if cursor, _ = a.body["nextCursor"].(string); cursor == "" {
 			return out
 		}
-		cursor = next
 	}
 	t.Fatalf("GET %s: too many pages", path)
 	return nil
+}
+
+// listAll is the ids of a list endpoint's items by their field.
+func listAll(t *testing.T, base, secret, path, field string) map[string][]string {
+	t.Helper()
+	return byField(listItems(t, base, secret, path), field)
+}
+
+func byField(items []map[string]any, field string) map[string][]string {
+	out := map[string][]string{}
+	for _, m := range items {
+		v, _ := m[field].(string)
+		out[v] = append(out[v], m["id"].(string))
+	}
+	return out
 }
 
 // webhookKeys names each webhook by the op in its URL.
@@ -477,40 +492,22 @@ func wantEventsOnce(t *testing.T, base, secret, sinkID string, ops []*crashOp, s
 	}
 	read := func() seen {
 		s := seen{events: map[string]map[string][]string{}, memWrites: map[string]bool{}, perEvent: map[string]int{}}
-		cursor := ""
-		for range 50 {
-			q := "/v1/webhook-deliveries?limit=100&webhookId=" + sinkID
-			if cursor != "" {
-				q += "&cursor=" + cursor
+		for _, d := range listItems(t, base, secret, "/v1/webhook-deliveries?webhookId="+sinkID) {
+			p, _ := d["payload"].(map[string]any)
+			data, _ := p["data"].(map[string]any)
+			ev, evID := d["event"].(string), d["eventId"].(string)
+			s.perEvent[evID]++
+			if ev == "service.invoked" && data["operationId"] == "memory.write" {
+				s.memWrites[evID] = true
 			}
-			a, err := send(base, "GET", q, secret, "", "")
-			if err != nil || a.code != 200 {
-				t.Fatalf("GET %s: %v %d %v", q, err, a.code, a.body)
+			id, _ := data["id"].(string)
+			if s.events[ev] == nil {
+				s.events[ev] = map[string][]string{}
 			}
-			for _, x := range a.body["data"].([]any) {
-				d := x.(map[string]any)
-				p, _ := d["payload"].(map[string]any)
-				data, _ := p["data"].(map[string]any)
-				ev, evID := d["event"].(string), d["eventId"].(string)
-				s.perEvent[evID]++
-				if ev == "service.invoked" && data["operationId"] == "memory.write" {
-					s.memWrites[evID] = true
-				}
-				id, _ := data["id"].(string)
-				if s.events[ev] == nil {
-					s.events[ev] = map[string][]string{}
-				}
-				if !slices.Contains(s.events[ev][id], evID) {
-					s.events[ev][id] = append(s.events[ev][id], evID)
-				}
+			if !slices.Contains(s.events[ev][id], evID) {
+				s.events[ev][id] = append(s.events[ev][id], evID)
 			}
-			next, _ := a.body["nextCursor"].(string)
-			if next == "" {
-				return s
-			}
-			cursor = next
 		}
-		t.Fatal("webhook deliveries: too many pages")
 		return s
 	}
 	memWrites := 0
@@ -580,7 +577,8 @@ func wantEventsOnce(t *testing.T, base, secret, sinkID string, ops []*crashOp, s
 // themselves are audited, so their own operations are left out of the sums.
 func wantAuditedOnce(t *testing.T, base, secret string, ops []*crashOp) {
 	t.Helper()
-	events := listAll(t, base, secret, "/v1/audit-events", "requestId")
+	items := listItems(t, base, secret, "/v1/audit-events")
+	events := byField(items, "requestId")
 	before := 0
 	for _, o := range ops {
 		if o.answeredBefore == "" {
@@ -595,7 +593,7 @@ func wantAuditedOnce(t *testing.T, base, secret string, ops []*crashOp) {
 		// A run's own step is a settlement named after the run, beside
 		// the request that created it: only requests must be unique.
 		if strings.HasPrefix(req, "req_") && len(ids) > 1 {
-			t.Errorf("request %s has %d audit events (%s): %v", req, len(ids), answeredAs(ops, req), auditEventsOf(t, base, secret, req))
+			t.Errorf("request %s has %d audit events (%s): %v", req, len(ids), answeredAs(ops, req), eventsOf(items, req))
 		}
 	}
 	t.Logf("%d requests answered before the kill, each with one audit event; %d events in all", before, len(events))
@@ -617,27 +615,12 @@ func answeredAs(ops []*crashOp, req string) string {
 	return "no write answered before the kill"
 }
 
-// auditEventsOf is every listed audit event of request req, whole.
-func auditEventsOf(t *testing.T, base, secret, req string) []map[string]any {
-	t.Helper()
+// eventsOf is the audit events of request req, whole.
+func eventsOf(items []map[string]any, req string) []map[string]any {
 	var out []map[string]any
-	cursor := ""
-	for range 50 {
-		q := "/v1/audit-events?limit=100"
-		if cursor != "" {
-			q += "&cursor=" + cursor
-		}
-		a, err := send(base, "GET", q, secret, "", "")
-		if err != nil || a.code != 200 {
-			t.Fatalf("GET %s: %v %d %v", q, err, a.code, a.body)
-		}
-		for _, x := range a.body["data"].([]any) {
-			if m := x.(map[string]any); m["requestId"] == req {
-				out = append(out, m)
-			}
-		}
-		if cursor, _ = a.body["nextCursor"].(string); cursor == "" {
-			break
+	for _, m := range items {
+		if m["requestId"] == req {
+			out = append(out, m)
 		}
 	}
 	return out
@@ -649,23 +632,9 @@ func auditedByOperation(t *testing.T, base, secret string) (listed, counted map[
 	t.Helper()
 	reads := []string{"auditEvents.list", "usage.read"}
 	listed = map[string]int64{}
-	cursor := ""
-	for {
-		q := "/v1/audit-events?limit=100"
-		if cursor != "" {
-			q += "&cursor=" + cursor
-		}
-		a, err := send(base, "GET", q, secret, "", "")
-		if err != nil || a.code != 200 {
-			t.Fatalf("GET %s: %v %d %v", q, err, a.code, a.body)
-		}
-		for _, x := range a.body["data"].([]any) {
-			if op := x.(map[string]any)["operation"].(string); !slices.Contains(reads, op) {
-				listed[op]++
-			}
-		}
-		if cursor, _ = a.body["nextCursor"].(string); cursor == "" {
-			break
+	for _, m := range listItems(t, base, secret, "/v1/audit-events") {
+		if op := m["operation"].(string); !slices.Contains(reads, op) {
+			listed[op]++
 		}
 	}
 	start := time.Now().UTC().Add(-48 * time.Hour).Format(time.RFC3339)

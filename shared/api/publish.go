@@ -44,7 +44,7 @@ func (k *Kernel) PublishIn(ctx context.Context, projectID, event string, data an
 	// busy store) would otherwise answer its effect and drop its event.
 	// The call id makes a retry of a call that died after publishing, but
 	// before its response was stored, record the event only once.
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	pctx, cancel := context.WithTimeout(withoutCancel(ctx), publishTimeout)
 	defer cancel()
 	if err := k.cfg.Events.Publish(webhooks.WithCallID(pctx, CallID(ctx)), p.Key().AccountID, projectID, event, data); err != nil {
 		Logger(ctx).Error("webhook publish failed", "event", event, "error", err.Error())

@@ -344,6 +344,20 @@ type Req struct {
 	Body         any               // JSON-encoded unless []byte
 }
 
+// DoRetrying sends r, and again under the same Idempotency-Key after each
+// 503, as the answer tells a client to (what the request already did is
+// completed or replayed), up to ten times half a second apart. A contended
+// account answers 503 on a busy machine.
+func (e *Env) DoRetrying(r Req) *Resp {
+	e.T.Helper()
+	res := e.Do(r)
+	for try := 0; res.Status == http.StatusServiceUnavailable && try < 10; try++ {
+		time.Sleep(500 * time.Millisecond)
+		res = e.Do(r)
+	}
+	return res
+}
+
 // Do sends r.
 func (e *Env) Do(r Req) *Resp {
 	e.T.Helper()

@@ -39,9 +39,9 @@ func TestTheStallProbeTimesTheRecordersWritesSyncsAndCommits(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	st2 := probe.stop()
-	if st2.JournalAppendWriteMax <= 0 || st2.JournalSyncMax <= 0 || st2.FlushCommits == 0 || st2.FlushCommitMax <= 0 {
-		t.Errorf("stalls %+v, want the journal's write, its fsync and the flusher's commit timed", st2)
+	got := probe.stop()
+	if got.JournalAppendWriteMax <= 0 || got.JournalSyncMax <= 0 || got.FlushCommits == 0 || got.FlushCommitMax <= 0 {
+		t.Errorf("stalls %+v, want the journal's write, its fsync and the flusher's commit timed", got)
 	}
 	if again := startStalls(timings).stop(); again.JournalAppendWriteMax != 0 {
 		t.Errorf("a probe around no request timed a journal write: %+v", again)

@@ -3,7 +3,6 @@ package databasesapi_test
 import (
 	"sync"
 	"testing"
-	"time"
 
 	"platformapi/shared/harness/apitest"
 )
@@ -62,15 +61,8 @@ func TestConcurrentWritesAcknowledgeExactlyTheRowsThatStay(t *testing.T) {
 }
 
 // writeRetrying sends a batch of actions under one Idempotency-Key, again
-// after each 503 (a busy backend) as its Retry-After asks, a few times.
+// after each 503 (a busy backend).
 func (c caller) writeRetrying(body any) *apitest.Resp {
 	c.e.T.Helper()
-	r := c.req("POST", "/actions", body)
-	for try := 0; ; try++ {
-		res := c.e.Do(r)
-		if res.Status != 503 || try == 5 {
-			return res
-		}
-		time.Sleep(time.Second)
-	}
+	return c.e.DoRetrying(c.req("POST", "/actions", body))
 }

@@ -19,11 +19,16 @@ import (
 
 func invoke(e *apitest.Env, key, service, op string, input any, approval string) *apitest.Resp {
 	e.T.Helper()
+	return e.Do(invokeReq(key, service, op, input, approval))
+}
+
+// invokeReq is the request invoke sends, under a fresh Idempotency-Key.
+func invokeReq(key, service, op string, input any, approval string) apitest.Req {
 	body := map[string]any{"operationId": op, "input": input}
 	if approval != "" {
 		body["approvalId"] = approval
 	}
-	return e.Do(apitest.Req{Method: "POST", Path: "/v1/services/" + service + "/invoke", Key: key, Idem: apitest.Idem(), Body: body})
+	return apitest.Req{Method: "POST", Path: "/v1/services/" + service + "/invoke", Key: key, Idem: apitest.Idem(), Body: body}
 }
 
 // accountWithMicro creates an account funded with exactly micro micro-credits.
@@ -75,13 +80,7 @@ func TestConcurrentInvokesNeverSpendMoreThanTheBalance(t *testing.T) {
 				// A 503 (the ledger's bound on one account's contention)
 				// promises that a retry with the same Idempotency-Key
 				// completes or replays what it did: the client retries so.
-				req := apitest.Req{Method: "POST", Path: "/v1/services/cloud-superbrain/invoke", Key: key, Idem: apitest.Idem(),
-					Body: map[string]any{"operationId": "memory.write", "input": map[string]any{"text": "memory " + strconv.Itoa(i)}}}
-				r := e.Do(req)
-				for try := 0; r.Status == 503 && try < 20; try++ {
-					time.Sleep(100 * time.Millisecond)
-					r = e.Do(req)
-				}
+				r := e.DoRetrying(invokeReq(key, "cloud-superbrain", "memory.write", map[string]any{"text": "memory " + strconv.Itoa(i)}, ""))
 				switch {
 				case r.Status == 200:
 					ok.Add(1)
