@@ -226,7 +226,7 @@ func TestAKilledServerLosesNothingAndRepeatsNothing(t *testing.T) {
 	wantEachOnce(t, ops, "memory", listMemories(t, second.base, secret))
 	wantEachOnce(t, ops, "run", runsFinished(t, second.base, secret, ops))
 	wantEventsOnce(t, second.base, secret, sink["id"].(string), ops, sink["id"].(string), files["id"].(string))
-	wantAuditedOnce(t, second.base, secret, ops)
+	wantAuditedOnce(t, second.base, secret, ops, first, second)
 
 	// Orphaned holds have deadlines at most RUN_TIMEOUT after the kill;
 	// the sweep runs every HOLD_GRACE.
@@ -575,7 +575,7 @@ func wantEventsOnce(t *testing.T, base, secret, sinkID string, ops []*crashOp, s
 // the killed server answered has exactly one audit event, no request has
 // two, and /usage counts per operation what /audit-events lists. The reads
 // themselves are audited, so their own operations are left out of the sums.
-func wantAuditedOnce(t *testing.T, base, secret string, ops []*crashOp) {
+func wantAuditedOnce(t *testing.T, base, secret string, ops []*crashOp, servers ...*server) {
 	t.Helper()
 	items := listItems(t, base, secret, "/v1/audit-events")
 	events := byField(items, "requestId")
@@ -594,6 +594,9 @@ func wantAuditedOnce(t *testing.T, base, secret string, ops []*crashOp) {
 		// the request that created it: only requests must be unique.
 		if strings.HasPrefix(req, "req_") && len(ids) > 1 {
 			t.Errorf("request %s has %d audit events (%s): %v", req, len(ids), answeredAs(ops, req), eventsOf(items, req))
+			for _, s := range servers {
+				t.Logf("server log of %s: %v", req, s.logs.linesWith(req))
+			}
 		}
 	}
 	t.Logf("%d requests answered before the kill, each with one audit event; %d events in all", before, len(events))

@@ -57,7 +57,36 @@ func binary(t *testing.T) string {
 type server struct {
 	cmd  *exec.Cmd
 	base string
-	logs *bytes.Buffer
+	logs *logBuffer
+}
+
+// logBuffer is a server's stderr, readable while the server writes it.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// linesWith is the log lines that contain s.
+func (b *logBuffer) linesWith(s string) []string {
+	var out []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // start runs the server on a free port with the given environment.
@@ -66,7 +95,7 @@ func start(t *testing.T, env []string, args ...string) *server {
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), append([]string{"ADDR=127.0.0.1:0"}, env...)...)
 	stdout, _ := cmd.StdoutPipe()
-	logs := &bytes.Buffer{}
+	logs := &logBuffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -29,6 +29,11 @@ type Hold struct {
 	// named is the audit event of the request that took the hold, for a
 	// hold an earlier attempt of the call took (HoldOnce).
 	named ChargeName
+	// taken is set on a hold its holder took (Hold, HoldOnce), which only
+	// it or another attempt of its call ends, unlike one a worker settles
+	// for an effect that holds it (HoldOf): see Capture. ended is set once
+	// this holder ended it: ending it again is ErrHoldEnded.
+	taken, ended bool
 }
 
 // attrNamedBy and attrNamedAt are the name of the audit event that carries
@@ -62,9 +67,17 @@ func slicedHoldKey(accountID, id string) store.Key {
 // hold lives in the account's partition (heldElsewhere).
 const attrInAccount = "inAccount"
 
-// attrCall marks the hold of a call (HoldOnce) taken in a request, which
-// that request ends: see end. A call's hold taken outside any request (a
-// run's step) is ended by its worker, which reports it in its own event.
+// attrCall marks a hold taken in a request by Hold or HoldOnce, which that
+// request ends (or a retry of its call takes over, or the sweep releases
+// when neither did). Its debit is not the request's charge when taken: it
+// is carried, netted with its refund, by whatever ends it (see end). So
+// the request that took it charges exactly what it captured, whether it
+// ended the hold or answered an error first, and the event of a request
+// that died holding it, written or not, carries nothing the sweep must
+// undo. A hold taken outside any request (a run's step) is ended by its
+// worker, which reports it in its own event; one taken with HoldOps is
+// committed with an effect that outlives the request (an order), whose
+// event carries the debit.
 const attrCall = "call"
 
 // markerLife is how long a marker outlives its hold's taking: as long as a
@@ -115,6 +128,26 @@ func (l *Ledger) findHold(ctx context.Context, accountID, id string, both bool) 
 // again changes nothing, so a settlement retried after a crash is safe.
 var ErrHoldEnded = errors.New("credits: hold already ended")
 
+// ErrHoldLapsed means a hold its holder took (Hold, HoldOnce) was released
+// by the sweep before the holder captured it: the holder outlived the
+// hold's deadline and grace. The operation may have run, uncharged. It is
+// a backing failure (store.ErrUnavailable), which a request answers with
+// a 503 that asks for a retry with the same Idempotency-Key; that retry
+// takes a fresh hold, runs the call again under its identity (which the
+// service deduplicates) and charges it once.
+var ErrHoldLapsed = fmt.Errorf("credits: the hold was released past its deadline before its capture: %w", store.ErrUnavailable)
+
+// endedError is ErrHoldEnded with how the hold ended: its state and its
+// charge.
+type endedError struct {
+	state   string
+	charged int64
+}
+
+func (e *endedError) Error() string { return ErrHoldEnded.Error() + " (" + e.state + ")" }
+
+func (e *endedError) Is(target error) bool { return target == ErrHoldEnded }
+
 // HoldOps are the transaction members that take amountMicro from the
 // account as read (a) as a new hold with the given id, for a caller that
 // commits the hold with its own effect (a trading order and its hold exist
@@ -161,7 +194,7 @@ func (l *Ledger) HoldOf(accountID, holdID string, amountMicro int64, deadline ti
 // call's timeout): past it and GraceAfterDeadline, SweepHolds releases a
 // hold a crash left behind.
 func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, reference string, lifetime time.Duration) (*Hold, error) {
-	return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()), lifetime, holdPlain)
+	return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()), lifetime, false)
 }
 
 // HoldOnce is Hold for the call named callID (stable across its retries):
@@ -178,17 +211,17 @@ func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int
 		it, err := l.findHold(ctx, accountID, id, turn > 0)
 		switch {
 		case err == nil && it.String("state") == "released":
-			return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()), lifetime, holdCall)
+			return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()), lifetime, false)
 		case err == nil:
 			h := &Hold{l: l, accountID: accountID, ID: id, Amount: it.Int("amount"),
 				Captured: it.String("state") == "captured", Charged: it.Int("charged"),
-				Deadline: time.Unix(it.Int(attrDeadline), 0), named: chargeNameOf(it)}
+				Deadline: time.Unix(it.Int(attrDeadline), 0), named: chargeNameOf(it), taken: true}
 			inherit(ctx, h)
 			return h, nil
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, fmt.Errorf("credits: read hold: %w", err)
 		}
-		h, err := l.hold(ctx, accountID, amountMicro, reference, id, lifetime, holdOnce)
+		h, err := l.hold(ctx, accountID, amountMicro, reference, id, lifetime, true)
 		// A balance that cannot cover a second hold may be short by the
 		// first attempt's: look for it everywhere before saying so.
 		if !errors.Is(err, errHoldExists) && (turn > 0 || !errors.Is(err, ErrInsufficient)) {
@@ -199,18 +232,16 @@ func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int
 }
 
 // inherit reports to the request what the hold it takes over from an
-// earlier attempt of its call has debited: the hold, or what its capture
-// kept. That attempt's audit event, if it was written at all, carried the
-// debit under the name the hold keeps: the debit is owed to that name
-// (owe), which the audit store keeps once, so the charge is audited once
-// whether that attempt died before its event or only before its answer
-// was stored. Its capture reports the refund as usual.
+// earlier attempt of its call charged. A hold still held charged nothing
+// yet: the retry ends it, and its own event carries what that charges
+// (attrCall). A captured one was the charge of the attempt that captured
+// it, whose event, if it was written at all, carried it under the name
+// the hold keeps: the charge is owed to that name (owe), which the audit
+// store keeps once, so it is audited once whether that attempt died
+// before its event or only before its answer was stored.
 func inherit(ctx context.Context, h *Hold) {
-	switch {
-	case h.Captured:
+	if h.Captured {
 		owe(ctx, h.Charged, h.named)
-	default:
-		owe(ctx, h.Amount, h.named)
 	}
 }
 
@@ -241,26 +272,16 @@ func (l *Ledger) Inherit(ctx context.Context, accountID, holdID string, amountMi
 // errHoldExists: the hold's id is taken (by another attempt of its call).
 var errHoldExists = errors.New("credits: hold exists")
 
-// holdKind says whose hold is taken: holdCall is a call's, which its own
-// request ends (see end); holdOnce is a call's under the call's own id,
-// which its retries take again (HoldOnce), rather than a fresh one.
-type holdKind int
-
-const (
-	holdPlain holdKind = iota
-	holdCall
-	holdOnce
-)
-
-// hold takes a hold of the given kind with the given id.
-func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, reference, id string, lifetime time.Duration, kind holdKind) (*Hold, error) {
-	once := kind == holdOnce
+// hold takes a hold with the given id; once, under the call's own id,
+// which its retries take again (HoldOnce) rather than a fresh one.
+func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, reference, id string, lifetime time.Duration, once bool) (*Hold, error) {
 	if amountMicro < 0 {
 		return nil, fmt.Errorf("credits: negative hold %d", amountMicro)
 	}
 	now := l.now()
-	// Whole seconds, as stored: a retry's HoldOnce sees the same deadline.
-	h := &Hold{l: l, accountID: accountID, ID: id, Amount: amountMicro, Deadline: time.Unix(now.Add(lifetime).Unix(), 0)}
+	// Whole seconds, as stored (a retry's HoldOnce sees the same deadline),
+	// rounded up: the sweep never counts from before the holder's own.
+	h := &Hold{l: l, accountID: accountID, ID: id, Amount: amountMicro, Deadline: time.Unix(now.Add(lifetime+time.Second-1).Unix(), 0), taken: true}
 	iRec, iOther := -1, -1
 	err := l.Apply(ctx, accountID, func(a Account) ([]store.Op, *Change, error) {
 		iRec, iOther = -1, -1
@@ -269,8 +290,9 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 			return ops, ch, err
 		}
 		iRec = len(ch.Ops)
-		if kind != holdPlain && CauseOf(ctx).Request() != nil {
+		if CauseOf(ctx).Request() != nil {
 			ops[iRec].Item[attrCall] = true
+			ch.note = nil // whatever ends the hold carries its debit
 		}
 		if once && a.Slices <= 1 {
 			// The id names one hold wherever it lives. A call's hold taken
@@ -298,19 +320,42 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 }
 
 // Capture charges exactMicro (at most the held amount) and returns the rest
-// to the balance.
+// to the balance; Charged is then what the hold charged. A hold its holder
+// took that another attempt of its call captured first (a retry that took
+// it over) is that attempt's charge, which its event carries: Capture
+// keeps it and reports it in Charged. One the sweep released first is
+// ErrHoldLapsed. A hold a worker settles (HoldOf) ended before is
+// ErrHoldEnded, whose settlement is then done.
 func (h *Hold) Capture(ctx context.Context, exactMicro int64) error {
-	if h.Captured {
+	switch {
+	case h.ended:
+		return ErrHoldEnded
+	case h.Captured:
 		return nil // an earlier attempt of the call captured it
-	}
-	if exactMicro < 0 || exactMicro > h.Amount {
+	case exactMicro < 0 || exactMicro > h.Amount:
 		return fmt.Errorf("credits: capture %d outside hold of %d", exactMicro, h.Amount)
 	}
-	return h.end(ctx, "captured", exactMicro)
+	err := h.end(ctx, "captured", exactMicro)
+	var ended *endedError
+	switch {
+	case err == nil:
+		h.Charged = exactMicro
+	case errors.As(err, &ended) && h.taken && ended.state == "captured":
+		h.ended, h.Charged = true, ended.charged
+		return nil
+	case errors.As(err, &ended) && h.taken:
+		return fmt.Errorf("credits: capture hold %s: %w", h.ID, ErrHoldLapsed)
+	}
+	return err
 }
 
 // Release returns the whole hold to the balance.
-func (h *Hold) Release(ctx context.Context) error { return h.end(ctx, "released", 0) }
+func (h *Hold) Release(ctx context.Context) error {
+	if h.ended {
+		return ErrHoldEnded
+	}
+	return h.end(ctx, "released", 0)
+}
 
 // end settles the hold. In a request the request is charged (its audit
 // event shows it); outside one (a worker, the sweeper) the settlement is
@@ -322,13 +367,22 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 		if err != nil {
 			return fmt.Errorf("credits: %s hold %s: %w", state, h.ID, err)
 		}
-		if rec == nil || rec.String("state") != "held" {
+		if rec == nil {
 			return ErrHoldEnded
+		}
+		if st := rec.String("state"); st != "held" {
+			return &endedError{state: st, charged: rec.Int("charged")}
 		}
 		cause := CauseOf(ctx)
 		attr, note, event := cause.Attribution(), noteOf(cause), ""
+		own := rec.Has(attrCall)
 		switch {
 		case note != nil: // a request's: its own event carries the change
+		case own && chargedMicro == 0:
+			// A request's own hold released outside it (the sweep): the
+			// debit no event carried is returned, nothing was charged, and
+			// the request's event, if it was written, is its only one.
+			_ = rec.Doc(&attr)
 		case len(attr.KeyPath) > 0: // a worker acting for a key (a run's step)
 			event = cause.SettledBy(attr.Operation)
 		default: // a worker or the sweeper settling whoever took the hold
@@ -342,10 +396,10 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 		if refund := h.Amount - chargedMicro; refund > 0 {
 			moves = append(moves, Move{Type: TypeRelease, Amount: refund, Reference: h.ID})
 		}
-		if note == nil && rec.Has(attrCall) && len(moves) > 0 {
-			// A call's hold is ended by its own request, or taken over by
-			// the call's retry (inherit): ended outside any request, its
-			// request died before its event, which was to carry the hold.
+		if own && len(moves) > 0 {
+			// The hold's debit was carried by no event (attrCall): its end
+			// carries it with the refund, so the change charges what was
+			// captured.
 			moves[0].Unaudited = rec.Int("amount")
 		}
 		ch, err := a.change(h.l.now(), attr, note, event, moves)
@@ -360,10 +414,11 @@ func (h *Hold) end(ctx context.Context, state string, chargedMicro int64) error 
 		var tx *store.TxError
 		switch {
 		case err == nil:
+			h.ended = true
 			ch.Committed()
 			return nil
 		case errors.As(err, &tx) && tx.Index == 0:
-			return ErrHoldEnded
+			continue // ended meanwhile: the next read says how
 		case IsRace(err, ops, ch):
 			if err := h.l.Raced(ctx, h.accountID, n); err != nil {
 				return err

@@ -2,9 +2,11 @@ package credits
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
+	"platformapi/shared/adapters/store"
 	"platformapi/shared/adapters/testkit/teststores"
 	"platformapi/shared/domain/audit"
 )
@@ -60,41 +62,57 @@ func TestARetryThatTakesOverItsCallsHoldCarriesTheCallsCharge(t *testing.T) {
 	}
 }
 
-// A call's hold its dead request left is released by the sweep: the hold's
-// debit was to be carried by the event of the request that died, so the
-// sweep's event carries it with the refund, and the audit sums to what the
-// account spent (nothing). A hold an answered request left for a worker
-// is settled with the refund alone, its request's event having carried
-// the debit.
-func TestASweptCallHoldIsAuditedAsChargingNothing(t *testing.T) {
+// A hold a request takes with Hold or HoldOnce is the request's to end:
+// its debit is carried by whatever ends it. So a request that answered
+// (or died) with its hold still held charged nothing on its event, and the
+// sweep that releases the hold writes no event of its own: the request
+// has one event, and the audit sums to what the account spent (nothing).
+// A hold committed with an effect that outlives its request (HoldOps, an
+// order) is carried by the request's event and settled by its own.
+func TestASweptHoldOfARequestLeavesTheAuditSummingToWhatWasSpent(t *testing.T) {
 	for _, b := range teststores.All() {
 		for _, tc := range []struct {
-			name            string
-			call, refreshed bool // refreshed: a retry's fresh hold after the first was released
-			wantEvent       int64
-		}{{"a call's hold", true, false, 0}, {"a call's fresh hold after a released one", true, true, 0}, {"a worker's hold", false, false, -10_000}} {
+			name       string
+			take       func(ctx context.Context, l *Ledger, acct string) error
+			wantEvents []int64 // the sweep's events' charges
+			wantNoted  int64   // what the request's event carries
+		}{
+			{"a call's hold", func(ctx context.Context, l *Ledger, acct string) error {
+				_, err := l.HoldOnce(ctx, acct, 10_000, "invoke", "call_swept", time.Second)
+				return err
+			}, nil, 0},
+			{"a call's fresh hold after a released one", func(ctx context.Context, l *Ledger, acct string) error {
+				h, err := l.HoldOnce(ctx, acct, 10_000, "invoke", "call_swept", time.Second)
+				if err != nil {
+					return err
+				}
+				if err := h.Release(ctx); err != nil {
+					return err
+				}
+				_, err = l.HoldOnce(ctx, acct, 10_000, "invoke", "call_swept", time.Second)
+				return err
+			}, nil, 0},
+			{"a hold without a call", func(ctx context.Context, l *Ledger, acct string) error {
+				_, err := l.Hold(ctx, acct, 10_000, "invoke", time.Second)
+				return err
+			}, nil, 0},
+			{"a hold committed with an order", func(ctx context.Context, l *Ledger, acct string) error {
+				return l.Apply(ctx, acct, func(a Account) ([]store.Op, *Change, error) {
+					return HoldOps(ctx, a, "hld_order", 10_000, "order", time.Now(), time.Now().Add(time.Second))
+				})
+			}, []int64{-10_000}, 10_000},
+		} {
 			t.Run(b.Name+"/"+tc.name, func(t *testing.T) {
 				st := b.Open(t, time.Now)
 				sweptBefore(t, st, time.Now())
 				acct := open(t, st, 1_000_000)
-				var lost int64
-				req := WithRequest(context.Background(), noting{&lost})
+				var noted int64
 				l := NewLedger(st, time.Now)
-				var err error
-				if tc.call {
-					var h *Hold
-					h, err = l.HoldOnce(req, acct, 10_000, "invoke", "call_swept", time.Second)
-					if tc.refreshed && err == nil {
-						if err := h.Release(req); err != nil {
-							t.Fatal(err)
-						}
-						_, err = l.HoldOnce(req, acct, 10_000, "invoke", "call_swept", time.Second)
-					}
-				} else {
-					_, err = l.Hold(req, acct, 10_000, "order", time.Second)
-				}
-				if err != nil {
+				if err := tc.take(WithRequest(context.Background(), noting{&noted}), l, acct); err != nil {
 					t.Fatal(err)
+				}
+				if noted != tc.wantNoted {
+					t.Fatalf("the request's event carries %d; want %d", noted, tc.wantNoted)
 				}
 				later := NewLedger(st, func() time.Time { return time.Now().Add(time.Hour) })
 				if n, err := later.SweepHolds(context.Background(), time.Minute); err != nil || n != 1 {
@@ -109,11 +127,18 @@ func TestASweptCallHoldIsAuditedAsChargingNothing(t *testing.T) {
 					t.Fatal(err)
 				}
 				evs, _, err := audit.NewRepo(st, time.Now).List(context.Background(), f)
-				if err != nil || len(evs) != 1 {
-					t.Fatalf("events %d (%v)", len(evs), err)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if evs[0].ChargedMicro != tc.wantEvent {
-					t.Fatalf("the sweep's event carries %d; want %d", evs[0].ChargedMicro, tc.wantEvent)
+				var got []int64
+				for _, e := range evs {
+					got = append(got, e.ChargedMicro)
+				}
+				if !slices.Equal(got, tc.wantEvents) {
+					t.Fatalf("the sweep's events carry %v; want %v", got, tc.wantEvents)
+				}
+				if bal, _ := l.Balance(context.Background(), acct); bal != 1_000_000 {
+					t.Fatalf("balance %d after the sweep; want all of it back", bal)
 				}
 			})
 		}

@@ -127,8 +127,8 @@ type Move struct {
 	Charged   int64
 	Reference string
 	// Unaudited is a debit this move settles that no audit event carried
-	// (the hold of a call whose request died before its event): the
-	// settlement's own event carries it.
+	// (a request's own hold, whose debit its end carries): the event of
+	// the change carries it.
 	Unaudited int64
 }
 

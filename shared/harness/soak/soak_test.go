@@ -261,6 +261,32 @@ func TestACrashAfterATopUpIsCreditedLeavesItsEventDelivered(t *testing.T) {
 	}
 }
 
+// A holder that outlives its credit hold (a starved process: the sweep
+// released the hold while the holder still ran) charges its call once and
+// audits it once: its capture finds the hold released and answers a 503,
+// and the client's retry with the same key charges the call, or it finds
+// the hold captured by a retry that took it over and answers that charge.
+// Every third capture of the run is held back past the sweep of its hold
+// (SOAK_STALL); each such answer comes late, which is what the bound on
+// answers rightly reports, and every other invariant holds.
+func TestAHolderThatOutlivesItsHoldChargesItsCallOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the run drives the real server for half a minute")
+	}
+	t.Parallel()
+	verdicts, stats := run(t, Config{Seed: 11, Duration: 12 * time.Second, NoKills: true, Accounts: 1, Workers: 2,
+		Only: []string{"invoke"}, Env: []string{"SOAK_STALL=capture"}})
+	t.Logf("%d lives, operations %v, answers %v", stats.Lives, stats.Ops, stats.Answers)
+	if stats.Answers[503] == 0 {
+		t.Fatal("no capture found its hold released: the run tested nothing")
+	}
+	for _, inv := range Invariants {
+		if vs := verdicts[inv.Name]; len(vs) > 0 && inv.Name != "bounds" {
+			t.Errorf("%s: %s", inv.Name, strings.Join(first(vs, 5), "; "))
+		}
+	}
+}
+
 func first(vs []string, n int) []string {
 	if len(vs) > n {
 		return append(vs[:n:n], fmt.Sprintf("… and %d more", len(vs)-n))

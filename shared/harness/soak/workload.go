@@ -107,7 +107,10 @@ type plannedSend struct{ Idem, QuoteID, To, Amount string }
 
 // Stats is what a run did.
 type Stats struct {
-	Ops     map[string]int
+	Ops map[string]int
+	// Answers counts the attempts by the status they were answered with
+	// (0: none, the server died or the client gave up).
+	Answers map[int]int
 	Kills   int // SIGKILLs sent
 	Crashes int // lives that ended at their crash point
 	Lives   int
@@ -243,6 +246,10 @@ func (r *Run) Stats() Stats {
 	s.Ops = map[string]int{}
 	for k, v := range r.ops {
 		s.Ops[k] = v
+	}
+	s.Answers = map[int]int{}
+	for _, rec := range r.c.History() {
+		s.Answers[rec.Status]++
 	}
 	return s
 }

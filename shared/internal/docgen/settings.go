@@ -76,4 +76,5 @@ var settings = map[string]setting{
 	"SOAK_FAULT":                 {"", "soak builds only (`-tags soakfaults`): break one invariant on purpose (`drop-audit`, `skip-hold-marker`, `drop-outbox`) so the soak's checker is seen to fail; a normal build ignores it"},
 	"SOAK_CRASH_AFTER":           {"", "soak builds only: exit at once, as SIGKILL would, right after the n-th store write commits; a normal build ignores it"},
 	"SOAK_CRASH_MATCH":           {"", "soak builds only: count only writes touching an item whose partition or sort key starts with this (`hold#`, `idem#`, `evo#`)"},
+	"SOAK_STALL":                 {"", "soak builds only: `capture` holds every third capture of a credit hold back until the sweep has released the hold, as a starved process would; a normal build ignores it"},
 }

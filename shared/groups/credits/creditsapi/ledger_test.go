@@ -126,16 +126,19 @@ func everyChargeReconciles(t *testing.T, slices int) {
 		// there rests now and the recheck fills it later. Found first: it
 		// moves the clock, and quotes must not expire meanwhile.
 		tape := trading.NewTape([]byte(trading.DefaultSeed), trading.DefaultSymbols)
+		// Before the next midnight UTC, when the day order below expires:
+		// a recheck past it would expire that order too.
 		var dip, dipAt int64
 		for dip == 0 {
-			m := trading.Minute(e.Clock.Now())
+			now := e.Clock.Now()
+			m, last := trading.Minute(now), trading.Minute(now.Truncate(24*time.Hour).Add(24*time.Hour))-1
 			low, lowAt := tape.At("ETH-USD", m+1).Ask, m+1
-			for k := m + 2; k <= m+60; k++ {
+			for k := m + 2; k <= min(m+60, last); k++ {
 				if a := tape.At("ETH-USD", k).Ask; a < low {
 					low, lowAt = a, k
 				}
 			}
-			if low < tape.At("ETH-USD", m).Ask {
+			if lowAt <= last && low < tape.At("ETH-USD", m).Ask {
 				dip, dipAt = low, lowAt
 			} else {
 				e.Clock.Advance(time.Minute)

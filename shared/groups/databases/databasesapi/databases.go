@@ -255,15 +255,11 @@ func (h *handlers) metered(ctx context.Context, opID string, run func() (map[str
 		_ = reservation.Release(detached)
 		return 0, err
 	}
-	charge := op.Charge(units)
-	if hold.Captured {
-		charge = hold.Charged
-	}
-	if err := hold.Capture(detached, charge); err != nil {
+	if err := hold.Capture(detached, op.Charge(units)); err != nil {
 		return 0, err
 	}
-	_ = reservation.Settle(detached, charge)
-	return charge, nil
+	_ = reservation.Settle(detached, hold.Charged)
+	return hold.Charged, nil
 }
 
 type transferIDInput struct {

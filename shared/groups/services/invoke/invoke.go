@@ -122,11 +122,17 @@ func (p *Pipeline) charge(ctx context.Context, c Caller, svc catalog.Service, op
 		return nil, limits.APIError(err)
 	}
 	reference := keys.RequestOperation(root, svc.ID, op.ID)
+	// The hold outlives its holder: the call's timeout, or the request's
+	// deadline when that is later (the capture comes after the call).
+	lifetime := p.Timeout
+	if dl, ok := ctx.Deadline(); ok {
+		lifetime = max(lifetime, time.Until(dl))
+	}
 	var hold *credits.Hold
 	if call.CallID != "" {
-		hold, err = p.Ledger.HoldOnce(ctx, c.AccountID, op.PriceMicro, reference, call.CallID, p.Timeout)
+		hold, err = p.Ledger.HoldOnce(ctx, c.AccountID, op.PriceMicro, reference, call.CallID, lifetime)
 	} else {
-		hold, err = p.Ledger.Hold(ctx, c.AccountID, op.PriceMicro, reference, p.Timeout)
+		hold, err = p.Ledger.Hold(ctx, c.AccountID, op.PriceMicro, reference, lifetime)
 	}
 	if err != nil {
 		_ = reservation.Release(detached)
@@ -148,12 +154,10 @@ func (p *Pipeline) charge(ctx context.Context, c Caller, svc catalog.Service, op
 		_ = reservation.Release(detached)
 		return nil, UpstreamError(err)
 	}
-	if hold.Captured {
-		res.ChargedMicro = hold.Charged // charged once, by the first attempt
-	}
 	if err := hold.Capture(detached, res.ChargedMicro); err != nil {
 		return nil, err
 	}
+	res.ChargedMicro = hold.Charged // once, by whichever attempt of the call captured it
 	_ = reservation.Settle(detached, res.ChargedMicro)
 	return &Result{ServiceID: svc.ID, OperationID: op.ID, Output: res.Output, ChargedMicro: res.ChargedMicro, UpstreamRequestID: res.UpstreamRequestID}, nil
 }

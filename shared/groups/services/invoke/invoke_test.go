@@ -25,10 +25,16 @@ type scripted struct {
 	charge int64
 	err    error
 	calls  map[string]int
+	// during runs once, inside the first call, while its hold is held.
+	during func()
 }
 
 func (s *scripted) Invoke(_ context.Context, r upstream.Request) (upstream.Result, error) {
 	s.calls[r.IdempotencyKey]++
+	if f := s.during; f != nil {
+		s.during = nil
+		f()
+	}
 	if s.err != nil {
 		return upstream.Result{}, s.err
 	}
@@ -188,6 +194,92 @@ func TestARetryAfterALostCaptureOnASlicedAccountIsChargedOnce(t *testing.T) {
 			later := credits.NewLedger(st, func() time.Time { return time.Now().Add(time.Hour) })
 			if n, err := later.SweepHolds(context.Background(), time.Minute); err != nil || n != 0 {
 				t.Fatalf("the sweep released %d holds (%v); want none left held", n, err)
+			}
+		})
+	}
+}
+
+// sweepAt sweeps st's holds as the clock will read after d, with no
+// grace: what a sweeper does to a holder that outlived its deadline.
+func sweepAt(t *testing.T, st store.Store, d time.Duration) int {
+	t.Helper()
+	n, err := credits.NewLedger(st, func() time.Time { return time.Now().Add(d) }).SweepHolds(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A call's hold lasts as long as its holder may: until the request's
+// deadline when that is later than the call's own timeout, since the
+// capture comes after the call.
+func TestACallsHoldOutlivesTheRequestThatHoldsIt(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name, func(t *testing.T) {
+			svc := &scripted{charge: 5000, calls: map[string]int{}}
+			p, st := setup(t, b, svc, 1_000_000) // the call's timeout: 5 s
+			svc.during = func() {
+				if n := sweepAt(t, st, 20*time.Second); n != 0 {
+					t.Errorf("a sweep 20 s on released %d holds of a request with 30 s left", n)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := p.Run(ctx, caller, invoke.Call{ServiceID: "core-research", OperationID: "research.query", CallID: "call-long"})
+			if err != nil || res.ChargedMicro != 5000 {
+				t.Fatalf("run: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+// A holder that outlives its hold's deadline and grace (a starved
+// process) finds the hold released when it captures: it answers an outage
+// to retry with the same identity, having charged nothing, and the retry
+// runs the call again under its identity and charges it once. One that
+// finds the hold captured by a retry that took it over answers that
+// retry's charge, charging nothing more.
+func TestACaptureThatFindsItsHoldEndedChargesTheCallOnce(t *testing.T) {
+	for _, b := range teststores.All() {
+		t.Run(b.Name+"/released by the sweep", func(t *testing.T) {
+			svc := &scripted{charge: 5000, calls: map[string]int{}}
+			p, st := setup(t, b, svc, 1_000_000)
+			svc.during = func() { sweepAt(t, st, time.Hour) }
+			call := invoke.Call{ServiceID: "core-research", OperationID: "research.query", CallID: "call-lapsed"}
+			if _, err := p.Run(context.Background(), caller, call); !errors.Is(err, credits.ErrHoldLapsed) || !errors.Is(err, store.ErrUnavailable) {
+				t.Fatalf("first attempt: %v; want the lapsed hold, as an outage to retry", err)
+			}
+			if got := 1_000_000 - balanceOf(t, st); got != 0 {
+				t.Fatalf("the lapsed attempt took %d; want nothing", got)
+			}
+			res, err := p.Run(context.Background(), caller, call)
+			if err != nil || res.ChargedMicro != 5000 {
+				t.Fatalf("retry: %+v %v", res, err)
+			}
+			if got := 1_000_000 - balanceOf(t, st); got != 5000 {
+				t.Fatalf("charged %d; want 5000 once", got)
+			}
+			if svc.calls["call-lapsed"] != 2 {
+				t.Fatalf("calls %v: the retry asks the service again under the call's identity", svc.calls)
+			}
+		})
+		t.Run(b.Name+"/captured by a retry", func(t *testing.T) {
+			svc := &scripted{charge: 5000, calls: map[string]int{}}
+			p, st := setup(t, b, svc, 1_000_000)
+			call := invoke.Call{ServiceID: "core-research", OperationID: "research.query", CallID: "call-overtaken"}
+			svc.during = func() {
+				svc.charge = 4000 // what the retry's answer reports: the charge that stands
+				if res, err := p.Run(context.Background(), caller, call); err != nil || res.ChargedMicro != 4000 {
+					t.Errorf("retry: %+v %v", res, err)
+				}
+				svc.charge = 5000
+			}
+			res, err := p.Run(context.Background(), caller, call)
+			if err != nil || res.ChargedMicro != 4000 {
+				t.Fatalf("first attempt: %+v %v; want the retry's charge", res, err)
+			}
+			if got := 1_000_000 - balanceOf(t, st); got != 4000 {
+				t.Fatalf("charged %d; want 4000 once", got)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 
 	"platformapi/shared/adapters/store"
 	"platformapi/shared/base/catalog"
+	"platformapi/shared/groups/credits"
 	"platformapi/shared/harness/apitest"
 )
 
@@ -405,5 +406,59 @@ func TestServicesAreAvailableExactlyWhenThisDeploymentAnswersThem(t *testing.T) 
 				t.Errorf("MCP offers tools of %v", offered)
 			}
 		})
+	}
+}
+
+// A request that outlives its credit hold (a starved process: the sweep
+// released the hold while the service ran) answers a 503 that asks for a
+// retry with its Idempotency-Key, having charged nothing; the retry asks
+// the service again under the call's identity and charges the call once.
+// Each request has one audit event, and the events sum to what the
+// account spent.
+func TestAnInvokeWhoseHoldLapsedIsChargedOnceByItsRetry(t *testing.T) {
+	e := apitest.New(t)
+	root, _ := e.RootKey(10, nil)
+	ledger := credits.NewLedger(e.Store, e.Clock.Now)
+	if _, err := ledger.SweepHolds(context.Background(), credits.GraceAfterDeadline); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	e.ServeUpstream(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			e.Clock.Advance(time.Hour)
+			if n, err := ledger.SweepHolds(r.Context(), credits.GraceAfterDeadline); err != nil || n != 1 {
+				t.Errorf("the sweep released %d holds (%v); want the call's", n, err)
+			}
+		}
+		w.Header().Set("X-Charged-Credits", "0.125")
+		json.NewEncoder(w).Encode(map[string]any{"output": map[string]any{"answer": 42}})
+	})
+	since := e.Clock.Now().Add(-time.Second)
+	req := invokeReq(root, "core-research", "research.query", map[string]any{"question": "why"}, "")
+	first := e.Must(e.Do(req), 503, "service_unavailable")
+	if first.Header.Get("Retry-After") == "" || !strings.Contains(first.Str("detail"), "same Idempotency-Key") {
+		t.Fatalf("the lapsed attempt answered %s %v; want a retry with its key asked for", first.Raw, first.Header)
+	}
+	if got := e.Balance(root); got != 10 {
+		t.Fatalf("balance %v after the lapsed attempt; want nothing charged", got)
+	}
+	again := e.Must(e.Do(req), 200)
+	if again.Body["chargedCredits"].(float64) != 0.125 || e.Balance(root) != 9.875 || calls.Load() != 2 {
+		t.Fatalf("retry: %s, balance %v, %d calls; want the call charged once", again.Raw, e.Balance(root), calls.Load())
+	}
+	if err := e.Audit.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	events := e.Must(e.Do(apitest.Req{Method: "GET", Key: root, Path: "/v1/audit-events?since=" + since.Format(time.RFC3339Nano) +
+		"&until=" + e.Clock.Now().Add(time.Second).Format(time.RFC3339Nano) + "&operation=services.invoke.core-research.research.query"}), 200).Body["data"].([]any)
+	byRequest, sum := map[string]int{}, 0.0
+	for _, ev := range events {
+		m := ev.(map[string]any)
+		byRequest[m["requestId"].(string)]++
+		sum += m["chargedCredits"].(float64)
+	}
+	want := map[string]int{first.Header.Get("X-Request-Id"): 1, again.Header.Get("X-Request-Id"): 1}
+	if !maps.Equal(byRequest, want) || sum != 0.125 {
+		t.Fatalf("audit events per request %v carrying %v credits; want one each, carrying 0.125: %v", byRequest, sum, events)
 	}
 }

@@ -18,6 +18,10 @@
 //	SOAK_FAULT=drop-audit  record no audit event
 //	SOAK_FAULT=skip-hold-marker  never write a call hold's marker
 //	SOAK_FAULT=drop-outbox       never store an event in the outbox
+//	SOAK_STALL=capture     hold every third capture of a credit hold until
+//	                       the sweep has released the hold (REQUEST_TIMEOUT
+//	                       and two HOLD_GRACE passes, and 2 s more): a holder
+//	                       that outlives its hold, as a starved process does
 package faults
 
 import (
@@ -51,9 +55,21 @@ func Apply(rt *app.Runtime) {
 	case "drop-outbox":
 		drop = isOutboxEvent
 	}
-	if after > 0 || fault == "skip-hold-marker" || fault == "drop-outbox" {
-		rt.Store = wrap(rt.Store, after, os.Getenv("SOAK_CRASH_MATCH"), drop)
+	var stall time.Duration
+	if os.Getenv("SOAK_STALL") == "capture" {
+		stall = envDuration("REQUEST_TIMEOUT", 5*time.Second) + 2*envDuration("HOLD_GRACE", 10*time.Minute) + 2*time.Second
 	}
+	if after > 0 || stall > 0 || fault == "skip-hold-marker" || fault == "drop-outbox" {
+		rt.Store = wrap(rt.Store, after, os.Getenv("SOAK_CRASH_MATCH"), drop, stall)
+	}
+}
+
+// envDuration is the duration the environment names, or def.
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
+		return d
+	}
+	return def
 }
 
 // Wrap serves POST /_soak/slice?key=<keyId>&n=<slices> to loopback

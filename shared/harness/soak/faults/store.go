@@ -5,21 +5,27 @@ package faults
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"platformapi/shared/adapters/store"
 )
 
 // faultStore is the server's store with faults in it: a crash after the
-// n-th matching write commits, and writes dropped from what commits.
+// n-th matching write commits, writes dropped from what commits, and
+// captures held back.
 type faultStore struct {
 	store.Store
 	crashAfter int64
 	match      string
 	writes     atomic.Int64
 	drop       func(store.Op) bool
+	// stall holds every third capture back this long before it is tried.
+	stall    time.Duration
+	captures atomic.Int64
 }
 
 func dropNone(store.Op) bool { return false }
@@ -84,9 +90,20 @@ func (s *faultStore) Delete(ctx context.Context, k store.Key, conds ...store.Con
 	return err
 }
 
+// isCapture is the write that captures a credit hold: its state set to
+// captured, wherever the hold is kept.
+func isCapture(op store.Op) bool {
+	return op.Kind == store.OpUpdate && op.Update.Set["state"] == "captured" &&
+		(strings.HasPrefix(op.Key.SK, "hold#") || op.Key.SK == "hold")
+}
+
 // Transact drops the faulty ops and renumbers a failed condition's index
 // back to the caller's ops, which read it to tell which member failed.
 func (s *faultStore) Transact(ctx context.Context, ops []store.Op) error {
+	if s.stall > 0 && len(ops) > 0 && isCapture(ops[0]) && s.captures.Add(1)%3 == 1 {
+		fmt.Fprintf(os.Stderr, "soak: a capture of %s held back %s\n", ops[0].Key, s.stall)
+		time.Sleep(s.stall)
+	}
 	kept := make([]store.Op, 0, len(ops))
 	index := make([]int, 0, len(ops))
 	keys := make([]store.Key, 0, len(ops))
@@ -110,6 +127,6 @@ func (s *faultStore) Transact(ctx context.Context, ops []store.Op) error {
 // wrap is st with faults. Authentication's shared reads stay on the
 // request path: the process hands them to the kernel apart from the store
 // (app.Runtime.SharedReads), so the soak tests the server that ships.
-func wrap(st store.Store, crashAfter int64, match string, drop func(store.Op) bool) store.Store {
-	return &faultStore{Store: st, crashAfter: crashAfter, match: match, drop: drop}
+func wrap(st store.Store, crashAfter int64, match string, drop func(store.Op) bool, stall time.Duration) store.Store {
+	return &faultStore{Store: st, crashAfter: crashAfter, match: match, drop: drop, stall: stall}
 }
