@@ -31,7 +31,7 @@ var reaches = map[string]struct {
 	"keysapi":        {[]string{"servicesapi", "webhooksapi"}, "a key's service scopes and a rolled key's webhooks"},
 	"mcpapi":         {[]string{"servicesapi"}, "the MCP group serves the services group's tools (it has no tests of its own)"},
 	"runsapi":        {[]string{"servicesapi"}, "runs invoke services"},
-	"servicesapi":    {[]string{"mcpapi", "approvalsapi", "webhooksapi", "runsapi"}, "actions wait for approvals, publish events and start runs; MCP serves the same tools"},
+	"servicesapi":    {[]string{"mcpapi", "approvalsapi", "webhooksapi", "runsapi", "usageapi"}, "actions wait for approvals, publish events and start runs; MCP serves the same tools; a call's charge is read back on its audit events"},
 	"swapsapi":       {[]string{"walletsapi", "approvalsapi"}, "a swap executes as a wallet transaction under the wallet's policy and its approvals"},
 	"tradingapi":     {[]string{"webhooksapi"}, "an order's changes commit their webhook events"},
 	"usageapi":       {[]string{"servicesapi", "filesapi"}, "usage is counted from priced calls and stored files"},
