@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"platformapi/shared/adapters/store"
@@ -198,37 +199,72 @@ func (l *Ledger) Hold(ctx context.Context, accountID string, amountMicro int64, 
 }
 
 // HoldOnce is Hold for the call named callID (stable across its retries):
-// a retry after a crash or a lost answer finds the hold its first attempt
-// took, held or already captured, instead of taking a second one. A hold
-// that attempt released charged nothing, so the retry takes a fresh one.
+// a retry after a crash or a lost answer finds the hold the call holds,
+// held or already captured, instead of taking a second one. A hold an
+// attempt released (its call failed, or the sweep found its holder gone)
+// charged nothing, so the next attempt takes a fresh one: the call's next
+// round, under an id the call's first hold names (attrRound), so that
+// every later attempt finds that one in turn.
 func (l *Ledger) HoldOnce(ctx context.Context, accountID string, amountMicro int64, reference, callID string, lifetime time.Duration) (*Hold, error) {
-	id := "hld_" + callID
-	for turn := range 2 {
+	first := "hld_" + callID
+	for turn := range 4 {
 		// A hold a first attempt took where this process does not expect
 		// it (the account was sliced in between, or this process has not
-		// seen the slicing) is found on the second turn, in both places:
+		// seen the slicing) is found on a later turn, in both places:
 		// taking it again failed on its id.
-		it, err := l.findHold(ctx, accountID, id, turn > 0)
+		base, err := l.findHold(ctx, accountID, first, turn > 0)
+		var move []store.Op
+		id := first
 		switch {
-		case err == nil && it.String("state") == "released":
-			return l.hold(ctx, accountID, amountMicro, reference, ids.New("hld", l.now()), lifetime, false)
-		case err == nil:
-			h := &Hold{l: l, accountID: accountID, ID: id, Amount: it.Int("amount"),
-				Captured: it.String("state") == "captured", Charged: it.Int("charged"),
-				Deadline: time.Unix(it.Int(attrDeadline), 0), named: chargeNameOf(it), taken: true}
-			inherit(ctx, h)
-			return h, nil
-		case !errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
 			return nil, fmt.Errorf("credits: read hold: %w", err)
+		default:
+			round, it := base.Int(attrRound), base
+			id = roundID(first, round)
+			if round > 0 {
+				// The round's hold committed with the counter: it is there.
+				if it, err = l.findHold(ctx, accountID, id, true); err != nil {
+					return nil, fmt.Errorf("credits: read hold %s: %w", id, err)
+				}
+			}
+			if it.String("state") != "released" {
+				h := &Hold{l: l, accountID: accountID, ID: id, Amount: it.Int("amount"),
+					Captured: it.String("state") == "captured", Charged: it.Int("charged"),
+					Deadline: time.Unix(it.Int(attrDeadline), 0), named: chargeNameOf(it), taken: true}
+				inherit(ctx, h)
+				return h, nil
+			}
+			cond := store.AttrEquals(attrRound, round)
+			if round == 0 {
+				cond = store.AttrNotExists(attrRound)
+			}
+			id = roundID(first, round+1)
+			move = []store.Op{store.UpdateOp(base.Key(), store.Update{Set: map[string]any{attrRound: round + 1}}, cond)}
 		}
-		h, err := l.hold(ctx, accountID, amountMicro, reference, id, lifetime, true)
+		h, err := l.hold(ctx, accountID, amountMicro, reference, id, lifetime, true, move...)
 		// A balance that cannot cover a second hold may be short by the
 		// first attempt's: look for it everywhere before saying so.
 		if !errors.Is(err, errHoldExists) && (turn > 0 || !errors.Is(err, ErrInsufficient)) {
 			return h, err
 		}
 	}
-	return nil, fmt.Errorf("credits: hold %s: taken and gone again", id)
+	return nil, fmt.Errorf("credits: hold %s: taken and gone again", first)
+}
+
+// attrRound is, on a call's first hold, the round of the hold the call
+// holds now: 0 (or none) for the first, n for the one taken under
+// roundID(first, n) after the round before it was released. It moves in
+// the transaction that takes the new round's hold, on condition that it
+// did not move meanwhile: two attempts of a call never both take one.
+const attrRound = "round"
+
+// roundID is the id of a call's hold of round n, whose first is first.
+func roundID(first string, n int64) string {
+	if n == 0 {
+		return first
+	}
+	return first + "_" + strconv.FormatInt(n, 10)
 }
 
 // inherit reports to the request what the hold it takes over from an
@@ -272,9 +308,11 @@ func (l *Ledger) Inherit(ctx context.Context, accountID, holdID string, amountMi
 // errHoldExists: the hold's id is taken (by another attempt of its call).
 var errHoldExists = errors.New("credits: hold exists")
 
-// hold takes a hold with the given id; once, under the call's own id,
-// which its retries take again (HoldOnce) rather than a fresh one.
-func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, reference, id string, lifetime time.Duration, once bool) (*Hold, error) {
+// hold takes a hold with the given id; once, under an id of the call's,
+// which its retries find (HoldOnce) rather than take a fresh one. with are
+// more writes of the same transaction, whose failed condition means the
+// hold was taken meanwhile (errHoldExists).
+func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, reference, id string, lifetime time.Duration, once bool, with ...store.Op) (*Hold, error) {
 	if amountMicro < 0 {
 		return nil, fmt.Errorf("credits: negative hold %d", amountMicro)
 	}
@@ -282,9 +320,9 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 	// Whole seconds, as stored (a retry's HoldOnce sees the same deadline),
 	// rounded up: the sweep never counts from before the holder's own.
 	h := &Hold{l: l, accountID: accountID, ID: id, Amount: amountMicro, Deadline: time.Unix(now.Add(lifetime+time.Second-1).Unix(), 0), taken: true}
-	iRec, iOther := -1, -1
+	iRec, iOther, iWith := -1, -1, -1
 	err := l.Apply(ctx, accountID, func(a Account) ([]store.Op, *Change, error) {
-		iRec, iOther = -1, -1
+		iRec, iOther, iWith = -1, -1, -1
 		ops, ch, err := HoldOps(ctx, a, h.ID, amountMicro, reference, now, h.Deadline)
 		if err != nil {
 			return ops, ch, err
@@ -305,13 +343,17 @@ func (l *Ledger) hold(ctx context.Context, accountID string, amountMicro int64, 
 			iOther = len(ops)
 			ops = append(ops, store.PutOp(heldElsewhere(a.ID, h.ID, now), store.NotExists()))
 		}
+		if len(with) > 0 {
+			iWith = len(ops)
+			ops = append(ops, with...)
+		}
 		return ops, ch, err
 	})
 	var tx *store.TxError
 	switch {
 	case errors.Is(err, ErrInsufficient):
 		return nil, ErrInsufficient
-	case errors.As(err, &tx) && (tx.Index == iRec || tx.Index == iOther):
+	case errors.As(err, &tx) && (tx.Index == iRec || tx.Index == iOther || iWith >= 0 && tx.Index >= iWith):
 		return nil, errHoldExists
 	case err != nil:
 		return nil, fmt.Errorf("credits: hold: %w", err)

@@ -181,3 +181,58 @@ func TestACallHoldOfWorkForAKeyIsAuditedOnceByItsWorker(t *testing.T) {
 		})
 	}
 }
+
+// A call whose hold was released (its holder died and the sweep released
+// it, or its call failed) takes a fresh hold on its next attempt, the
+// call's next round; an attempt after that finds the round's hold, held or
+// captured, rather than taking yet another: the call is charged once
+// however many of its attempts die.
+func TestTheAttemptAfterAFreshHoldFindsItAndChargesTheCallOnce(t *testing.T) {
+	for _, b := range teststores.All() {
+		for _, tc := range []struct {
+			name     string
+			captured bool // the second attempt captured before it died
+		}{{"died holding its fresh hold", false}, {"died after capturing its fresh hold", true}} {
+			t.Run(b.Name+"/"+tc.name, func(t *testing.T) {
+				st := b.Open(t, time.Now)
+				acct := open(t, st, 1_000_000)
+				l := NewLedger(st, time.Now)
+				attempt := func() (*Hold, *int64) {
+					var noted int64
+					ctx := WithRequest(context.Background(), noting{&noted})
+					h, err := NewLedger(st, time.Now).HoldOnce(ctx, acct, 10_000, "invoke", "call_rounds", time.Minute)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return h, &noted
+				}
+				first, _ := attempt()
+				if err := first.Release(context.Background()); err != nil { // as the sweep does
+					t.Fatal(err)
+				}
+				second, _ := attempt()
+				if second.ID == first.ID {
+					t.Fatalf("the second attempt took the released hold %s again", first.ID)
+				}
+				if tc.captured {
+					if err := second.Capture(WithRequest(context.Background(), noting{new(int64)}), 7_000); err != nil {
+						t.Fatal(err)
+					}
+				}
+				third, noted := attempt()
+				if third.ID != second.ID {
+					t.Fatalf("the third attempt took %s; want the call's hold %s", third.ID, second.ID)
+				}
+				if err := third.Capture(WithRequest(context.Background(), noting{noted}), 7_000); err != nil {
+					t.Fatal(err)
+				}
+				if bal, _ := l.Balance(context.Background(), acct); bal != 1_000_000-7_000 {
+					t.Fatalf("balance %d; want the call charged 7000 once", bal)
+				}
+				if n, err := NewLedger(st, func() time.Time { return time.Now().Add(time.Hour) }).SweepHolds(context.Background(), time.Minute); err != nil || n != 0 {
+					t.Fatalf("the sweep released %d holds (%v); want none left held", n, err)
+				}
+			})
+		}
+	}
+}
