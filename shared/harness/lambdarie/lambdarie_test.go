@@ -181,7 +181,13 @@ func TestInitDurationIsKnownAfterTheFirstInvocation(t *testing.T) {
 	if _, err := invoke(t, fn, "echo"); err != nil {
 		t.Fatal(err)
 	}
-	if d, ok := fn.InitDuration(); !ok || d <= 0 {
+	// The emulator's report reaches the log through a pipe, which a busy
+	// machine may deliver after the response.
+	d, ok := fn.InitDuration()
+	for wait := time.Now().Add(30 * time.Second); !ok && time.Now().Before(wait); d, ok = fn.InitDuration() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !ok || d <= 0 {
 		t.Fatalf("init duration %s, %v", d, ok)
 	}
 }
