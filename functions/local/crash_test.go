@@ -595,7 +595,7 @@ func wantAuditedOnce(t *testing.T, base, secret string, ops []*crashOp, servers 
 		if strings.HasPrefix(req, "req_") && len(ids) > 1 {
 			t.Errorf("request %s has %d audit events (%s): %v", req, len(ids), answeredAs(ops, req), eventsOf(items, req))
 			for _, s := range servers {
-				t.Logf("server log of %s: %v", req, s.logs.linesWith(req))
+				t.Logf("server log of %s: %v", req, linesWith(s.logs.String(), req))
 			}
 		}
 	}

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	kflate "github.com/klauspost/compress/flate"
+
+	"platformapi/shared/adapters/testkit/testlog"
 )
 
 var (
@@ -57,31 +59,13 @@ func binary(t *testing.T) string {
 type server struct {
 	cmd  *exec.Cmd
 	base string
-	logs *logBuffer
+	logs *testlog.Buffer
 }
 
-// logBuffer is a server's stderr, readable while the server writes it.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// linesWith is the log lines that contain s.
-func (b *logBuffer) linesWith(s string) []string {
+// linesWith is the lines of logs that contain s.
+func linesWith(logs, s string) []string {
 	var out []string
-	for _, l := range strings.Split(b.String(), "\n") {
+	for _, l := range strings.Split(logs, "\n") {
 		if strings.Contains(l, s) {
 			out = append(out, l)
 		}
@@ -95,7 +79,7 @@ func start(t *testing.T, env []string, args ...string) *server {
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), append([]string{"ADDR=127.0.0.1:0"}, env...)...)
 	stdout, _ := cmd.StdoutPipe()
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
