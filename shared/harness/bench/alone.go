@@ -23,6 +23,7 @@ import (
 
 	"platformapi/shared/app"
 	"platformapi/shared/base/jsonlog"
+	"platformapi/shared/domain/audit"
 	"platformapi/shared/domain/audit/fastdeflate"
 )
 
@@ -74,7 +75,7 @@ func serveChild(ctx context.Context, kind, dir, cpus string, stdin io.Reader, st
 		}
 		defer stop()
 		addrs.Base = base
-		ctl, stopCtl, err := serve(control(nil))
+		ctl, stopCtl, err := serve(control(nil, nil))
 		if err != nil {
 			return err
 		}
@@ -119,7 +120,7 @@ func serveChild(ctx context.Context, kind, dir, cpus string, stdin io.Reader, st
 		for _, s := range []struct {
 			h    http.Handler
 			addr *string
-		}{{mux, &addrs.Base}, {unaudited, &addrs.Unaudited}, {control(rec.Flush), &addrs.Control}} {
+		}{{mux, &addrs.Base}, {unaudited, &addrs.Unaudited}, {control(rec.Flush, rec.Timings()), &addrs.Control}} {
 			base, stop, err := serve(s.h)
 			if err != nil {
 				return err
@@ -156,12 +157,21 @@ func aloneConfig(dir string) (app.Config, error) {
 // control is a child's own listener, for the parent only: /settle flushes
 // the audit journal and collects the heap (before a load, uncounted),
 // /flush stores the events the load made (counted), /profile/start?file=
-// and /profile/stop a CPU profile of the child.
-func control(flush func(context.Context) error) http.Handler {
+// and /profile/stop a CPU profile of the child, /stalls/start and
+// /stalls/stop the child's stalls over a load (the scheduler's latency,
+// the collector's pauses, the audit recorder's steps from timings), the
+// latter answered as JSON.
+func control(flush func(context.Context) error, timings *audit.Timings) http.Handler {
 	if flush == nil {
 		flush = func(context.Context) error { return nil }
 	}
 	mux := http.NewServeMux()
+	var probe stallProbe
+	mux.HandleFunc("POST /stalls/start", func(http.ResponseWriter, *http.Request) { probe = startStalls(timings) })
+	mux.HandleFunc("POST /stalls/stop", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(probe.stop())
+	})
 	mux.HandleFunc("POST /settle", func(w http.ResponseWriter, r *http.Request) {
 		if err := flush(r.Context()); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -267,16 +277,32 @@ func (c *child) stop() {
 
 // call posts to the child's control listener.
 func (c *child) call(path string) error {
+	_, err := c.ask(path)
+	return err
+}
+
+// ask posts to the child's control listener and returns its answer.
+func (c *child) ask(path string) ([]byte, error) {
 	res, err := http.Post(c.addrs.Control+path, "", nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	body, _ := io.ReadAll(res.Body)
+	body, err := io.ReadAll(res.Body)
 	_ = res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("bench: child %s: %d %s", path, res.StatusCode, body)
+		return nil, fmt.Errorf("bench: child %s: %d %s", path, res.StatusCode, body)
 	}
-	return nil
+	return body, err
+}
+
+// stalls is the child's stalls since its last /stalls/start.
+func (c *child) stalls() (stalls, error) {
+	var s stalls
+	body, err := c.ask("/stalls/stop")
+	if err == nil {
+		err = json.Unmarshal(body, &s)
+	}
+	return s, err
 }
 
 // cpu is the child's user plus system CPU time so far, every thread's.
@@ -388,11 +414,17 @@ func measureAlone(ctx context.Context, dir string, o options, profile string) (a
 					return run, err
 				}
 			}
+			if err := s.call("/stalls/start"); err != nil {
+				return run, err
+			}
 			cpu0, err := s.cpu()
 			if err != nil {
 				return run, err
 			}
 			res := loads[name].run(ctx, each)
+			if res.Stalls, err = s.stalls(); err != nil {
+				return run, err
+			}
 			if err := s.call("/flush"); err != nil {
 				return run, err
 			}
@@ -439,8 +471,12 @@ type AloneReport struct {
 	// the plain net/http server's: the median of the rounds' ratios and
 	// their spread.
 	BareCPUOverPlainNetHTTP aloneSpread `json:"bareServerCpuOverPlainNetHTTP"`
-	Rounds                  int         `json:"rounds"`
-	Pinning                 string      `json:"pinning"`
+	// ReadP99OverP50 is the audited read's p99 over its p50 in each round:
+	// the median of the rounds and their spread, the tail a client of the
+	// server alone sees (the target is at most 3).
+	ReadP99OverP50 aloneSpread `json:"readP99OverP50"`
+	Rounds         int         `json:"rounds"`
+	Pinning        string      `json:"pinning"`
 	// MetricBlock tells whether the API's access lines carried their
 	// CloudWatch metric block (LOG_EMF=true), which the local server
 	// leaves out by default.
@@ -460,9 +496,14 @@ type aloneFigures struct {
 	RPS       float64 `json:"rps"`
 	P50Micros float64 `json:"p50Micros"`
 	P99Micros float64 `json:"p99Micros"`
+	// P999Micros is the 99.9th percentile: at 5,000 requests a second, five
+	// requests a second are slower than it.
+	P999Micros float64 `json:"p999Micros"`
 	// ServerCPUMicrosPerRequest is the median of the rounds' server CPU
 	// per request, with the spread of the rounds.
 	ServerCPUMicrosPerRequest aloneSpread `json:"serverCpuMicrosPerRequest"`
+	// The server process's stalls over the load, its worst round's.
+	stallFigures
 }
 
 // aloneSpread is a figure's median over the rounds and its least and
@@ -496,7 +537,7 @@ func aloneReport(o options, run aloneRun) AloneReport {
 	if cfg, err := aloneConfig(""); err == nil {
 		r.MetricBlock = !cfg.NoMetrics
 	}
-	var health []float64
+	var health, tail []float64
 	for _, name := range aloneOrder {
 		var merged result
 		var per []float64
@@ -508,14 +549,18 @@ func aloneReport(o options, run aloneRun) AloneReport {
 		cpu := spreadOf(per)
 		r.Load[name] = aloneFigures{
 			Requests: len(merged.Latencies), Errors: merged.Errors, RPS: round(merged.RPS(), 0),
-			P50Micros: micros(merged.Percentile(50)), P99Micros: micros(merged.Percentile(99)),
+			P50Micros: micros(merged.Percentile(50)), P99Micros: micros(merged.Percentile(99)), P999Micros: micros(merged.Percentile(99.9)),
 			ServerCPUMicrosPerRequest: aloneSpread{Median: micros1(cpu.Median), Min: cpu.Min, Max: cpu.Max},
+			stallFigures:              stallsFigures(merged.Stalls),
 		}
 	}
 	for _, l := range run.rounds {
 		health = append(health, round(ratio(l[loadBare].ServerCPUPerRequest(), l[loadPlain].ServerCPUPerRequest()), 2))
+		read := l[loadRead].result
+		tail = append(tail, round(ratio(read.Percentile(99), read.Percentile(50)), 2))
 	}
 	r.BareCPUOverPlainNetHTTP = spreadOf(health)
+	r.ReadP99OverP50 = spreadOf(tail)
 	return r
 }
 
@@ -550,7 +595,7 @@ func mainAlone(ctx context.Context, w io.Writer, o options, profile string) erro
 	} else {
 		p("access lines: as the local server writes them, without the CloudWatch metric block (LOG_EMF=true adds it)")
 	}
-	p("endpoint\trequests\terrors\treq/s\tp50\tp99\tserver CPU/request median [least, greatest round]")
+	p("endpoint\trequests\terrors\treq/s\tp50\tp99\tp99.9\tserver CPU/request median [least, greatest round]")
 	labels := map[string]string{
 		loadPlain: "GET " + noopPath + " (plain net/http server, trivial handler)", loadNoop: "GET " + noopPath + " (no-op handler, API's listener)",
 		loadBare: "GET /health", loadRead: readLabel, loadReadNoAudit: readLabel + withoutAuditSuffix,
@@ -558,11 +603,16 @@ func mainAlone(ctx context.Context, w io.Writer, o options, profile string) erro
 	for _, name := range aloneOrder {
 		f := r.Load[name]
 		c := f.ServerCPUMicrosPerRequest
-		p("%s\t%d\t%d\t%.0f\t%.0f µs\t%.0f µs\t%.1f µs [%.1f, %.1f]", labels[name], f.Requests, f.Errors, f.RPS, f.P50Micros, f.P99Micros, c.Median, c.Min, c.Max)
+		p("%s\t%d\t%d\t%.0f\t%.0f µs\t%.0f µs\t%.0f µs\t%.1f µs [%.1f, %.1f]", labels[name], f.Requests, f.Errors, f.RPS, f.P50Micros, f.P99Micros, f.P999Micros, c.Median, c.Min, c.Max)
 	}
+	p("")
+	stallTable(p, "the server process's stalls during each load (the worst round's; µs)", aloneOrder, labels, func(name string) stallFigures { return r.Load[name].stallFigures })
+	p("")
 	h := r.BareCPUOverPlainNetHTTP
 	p("GET /health server CPU over plain net/http's\t%.2f [%.2f, %.2f]\t(target ≤ 1.3)", h.Median, h.Min, h.Max)
 	p("audited read server CPU\t%.1f µs\t(target ≤ 60)", r.Load[loadRead].ServerCPUMicrosPerRequest.Median)
+	t := r.ReadP99OverP50
+	p("audited read p99 over p50\t%.2f [%.2f, %.2f]\t(target ≤ 3)", t.Median, t.Min, t.Max)
 	p("Server CPU is the server process's utime+stime (/proc/<pid>/stat) from a load's first request until the audit flusher has stored its events.")
 	p("")
 	if err := tw.Flush(); err != nil {

@@ -53,8 +53,25 @@ func TestTheServerAloneRunCountsEachServerProcesssCPUApartFromTheLoad(t *testing
 	}
 	r := aloneReport(o, run)
 	for _, name := range aloneOrder {
-		if c := r.Load[name].ServerCPUMicrosPerRequest; c.Max <= 0 || c.Min > c.Median || c.Max < c.Median {
+		f := r.Load[name]
+		if c := f.ServerCPUMicrosPerRequest; c.Max <= 0 || c.Min > c.Median || c.Max < c.Median {
 			t.Errorf("%s: server CPU per request %+v, want a median within its spread", name, c)
+		}
+		if f.P50Micros <= 0 || f.P99Micros < f.P50Micros || f.P999Micros < f.P99Micros {
+			t.Errorf("%s: p50 %.0f, p99 %.0f, p99.9 %.0f µs, want them rising", name, f.P50Micros, f.P99Micros, f.P999Micros)
+		}
+	}
+	if tail := r.ReadP99OverP50; tail.Min < 1 || tail.Min > tail.Median || tail.Max < tail.Median {
+		t.Errorf("audited read's p99 over p50 %+v, want at least 1, a median within its spread", tail)
+	}
+	// The stalls are the child's: only the API child's audit recorder
+	// writes a journal, and only the audited read makes it write.
+	if s := r.Load[loadRead]; s.JournalAppendWriteP99Micros <= 0 || s.FlushCommits == 0 {
+		t.Errorf("audited read: journal write(2) p99 %.0f µs, %d flusher commits; want the API child's recorder's", s.JournalAppendWriteP99Micros, s.FlushCommits)
+	}
+	for _, name := range []string{loadPlain, loadBare, loadReadNoAudit} {
+		if s := r.Load[name]; s.JournalAppendWriteP99Micros != 0 {
+			t.Errorf("%s: journal write(2) p99 %.0f µs, want none", name, s.JournalAppendWriteP99Micros)
 		}
 	}
 }

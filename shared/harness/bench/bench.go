@@ -579,14 +579,7 @@ func writeTable(w io.Writer, r Report, o options, m measurements) {
 	p("authCpuMicrosPerRequest (CPU/request: read, audit off, minus bare)\t%.0f µs\t(target ≤ %d)", r.AuthCPUMicrosPerRequest, targetAuthCPUMicros)
 	p("CPU/request is the whole process's CPU time (server and load client) over the requests answered.")
 	p("")
-	p("stalls during each load (the worst round's; µs)\tsched p99/max\tGC pause p99/max (n)\tjournal lock p99\twrite(2) p99/max\tjournal fsync p99/max\tflusher commit p99/max (n)")
-	for _, name := range loadOrder {
-		f := r.Load[name]
-		p("%s\t%.0f / %.0f\t%.0f / %.0f (%d)\t%.0f\t%.0f / %.0f\t%.0f / %.0f\t%.0f / %.0f (%d)", labels[name],
-			f.SchedLatencyP99Micros, f.SchedLatencyMaxMicros, f.GCPauseP99Micros, f.GCPauseMaxMicros, f.GCPauses,
-			f.JournalAppendWaitP99Micros, f.JournalAppendWriteP99Micros, f.JournalAppendWriteMaxMicros,
-			f.JournalSyncP99Micros, f.JournalSyncMaxMicros, f.FlushCommitP99Micros, f.FlushCommitMaxMicros, f.FlushCommits)
-	}
+	stallTable(p, "stalls during each load (the worst round's; µs)", loadOrder, labels, func(name string) stallFigures { return r.Load[name].stallFigures })
 	p("")
 	p("ratios over %d alternating rounds (audited, audit off, audit off, audited, ...): all rounds' requests, [least, greatest of one round]", r.Rounds)
 	for _, name := range spreadOrder {
@@ -688,6 +681,18 @@ type stallFigures struct {
 	FlushCommitP99Micros        float64 `json:"flushCommitP99Micros,omitempty"`
 	FlushCommitMaxMicros        float64 `json:"flushCommitMaxMicros,omitempty"`
 	FlushCommits                uint64  `json:"flushCommits,omitempty"`
+}
+
+// stallTable prints the stalls of each load in order, under title.
+func stallTable(p func(string, ...any), title string, order []string, labels map[string]string, of func(string) stallFigures) {
+	p("%s\tsched p99/max\tGC pause p99/max (n)\tjournal lock p99\twrite(2) p99/max\tjournal fsync p99/max\tflusher commit p99/max (n)", title)
+	for _, name := range order {
+		f := of(name)
+		p("%s\t%.0f / %.0f\t%.0f / %.0f (%d)\t%.0f\t%.0f / %.0f\t%.0f / %.0f\t%.0f / %.0f (%d)", labels[name],
+			f.SchedLatencyP99Micros, f.SchedLatencyMaxMicros, f.GCPauseP99Micros, f.GCPauseMaxMicros, f.GCPauses,
+			f.JournalAppendWaitP99Micros, f.JournalAppendWriteP99Micros, f.JournalAppendWriteMaxMicros,
+			f.JournalSyncP99Micros, f.JournalSyncMaxMicros, f.FlushCommitP99Micros, f.FlushCommitMaxMicros, f.FlushCommits)
+	}
 }
 
 func stallsFigures(s stalls) stallFigures {
