@@ -39,11 +39,22 @@ func newPinning() (*pinning, bool) {
 }
 
 // confineServer sets every thread of the process to the server's CPUs;
-// threads made later inherit it from the thread that makes them.
-func (p *pinning) confineServer() { p.setAll(&p.server) }
+// threads made later inherit it from the thread that makes them. The
+// process keeps a P for every allowed CPU: left to itself, the runtime
+// follows its threads' affinity within a second or two and would run the
+// server and the load workers on the server's CPUs' count of Ps, so that a
+// worker, its thread pinned apart, waits for the server to yield a P.
+func (p *pinning) confineServer() {
+	runtime.GOMAXPROCS(p.all.Count())
+	p.setAll(&p.server)
+}
 
-// release gives every thread back every allowed CPU.
-func (p *pinning) release() { p.setAll(&p.all) }
+// release gives every thread back every allowed CPU, and GOMAXPROCS back to
+// the runtime.
+func (p *pinning) release() {
+	p.setAll(&p.all)
+	runtime.SetDefaultGOMAXPROCS()
+}
 
 func (p *pinning) setAll(set *unix.CPUSet) {
 	tasks, err := os.ReadDir("/proc/self/task")
@@ -85,11 +96,12 @@ func cpuList(set *unix.CPUSet) string {
 	return s
 }
 
-// confineClient sets every thread of the process to the client's CPU: the
-// server-alone run, whose servers are other processes.
+// confineClient sets every thread of the process to the client's CPU, on
+// one P: the server-alone run, whose servers are other processes.
 func (p *pinning) confineClient() {
 	var set unix.CPUSet
 	set.Set(p.client)
+	runtime.GOMAXPROCS(1)
 	p.setAll(&set)
 }
 
@@ -99,8 +111,9 @@ func (p *pinning) clientCPU() string { return strconv.Itoa(p.client) }
 // serverCPUs lists the server's CPUs as confineTo reads them ("0,2").
 func (p *pinning) serverCPUs() string { return cpuList(&p.server) }
 
-// confineTo sets every thread of the process to the CPUs listed ("0,2"):
-// a child server, before it serves.
+// confineTo sets every thread of the process to the CPUs listed ("0,2"),
+// on a P for each: a child server, before it serves, as if started with
+// only those CPUs allowed.
 func confineTo(cpus string) error {
 	var set unix.CPUSet
 	for _, f := range strings.Split(cpus, ",") {
@@ -110,6 +123,7 @@ func confineTo(cpus string) error {
 		}
 		set.Set(cpu)
 	}
+	runtime.GOMAXPROCS(set.Count())
 	(&pinning{}).setAll(&set)
 	return nil
 }
