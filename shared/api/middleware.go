@@ -72,9 +72,6 @@ type requestState struct {
 	// caller is the principal authenticate fills in; principal points to
 	// it once the request passed every check.
 	caller Principal
-	// line and metrics are the access line's metrics (requestMetrics).
-	line    emf.Line
-	metrics [8]emf.Metric
 	// route is the route enforce serves the request by; nil elsewhere.
 	route *routes.Route
 }
@@ -295,8 +292,15 @@ func invocation(ctx context.Context) []any {
 // metric value is an integer) appear only on the requests that have them,
 // so operations that never charge store no charge metric at all.
 //
-// The line and its metrics live in the request's state: no allocation.
+// The line and its metrics are one allocation, made only where the line
+// carries them (Lambda): in the request's state they were a third of the
+// bytes every request allocates, the local server's too, which never
+// writes them.
 func (st *requestState) requestMetrics(took time.Duration) *emf.Line {
+	m := new(struct {
+		line    emf.Line
+		metrics [8]emf.Metric
+	})
 	rec, info := &st.rec, &st.info
 	status := rec.status
 	if status == 0 {
@@ -315,7 +319,7 @@ func (st *requestState) requestMetrics(took time.Duration) *emf.Line {
 		// time; this request is counted as a replay only.
 		code, charged = "", 0
 	}
-	ms := append(st.metrics[:0],
+	ms := append(m.metrics[:0],
 		emf.Metric{Name: "Requests", Unit: emf.Count, Value: 1},
 		emf.Metric{Name: "Latency", Unit: emf.Milliseconds, Value: took.Milliseconds()},
 		emf.Metric{Name: "Errors4xx", Unit: emf.Count, Value: boolInt(status >= 400 && status < 500)},
@@ -330,11 +334,11 @@ func (st *requestState) requestMetrics(took time.Duration) *emf.Line {
 	if charged > 0 {
 		ms = append(ms, emf.Metric{Name: "ChargedMicroCredits", Unit: emf.None, Value: charged})
 	}
-	l := &st.line
+	l := &m.line
 	l.Dimension("Group", group).Dimension("Operation", op).
 		Add(emf.Directive{Dimensions: byGroupAndOperation, Metrics: ms})
 	if status >= 400 && code != "" {
-		problems := append(st.metrics[len(ms):len(ms)], emf.Metric{Name: "Problems", Unit: emf.Count, Value: 1})
+		problems := append(m.metrics[len(ms):len(ms)], emf.Metric{Name: "Problems", Unit: emf.Count, Value: 1})
 		l.Dimension("Code", string(code)).
 			Add(emf.Directive{Dimensions: byCode, Metrics: problems})
 	}

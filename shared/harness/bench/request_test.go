@@ -58,6 +58,21 @@ func BenchmarkRequest(b *testing.B) {
 	}
 }
 
+// BenchmarkBare is GET /health through the same handler: the edge's own
+// cost (request state, routing, the access line) with a handler that does
+// almost nothing, what the server-alone run compares with a plain net/http
+// server.
+func BenchmarkBare(b *testing.B) {
+	h, _ := benchServer(b, true)
+	req := httptest.NewRequest(http.MethodGet, "/health", nil)
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	for b.Loop() {
+		serveOK(b, h, req, http.StatusOK)
+	}
+	reportCPU(b, cpu0)
+}
+
 // reportCPU reports the process's CPU per request since cpu0: every
 // goroutine's, the audit flusher's and the collector's included, which the
 // wall time of one request at a time leaves out when they run beside it.
@@ -65,11 +80,16 @@ func reportCPU(b *testing.B, cpu0 time.Duration) {
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
-// benchServer is the local server on fresh embedded storage and the secret
-// of the depth-3 key the load run uses.
+// benchServer is the local server, configured as functions/local
+// configures it (aloneConfig), on fresh embedded storage, and the secret of
+// the depth-3 key the load run uses.
 func benchServer(b *testing.B, audited bool) (http.Handler, string) {
 	b.Helper()
-	rt, err := app.Open(context.Background(), app.Config{Backend: "embedded", DataDir: b.TempDir()})
+	cfg, err := aloneConfig(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt, err := app.Open(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
