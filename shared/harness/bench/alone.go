@@ -157,7 +157,8 @@ func aloneConfig(dir string) (app.Config, error) {
 // control is a child's own listener, for the parent only: /settle flushes
 // the audit journal and collects the heap (before a load, uncounted),
 // /flush stores the events the load made (counted), /profile/start?file=
-// and /profile/stop a CPU profile of the child, /stalls/start and
+// and /profile/stop a CPU profile of the child, /trace/start?file= and
+// /trace/stop a runtime trace of the child, /stalls/start and
 // /stalls/stop the child's stalls over a load (the scheduler's latency,
 // the collector's pauses, the audit recorder's steps from timings), the
 // latter answered as JSON.
@@ -167,6 +168,19 @@ func control(flush func(context.Context) error, timings *audit.Timings) http.Han
 	}
 	mux := http.NewServeMux()
 	var probe stallProbe
+	stopTrace := func() {}
+	mux.HandleFunc("POST /trace/start", func(w http.ResponseWriter, r *http.Request) {
+		stop, err := startTrace(r.URL.Query().Get("file"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		stopTrace = stop
+	})
+	mux.HandleFunc("POST /trace/stop", func(http.ResponseWriter, *http.Request) {
+		stopTrace()
+		stopTrace = func() {}
+	})
 	mux.HandleFunc("POST /stalls/start", func(http.ResponseWriter, *http.Request) { probe = startStalls(timings) })
 	mux.HandleFunc("POST /stalls/stop", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -417,11 +431,22 @@ func measureAlone(ctx context.Context, dir string, o options, profile string) (a
 			if err := s.call("/stalls/start"); err != nil {
 				return run, err
 			}
+			traced := o.trace != "" && name == loadRead && round == 0
+			if traced {
+				if err := s.call("/trace/start?file=" + url.QueryEscape(o.trace)); err != nil {
+					return run, err
+				}
+			}
 			cpu0, err := s.cpu()
 			if err != nil {
 				return run, err
 			}
 			res := loads[name].run(ctx, each)
+			if traced {
+				if err := s.call("/trace/stop"); err != nil {
+					return run, err
+				}
+			}
 			if res.Stalls, err = s.stalls(); err != nil {
 				return run, err
 			}

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -30,10 +32,14 @@ func TestTheServerAloneRunCountsEachServerProcesssCPUApartFromTheLoad(t *testing
 	if testing.Short() {
 		t.Skip("loads child servers")
 	}
-	o := options{duration: time.Second, concurrency: 2, rounds: 2}
+	o := options{duration: time.Second, concurrency: 2, rounds: 2, trace: filepath.Join(t.TempDir(), "read.trace")}
 	run, err := measureAlone(context.Background(), t.TempDir(), o, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// -trace is the API child's runtime trace of the first audited read.
+	if tr, err := os.ReadFile(o.trace); err != nil || !bytes.HasPrefix(tr, []byte("go 1.")) || len(tr) < 1024 {
+		t.Errorf("trace: %d bytes (%v), want the child's runtime trace", len(tr), err)
 	}
 	if len(run.rounds) != o.rounds {
 		t.Fatalf("%d rounds, want %d", len(run.rounds), o.rounds)

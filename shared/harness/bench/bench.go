@@ -199,7 +199,7 @@ func Main(w io.Writer, args []string) error {
 	fs.IntVar(&o.concurrency, "concurrency", 8, "requests in flight at once")
 	fs.IntVar(&o.coldStarts, "cold-starts", 5, "starts of every function")
 	fs.IntVar(&o.samples, "samples", 20, "requests counted for each storage figure")
-	fs.StringVar(&o.trace, "trace", "", "write a runtime/trace of the first round's audited read load to this file")
+	fs.StringVar(&o.trace, "trace", "", "write a runtime/trace of the first round's audited read load to this file (with -server-alone, the API child's)")
 	fs.IntVar(&o.rounds, "rounds", 4, "rounds the loads alternate in (the duration is split between them)")
 	fs.BoolVar(&o.serverAlone, "server-alone", false, "only load servers that are processes of their own, and report their CPU per request (make bench-server)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "with -server-alone, write a CPU profile of each server process over the first round's loads to this path with the load's name added (FILE.read, FILE.bare, ...)")
