@@ -12,14 +12,20 @@
 #                     generator pinned to another core: the server
 #                     process's CPU per request (/proc/<pid>/stat) of the
 #                     audited read, the unaudited read, /health and plain
-#                     net/http, in alternating rounds; no emulator needed.
+#                     net/http, in alternating rounds, with each load's
+#                     p50, p99 and p99.9, the audited read's p99 over p50
+#                     and the server process's own stalls; no emulator
+#                     needed.
 #                     The API child is configured as the local server:
 #                     access lines without the CloudWatch metric block
 #                     unless LOG_EMF=true, audit blocks deflated by
 #                     klauspost's deflater.
 #                     BENCH_SERVER_ARGS="-cpuprofile FILE" profiles each
 #                     server process over the first round's loads
-#                     (FILE.read, FILE.bare, FILE.plainNetHTTP, ...)
+#                     (FILE.read, FILE.bare, FILE.plainNetHTTP, ...);
+#                     "-trace FILE" writes the API child's runtime trace
+#                     of the first audited read load; "-concurrency 32"
+#                     loads harder
 #   make bench-micro  only the go test -bench micro-benchmarks, with
 #                     -benchmem: the hot functions of a request (keys
 #                     decode, limits.Admit, bbolt's item codec, the audit
