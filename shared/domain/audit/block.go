@@ -273,7 +273,7 @@ func (r *Recorder) commitBlocks(ctx context.Context, oc oneCommitter, batch []jo
 		p.new = append(p.new, j)
 	}
 	var ops []store.Op
-	var fresh []Event
+	fresh := make([]Event, 0, len(batch))
 	written := map[string]*block{}
 	for _, p := range parts {
 		slices.SortFunc(p.new, func(a, b *journaled) int { return strings.Compare(a.e.ID, b.e.ID) })
