@@ -14,10 +14,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -161,66 +161,56 @@ func aloneConfig(dir string) (app.Config, error) {
 // /trace/stop a runtime trace of the child, /stalls/start and
 // /stalls/stop the child's stalls over a load (the scheduler's latency,
 // the collector's pauses, the audit recorder's steps from timings), the
-// latter answered as JSON.
+// latter answered as JSON. The parent asks one thing at a time, each on a
+// connection of its own: mu orders what the handlers keep between them.
 func control(flush func(context.Context) error, timings *audit.Timings) http.Handler {
 	if flush == nil {
 		flush = func(context.Context) error { return nil }
 	}
-	mux := http.NewServeMux()
+	var mu sync.Mutex
 	var probe stallProbe
-	stopTrace := func() {}
-	mux.HandleFunc("POST /trace/start", func(w http.ResponseWriter, r *http.Request) {
-		stop, err := startTrace(r.URL.Query().Get("file"))
+	stops := map[string]func() error{}
+	fail := func(w http.ResponseWriter, err error) bool {
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
 		}
-		stopTrace = stop
+		return err != nil
+	}
+	mux := http.NewServeMux()
+	for kind, start := range map[string]func(string) (func() error, error){"profile": startProfile, "trace": startTrace} {
+		mux.HandleFunc("POST /"+kind+"/start", func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			if stop, err := start(r.URL.Query().Get("file")); !fail(w, err) {
+				stops[kind] = stop
+			}
+		})
+		mux.HandleFunc("POST /"+kind+"/stop", func(w http.ResponseWriter, _ *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			if stop := stops[kind]; stop != nil {
+				delete(stops, kind)
+				fail(w, stop())
+			}
+		})
+	}
+	mux.HandleFunc("POST /stalls/start", func(http.ResponseWriter, *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		probe = startStalls(timings)
 	})
-	mux.HandleFunc("POST /trace/stop", func(http.ResponseWriter, *http.Request) {
-		stopTrace()
-		stopTrace = func() {}
-	})
-	mux.HandleFunc("POST /stalls/start", func(http.ResponseWriter, *http.Request) { probe = startStalls(timings) })
 	mux.HandleFunc("POST /stalls/stop", func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(probe.stop())
 	})
 	mux.HandleFunc("POST /settle", func(w http.ResponseWriter, r *http.Request) {
-		if err := flush(r.Context()); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		runtime.GC()
-	})
-	mux.HandleFunc("POST /flush", func(w http.ResponseWriter, r *http.Request) {
-		if err := flush(r.Context()); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+		if !fail(w, flush(r.Context())) {
+			runtime.GC()
 		}
 	})
-	var profile *os.File
-	mux.HandleFunc("POST /profile/start", func(w http.ResponseWriter, r *http.Request) {
-		f, err := os.Create(r.URL.Query().Get("file"))
-		if err == nil {
-			if err = pprof.StartCPUProfile(f); err != nil {
-				_ = f.Close()
-			}
-		}
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		profile = f
-	})
-	mux.HandleFunc("POST /profile/stop", func(w http.ResponseWriter, _ *http.Request) {
-		pprof.StopCPUProfile()
-		if profile != nil {
-			if err := profile.Close(); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-			}
-			profile = nil
-		}
-	})
+	mux.HandleFunc("POST /flush", func(w http.ResponseWriter, r *http.Request) { fail(w, flush(r.Context())) })
 	return mux
 }
 
@@ -422,31 +412,28 @@ func measureAlone(ctx context.Context, dir string, o options, profile string) (a
 			if err := s.call("/settle"); err != nil {
 				return run, err
 			}
-			profiled := profile != "" && round == 0
-			if profiled {
-				if err := s.call("/profile/start?file=" + url.QueryEscape(profile+"."+name)); err != nil {
+			// What the child writes over this load: a CPU profile of
+			// each load of the first round, a trace of its audited read.
+			var captures [][2]string
+			if profile != "" && round == 0 {
+				captures = append(captures, [2]string{"profile", profile + "." + name})
+			}
+			if o.trace != "" && round == 0 && name == loadRead {
+				captures = append(captures, [2]string{"trace", o.trace})
+			}
+			for _, c := range captures {
+				if err := s.call("/" + c[0] + "/start?file=" + url.QueryEscape(c[1])); err != nil {
 					return run, err
 				}
 			}
 			if err := s.call("/stalls/start"); err != nil {
 				return run, err
 			}
-			traced := o.trace != "" && name == loadRead && round == 0
-			if traced {
-				if err := s.call("/trace/start?file=" + url.QueryEscape(o.trace)); err != nil {
-					return run, err
-				}
-			}
 			cpu0, err := s.cpu()
 			if err != nil {
 				return run, err
 			}
 			res := loads[name].run(ctx, each)
-			if traced {
-				if err := s.call("/trace/stop"); err != nil {
-					return run, err
-				}
-			}
 			if res.Stalls, err = s.stalls(); err != nil {
 				return run, err
 			}
@@ -457,8 +444,8 @@ func measureAlone(ctx context.Context, dir string, o options, profile string) (a
 			if err != nil {
 				return run, err
 			}
-			if profiled {
-				if err := s.call("/profile/stop"); err != nil {
+			for _, c := range captures {
+				if err := s.call("/" + c[0] + "/stop"); err != nil {
 					return run, err
 				}
 			}

@@ -412,14 +412,16 @@ func measureLoad(ctx context.Context, dataDir string, o options) (loadRun, error
 				return run, err
 			}
 			probe := startStalls(audit.Timings())
-			stopTrace := func() {}
+			stopTrace := func() error { return nil }
 			if name == loadRead && round == 0 && o.trace != "" {
 				if stopTrace, err = startTrace(o.trace); err != nil {
 					return run, err
 				}
 			}
 			res := loads[name].run(ctx, each)
-			stopTrace()
+			if err := stopTrace(); err != nil {
+				return run, err
+			}
 			res.Stalls = probe.stop()
 			res.AuditTail = audit.LossWindow()
 			if err := ctx.Err(); err != nil {

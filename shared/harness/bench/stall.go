@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"io"
 	"math"
 	"os"
 	"runtime/metrics"
+	"runtime/pprof"
 	"runtime/trace"
 	"time"
 
@@ -143,14 +145,26 @@ func (h runtimeHistogram) quantile(q float64) time.Duration {
 
 // startTrace writes a runtime/trace to path until the returned func is
 // called.
-func startTrace(path string) (func(), error) {
+func startTrace(path string) (func() error, error) {
+	return capture(path, trace.Start, trace.Stop)
+}
+
+// startProfile writes a CPU profile to path until the returned func is
+// called.
+func startProfile(path string) (func() error, error) {
+	return capture(path, pprof.StartCPUProfile, pprof.StopCPUProfile)
+}
+
+// capture starts writing what start writes into a new file at path; the
+// func it returns stops it and closes the file.
+func capture(path string, start func(io.Writer) error, stop func()) (func() error, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		_ = f.Close()
 		return nil, err
 	}
-	return func() { trace.Stop(); _ = f.Close() }, nil
+	return func() error { stop(); return f.Close() }, nil
 }
