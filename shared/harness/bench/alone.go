@@ -373,6 +373,11 @@ func measureAlone(ctx context.Context, dir string, o options, profile string) (a
 		cpus = pin.serverCPUs()
 		pin.confineClient()
 		defer pin.release()
+		if o.rate > 0 {
+			// The open loop's pacer sleeps in a system call on a P
+			// of its own; the workers keep the other.
+			runtime.GOMAXPROCS(2)
+		}
 		run.pinning = "server processes on CPUs " + cpus + ", load generator on CPU " + pin.clientCPU()
 	}
 	api, err := startChild("api", filepath.Join(dir, "alone"), cpus)
@@ -399,6 +404,10 @@ func measureAlone(ctx context.Context, dir string, o options, profile string) (a
 			return plain
 		}
 		return api
+	}
+	for name, l := range loads {
+		l.rate = o.rate
+		loads[name] = l
 	}
 	if err := warm(ctx, loads, o.concurrency, o.warmup); err != nil {
 		return run, err
@@ -494,8 +503,11 @@ type AloneReport struct {
 	// leaves out by default.
 	MetricBlock bool `json:"metricBlock"`
 	// LoadAverage is the machine's before and after the loads.
-	LoadAverage string  `json:"loadAverage"`
-	Concurrency int     `json:"concurrency"`
+	LoadAverage string `json:"loadAverage"`
+	Concurrency int    `json:"concurrency"`
+	// Rate is the open loop's requests a second (-rate); absent for the
+	// closed loop.
+	Rate        float64 `json:"rate,omitempty"`
 	LoadSeconds float64 `json:"loadSeconds"` // per endpoint, over every round
 	Machine     string  `json:"machine"`
 	Date        string  `json:"date"`
@@ -542,7 +554,7 @@ func spreadOf(xs []float64) aloneSpread {
 func aloneReport(o options, run aloneRun) AloneReport {
 	r := AloneReport{
 		Load: map[string]aloneFigures{}, Rounds: len(run.rounds), Pinning: run.pinning,
-		LoadAverage: run.loadBefore + " → " + run.loadAfter, Concurrency: o.concurrency, LoadSeconds: o.duration.Seconds(),
+		LoadAverage: run.loadBefore + " → " + run.loadAfter, Concurrency: o.concurrency, Rate: o.rate, LoadSeconds: o.duration.Seconds(),
 		Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
 		Date:    time.Now().UTC().Format(time.RFC3339),
 	}
@@ -596,7 +608,11 @@ func mainAlone(ctx context.Context, w io.Writer, o options, profile string) erro
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
 	p("Platform API server alone, %s, %s, load average %s", r.Date, r.Machine, r.LoadAverage)
-	p("Each server a process of its own on embedded storage; closed loop, concurrency %d, %s per endpoint in %d alternating rounds after %s warm-up", o.concurrency, o.duration, o.rounds, o.warmup)
+	loop := fmt.Sprintf("closed loop, concurrency %d", o.concurrency)
+	if o.rate > 0 {
+		loop = fmt.Sprintf("open loop, %.0f requests a second over at most %d connections, each latency from its request's due time", o.rate, o.concurrency)
+	}
+	p("Each server a process of its own on embedded storage; %s, %s per endpoint in %d alternating rounds after %s warm-up", loop, o.duration, o.rounds, o.warmup)
 	if r.Pinning != "" {
 		p("pinned: %s", r.Pinning)
 	} else {

@@ -82,6 +82,29 @@ func TestTheServerAloneRunCountsEachServerProcesssCPUApartFromTheLoad(t *testing
 	}
 }
 
+// With -rate every server-alone load is an open loop: each round sends the
+// requests due in its share of the time, no more and no fewer, whatever
+// each server answers at.
+func TestTheServerAloneRunAtARateSendsEveryRequestDue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads child servers")
+	}
+	o := options{duration: 400 * time.Millisecond, concurrency: 4, rounds: 2, rate: 500}
+	run, err := measureAlone(context.Background(), t.TempDir(), o, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := aloneReport(o, run)
+	for _, name := range aloneOrder {
+		if f := r.Load[name]; f.Requests != 200 || f.Errors != 0 {
+			t.Errorf("%s: %d requests, %d errors; want the 100 due in each round's 200 ms at 500 a second", name, f.Requests, f.Errors)
+		}
+	}
+	if r.Rate != 500 {
+		t.Errorf("report's rate %g, want 500", r.Rate)
+	}
+}
+
 // A child's CPU is read from /proc: a process that spins until getrusage
 // counts 50 ms more CPU has about that much more in /proc/<pid>/stat, to
 // its 10 ms tick.

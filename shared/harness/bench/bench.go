@@ -58,7 +58,10 @@ type options struct {
 	coldStarts  int
 	samples     int
 	rounds      int
-	trace       string
+	// rate, above zero, makes the server-alone loads open loops of that
+	// many requests a second.
+	rate  float64
+	trace string
 	// serverAlone runs only the server-alone loads (alone.go), with CPU
 	// profiles of the first round's (cpuProfile.<load>) when it is set.
 	serverAlone bool
@@ -201,6 +204,7 @@ func Main(w io.Writer, args []string) error {
 	fs.IntVar(&o.samples, "samples", 20, "requests counted for each storage figure")
 	fs.StringVar(&o.trace, "trace", "", "write a runtime/trace of the first round's audited read load to this file (with -server-alone, the API child's)")
 	fs.IntVar(&o.rounds, "rounds", 4, "rounds the loads alternate in (the duration is split between them)")
+	fs.Float64Var(&o.rate, "rate", 0, "with -server-alone, send each load's requests at this many a second whatever the answers (open loop, over at most -concurrency connections), each latency counted from the request's due time; closed loop when 0")
 	fs.BoolVar(&o.serverAlone, "server-alone", false, "only load servers that are processes of their own, and report their CPU per request (make bench-server)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "with -server-alone, write a CPU profile of each server process over the first round's loads to this path with the load's name added (FILE.read, FILE.bare, ...)")
 	fs.StringVar(&o.serve, "serve", "", "serve as a child of -server-alone: api or plain")
@@ -214,6 +218,9 @@ func Main(w io.Writer, args []string) error {
 	}
 	if o.duration <= 0 || o.warmup < 0 || o.concurrency < 1 || o.coldStarts < 1 || o.samples < 1 || o.rounds < 1 {
 		return errors.New("bench: durations must be positive and counts at least 1")
+	}
+	if o.rate < 0 || (o.rate > 0 && !o.serverAlone) {
+		return errors.New("bench: -rate is a positive number of requests a second, with -server-alone")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,14 @@ import (
 // get exactly the same concurrency, and neither can be driven past what the
 // machine serves.
 //
+// With a rate it is an open-loop load instead: requests are due at fixed
+// times, rate a second, whatever the answers do, as users' requests
+// arrive; the workers take the due times in turn and each latency counts
+// from the request's due time, so a request sent late because the server
+// was stalled counts its wait (closed loop sends fewer requests during a
+// stall and hides it). A server that cannot keep up with the rate shows
+// latencies that grow through the run.
+//
 // Each worker keeps its own connection and speaks HTTP/1.1 on it itself
 // (http.Request.Write, http.ReadResponse): no transport goroutines, so a
 // pinned worker's whole client side runs on the client's CPU.
@@ -34,6 +43,8 @@ type load struct {
 	body func(i int64, h http.Header) string
 	// want is the status that counts as success (200 when zero).
 	want int
+	// rate, when above zero, is the open loop's requests a second.
+	rate float64
 	seq  *atomic.Int64
 	// pin, when set, keeps the workers on the client's CPU.
 	pin *pinning
@@ -118,6 +129,10 @@ func (l load) run(ctx context.Context, d time.Duration) result {
 		firstErr string
 	}
 	workers := make([]worker, l.concurrency)
+	var due chan time.Time
+	if l.rate > 0 {
+		due = make(chan time.Time, 1024)
+	}
 	var wg, ready sync.WaitGroup
 	begin := make(chan struct{})
 	for i := range workers {
@@ -133,8 +148,16 @@ func (l load) run(ctx context.Context, d time.Duration) result {
 			ready.Done()
 			<-begin
 			deadline := time.Now().Add(d)
-			for time.Now().Before(deadline) && ctx.Err() == nil {
-				t0 := time.Now()
+			for ctx.Err() == nil {
+				var t0 time.Time
+				if due != nil {
+					var ok bool
+					if t0, ok = <-due; !ok {
+						break
+					}
+				} else if t0 = time.Now(); !t0.Before(deadline) {
+					break
+				}
 				err := l.once(ctx, &c)
 				if err != nil {
 					c.close()
@@ -150,6 +173,9 @@ func (l load) run(ctx context.Context, d time.Duration) result {
 	}
 	ready.Wait()
 	cpu0, start := processCPU(), time.Now()
+	if l.rate > 0 {
+		go pace(ctx, due, start, start.Add(d), l.rate)
+	}
 	close(begin)
 	wg.Wait()
 	r := result{Elapsed: time.Since(start), CPU: processCPU() - cpu0}
@@ -162,6 +188,35 @@ func (l load) run(ctx context.Context, d time.Duration) result {
 	}
 	slices.Sort(r.Latencies)
 	return r
+}
+
+// pace sends an open loop's due times, rate a second from start until
+// deadline, then closes due. It sleeps on a thread of its own with the
+// kernel's timer slack at its least (preciseSleep): Go's timers wake a
+// process whose goroutines all wait only to the millisecond (the network
+// poller's epoll timeout), which would add up to a millisecond to every
+// latency of a light load. A due time is sent when it comes even while
+// every worker is busy; the latency of its request counts from it.
+func pace(ctx context.Context, due chan<- time.Time, start, deadline time.Time, rate float64) {
+	defer close(due)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	preciseSleeps()
+	every := float64(time.Second) / rate
+	for n := 0; ; n++ {
+		at := start.Add(time.Duration(float64(n) * every))
+		if !at.Before(deadline) {
+			return
+		}
+		if d := time.Until(at); d > 0 {
+			preciseSleep(d)
+		}
+		select {
+		case due <- at:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // conn is one worker's connection, dialled on first use and again after an

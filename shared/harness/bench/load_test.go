@@ -3,8 +3,12 @@ package bench
 import (
 	"context"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -106,5 +110,64 @@ func TestARuntimeHistogramRanksAsTheLatencyHistogramsDo(t *testing.T) {
 	}
 	if got := h.quantile(0.07); got != 7*time.Millisecond {
 		t.Errorf("q0.07 = %s, want 7ms", got)
+	}
+}
+
+// An open loop sends every request due in its time, whatever the server
+// does, and a request the server held up counts its wait from its due
+// time: a stall of the whole server shows in the latency of every request
+// due during it. A closed loop of the same connections sends fewer
+// requests during the stall and counts at most one slow request each.
+func TestAnOpenLoopCountsAServerStallInEveryRequestDueDuringIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a server")
+	}
+	const stall = 200 * time.Millisecond
+	var mu sync.Mutex
+	var stallEnd time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if r.URL.Query().Has("stall") && stallEnd.IsZero() {
+			stallEnd = time.Now().Add(stall)
+		}
+		end := stallEnd
+		mu.Unlock()
+		time.Sleep(time.Until(end))
+	}))
+	defer srv.Close()
+	// 100 ms into each run a request from outside the load stalls the
+	// server: every answer until the stall's end waits for it.
+	run := func(rate float64) result {
+		mu.Lock()
+		stallEnd = time.Time{}
+		mu.Unlock()
+		l := load{url: srv.URL, header: http.Header{}, concurrency: 4, rate: rate, seq: new(atomic.Int64)}
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			_, _ = http.Get(srv.URL + "?stall")
+		}()
+		return l.run(context.Background(), 600*time.Millisecond)
+	}
+	slow := func(r result) int {
+		n := 0
+		for _, d := range r.Latencies {
+			if d >= 50*time.Millisecond {
+				n++
+			}
+		}
+		return n
+	}
+	open := run(1000)
+	if open.Errors != 0 || len(open.Latencies) != 600 {
+		t.Fatalf("open loop at 1,000 a second for 600 ms: %d requests, %d errors (%s), want every one of the 600 due", len(open.Latencies), open.Errors, open.FirstError)
+	}
+	// About 150 requests are due in the stall's first 150 ms, each
+	// waiting at least 50 ms; a loaded machine may start it late.
+	if n := slow(open); n < 100 {
+		t.Errorf("open loop: %d requests took 50 ms or more, want the ~150 due early in the 200 ms stall", n)
+	}
+	closed := run(0)
+	if n := slow(closed); n > 4 || closed.Errors != 0 {
+		t.Errorf("closed loop of 4: %d requests took 50 ms or more (%d errors), want at most one a connection", n, closed.Errors)
 	}
 }

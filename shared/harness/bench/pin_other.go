@@ -2,6 +2,8 @@
 
 package bench
 
+import "time"
+
 // pinning is Linux's sched_setaffinity; elsewhere the load is not pinned.
 type pinning struct{}
 
@@ -14,3 +16,6 @@ func (p *pinning) confineClient()     {}
 func (p *pinning) serverCPUs() string { return "" }
 func (p *pinning) clientCPU() string  { return "" }
 func confineTo(string) error          { return nil }
+
+func preciseSleeps()               {}
+func preciseSleep(d time.Duration) { time.Sleep(d) }
