@@ -25,7 +25,11 @@
 #                     (FILE.read, FILE.bare, FILE.plainNetHTTP, ...);
 #                     "-trace FILE" writes the API child's runtime trace
 #                     of the first audited read load; "-concurrency 32"
-#                     loads harder
+#                     loads harder; "-rate 5000" sends 5,000 requests a
+#                     second whatever the answers (an open loop, over at
+#                     most -concurrency connections), each latency counted
+#                     from its request's due time: the tail users feel at
+#                     a load the server carries
 #   make bench-micro  only the go test -bench micro-benchmarks, with
 #                     -benchmem: the hot functions of a request (keys
 #                     decode, limits.Admit, bbolt's item codec, the audit
