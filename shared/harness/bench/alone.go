@@ -373,12 +373,13 @@ func measureAlone(ctx context.Context, dir string, o options, profile string) (a
 		cpus = pin.serverCPUs()
 		pin.confineClient()
 		defer pin.release()
-		if o.rate > 0 {
-			// The open loop's pacer sleeps in a system call on a P
-			// of its own; the workers keep the other.
-			runtime.GOMAXPROCS(2)
-		}
 		run.pinning = "server processes on CPUs " + cpus + ", load generator on CPU " + pin.clientCPU()
+	}
+	if o.rate > 0 {
+		// The open loop's pacer sleeps in a system call, which holds
+		// its P: the workers need another, pinned to one CPU or not.
+		prev := runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 2))
+		defer runtime.GOMAXPROCS(prev)
 	}
 	api, err := startChild("api", filepath.Join(dir, "alone"), cpus)
 	if err != nil {
